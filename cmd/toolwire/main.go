@@ -1,0 +1,46 @@
+// Command toolwire serves MCP tools and calls tools on MCP servers.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCmd()
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "toolwire:", err)
+		os.Exit(exitStatus(err))
+	}
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "toolwire",
+		Short:         "Serve MCP tools, and list and call tools on MCP servers",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newServeCmd())
+	return root
+}
+
+// exitStatus maps an error to the process exit status: 2 for usage errors, 1
+// otherwise.
+func exitStatus(err error) int {
+	if _, ok := err.(usageError); ok {
+		return 2
+	}
+	return 1
+}
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }

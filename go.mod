@@ -1,0 +1,15 @@
+module github.com/toolwire/toolwire
+
+go 1.26.0
+
+require (
+	github.com/google/jsonschema-go v0.4.3
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	golang.org/x/text v0.43.0
+)
+
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/spf13/cobra v1.10.2 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+)

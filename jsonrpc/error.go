@@ -1,0 +1,62 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Standard JSON-RPC 2.0 error codes.
+const (
+	CodeParseError     int64 = -32700
+	CodeInvalidRequest int64 = -32600
+	CodeMethodNotFound int64 = -32601
+	CodeInvalidParams  int64 = -32602
+	CodeInternalError  int64 = -32603
+)
+
+// Error is a JSON-RPC error object. It is also a Go error, so a tool handler
+// can return one to answer with a JSON-RPC error instead of an isError result.
+type Error struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// NewError returns an error with the given code and message.
+func NewError(code int64, format string, args ...any) *Error {
+	msg := format
+	if len(args) > 0 {
+		msg = fmt.Sprintf(format, args...)
+	}
+	return &Error{Code: code, Message: msg}
+}
+
+// WithData returns a copy of e carrying data, marshalled to JSON. A value that
+// cannot be marshalled is reported in the message rather than lost silently.
+func (e *Error) WithData(data any) *Error {
+	c := *e
+	raw, err := json.Marshal(data)
+	if err != nil {
+		c.Message += fmt.Sprintf(" (error data could not be encoded: %v)", err)
+		return &c
+	}
+	c.Data = raw
+	return &c
+}
+
+func (e *Error) Error() string {
+	if len(e.Data) > 0 {
+		return fmt.Sprintf("jsonrpc error %d: %s (data: %s)", e.Code, e.Message, e.Data)
+	}
+	return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message)
+}
+
+// AsError returns the *Error inside err, if any.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e, true
+	}
+	return nil, false
+}

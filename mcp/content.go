@@ -1,0 +1,283 @@
+package mcp
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Content is one block of a tool result or prompt message. The set is closed:
+// *TextContent, *ImageContent, *AudioContent, *ResourceLink and
+// *EmbeddedResource. Each writes its own "type" member when encoded.
+type Content interface {
+	// ContentType returns the block's wire type ("text", "image", ...).
+	ContentType() string
+	isContent()
+}
+
+// Role is an audience member: "user" or "assistant".
+type Role string
+
+// The roles MCP defines.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Annotations tell a client how to use a block. Priority is a pointer so that
+// a priority of 0 ("entirely optional") can be sent.
+type Annotations struct {
+	Audience     []Role   `json:"audience,omitempty"`
+	Priority     *float64 `json:"priority,omitempty"`
+	LastModified string   `json:"lastModified,omitempty"` // ISO 8601
+}
+
+// Priority returns a pointer to p, for Annotations.Priority.
+func Priority(p float64) *float64 { return &p }
+
+// TextContent is plain text for the model or the user.
+type TextContent struct {
+	Text        string
+	Annotations *Annotations
+	Meta        Meta
+}
+
+// ImageContent is an image carried inline. Data holds the raw bytes; they are
+// base64-encoded on the wire.
+type ImageContent struct {
+	Data        []byte
+	MIMEType    string
+	Annotations *Annotations
+	Meta        Meta
+}
+
+// AudioContent is audio carried inline, base64-encoded on the wire.
+type AudioContent struct {
+	Data        []byte
+	MIMEType    string
+	Annotations *Annotations
+	Meta        Meta
+}
+
+// ResourceLink points at a resource the client may read later; no payload.
+type ResourceLink struct {
+	URI         string
+	Name        string
+	Title       string
+	Description string
+	MIMEType    string
+	Size        *int64
+	Icons       []Icon
+	Annotations *Annotations
+	Meta        Meta
+}
+
+// EmbeddedResource carries a resource's contents inside the result.
+type EmbeddedResource struct {
+	Resource    ResourceContents
+	Annotations *Annotations
+	Meta        Meta
+}
+
+func (*TextContent) ContentType() string      { return "text" }
+func (*ImageContent) ContentType() string     { return "image" }
+func (*AudioContent) ContentType() string     { return "audio" }
+func (*ResourceLink) ContentType() string     { return "resource_link" }
+func (*EmbeddedResource) ContentType() string { return "resource" }
+
+func (*TextContent) isContent()      {}
+func (*ImageContent) isContent()     {}
+func (*AudioContent) isContent()     {}
+func (*ResourceLink) isContent()     {}
+func (*EmbeddedResource) isContent() {}
+
+// MarshalJSON writes the block with its "type".
+func (c *TextContent) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type        string       `json:"type"`
+		Text        string       `json:"text"`
+		Annotations *Annotations `json:"annotations,omitempty"`
+		Meta        Meta         `json:"_meta,omitempty"`
+	}{"text", c.Text, c.Annotations, c.Meta})
+}
+
+type mediaWire struct {
+	Type        string       `json:"type"`
+	Data        string       `json:"data"`
+	MIMEType    string       `json:"mimeType"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Meta        Meta         `json:"_meta,omitempty"`
+}
+
+// MarshalJSON writes the block with its "type" and base64 data.
+func (c *ImageContent) MarshalJSON() ([]byte, error) {
+	return json.Marshal(mediaWire{"image", base64.StdEncoding.EncodeToString(c.Data), c.MIMEType, c.Annotations, c.Meta})
+}
+
+// MarshalJSON writes the block with its "type" and base64 data.
+func (c *AudioContent) MarshalJSON() ([]byte, error) {
+	return json.Marshal(mediaWire{"audio", base64.StdEncoding.EncodeToString(c.Data), c.MIMEType, c.Annotations, c.Meta})
+}
+
+// MarshalJSON writes the block with its "type".
+func (c *ResourceLink) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type        string       `json:"type"`
+		URI         string       `json:"uri"`
+		Name        string       `json:"name"`
+		Title       string       `json:"title,omitempty"`
+		Description string       `json:"description,omitempty"`
+		MIMEType    string       `json:"mimeType,omitempty"`
+		Size        *int64       `json:"size,omitempty"`
+		Icons       []Icon       `json:"icons,omitempty"`
+		Annotations *Annotations `json:"annotations,omitempty"`
+		Meta        Meta         `json:"_meta,omitempty"`
+	}{"resource_link", c.URI, c.Name, c.Title, c.Description, c.MIMEType, c.Size, c.Icons, c.Annotations, c.Meta})
+}
+
+// MarshalJSON writes the block with its "type".
+func (c *EmbeddedResource) MarshalJSON() ([]byte, error) {
+	if c.Resource == nil {
+		return nil, errors.New(`mcp: embedded resource has no "resource"`)
+	}
+	return json.Marshal(struct {
+		Type        string           `json:"type"`
+		Resource    ResourceContents `json:"resource"`
+		Annotations *Annotations     `json:"annotations,omitempty"`
+		Meta        Meta             `json:"_meta,omitempty"`
+	}{"resource", c.Resource, c.Annotations, c.Meta})
+}
+
+// ContentError reports a content block that does not match its type: which
+// block (by index), of which type, which field, and why.
+type ContentError struct {
+	Index  int    // position in the content array
+	Type   string // the block's "type", "" when missing
+	Field  string // the offending member, "" when the block as a whole is wrong
+	Reason string
+}
+
+func (e *ContentError) Error() string {
+	where := fmt.Sprintf("content[%d]", e.Index)
+	if e.Type != "" {
+		where += fmt.Sprintf(" (%s)", e.Type)
+	}
+	if e.Field != "" {
+		return fmt.Sprintf("%s: field %q: %s", where, e.Field, e.Reason)
+	}
+	return fmt.Sprintf("%s: %s", where, e.Reason)
+}
+
+// blockWire is every member any block type may carry; pointers tell absent
+// from empty.
+type blockWire struct {
+	Type        *string         `json:"type"`
+	Text        *string         `json:"text"`
+	Data        *string         `json:"data"`
+	MIMEType    *string         `json:"mimeType"`
+	URI         *string         `json:"uri"`
+	Name        *string         `json:"name"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	Size        *int64          `json:"size"`
+	Icons       []Icon          `json:"icons"`
+	Resource    json.RawMessage `json:"resource"`
+	Annotations *Annotations    `json:"annotations"`
+	Meta        Meta            `json:"_meta"`
+}
+
+// DecodeContent decodes a content array, rejecting a block of unknown type or
+// one missing a required field with a *ContentError naming the block.
+func DecodeContent(data []byte) ([]Content, error) {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return nil, fmt.Errorf(`"content" must be an array of blocks: %w`, err)
+	}
+	out := make([]Content, len(raws))
+	for i, raw := range raws {
+		c, err := DecodeContentBlock(i, raw)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// DecodeContentBlock decodes one block; index is used in errors only.
+func DecodeContentBlock(index int, raw []byte) (Content, error) {
+	var w blockWire
+	if err := json.Unmarshal(raw, &w); err != nil {
+		ce := &ContentError{Index: index, Reason: "not a valid block: " + err.Error()}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			ce.Field = te.Field
+			ce.Reason = fmt.Sprintf("expected %s, got JSON %s", te.Type, te.Value)
+		}
+		if w.Type != nil {
+			ce.Type = *w.Type
+		}
+		return nil, ce
+	}
+	if w.Type == nil {
+		return nil, &ContentError{Index: index, Field: "type", Reason: "missing required field"}
+	}
+	t := *w.Type
+	missing := func(field string) error {
+		return &ContentError{Index: index, Type: t, Field: field, Reason: "missing required field"}
+	}
+	switch t {
+	case "text":
+		if w.Text == nil {
+			return nil, missing("text")
+		}
+		return &TextContent{Text: *w.Text, Annotations: w.Annotations, Meta: w.Meta}, nil
+	case "image", "audio":
+		if w.Data == nil {
+			return nil, missing("data")
+		}
+		if w.MIMEType == nil {
+			return nil, missing("mimeType")
+		}
+		b, err := base64.StdEncoding.DecodeString(*w.Data)
+		if err != nil {
+			return nil, &ContentError{Index: index, Type: t, Field: "data", Reason: "not valid base64: " + err.Error()}
+		}
+		if t == "image" {
+			return &ImageContent{Data: b, MIMEType: *w.MIMEType, Annotations: w.Annotations, Meta: w.Meta}, nil
+		}
+		return &AudioContent{Data: b, MIMEType: *w.MIMEType, Annotations: w.Annotations, Meta: w.Meta}, nil
+	case "resource_link":
+		if w.URI == nil {
+			return nil, missing("uri")
+		}
+		if w.Name == nil {
+			return nil, missing("name")
+		}
+		l := &ResourceLink{URI: *w.URI, Name: *w.Name, Title: w.Title, Description: w.Description,
+			Size: w.Size, Icons: w.Icons, Annotations: w.Annotations, Meta: w.Meta}
+		if w.MIMEType != nil {
+			l.MIMEType = *w.MIMEType
+		}
+		return l, nil
+	case "resource":
+		if w.Resource == nil || string(w.Resource) == "null" {
+			return nil, missing("resource")
+		}
+		rc, err := DecodeResourceContents(w.Resource)
+		if err != nil {
+			var fe *fieldError
+			if errors.As(err, &fe) {
+				return nil, &ContentError{Index: index, Type: t, Field: "resource." + fe.field, Reason: fe.reason}
+			}
+			return nil, &ContentError{Index: index, Type: t, Field: "resource", Reason: err.Error()}
+		}
+		return &EmbeddedResource{Resource: rc, Annotations: w.Annotations, Meta: w.Meta}, nil
+	case "":
+		return nil, &ContentError{Index: index, Field: "type", Reason: "must not be empty"}
+	default:
+		return nil, &ContentError{Index: index, Type: t, Field: "type",
+			Reason: fmt.Sprintf("unknown content type %q (want text, image, audio, resource_link or resource)", t)}
+	}
+}

@@ -1,0 +1,43 @@
+// Package mcp holds the Model Context Protocol wire types for revisions
+// 2025-11-25 and 2026-07-28: tools, content blocks, lifecycle and discovery
+// messages, progress and cancellation. It knows nothing of transports.
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Meta is the `_meta` member: extension data keyed by optionally prefixed names.
+// Numbers decode as json.Number so they re-encode exactly as they arrived.
+type Meta map[string]any
+
+// UnmarshalJSON decodes with json.Number for numbers.
+func (m *Meta) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v map[string]any
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+// Reserved `_meta` keys used by MCP itself.
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	MetaRelatedTask        = "io.modelcontextprotocol/related-task"
+	MetaProgressToken      = "progressToken"
+)
+
+// decodeStrict decodes data into v with json.Number for loose values.
+func decodeNumbers(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
+}

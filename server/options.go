@@ -1,0 +1,110 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/toolwire/toolwire/mcp"
+)
+
+// Defaults for the server's limits; every one can be changed by an Option.
+const (
+	DefaultPageSize    = 100
+	DefaultToolTimeout = 10 * time.Minute
+	DefaultListTTL     = time.Minute
+)
+
+type config struct {
+	instructions   string
+	pageSize       int
+	timeout        time.Duration
+	listTTL        time.Duration
+	cacheScope     mcp.CacheScope
+	logger         *slog.Logger
+	validateOutput bool
+}
+
+func defaultConfig() config {
+	return config{
+		pageSize:       DefaultPageSize,
+		timeout:        DefaultToolTimeout,
+		listTTL:        DefaultListTTL,
+		cacheScope:     mcp.CachePublic,
+		logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+		validateOutput: true,
+	}
+}
+
+// Option configures a Server.
+type Option interface{ applyServer(*config) }
+
+// ToolOption configures one tool at registration.
+type ToolOption interface{ applyTool(*toolConfig) }
+
+type toolConfig struct {
+	timeout    time.Duration
+	hasTimeout bool
+}
+
+type serverOption func(*config)
+
+func (f serverOption) applyServer(c *config) { f(c) }
+
+// WithInstructions sets the instructions initialize and server/discover return.
+func WithInstructions(s string) Option {
+	return serverOption(func(c *config) { c.instructions = s })
+}
+
+// WithPageSize sets how many tools one tools/list page holds (default 100).
+// Values below 1 mean the default.
+func WithPageSize(n int) Option {
+	return serverOption(func(c *config) {
+		if n < 1 {
+			n = DefaultPageSize
+		}
+		c.pageSize = n
+	})
+}
+
+// WithLogger sets where the server logs (recovered panics, output that fails
+// its schema). By default it logs nothing and never prints.
+func WithLogger(l *slog.Logger) Option {
+	return serverOption(func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	})
+}
+
+// WithListCaching sets the ttlMs and cacheScope of 2026-07-28 list results
+// (default one minute, public).
+func WithListCaching(ttl time.Duration, scope mcp.CacheScope) Option {
+	return serverOption(func(c *config) {
+		if ttl < 0 {
+			ttl = 0
+		}
+		c.listTTL = ttl
+		if scope != "" {
+			c.cacheScope = scope
+		}
+	})
+}
+
+// WithOutputValidation turns the check of typed output against its
+// outputSchema on or off (on by default).
+func WithOutputValidation(on bool) Option {
+	return serverOption(func(c *config) { c.validateOutput = on })
+}
+
+// TimeoutOption sets a tool call timeout. As a server Option it is the default
+// for every tool; as a ToolOption it applies to that tool. Zero means none.
+type TimeoutOption struct{ d time.Duration }
+
+// WithTimeout bounds how long a tools/call may run (default 10 minutes). When
+// it expires the handler's context is cancelled and the caller gets an
+// isError result saying so.
+func WithTimeout(d time.Duration) TimeoutOption { return TimeoutOption{d} }
+
+func (o TimeoutOption) applyServer(c *config)   { c.timeout = max(o.d, 0) }
+func (o TimeoutOption) applyTool(t *toolConfig) { t.timeout, t.hasTimeout = max(o.d, 0), true }

@@ -1,0 +1,137 @@
+// Package stdio frames MCP messages as newline-delimited JSON over a reader
+// and a writer: stdin and stdout for a server process.
+package stdio
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/transport"
+)
+
+// DefaultMaxMessageSize bounds one incoming line (8 MiB).
+const DefaultMaxMessageSize = 8 << 20
+
+// Conn is a newline-delimited connection.
+type Conn struct {
+	r       *bufio.Reader
+	maxSize int
+
+	wmu    sync.Mutex
+	w      *bufio.Writer
+	closer io.Closer
+}
+
+// NewConn frames messages on r and w. maxSize bounds one incoming message;
+// 0 means DefaultMaxMessageSize. If w is an io.Closer, Close closes it.
+func NewConn(r io.Reader, w io.Writer, maxSize int) *Conn {
+	if maxSize <= 0 {
+		maxSize = DefaultMaxMessageSize
+	}
+	c := &Conn{r: bufio.NewReaderSize(r, 64<<10), w: bufio.NewWriterSize(w, 64<<10), maxSize: maxSize}
+	if cl, ok := w.(io.Closer); ok {
+		c.closer = cl
+	}
+	return c
+}
+
+// Read returns the next non-empty line. A line longer than the limit is
+// skipped up to its newline and reported as a *transport.TooLargeError.
+// Reading cannot be interrupted by ctx; Serve reads on its own goroutine.
+func (c *Conn) Read(ctx context.Context) ([]byte, error) {
+	for {
+		line, err := c.readLine()
+		if err != nil {
+			return nil, err
+		}
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		if len(line) == 0 {
+			continue
+		}
+		return line, nil
+	}
+}
+
+func (c *Conn) readLine() ([]byte, error) {
+	var buf []byte
+	tooLarge := false
+	for {
+		chunk, err := c.r.ReadSlice('\n')
+		if !tooLarge {
+			if len(buf)+len(chunk) > c.maxSize+1 { // +1: the newline itself
+				tooLarge, buf = true, nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		switch {
+		case err == nil:
+			if tooLarge {
+				return nil, &transport.TooLargeError{Limit: c.maxSize}
+			}
+			return buf[:len(buf)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			if tooLarge {
+				return nil, &transport.TooLargeError{Limit: c.maxSize}
+			}
+			if len(buf) > 0 {
+				return buf, nil // a last line without newline still counts
+			}
+			return nil, io.EOF
+		default:
+			return nil, err
+		}
+	}
+}
+
+// Write sends one message followed by a newline, flushed at once.
+func (c *Conn) Write(ctx context.Context, msg []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.w.Write(msg); err != nil {
+		return err
+	}
+	if err := c.w.WriteByte('\n'); err != nil {
+		return err
+	}
+	return c.w.Flush()
+}
+
+// Close closes the writer if it can be closed.
+func (c *Conn) Close() error {
+	if c.closer != nil {
+		return c.closer.Close()
+	}
+	return nil
+}
+
+// Options configure Serve.
+type Options struct {
+	// MaxMessageSize bounds one incoming line; 0 means DefaultMaxMessageSize.
+	MaxMessageSize int
+	transport.ServeOptions
+}
+
+// Serve serves a session over r and w until r ends (nil: a clean exit).
+// Only MCP messages are written to w; diagnostics go to opts.Logger.
+func Serve(ctx context.Context, opener jsonrpc.SessionOpener, r io.Reader, w io.Writer, opts *Options) error {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	return transport.Serve(ctx, NewConn(r, w, o.MaxMessageSize), opener, &o.ServeOptions)
+}
+
+// ServeStdio serves on the process's stdin and stdout.
+func ServeStdio(ctx context.Context, opener jsonrpc.SessionOpener, opts *Options) error {
+	return Serve(ctx, opener, os.Stdin, os.Stdout, opts)
+}
