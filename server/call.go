@@ -95,7 +95,7 @@ func (ss *Session) callTool(ctx context.Context, params json.RawMessage, peer Pe
 	}
 
 	req := &CallRequest{Name: p.Name, Arguments: args, Meta: p.Meta, Peer: peer}
-	if tok, ok := p.Meta[mcp.MetaProgressToken]; ok && tok != nil {
+	if tok, ok := p.Meta[mcp.MetaProgressToken]; ok && tok != nil && w != nil {
 		raw, _ := json.Marshal(tok)
 		req.progress = &progress{token: raw, w: w}
 	}
