@@ -1,0 +1,110 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestDecodeClassifies(t *testing.T) {
+	cases := []struct {
+		in     string
+		code   int64 // 0: no error
+		kind   string
+		wantID string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, 0, "request", "1"},
+		{`{"jsonrpc":"2.0","id":"a","method":"ping","params":{}}`, 0, "request", `"a"`},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, 0, "notification", "null"},
+		{`{"jsonrpc":"2.0","id":3,"result":{}}`, 0, "response", "3"},
+		{`{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"x"}}`, 0, "response", "3"},
+		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`, 0, "response", "null"},
+		{`not json`, CodeParseError, "", "null"},
+		{`{"jsonrpc":"2.0","id":1,`, CodeParseError, "", "null"},
+		{``, CodeParseError, "", "null"},
+		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, CodeInvalidRequest, "", "null"},
+		{`[1,`, CodeParseError, "", "null"},
+		{`42`, CodeInvalidRequest, "", "null"},
+		{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, CodeInvalidRequest, "", "null"},
+		{`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, CodeInvalidRequest, "", "null"},
+		{`{"jsonrpc":"2.0","id":true,"method":"ping"}`, CodeInvalidRequest, "", "null"},
+		{`{"jsonrpc":"1.0","id":7,"method":"ping"}`, CodeInvalidRequest, "", "7"},
+		{`{"id":7,"method":"ping"}`, CodeInvalidRequest, "", "7"},
+		{`{"jsonrpc":"2.0","id":7,"method":""}`, CodeInvalidRequest, "", "7"},
+		{`{"jsonrpc":"2.0","id":7,"method":"x","params":3}`, CodeInvalidRequest, "", "7"},
+		{`{"jsonrpc":"2.0","id":7}`, CodeInvalidRequest, "", "7"},
+		{`{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"m"}}`, CodeInvalidRequest, "", "7"},
+		{`{"jsonrpc":"2.0","id":7,"method":5}`, CodeInvalidRequest, "", "null"},
+	}
+	for _, c := range cases {
+		msg, id, err := Decode([]byte(c.in))
+		if id.String() != c.wantID {
+			t.Errorf("%s: id %s, want %s", c.in, id, c.wantID)
+		}
+		if c.code != 0 {
+			if err == nil || err.Code != c.code {
+				t.Errorf("%s: got error %v, want code %d", c.in, err, c.code)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: unexpected error %v", c.in, err)
+			continue
+		}
+		kind := map[bool]string{}
+		switch msg.(type) {
+		case *Request:
+			kind[true] = "request"
+		case *Notification:
+			kind[true] = "notification"
+		case *Response:
+			kind[true] = "response"
+		}
+		if kind[true] != c.kind {
+			t.Errorf("%s: decoded as %s, want %s", c.in, kind[true], c.kind)
+		}
+	}
+}
+
+func TestEncodeRoundTrip(t *testing.T) {
+	msgs := []Message{
+		&Request{ID: Int64ID(-3), Method: "tools/call", Params: json.RawMessage(`{"name":"x"}`)},
+		&Request{ID: StringID("a\"b"), Method: "ping"},
+		&Notification{Method: "notifications/progress", Params: json.RawMessage(`{"progress":1}`)},
+		&Response{ID: Int64ID(9), Result: json.RawMessage(`{"ok":true}`)},
+		&Response{ID: StringID("e"), Error: &Error{Code: -32602, Message: "bad", Data: json.RawMessage(`{"a":1}`)}},
+		&Response{Error: NewError(CodeParseError, "nope")},
+	}
+	for _, m := range msgs {
+		b, err := Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(b) {
+			t.Fatalf("invalid JSON: %s", b)
+		}
+		back, _, derr := Decode(b)
+		if derr != nil {
+			t.Fatalf("%s: %v", b, derr)
+		}
+		b2, _ := Encode(back)
+		if string(b) != string(b2) {
+			t.Errorf("round trip changed %s to %s", b, b2)
+		}
+	}
+	if _, err := Encode(&Request{Method: "ping"}); err == nil {
+		t.Error("request without id encoded")
+	}
+}
+
+func TestErrorWithData(t *testing.T) {
+	e := NewError(-32022, "unsupported %s", "x").WithData(map[string]any{"requested": "x"})
+	if e.Message != "unsupported x" || string(e.Data) != `{"requested":"x"}` {
+		t.Errorf("got %+v", e)
+	}
+	if bad := NewError(1, "m").WithData(func() {}); bad.Data != nil || bad.Message == "m" {
+		t.Errorf("unencodable data not reported: %+v", bad)
+	}
+	if _, ok := AsError(error(e)); !ok {
+		t.Error("AsError did not find the error")
+	}
+}

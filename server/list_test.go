@@ -1,0 +1,191 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/server"
+)
+
+func addNamed(t *testing.T, s *server.Server, name string) {
+	t.Helper()
+	if err := server.AddTool(s, &mcp.Tool{Name: name}, func(ctx context.Context, req *server.CallRequest, in struct{}) (string, error) {
+		return name, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func listAll(t *testing.T, p *peer, meta map[string]any) (names []string, pages int) {
+	t.Helper()
+	cursor := ""
+	for {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		if meta != nil {
+			params["_meta"] = meta
+		}
+		var res mcp.ListToolsResult
+		decodeResult(t, p.call("tools/list", params), &res)
+		pages++
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		if res.NextCursor == "" {
+			return names, pages
+		}
+		cursor = res.NextCursor
+		if pages > 100 {
+			t.Fatal("pagination does not end")
+		}
+	}
+}
+
+func TestListPagingIsSortedAndComplete(t *testing.T) {
+	s := server.New(mcp.Implementation{Name: "s", Version: "1"}, server.WithPageSize(3))
+	for _, n := range []string{"k", "b", "z", "a", "m", "c", "q"} {
+		addNamed(t, s, n)
+	}
+	p := connect(t, s)
+	p.initialize("2025-11-25")
+	names, pages := listAll(t, p, nil)
+	if fmt.Sprint(names) != "[a b c k m q z]" || pages != 3 {
+		t.Errorf("got %v in %d pages", names, pages)
+	}
+	mnames, _ := listAll(t, p, modernMeta())
+	if fmt.Sprint(mnames) != fmt.Sprint(names) {
+		t.Errorf("modern order %v differs from legacy %v", mnames, names)
+	}
+}
+
+func TestCursorStaysValidWhenToolsChange(t *testing.T) {
+	s := server.New(mcp.Implementation{Name: "s", Version: "1"}, server.WithPageSize(2))
+	for _, n := range []string{"a", "b", "c", "d"} {
+		addNamed(t, s, n)
+	}
+	p := connect(t, s)
+	p.initialize("2025-11-25")
+	var first mcp.ListToolsResult
+	decodeResult(t, p.call("tools/list", nil), &first)
+	// Remove the last tool of the first page and add one before it: the
+	// next page still starts right after "b".
+	s.RemoveTool("b")
+	addNamed(t, s, "aa")
+	var second mcp.ListToolsResult
+	decodeResult(t, p.call("tools/list", map[string]any{"cursor": first.NextCursor}), &second)
+	if len(second.Tools) != 2 || second.Tools[0].Name != "c" || second.Tools[1].Name != "d" || second.NextCursor != "" {
+		t.Errorf("second page after change: %+v next %q", second.Tools, second.NextCursor)
+	}
+}
+
+func TestInvalidCursor(t *testing.T) {
+	p := connect(t, newTestServer(t))
+	p.initialize("2025-11-25")
+	for _, c := range []string{"not-a-cursor!", "Zm9v", "%%%"} {
+		wantError(t, p.call("tools/list", map[string]any{"cursor": c}), jsonrpc.CodeInvalidParams)
+	}
+}
+
+func TestModernListCarriesCaching(t *testing.T) {
+	p := connect(t, newTestServer(t, server.WithListCaching(90*time.Second, mcp.CachePrivate)))
+	var raw map[string]json.RawMessage
+	decodeResult(t, p.call("tools/list", map[string]any{"_meta": modernMeta()}), &raw)
+	if string(raw["ttlMs"]) != "90000" || string(raw["cacheScope"]) != `"private"` || string(raw["resultType"]) != `"complete"` {
+		t.Errorf("caching members: ttlMs %s cacheScope %s resultType %s", raw["ttlMs"], raw["cacheScope"], raw["resultType"])
+	}
+	legacy := connect(t, newTestServer(t))
+	legacy.initialize("2025-11-25")
+	raw = nil
+	decodeResult(t, legacy.call("tools/list", nil), &raw)
+	for _, k := range []string{"ttlMs", "cacheScope", "resultType"} {
+		if _, ok := raw[k]; ok {
+			t.Errorf("legacy list carries %s", k)
+		}
+	}
+}
+
+func TestLegacyListChanged(t *testing.T) {
+	s := newTestServer(t)
+	p := connect(t, s)
+	p.initialize("2025-11-25")
+	if len(p.notes) != 0 {
+		t.Fatal("notification before any change")
+	}
+	addNamed(t, s, "new-tool")
+	if n := p.note(); n.Method != mcp.NotificationToolsListChanged {
+		t.Errorf("got %s", n.Method)
+	}
+	s.RemoveTool("new-tool")
+	if n := p.note(); n.Method != mcp.NotificationToolsListChanged {
+		t.Errorf("got %s", n.Method)
+	}
+	if s.RemoveTool("new-tool") {
+		t.Error("removing a missing tool reported success")
+	}
+	p.noNote(50 * time.Millisecond)
+}
+
+func TestModernListenSubscription(t *testing.T) {
+	s := newTestServer(t)
+	p := connect(t, s)
+	id, ch := p.start("subscriptions/listen", map[string]any{"_meta": modernMeta(),
+		"notifications": map[string]any{"toolsListChanged": true, "promptsListChanged": true}})
+	ack := p.note()
+	if ack.Method != mcp.NotificationListenAck {
+		t.Fatalf("first message %s, want the acknowledgement", ack.Method)
+	}
+	var ap mcp.ListenAcknowledgedParams
+	_ = json.Unmarshal(ack.Params, &ap)
+	if !ap.Notifications.ToolsListChanged || ap.Notifications.PromptsListChanged {
+		t.Errorf("acknowledged %+v: prompts are not served, tools are", ap.Notifications)
+	}
+	if fmt.Sprint(ap.Meta[mcp.MetaSubscriptionID]) != fmt.Sprint(id.Int()) {
+		t.Errorf("ack subscriptionId %v, want %v", ap.Meta[mcp.MetaSubscriptionID], id)
+	}
+	addNamed(t, s, "later")
+	n := p.note()
+	var np struct {
+		Meta mcp.Meta `json:"_meta"`
+	}
+	_ = json.Unmarshal(n.Params, &np)
+	if n.Method != mcp.NotificationToolsListChanged || fmt.Sprint(np.Meta[mcp.MetaSubscriptionID]) != fmt.Sprint(id.Int()) {
+		t.Errorf("got %s %s", n.Method, n.Params)
+	}
+	// Cancelling the listen request ends it with no reply.
+	p.send(&jsonrpc.Notification{Method: mcp.NotificationCancelled, Params: json.RawMessage(fmt.Sprintf(`{"requestId":%d}`, id.Int()))})
+	select {
+	case r := <-ch:
+		t.Errorf("cancelled listen answered: %+v", r)
+	case <-time.After(50 * time.Millisecond):
+	}
+	addNamed(t, s, "after-cancel")
+	p.noNote(50 * time.Millisecond)
+}
+
+func TestListenEndsGracefullyOnClose(t *testing.T) {
+	s := newTestServer(t)
+	ss := s.NewSession(nil)
+	w := &recorder{}
+	req := &jsonrpc.Request{ID: jsonrpc.StringID("L"), Method: "subscriptions/listen",
+		Params: mustJSON(t, map[string]any{"_meta": modernMeta(), "notifications": map[string]any{"toolsListChanged": true}})}
+	done := make(chan *jsonrpc.Response)
+	go func() { done <- ss.HandleRequest(context.Background(), req, w) }()
+	for w.count() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	ss.Close()
+	r := <-done
+	if r == nil || r.Error != nil || string(r.Result) != `{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"L"}}` {
+		t.Errorf("graceful end: %+v %s", r, r.Result)
+	}
+	if s.SessionCount() != 0 {
+		t.Errorf("closed session still counted")
+	}
+}

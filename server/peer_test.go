@@ -1,0 +1,197 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/server"
+	"github.com/toolwire/toolwire/transport/memory"
+)
+
+// peer is a minimal client over the in-memory transport: it sends raw
+// messages and sorts what comes back into responses and notifications.
+type peer struct {
+	t     *testing.T
+	conn  *memory.Conn
+	mu    sync.Mutex
+	next  int64
+	resps map[string]chan *jsonrpc.Response
+	notes chan *jsonrpc.Notification
+	other chan *jsonrpc.Response // replies that answer no request we sent
+}
+
+const waitLimit = 10 * time.Second // a failure bound, never an assertion on speed
+
+func connect(t *testing.T, s *server.Server) *peer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	conn := memory.Serve(ctx, s, nil)
+	p := &peer{t: t, conn: conn, resps: map[string]chan *jsonrpc.Response{},
+		notes: make(chan *jsonrpc.Notification, 100), other: make(chan *jsonrpc.Response, 10)}
+	t.Cleanup(func() { conn.Close(); cancel() })
+	go p.readLoop(ctx)
+	return p
+}
+
+func (p *peer) readLoop(ctx context.Context) {
+	for {
+		b, err := p.conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		msg, _, derr := jsonrpc.Decode(b)
+		if derr != nil {
+			p.t.Errorf("server sent an invalid message %s: %v", b, derr)
+			return
+		}
+		switch m := msg.(type) {
+		case *jsonrpc.Notification:
+			p.notes <- m
+		case *jsonrpc.Response:
+			p.mu.Lock()
+			ch := p.resps[m.ID.String()]
+			p.mu.Unlock()
+			if ch == nil {
+				p.other <- m
+			} else {
+				ch <- m
+			}
+		}
+	}
+}
+
+// start sends a request and returns the channel its response will arrive on.
+func (p *peer) start(method string, params any) (jsonrpc.ID, chan *jsonrpc.Response) {
+	p.t.Helper()
+	p.mu.Lock()
+	p.next++
+	id := jsonrpc.Int64ID(p.next)
+	ch := make(chan *jsonrpc.Response, 1)
+	p.resps[id.String()] = ch
+	p.mu.Unlock()
+	req := &jsonrpc.Request{ID: id, Method: method}
+	if params != nil {
+		raw, err := json.Marshal(params)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		req.Params = raw
+	}
+	p.send(req)
+	return id, ch
+}
+
+func (p *peer) send(m jsonrpc.Message) {
+	p.t.Helper()
+	b, err := jsonrpc.Encode(m)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.sendRaw(string(b))
+}
+
+func (p *peer) sendRaw(s string) {
+	p.t.Helper()
+	if err := p.conn.Write(context.Background(), []byte(s)); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *peer) call(method string, params any) *jsonrpc.Response {
+	p.t.Helper()
+	_, ch := p.start(method, params)
+	return p.wait(ch)
+}
+
+func (p *peer) wait(ch chan *jsonrpc.Response) *jsonrpc.Response {
+	p.t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(waitLimit):
+		p.t.Fatal("no response")
+		return nil
+	}
+}
+
+func (p *peer) note() *jsonrpc.Notification {
+	p.t.Helper()
+	select {
+	case n := <-p.notes:
+		return n
+	case <-time.After(waitLimit):
+		p.t.Fatal("no notification")
+		return nil
+	}
+}
+
+func (p *peer) noNote(d time.Duration) {
+	p.t.Helper()
+	select {
+	case n := <-p.notes:
+		p.t.Fatalf("unexpected notification %s %s", n.Method, n.Params)
+	case <-time.After(d):
+	}
+}
+
+// initialize opens a legacy session at version.
+func (p *peer) initialize(version string) *mcp.InitializeResult {
+	p.t.Helper()
+	r := p.call("initialize", map[string]any{"protocolVersion": version, "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "test", "version": "1"}})
+	var res mcp.InitializeResult
+	decodeResult(p.t, r, &res)
+	p.send(&jsonrpc.Notification{Method: mcp.NotificationInitialized})
+	return &res
+}
+
+// modernMeta is the _meta every 2026-07-28 request carries.
+func modernMeta() map[string]any {
+	return map[string]any{mcp.MetaProtocolVersion: mcp.Version20260728, mcp.MetaClientCapabilities: map[string]any{},
+		mcp.MetaClientInfo: map[string]any{"name": "test", "version": "1"}}
+}
+
+func decodeResult(t *testing.T, r *jsonrpc.Response, v any) {
+	t.Helper()
+	if r.Error != nil {
+		t.Fatalf("unexpected error %d: %s %s", r.Error.Code, r.Error.Message, r.Error.Data)
+	}
+	if err := json.Unmarshal(r.Result, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Result, err)
+	}
+}
+
+func wantError(t *testing.T, r *jsonrpc.Response, code int64) *jsonrpc.Error {
+	t.Helper()
+	if r.Error == nil {
+		t.Fatalf("want error %d, got result %s", code, r.Result)
+	}
+	if r.Error.Code != code {
+		t.Fatalf("want error %d, got %d: %s", code, r.Error.Code, r.Error.Message)
+	}
+	return r.Error
+}
+
+func callResult(t *testing.T, r *jsonrpc.Response) *mcp.CallToolResult {
+	t.Helper()
+	var res mcp.CallToolResult
+	decodeResult(t, r, &res)
+	return &res
+}
+
+func text(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	if len(res.Content) == 0 {
+		t.Fatal("result has no content")
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("first block is %T", res.Content[0])
+	}
+	return tc.Text
+}
