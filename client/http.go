@@ -1,0 +1,465 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+)
+
+// HTTP reaches a server over Streamable HTTP: one POST per message, replies
+// as JSON or as an SSE stream. A legacy session's id is kept, a standalone
+// GET stream is opened for server requests, and the session is DELETEd on
+// Close.
+type HTTP struct {
+	URL    string      // the MCP endpoint, http:// or https://
+	Header http.Header // extra headers on every request (e.g. Authorization)
+	// Client makes the requests; nil means a fresh *http.Client without an
+	// overall timeout (streams are long; the client's timeouts apply).
+	Client *http.Client
+}
+
+func (h *HTTP) dial(ctx context.Context, c *Client) (conn, error) {
+	u, err := url.Parse(h.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, &TransportError{Op: "connect", Err: fmt.Errorf("%q is not an http:// or https:// URL", h.URL)}
+	}
+	hc := h.Client
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	return &httpConn{c: c, url: u.String(), header: h.Header.Clone(), hc: hc}, nil
+}
+
+type httpConn struct {
+	c      *Client
+	url    string
+	header http.Header
+	hc     *http.Client
+
+	mu           sync.Mutex
+	session      string
+	stopListen   context.CancelFunc
+	listenExited chan struct{}
+}
+
+func (h *httpConn) sessionID() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.session
+}
+
+func (h *httpConn) resetSession() {
+	h.mu.Lock()
+	h.session = ""
+	stop, exited := h.stopListen, h.listenExited
+	h.stopListen, h.listenExited = nil, nil
+	h.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-exited
+	}
+}
+
+// newRequest builds a request with the headers every MCP exchange carries.
+func (h *httpConn) newRequest(ctx context.Context, method string, body []byte, w *wireInfo) (*http.Request, string, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, h.url, rd)
+	if err != nil {
+		return nil, "", &TransportError{Op: method, Err: err}
+	}
+	for k, vs := range h.header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	} else {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if w != nil {
+		if w.version != "" {
+			req.Header.Set(headerProtocolVersion, w.version)
+		}
+		if w.method != "" {
+			req.Header.Set(headerMethod, w.method)
+		}
+		if w.name != "" {
+			req.Header.Set(headerName, w.name)
+		}
+		for k, v := range w.params {
+			req.Header[http.CanonicalHeaderKey(k)] = []string{v}
+		}
+	}
+	sid := ""
+	if w == nil || w.method != "initialize" {
+		sid = h.sessionID()
+		if sid != "" {
+			req.Header.Set(headerSessionID, sid)
+		}
+	}
+	return req, sid, nil
+}
+
+func (h *httpConn) send(ctx context.Context, req *jsonrpc.Request, w *wireInfo) error {
+	body, err := jsonrpc.Encode(req)
+	if err != nil {
+		return err
+	}
+	op := "POST " + req.Method
+	hreq, sid, err := h.newRequest(ctx, http.MethodPost, body, w)
+	if err != nil {
+		return err
+	}
+	resp, err := h.hc.Do(hreq)
+	if err != nil {
+		return &TransportError{Op: op, Err: err}
+	}
+	defer resp.Body.Close()
+	if req.Method == "initialize" && resp.StatusCode/100 == 2 {
+		if s := resp.Header.Get(headerSessionID); s != "" {
+			h.mu.Lock()
+			h.session = s
+			h.mu.Unlock()
+		}
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound && sid != "":
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return &sessionGoneError{id: sid}
+	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
+		return nil // the response will come on another stream
+	case resp.StatusCode >= 400:
+		return h.errorStatus(op, resp, req.ID)
+	case resp.StatusCode/100 != 2:
+		return &TransportError{Op: op, StatusCode: resp.StatusCode, Err: errors.New("unexpected HTTP status")}
+	}
+	switch mediaType(resp) {
+	case "application/json":
+		return h.readJSON(op, resp.Body, req.ID)
+	case "text/event-stream":
+		return h.readStream(ctx, op, resp.Body, req.ID, w)
+	default:
+		return &TransportError{Op: op, StatusCode: resp.StatusCode,
+			Err: fmt.Errorf("unexpected Content-Type %q (want application/json or text/event-stream)", resp.Header.Get("Content-Type"))}
+	}
+}
+
+func mediaType(resp *http.Response) string {
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// errorStatus turns an HTTP error into the JSON-RPC error its body carries
+// (e.g. 400 with -32022), or else a transport error.
+func (h *httpConn) errorStatus(op string, resp *http.Response, id jsonrpc.ID) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if msg, _, derr := jsonrpc.Decode(body); derr == nil {
+		if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil {
+			r.ID = id
+			h.c.dispatch(r)
+			return nil
+		}
+	}
+	snippet := string(bytes.TrimSpace(body))
+	if len(snippet) > 200 {
+		snippet = snippet[:200] + "…"
+	}
+	err := errors.New(http.StatusText(resp.StatusCode))
+	if snippet != "" {
+		err = fmt.Errorf("%s: %s", http.StatusText(resp.StatusCode), snippet)
+	}
+	return &TransportError{Op: op, StatusCode: resp.StatusCode, Err: err}
+}
+
+// readJSON reads a single-message JSON reply.
+func (h *httpConn) readJSON(op string, body io.Reader, id jsonrpc.ID) error {
+	max := h.c.opts.MaxMessageSize
+	data, err := io.ReadAll(io.LimitReader(body, int64(max)+1))
+	if err != nil {
+		return &TransportError{Op: op, Err: fmt.Errorf("reading the response: %w", err)}
+	}
+	if len(data) > max {
+		return &TransportError{Op: op, Err: fmt.Errorf("the response exceeds the %d-byte limit (MaxMessageSize)", max)}
+	}
+	msg, _, derr := jsonrpc.Decode(data)
+	if derr != nil {
+		return &ProtocolError{Op: op, Reason: "malformed JSON response", Err: derr}
+	}
+	r, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return &ProtocolError{Op: op, Reason: "the JSON reply is not a response"}
+	}
+	if !r.ID.IsValid() {
+		r.ID = id // one reply per POST: it can only be ours
+	}
+	if r.ID != id {
+		return &ProtocolError{Op: op, Reason: fmt.Sprintf("the reply answers request %s, not %s", r.ID, id)}
+	}
+	h.c.dispatch(r)
+	return nil
+}
+
+// readStream reads an SSE reply: any number of notifications and server
+// requests, then the response. A legacy stream that ends early is resumed
+// with GET and Last-Event-ID after the server's retry delay.
+func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser, id jsonrpc.ID, w *wireInfo) error {
+	sr := newSSEReader(body, h.c.opts.MaxMessageSize)
+	for resumes := 0; ; resumes++ {
+		done, err := h.consume(ctx, op, sr, id)
+		if done || err != nil {
+			return err
+		}
+		if w.call != nil && w.call.answered.Load() {
+			return nil // answered on another stream
+		}
+		if ctx.Err() != nil {
+			return &TransportError{Op: op, Err: ctxErr(ctx)}
+		}
+		if w.modern || sr.lastID == "" || h.c.opts.MaxResumes < 0 || resumes >= h.c.opts.MaxResumes {
+			why := "the response stream ended before the response"
+			if resumes > 0 {
+				why += fmt.Sprintf(" (after %d resumptions)", resumes)
+			}
+			return &TransportError{Op: op, Err: errors.New(why)}
+		}
+		delay := DefaultResumeDelay
+		if sr.hasRetry {
+			delay = sr.retry
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return &TransportError{Op: op, Err: ctxErr(ctx)}
+		case <-t.C:
+		}
+		if w.call != nil && w.call.answered.Load() {
+			return nil
+		}
+		resp, err := h.get(ctx, sr.lastID, w.version)
+		if err != nil {
+			return &TransportError{Op: "GET (resume " + op + ")", Err: err}
+		}
+		if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
+			resp.Body.Close()
+			return &TransportError{Op: "GET (resume " + op + ")", StatusCode: resp.StatusCode, Err: errors.New("the server did not resume the stream")}
+		}
+		prev := sr
+		sr = newSSEReader(resp.Body, h.c.opts.MaxMessageSize)
+		sr.lastID, sr.retry, sr.hasRetry = prev.lastID, prev.retry, prev.hasRetry
+		defer resp.Body.Close()
+	}
+}
+
+// consume dispatches events until the response to id (true) or the end of
+// the stream (false).
+func (h *httpConn) consume(ctx context.Context, op string, sr *sseReader, id jsonrpc.ID) (bool, error) {
+	for {
+		ev, err := sr.next()
+		if err != nil {
+			var tl *errSSETooLarge
+			if errors.As(err, &tl) {
+				return false, &TransportError{Op: op, Err: fmt.Errorf("an SSE event exceeds the %d-byte limit (MaxMessageSize)", tl.limit)}
+			}
+			if ctx.Err() != nil {
+				return false, &TransportError{Op: op, Err: ctxErr(ctx)}
+			}
+			if !errors.Is(err, io.EOF) {
+				h.c.opts.Logger.Debug("SSE stream broke", "op", op, "error", err)
+			}
+			return false, nil
+		}
+		if ev.Event != "" && ev.Event != "message" {
+			continue
+		}
+		if len(bytes.TrimSpace(ev.Data)) == 0 {
+			continue
+		}
+		msg, _, derr := jsonrpc.Decode(ev.Data)
+		if derr != nil {
+			return false, &ProtocolError{Op: op, Reason: "malformed SSE event", Err: derr}
+		}
+		h.c.dispatch(msg)
+		if r, ok := msg.(*jsonrpc.Response); ok && r.ID == id {
+			return true, nil
+		}
+	}
+}
+
+// get opens a GET stream, resuming after lastID when it is set.
+func (h *httpConn) get(ctx context.Context, lastID, version string) (*http.Response, error) {
+	req, _, err := h.newRequest(ctx, http.MethodGet, nil, &wireInfo{version: version})
+	if err != nil {
+		return nil, err
+	}
+	if lastID != "" {
+		req.Header.Set(headerLastEventID, lastID)
+	}
+	return h.hc.Do(req)
+}
+
+func (h *httpConn) postMessage(ctx context.Context, m jsonrpc.Message, w *wireInfo) error {
+	body, err := jsonrpc.Encode(m)
+	if err != nil {
+		return err
+	}
+	op := "POST"
+	if w != nil && w.method != "" {
+		op += " " + w.method
+	}
+	req, _, err := h.newRequest(ctx, http.MethodPost, body, w)
+	if err != nil {
+		return err
+	}
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		return &TransportError{Op: op, Err: err}
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode >= 400 {
+		return &TransportError{Op: op, StatusCode: resp.StatusCode, Err: errors.New(http.StatusText(resp.StatusCode))}
+	}
+	return nil
+}
+
+// notify POSTs a notification; whatever body comes back is ignored.
+func (h *httpConn) notify(ctx context.Context, n *jsonrpc.Notification, w *wireInfo) error {
+	return h.postMessage(ctx, n, w)
+}
+
+// reply POSTs the answer to a server request.
+func (h *httpConn) reply(ctx context.Context, r *jsonrpc.Response) error {
+	st := h.c.state()
+	return h.postMessage(ctx, r, &wireInfo{version: st.version})
+}
+
+// sessionStarted opens the standalone GET stream on which a legacy server
+// sends requests and notifications not tied to a call, and waits briefly
+// until the server has accepted (or refused) it.
+func (h *httpConn) sessionStarted(ctx context.Context) {
+	lctx, cancel := context.WithCancel(h.c.bg)
+	exited := make(chan struct{})
+	ready := make(chan struct{})
+	h.mu.Lock()
+	h.stopListen, h.listenExited = cancel, exited
+	h.mu.Unlock()
+	go func() {
+		defer close(exited)
+		h.listen(lctx, ready)
+	}()
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
+	select {
+	case <-ready:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// listen keeps the standalone GET stream open, reconnecting with
+// Last-Event-ID, until the session ends or the server refuses it.
+func (h *httpConn) listen(ctx context.Context, ready chan struct{}) {
+	var once sync.Once
+	signal := func() { once.Do(func() { close(ready) }) }
+	defer signal()
+	lastID, delay, failures := "", DefaultResumeDelay, 0
+	for ctx.Err() == nil {
+		resp, err := h.get(ctx, lastID, h.c.state().version)
+		if err != nil {
+			signal()
+			h.c.opts.Logger.Debug("standalone GET stream failed", "error", err)
+			failures++
+		} else if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
+			resp.Body.Close()
+			signal()
+			h.c.opts.Logger.Debug("server offers no standalone GET stream", "status", resp.StatusCode)
+			return
+		} else {
+			signal()
+			sr := newSSEReader(resp.Body, h.c.opts.MaxMessageSize)
+			sr.lastID = lastID
+			events := 0
+			for {
+				ev, err := sr.next()
+				if err != nil {
+					break
+				}
+				if (ev.Event != "" && ev.Event != "message") || len(bytes.TrimSpace(ev.Data)) == 0 {
+					continue
+				}
+				msg, _, derr := jsonrpc.Decode(ev.Data)
+				if derr != nil {
+					h.c.opts.Logger.Warn("ignoring a malformed event on the standalone stream", "error", derr)
+					continue
+				}
+				events++
+				h.c.dispatch(msg)
+			}
+			resp.Body.Close()
+			lastID = sr.lastID
+			if sr.hasRetry {
+				delay = sr.retry
+			}
+			if events > 0 {
+				failures = 0
+			} else {
+				failures++
+			}
+		}
+		if failures >= 3 {
+			return
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// close stops the standalone stream and DELETEs the session.
+func (h *httpConn) close() error {
+	sid := h.sessionID()
+	h.resetSession()
+	if sid == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, h.url, nil)
+	if err != nil {
+		return nil
+	}
+	for k, vs := range h.header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	req.Header.Set(headerSessionID, sid)
+	if v := h.c.state().version; v != "" {
+		req.Header.Set(headerProtocolVersion, v)
+	}
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		h.c.opts.Logger.Debug("DELETE of the session failed", "error", err)
+		return nil
+	}
+	resp.Body.Close()
+	return nil
+}

@@ -1,0 +1,175 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/toolwire/toolwire/mcp"
+)
+
+// legacyAccepted are the versions an initialize answer may name.
+var legacyAccepted = append(slices.Clone(mcp.LegacyVersions), "2024-11-05")
+
+// negotiate settles the era: modern via server/discover, legacy via
+// initialize, or auto (probe modern, fall back to legacy).
+func (c *Client) negotiate(ctx context.Context) error {
+	switch c.opts.Era {
+	case EraLegacy:
+		return c.initialize(ctx)
+	case EraModern:
+		return c.discover(ctx, false)
+	case EraAuto:
+		err := c.discover(ctx, true)
+		if err == nil {
+			return nil
+		}
+		if !c.fallbackable(ctx, err) {
+			return err
+		}
+		c.opts.Logger.Debug("server/discover probe failed; falling back to initialize", "error", err)
+		return c.initialize(ctx)
+	}
+	return fmt.Errorf("client: unknown era %d", c.opts.Era)
+}
+
+// errNotModern: the server answered discover but speaks no modern version.
+var errNotModern = errors.New("server speaks no modern protocol version toolwire knows")
+
+// fallbackable says whether a failed probe means "not a modern server" (any
+// answer that is not a DiscoverResult, an HTTP error status, a probe timeout)
+// rather than "no server at all". It must not key on one error code.
+func (c *Client) fallbackable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || c.deadErr() != nil {
+		return false
+	}
+	if errors.Is(err, errNotModern) {
+		return true
+	}
+	switch CodeOf(err) {
+	case CodeJSONRPC, CodeProtocol, CodeSessionInvalid:
+		return true
+	case CodeTransport:
+		var te *TransportError
+		if errors.As(err, &te) && te.StatusCode != 0 {
+			return true
+		}
+		var to *timeoutError
+		return errors.As(err, &to)
+	}
+	return false
+}
+
+func (c *Client) preferred(era mcp.Era) string {
+	if v := c.opts.ProtocolVersion; v != "" && mcp.EraOf(v) == era {
+		return v
+	}
+	if era == mcp.EraModern {
+		return mcp.LatestVersion
+	}
+	if v := c.opts.ProtocolVersion; v != "" && slices.Contains(legacyAccepted, v) {
+		return v
+	}
+	return mcp.LatestLegacyVersion
+}
+
+// discover runs server/discover. In probe mode any failure is returned for
+// the caller to fall back; otherwise only a transport failure or a server
+// that names no modern version is fatal.
+func (c *Client) discover(ctx context.Context, probe bool) error {
+	c.setState(func(s *state) { s.era, s.version = mcp.EraModern, c.preferred(mcp.EraModern) })
+	var opts []CallOption
+	if probe {
+		opts = append(opts, WithTimeout(c.opts.ProbeTimeout))
+	}
+	raw, err := c.Call(ctx, mcp.MethodDiscover, nil, opts...)
+	if err != nil {
+		if probe {
+			return err
+		}
+		if CodeOf(err) == CodeJSONRPC {
+			var je *JSONRPCError
+			if errors.As(err, &je) && je.Code == mcp.CodeUnsupportedProtocolVersion {
+				return err // even the retried version was refused
+			}
+			c.opts.Logger.Info("server/discover failed; carrying on in the modern era", "error", err)
+			return nil
+		}
+		return err
+	}
+	var d mcp.DiscoverResult
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return &ProtocolError{Op: mcp.MethodDiscover, Reason: "result is not a DiscoverResult", Err: err}
+	}
+	version := c.state().version
+	if len(d.SupportedVersions) > 0 && !slices.Contains(d.SupportedVersions, version) {
+		version = pickVersion(d.SupportedVersions, mcp.ModernVersions)
+	}
+	if version == "" {
+		if probe {
+			return errNotModern
+		}
+		return &ProtocolError{Op: mcp.MethodDiscover, Reason: fmt.Sprintf("server supports %v, none of them modern", d.SupportedVersions)}
+	}
+	var info mcp.Implementation
+	if v, ok := d.Meta[mcp.MetaServerInfo]; ok {
+		if b, err := json.Marshal(v); err == nil {
+			_ = json.Unmarshal(b, &info)
+		}
+	}
+	c.setState(func(s *state) {
+		s.version, s.server, s.caps, s.instructions = version, info, d.Capabilities, d.Instructions
+	})
+	return nil
+}
+
+// initialize opens a legacy session and sends notifications/initialized.
+func (c *Client) initialize(ctx context.Context) error {
+	want := c.preferred(mcp.EraLegacy)
+	c.setState(func(s *state) { s.era, s.version = mcp.EraLegacy, want })
+	raw, err := c.Call(ctx, mcp.MethodInitialize, mcp.InitializeParams{
+		ProtocolVersion: want, Capabilities: c.opts.Capabilities, ClientInfo: c.opts.ClientInfo,
+	})
+	if err != nil {
+		return err
+	}
+	var r mcp.InitializeResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return &ProtocolError{Op: mcp.MethodInitialize, Reason: "result is not an InitializeResult", Err: err}
+	}
+	if !slices.Contains(legacyAccepted, r.ProtocolVersion) {
+		return &ProtocolError{Op: mcp.MethodInitialize, Reason: fmt.Sprintf("server chose protocol version %q, which this client does not speak (it speaks %v)", r.ProtocolVersion, legacyAccepted)}
+	}
+	c.setState(func(s *state) {
+		s.version, s.server, s.caps, s.instructions = r.ProtocolVersion, r.ServerInfo, r.Capabilities, r.Instructions
+	})
+	if err := c.notify(ctx, mcp.NotificationInitialized, nil); err != nil {
+		c.opts.Logger.Warn("cannot send notifications/initialized", "error", err)
+	}
+	if h, ok := c.conn.(interface{ sessionStarted(context.Context) }); ok {
+		h.sessionStarted(ctx)
+	}
+	return nil
+}
+
+// reinitialize replaces a session the server forgot, once per lost session
+// however many calls noticed it.
+func (c *Client) reinitialize(ctx context.Context, gone string) error {
+	c.reinitMu.Lock()
+	defer c.reinitMu.Unlock()
+	h, ok := c.conn.(interface {
+		sessionID() string
+		resetSession()
+	})
+	if !ok {
+		return &SessionInvalidError{Op: "re-initialize", SessionID: gone}
+	}
+	if h.sessionID() != gone {
+		return nil // another call already replaced it
+	}
+	h.resetSession()
+	c.tools.drop()
+	return c.initialize(ctx)
+}

@@ -1,0 +1,373 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/schema"
+)
+
+// toolEntry is what the client remembers of a listed tool.
+type toolEntry struct {
+	tool    *mcp.Tool
+	headers []paramHeader // x-mcp-header annotations
+
+	once   sync.Once
+	output *schema.Schema // compiled outputSchema, nil when none
+	badOut error          // why the outputSchema does not compile
+}
+
+func (t *toolEntry) outputSchema() (*schema.Schema, error) {
+	t.once.Do(func() {
+		if len(t.tool.OutputSchema) > 0 {
+			t.output, t.badOut = schema.Compile(t.tool.OutputSchema)
+		}
+	})
+	return t.output, t.badOut
+}
+
+// toolCache holds the last complete tools/list; a list_changed notification
+// or a lost session drops it, and a modern ttlMs ages it.
+type toolCache struct {
+	mu      sync.Mutex
+	loaded  bool
+	expires time.Time // zero: no expiry known
+	byName  map[string]*toolEntry
+}
+
+func (tc *toolCache) drop() {
+	tc.mu.Lock()
+	tc.loaded, tc.byName = false, nil
+	tc.mu.Unlock()
+}
+
+func (tc *toolCache) get(name string) *toolEntry {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.byName[name]
+}
+
+// lookup returns the cached entry and whether the cache is loaded and fresh.
+func (tc *toolCache) lookup(name string) (*toolEntry, bool) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	fresh := tc.loaded && (tc.expires.IsZero() || time.Now().Before(tc.expires))
+	return tc.byName[name], fresh
+}
+
+func (tc *toolCache) store(entries map[string]*toolEntry, ttl *int64) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	tc.loaded, tc.byName, tc.expires = true, entries, time.Time{}
+	if ttl != nil {
+		ms := max(*ttl, 0)
+		tc.expires = time.Now().Add(time.Duration(ms) * time.Millisecond)
+	}
+}
+
+// ToolPages lists tools page by page (tools/list with nextCursor). Each
+// step yields one page or an error, after which iteration stops. Over
+// modern HTTP, tools whose x-mcp-header annotations break the rules are
+// dropped from the page (and logged), as 2026-07-28 requires.
+func (c *Client) ToolPages(ctx context.Context) iter.Seq2[*mcp.ListToolsResult, error] {
+	return func(yield func(*mcp.ListToolsResult, error) bool) {
+		c.pages(ctx, func(p *pageResultAlias, err error) bool {
+			if err != nil {
+				return yield(nil, err)
+			}
+			return yield(&p.ListToolsResult, nil)
+		})
+	}
+}
+
+func (c *Client) pages(ctx context.Context, yield func(*pageResultAlias, error) bool) {
+	cursor, hasCursor := "", false
+	seen := map[string]bool{}
+	for page := 0; ; page++ {
+		if page >= c.opts.MaxPages {
+			yield(nil, &ProtocolError{Op: mcp.MethodListTools, Reason: fmt.Sprintf("more than %d pages (limit MaxPages)", c.opts.MaxPages)})
+			return
+		}
+		var params any
+		if hasCursor {
+			params = map[string]string{"cursor": cursor}
+		}
+		raw, err := c.Call(ctx, mcp.MethodListTools, params)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		res, err := c.decodeToolsPage(raw)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if !yield(res, nil) {
+			return
+		}
+		if res.NextCursor == nil {
+			return
+		}
+		if seen[*res.NextCursor] {
+			yield(nil, &ProtocolError{Op: mcp.MethodListTools, Reason: fmt.Sprintf("nextCursor %q repeats; the listing would never end", *res.NextCursor)})
+			return
+		}
+		seen[*res.NextCursor] = true
+		cursor, hasCursor = *res.NextCursor, true
+	}
+}
+
+// toolsPage is a tools/list result with the cursor kept as a pointer, since
+// an empty-string cursor is a valid cursor and not the end.
+type toolsPage struct {
+	Tools      []json.RawMessage `json:"tools"`
+	NextCursor *string           `json:"nextCursor"`
+	TTLMs      *int64            `json:"ttlMs"`
+	CacheScope mcp.CacheScope    `json:"cacheScope"`
+	ResultType mcp.ResultType    `json:"resultType"`
+	Meta       mcp.Meta          `json:"_meta"`
+}
+
+func (c *Client) decodeToolsPage(raw json.RawMessage) (*pageResultAlias, error) {
+	var p toolsPage
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, &ProtocolError{Op: mcp.MethodListTools, Reason: "result is not a tool list", Err: err}
+	}
+	if p.Tools == nil {
+		return nil, &ProtocolError{Op: mcp.MethodListTools, Reason: `result has no "tools" array`}
+	}
+	out := &pageResultAlias{ListToolsResult: mcp.ListToolsResult{TTLMs: p.TTLMs, CacheScope: p.CacheScope, ResultType: p.ResultType, Meta: p.Meta}, NextCursor: p.NextCursor}
+	if p.NextCursor != nil {
+		out.ListToolsResult.NextCursor = *p.NextCursor
+	}
+	_, isHTTP := c.conn.(*httpConn)
+	modern := c.state().era == mcp.EraModern
+	for i, traw := range p.Tools {
+		var t mcp.Tool
+		if err := json.Unmarshal(traw, &t); err != nil {
+			return nil, &ProtocolError{Op: mcp.MethodListTools, Reason: fmt.Sprintf("tools[%d] is not a tool", i), Path: fmt.Sprintf("/tools/%d", i), Err: err}
+		}
+		if t.Name == "" {
+			return nil, &ProtocolError{Op: mcp.MethodListTools, Reason: fmt.Sprintf("tools[%d] has no name", i), Path: fmt.Sprintf("/tools/%d/name", i)}
+		}
+		if isHTTP && modern {
+			if _, err := toolHeaders(t.InputSchema); err != nil {
+				c.opts.Logger.Warn("dropping a tool with invalid x-mcp-header annotations", "tool", t.Name, "error", err)
+				continue
+			}
+		}
+		out.Tools = append(out.Tools, &t)
+	}
+	return out, nil
+}
+
+// pageResultAlias carries the page plus whether a cursor was present at all.
+type pageResultAlias struct {
+	mcp.ListToolsResult
+	NextCursor *string
+}
+
+// ListTools returns every tool, following all pages, and refreshes the
+// cache the outputSchema check and the HTTP headers use.
+func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+	var all []*mcp.Tool
+	var ttl *int64
+	first := true
+	var ferr error
+	c.pages(ctx, func(p *pageResultAlias, err error) bool {
+		if err != nil {
+			ferr = err
+			return false
+		}
+		if first || (p.TTLMs != nil && (ttl == nil || *p.TTLMs < *ttl)) {
+			ttl = p.TTLMs
+		}
+		first = false
+		all = append(all, p.Tools...)
+		return true
+	})
+	if ferr != nil {
+		return nil, ferr
+	}
+	entries := make(map[string]*toolEntry, len(all))
+	for _, t := range all {
+		hs, _ := toolHeaders(t.InputSchema)
+		entries[t.Name] = &toolEntry{tool: t, headers: hs}
+	}
+	if c.state().era != mcp.EraModern {
+		ttl = nil // legacy lists change only with list_changed
+	}
+	c.tools.store(entries, ttl)
+	return all, nil
+}
+
+// Tool returns a tool from the cache, listing tools first when the cache is
+// empty or stale; nil when the server has no such tool.
+func (c *Client) Tool(ctx context.Context, name string) (*mcp.Tool, error) {
+	e, err := c.toolEntry(ctx, name, false)
+	if err != nil || e == nil {
+		return nil, err
+	}
+	return e.tool, nil
+}
+
+func (c *Client) toolEntry(ctx context.Context, name string, refresh bool) (*toolEntry, error) {
+	e, fresh := c.tools.lookup(name)
+	if fresh && !refresh {
+		return e, nil
+	}
+	if _, err := c.ListTools(ctx); err != nil {
+		return nil, err
+	}
+	return c.tools.get(name), nil
+}
+
+// CallTool calls a tool and returns its raw result. args is anything that
+// encodes to a JSON object (or nil). The result's content has been checked
+// block by block, and its structuredContent against the tool's outputSchema
+// (see Options.DisableOutputValidation); a mismatch is a *ProtocolError. When
+// the tool reports failure (isError), the result is returned together with a
+// *ToolError carrying it.
+func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
+	var cc callConfig
+	for _, o := range opts {
+		o(&cc)
+	}
+	params := map[string]json.RawMessage{"name": mustJSON(name)}
+	if args != nil {
+		raw, ok := args.(json.RawMessage)
+		if !ok {
+			var err error
+			if raw, err = json.Marshal(args); err != nil {
+				return nil, fmt.Errorf("client: cannot encode the arguments of %q: %w", name, err)
+			}
+		}
+		if len(raw) > 0 && string(raw) != "null" {
+			var probe map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &probe); err != nil {
+				return nil, fmt.Errorf("client: the arguments of %q must be a JSON object: %w", name, err)
+			}
+			params["arguments"] = raw
+		}
+	}
+	validate := !c.opts.DisableOutputValidation && !cc.noValidate
+	var entry *toolEntry
+	if validate || c.state().era == mcp.EraModern {
+		// The cache feeds the outputSchema check and the Mcp-Param headers.
+		if e, fresh := c.tools.lookup(name); fresh {
+			entry = e
+		} else if e, err := c.toolEntry(ctx, name, false); err == nil {
+			entry = e
+		} else if validate {
+			return nil, err
+		}
+	}
+	op := "tools/call " + name
+	raw, err := c.call(ctx, mcp.MethodCallTool, params, &cc)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		pe := &ProtocolError{Op: op, Reason: "malformed result", Err: err}
+		var ce *mcp.ContentError
+		if errors.As(err, &ce) {
+			pe.Reason, pe.Path, pe.Err = "bad content block", fmt.Sprintf("content[%d]", ce.Index), err
+		}
+		return nil, pe
+	}
+	if res.IsError {
+		te := &ToolError{Tool: name, Result: &res}
+		if g, gerr := res.RetryGuidance(); gerr == nil {
+			te.RetryGuidance = g
+		} else {
+			c.opts.Logger.Debug("ignoring malformed retry guidance", "tool", name, "error", gerr)
+		}
+		return &res, te
+	}
+	if validate && entry != nil {
+		if err := c.checkOutput(ctx, op, name, entry, &res); err != nil {
+			return nil, err
+		}
+	}
+	return &res, nil
+}
+
+// checkOutput validates structuredContent against the cached outputSchema;
+// on a mismatch with a cache that may be stale it re-lists once and retries
+// the check, so a changed tool is not blamed on its old schema.
+func (c *Client) checkOutput(ctx context.Context, op, name string, e *toolEntry, res *mcp.CallToolResult) error {
+	err := validateOutput(op, e, res)
+	if err == nil {
+		return nil
+	}
+	if _, fresh := c.tools.lookup(name); !fresh {
+		if ne, lerr := c.toolEntry(ctx, name, true); lerr == nil && ne != nil {
+			return validateOutput(op, ne, res)
+		}
+	}
+	return err
+}
+
+func validateOutput(op string, e *toolEntry, res *mcp.CallToolResult) error {
+	s, err := e.outputSchema()
+	if err != nil {
+		return &ProtocolError{Op: op, Reason: "the tool's outputSchema cannot be used for validation (turn validation off to skip it)", Err: err}
+	}
+	if s == nil {
+		return nil
+	}
+	if len(res.StructuredContent) == 0 {
+		return &ProtocolError{Op: op, Reason: "the tool declares an outputSchema but the result has no structuredContent", Path: "/structuredContent"}
+	}
+	v, err := schema.DecodeValue(res.StructuredContent)
+	if err != nil {
+		return &ProtocolError{Op: op, Reason: "structuredContent is not valid JSON", Err: err}
+	}
+	if err := s.Validate(v); err != nil {
+		pe := &ProtocolError{Op: op, Reason: "structuredContent does not match the tool's outputSchema", Err: err}
+		var ve *schema.ValidationError
+		if errors.As(err, &ve) && len(ve.Violations) > 0 {
+			pe.Path = ve.Violations[0].Path
+			if pe.Path == "" {
+				pe.Path = "/"
+			}
+		}
+		return pe
+	}
+	return nil
+}
+
+// CallToolAs calls a tool and decodes its structuredContent into Out. A
+// result without structuredContent falls back to its first text block,
+// read as JSON. A tool error is returned as *ToolError.
+func CallToolAs[Out any](ctx context.Context, c *Client, name string, args any, opts ...CallOption) (Out, error) {
+	var out Out
+	res, err := c.CallTool(ctx, name, args, opts...)
+	if err != nil {
+		return out, err
+	}
+	op := "tools/call " + name
+	raw := res.StructuredContent
+	if len(raw) == 0 {
+		for _, b := range res.Content {
+			if t, ok := b.(*mcp.TextContent); ok {
+				raw = json.RawMessage(t.Text)
+				break
+			}
+		}
+	}
+	if len(raw) == 0 {
+		return out, &ProtocolError{Op: op, Reason: fmt.Sprintf("result has no structuredContent to decode into %T", out)}
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return out, &ProtocolError{Op: op, Reason: fmt.Sprintf("structuredContent does not decode into %T", out), Err: err}
+	}
+	return out, nil
+}
