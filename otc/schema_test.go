@@ -42,17 +42,17 @@ func TestPublishedSchemaRejectsSeedExamples(t *testing.T) {
 func TestCorrectedSchemaStillRejects(t *testing.T) {
 	corrected := loadSchema(t, "call-tool-response.json")
 	for name, body := range map[string]string{
-		"missing call_id":            `{"success":true,"value":1}`,
-		"missing success":            `{"call_id":"x","value":1}`,
-		"success with error":         `{"call_id":"x","success":true,"error":{"message":"m"}}`,
-		"failure without error":      `{"call_id":"x","success":false}`,
-		"failure with value":         `{"call_id":"x","success":false,"value":1,"error":{"message":"m"}}`,
-		"unknown member":             `{"call_id":"x","success":true,"value":1,"extra":true}`,
-		"error without message":      `{"call_id":"x","success":false,"error":{"can_retry":true}}`,
-		"fractional retry_after_ms":  `{"call_id":"x","success":false,"error":{"message":"m","retry_after_ms":1.5}}`,
-		"duration not a number":      `{"call_id":"x","success":true,"value":1,"duration":"50ms"}`,
-		"can_retry not a boolean":    `{"call_id":"x","success":false,"error":{"message":"m","can_retry":"yes"}}`,
-		"call_id not a string":       `{"call_id":7,"success":true}`,
+		"missing call_id":           `{"success":true,"value":1}`,
+		"missing success":           `{"call_id":"x","value":1}`,
+		"success with error":        `{"call_id":"x","success":true,"error":{"message":"m"}}`,
+		"failure without error":     `{"call_id":"x","success":false}`,
+		"failure with value":        `{"call_id":"x","success":false,"value":1,"error":{"message":"m"}}`,
+		"unknown member":            `{"call_id":"x","success":true,"value":1,"extra":true}`,
+		"error without message":     `{"call_id":"x","success":false,"error":{"can_retry":true}}`,
+		"fractional retry_after_ms": `{"call_id":"x","success":false,"error":{"message":"m","retry_after_ms":1.5}}`,
+		"duration not a number":     `{"call_id":"x","success":true,"value":1,"duration":"50ms"}`,
+		"can_retry not a boolean":   `{"call_id":"x","success":false,"error":{"message":"m","can_retry":"yes"}}`,
+		"call_id not a string":      `{"call_id":7,"success":true}`,
 	} {
 		if err := corrected.ValidateJSON([]byte(body)); err == nil {
 			t.Errorf("%s: corrected schema accepts %s", name, body)
