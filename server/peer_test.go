@@ -147,6 +147,11 @@ func (p *peer) initialize(version string) *mcp.InitializeResult {
 	var res mcp.InitializeResult
 	decodeResult(p.t, r, &res)
 	p.send(&jsonrpc.Notification{Method: mcp.NotificationInitialized})
+	// Notifications are handled in arrival order before later requests are
+	// dispatched, so once a ping is answered the session is ready.
+	if r := p.call("ping", nil); r.Error != nil {
+		p.t.Fatal(r.Error)
+	}
 	return &res
 }
 
