@@ -1,0 +1,307 @@
+// Package streamable serves MCP over Streamable HTTP: one endpoint for both
+// protocol eras, chosen per request. An initialize POST opens a 2025-era
+// session (Mcp-Session-Id, SSE streams resumable with Last-Event-ID, a
+// standalone GET stream); a POST whose MCP-Protocol-Version header or
+// params._meta names a 2026-era revision is served statelessly, its headers
+// checked against its body. The handler knows nothing of what methods mean:
+// it hands decoded JSON-RPC messages to a jsonrpc.SessionOpener.
+package streamable
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
+)
+
+// Handler is an http.Handler serving MCP at one endpoint. Create it with
+// NewHandler; stop it with Shutdown.
+type Handler struct {
+	opener jsonrpc.SessionOpener
+	tools  ToolLookup
+	o      Options
+	policy *hostPolicy
+	now    func() time.Time // a test hook: session expiry reads this clock
+
+	mu       sync.Mutex
+	sessions map[string]*legacySession
+	modern   map[jsonrpc.Session]bool // open 2026-era request sessions; true for listens
+	active   int                      // requests being served, both eras
+	idle     chan struct{}            // closed when active drops to 0 while draining
+	draining bool
+	closed   bool
+
+	janitor  sync.Once
+	stopJan  chan struct{}
+	janitorW sync.WaitGroup
+}
+
+// NewHandler returns a handler that opens sessions on opener. opts may be nil.
+func NewHandler(opener jsonrpc.SessionOpener, opts *Options) *Handler {
+	o := opts.withDefaults()
+	tools := o.Tools
+	if tools == nil {
+		tools, _ = opener.(ToolLookup)
+	}
+	return &Handler{
+		opener: opener, tools: tools, o: o,
+		policy:   newHostPolicy(o.AllowedHosts, o.AllowedOrigins),
+		now:      time.Now,
+		sessions: map[string]*legacySession{},
+		modern:   map[jsonrpc.Session]bool{},
+		stopJan:  make(chan struct{}),
+	}
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if origin := r.Header.Get("Origin"); origin != "" && !h.policy.originAllowed(origin) {
+		writeError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "forbidden: Origin %q is not allowed", origin))
+		return
+	}
+	if !h.policy.hostAllowed(r.Host) {
+		writeError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "forbidden: Host %q is not allowed", r.Host))
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodGet:
+		h.get(w, r)
+	case http.MethodDelete:
+		h.delete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "method %s is not allowed: MCP uses POST, GET and DELETE", r.Method))
+	}
+}
+
+// SessionCount returns how many 2025-era sessions are open.
+func (h *Handler) SessionCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
+func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
+	if !mediaTypeIs(r.Header.Get("Content-Type"), "application/json") {
+		writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Content-Type must be application/json"))
+		return
+	}
+	if !accepts(r.Header, "application/json") || !accepts(r.Header, "text/event-stream") {
+		writeError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Accept must list both application/json and text/event-stream"))
+		return
+	}
+	body, ok := h.readBody(w, r)
+	if !ok {
+		return
+	}
+	msg, id, derr := jsonrpc.Decode(body)
+	if derr != nil {
+		writeError(w, http.StatusBadRequest, id, derr)
+		return
+	}
+	if h.isModern(r, msg) {
+		h.postModern(w, r, msg)
+		return
+	}
+	h.postLegacy(w, r, msg)
+}
+
+// readBody reads a POST body within the size and time limits.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.o.ReadTimeout))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes))
+	_ = rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "request body exceeds the limit of %d bytes", mbe.Limit))
+			return nil, false
+		}
+		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "cannot read request body: %v", err))
+		return nil, false
+	}
+	return body, true
+}
+
+// isModern decides the era of a POST: a 2026-era MCP-Protocol-Version
+// header, or a request whose params._meta names a protocol version.
+func (h *Handler) isModern(r *http.Request, msg jsonrpc.Message) bool {
+	if mcp.EraOf(strings.TrimSpace(r.Header.Get(HeaderProtocolVersion))) == mcp.EraModern {
+		return true
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		_, present := metaVersion(req.Params)
+		return present
+	}
+	return false
+}
+
+// modernHeader reports whether a request names a 2026-era revision in its
+// MCP-Protocol-Version header.
+func modernHeader(r *http.Request) bool {
+	return mcp.EraOf(strings.TrimSpace(r.Header.Get(HeaderProtocolVersion))) == mcp.EraModern
+}
+
+// begin counts a request in; it fails while shutting down.
+func (h *Handler) begin() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.draining {
+		return false
+	}
+	h.active++
+	return true
+}
+
+func (h *Handler) finish() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.active--
+	if h.active == 0 && h.idle != nil {
+		close(h.idle)
+		h.idle = nil
+	}
+}
+
+var errShuttingDown = jsonrpc.NewError(jsonrpc.CodeInternalError, "server is shutting down")
+
+// Shutdown stops the handler gracefully: new requests get 503, standalone
+// and subscription streams end (a subscription gets its closing result),
+// and requests in flight may finish until ctx is done. Then every session
+// is closed, cancelling whatever still runs. It returns ctx.Err() if
+// requests were still running when ctx ended.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	h.draining = true
+	var listens []jsonrpc.Session
+	for s, listen := range h.modern {
+		if listen {
+			listens = append(listens, s)
+		}
+	}
+	sessions := make([]*legacySession, 0, len(h.sessions))
+	for _, ls := range h.sessions {
+		sessions = append(sessions, ls)
+	}
+	var idle chan struct{}
+	if h.active > 0 {
+		if h.idle == nil {
+			h.idle = make(chan struct{})
+		}
+		idle = h.idle
+	}
+	h.mu.Unlock()
+
+	for _, s := range listens {
+		s.Close()
+	}
+	for _, ls := range sessions {
+		ls.endStandalone()
+	}
+	var err error
+	if idle != nil {
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	h.closeAll()
+	return err
+}
+
+// Close ends every session and stream at once.
+func (h *Handler) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = h.Shutdown(ctx)
+	return nil
+}
+
+func (h *Handler) closeAll() {
+	h.mu.Lock()
+	if !h.closed {
+		h.closed = true
+		close(h.stopJan)
+	}
+	sessions := make([]*legacySession, 0, len(h.sessions))
+	for id, ls := range h.sessions {
+		sessions = append(sessions, ls)
+		delete(h.sessions, id)
+	}
+	var modern []jsonrpc.Session
+	for s := range h.modern {
+		modern = append(modern, s)
+	}
+	h.mu.Unlock()
+	for _, ls := range sessions {
+		ls.close()
+	}
+	for _, s := range modern {
+		s.Close()
+	}
+	h.janitorW.Wait()
+}
+
+// newSessionID returns an unguessable id of visible ASCII.
+func newSessionID() string { return rand.Text() }
+
+// writeError answers with a JSON-RPC error body.
+func writeError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+	body, err := jsonrpc.Encode(&jsonrpc.Response{ID: id, Error: e})
+	if err != nil {
+		body = []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"internal error"}}`, jsonrpc.CodeInternalError))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// statusFor maps a 2026-era JSON-RPC error code to its HTTP status.
+func statusFor(r *jsonrpc.Response) int {
+	if r.Error == nil {
+		return http.StatusOK
+	}
+	switch r.Error.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, jsonrpc.CodeInvalidRequest, jsonrpc.CodeParseError,
+		mcp.CodeHeaderMismatch, mcp.CodeMissingRequiredClientCapability, mcp.CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	case jsonrpc.CodeInternalError:
+		return http.StatusInternalServerError
+	}
+	return http.StatusOK
+}
+
+func mediaTypeIs(header, want string) bool {
+	mt, _, err := mime.ParseMediaType(header)
+	return err == nil && strings.EqualFold(mt, want)
+}
+
+// accepts reports whether the Accept header admits the media type.
+func accepts(h http.Header, want string) bool {
+	major, _, _ := strings.Cut(want, "/")
+	for _, v := range h.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			mt = strings.ToLower(strings.TrimSpace(mt))
+			if mt == want || mt == "*/*" || mt == major+"/*" {
+				return true
+			}
+		}
+	}
+	return false
+}

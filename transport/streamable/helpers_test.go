@@ -1,0 +1,299 @@
+package streamable
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/server"
+)
+
+// fixture is a server with tools that exercise the transport, and hooks the
+// tests use to steer them.
+type fixture struct {
+	srv     *server.Server
+	release chan struct{} // closed to let "gate" and "reconnect" return
+	started chan struct{} // receives when "block" or "gate" starts
+	stopped chan error    // receives the cause when "block" sees its context end
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{
+		srv:     server.New(mcp.Implementation{Name: "streamable-test", Version: "1.0.0"}),
+		release: make(chan struct{}),
+		started: make(chan struct{}, 16),
+		stopped: make(chan error, 16),
+	}
+	type none struct{}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	type echoIn struct {
+		Message string `json:"message"`
+	}
+	must(server.AddTool(f.srv, &mcp.Tool{Name: "echo", Description: "echoes"},
+		func(ctx context.Context, req *server.CallRequest, in echoIn) (string, error) { return "Echo: " + in.Message, nil }))
+	must(server.AddTool(f.srv, &mcp.Tool{Name: "progress", Description: "reports progress 1..3"},
+		func(ctx context.Context, req *server.CallRequest, in none) (string, error) {
+			for i := 1; i <= 3; i++ {
+				if err := req.Progress(ctx, float64(i), 3, "step"); err != nil {
+					return "", err
+				}
+			}
+			return "done", nil
+		}))
+	must(server.AddTool(f.srv, &mcp.Tool{Name: "block", Description: "runs until cancelled"},
+		func(ctx context.Context, req *server.CallRequest, in none) (string, error) {
+			f.started <- struct{}{}
+			<-ctx.Done()
+			f.stopped <- context.Cause(ctx)
+			return "", ctx.Err()
+		}))
+	must(server.AddTool(f.srv, &mcp.Tool{Name: "gate", Description: "returns once released"},
+		func(ctx context.Context, req *server.CallRequest, in none) (string, error) {
+			f.started <- struct{}{}
+			select {
+			case <-f.release:
+				return "released", nil
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}))
+	must(server.AddTool(f.srv, &mcp.Tool{Name: "reconnect", Description: "closes its SSE stream, reports progress, returns once released"},
+		func(ctx context.Context, req *server.CallRequest, in none) (string, error) {
+			if !CloseSSEStream(ctx) {
+				return "", context.Canceled
+			}
+			if err := req.Progress(ctx, 1, 2, "after close"); err != nil {
+				return "", err
+			}
+			<-f.release
+			return "reconnected", nil
+		}))
+	must(server.AddTool(f.srv, &mcp.Tool{Name: "headers", Description: "takes header-mirrored arguments",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"region":{"type":"string","x-mcp-header":"Region"},` +
+			`"count":{"type":"integer","x-mcp-header":"Count"},` +
+			`"dry":{"type":"boolean","x-mcp-header":"Dry"},` +
+			`"opts":{"type":"object","properties":{"zone":{"type":"string","x-mcp-header":"Zone"}}},` +
+			`"query":{"type":"string"}}}`)},
+		func(ctx context.Context, req *server.CallRequest, in map[string]any) (string, error) {
+			return "ok", nil
+		}))
+	return f
+}
+
+// testServer serves a handler on a real loopback listener.
+func testServer(t *testing.T, f *fixture, o *Options) (*Handler, *httptest.Server) {
+	t.Helper()
+	h := NewHandler(f.srv, o)
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		ts.Close()
+	})
+	return h, ts
+}
+
+var modernMeta = map[string]any{
+	mcp.MetaProtocolVersion:    mcp.Version20260728,
+	mcp.MetaClientCapabilities: map[string]any{},
+	mcp.MetaClientInfo:         map[string]any{"name": "test", "version": "1"},
+}
+
+// modernRequest builds a 2026-era POST with every header set right; callers
+// then spoil what they test.
+func modernRequest(t *testing.T, url string, id any, method string, params map[string]any) *http.Request {
+	t.Helper()
+	if params == nil {
+		params = map[string]any{}
+	}
+	if _, ok := params["_meta"]; !ok {
+		params["_meta"] = modernMeta
+	}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("MCP-Protocol-Version", mcp.Version20260728)
+	r.Header.Set("Mcp-Method", method)
+	if name, ok := params["name"].(string); ok {
+		r.Header.Set("Mcp-Name", name)
+	}
+	return r
+}
+
+// legacyRequest builds a 2025-era POST of one raw message.
+func legacyRequest(t *testing.T, url, session, body string) *http.Request {
+	t.Helper()
+	r, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		r.Header.Set("Mcp-Session-Id", session)
+		r.Header.Set("MCP-Protocol-Version", mcp.Version20251125)
+	}
+	return r
+}
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`
+
+// initialize opens a 2025-era session and returns its id.
+func initialize(t *testing.T, url string) string {
+	t.Helper()
+	resp := do(t, legacyRequest(t, url, "", initializeBody))
+	body := readAll(t, resp)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize: status %d: %s", resp.StatusCode, body)
+	}
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: no Mcp-Session-Id in %v", resp.Header)
+	}
+	resp = do(t, legacyRequest(t, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	readAll(t, resp)
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("initialized: status %d", resp.StatusCode)
+	}
+	return sid
+}
+
+func do(t *testing.T, r *http.Request) *http.Response {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func readAll(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// rpcReply decodes a JSON reply body.
+type rpcReply struct {
+	ID     any             `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *jsonrpc.Error  `json:"error"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+func decodeReply(t *testing.T, body string) rpcReply {
+	t.Helper()
+	var r rpcReply
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatalf("reply is not JSON: %v: %q", err, body)
+	}
+	return r
+}
+
+// sseEvent is one parsed server-sent event.
+type sseEvent struct {
+	ID    string
+	Retry string
+	Data  string
+}
+
+// sseReader parses an event stream as it arrives.
+type sseReader struct {
+	sc *bufio.Scanner
+}
+
+func newSSEReader(r io.Reader) *sseReader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	return &sseReader{sc: sc}
+}
+
+// next returns the next event, skipping comments; ok is false at the end.
+func (s *sseReader) next() (sseEvent, bool) {
+	var e sseEvent
+	seen := false
+	for s.sc.Scan() {
+		line := s.sc.Text()
+		if line == "" {
+			if seen {
+				return e, true
+			}
+			continue
+		}
+		if strings.HasPrefix(line, ":") {
+			continue
+		}
+		k, v, _ := strings.Cut(line, ":")
+		v = strings.TrimPrefix(v, " ")
+		seen = true
+		switch k {
+		case "id":
+			e.ID = v
+		case "retry":
+			e.Retry = v
+		case "data":
+			e.Data += v
+		}
+	}
+	return e, false
+}
+
+// waitFor fails the test if ch delivers nothing soon; the bound only stops a
+// broken test from hanging, it asserts no timing.
+func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+	var zero T
+	return zero
+}
+
+// fakeClock is a settable clock for session expiry.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}

@@ -1,0 +1,514 @@
+package streamable
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
+)
+
+// standaloneStream is the id of a session's GET stream.
+const standaloneStream = "g"
+
+// legacySession is a 2025-era session: opened by initialize, named by
+// Mcp-Session-Id, ended by DELETE or by idling past the TTL.
+type legacySession struct {
+	h      *Handler
+	id     string
+	sess   jsonrpc.Session
+	ctx    context.Context // requests run under it, not under their HTTP request
+	cancel context.CancelFunc
+
+	mu         sync.Mutex
+	prime      bool // the negotiated revision knows priming events (2025-11-25+)
+	streams    map[string]*stream
+	standalone *stream
+	next       int
+	busy       int // requests running and connections attached
+	lastActive time.Time
+	closed     bool
+}
+
+func (h *Handler) newStream(ls *legacySession, id string, final bool) *stream {
+	return &stream{id: id, ls: ls, final: final, retry: h.o.RetryInterval, log: h.o.Logger}
+}
+
+// openSession creates and registers a session, within the session cap.
+func (h *Handler) openSession() (*legacySession, *jsonrpc.Error) {
+	h.mu.Lock()
+	full := len(h.sessions) >= h.o.MaxSessions
+	h.mu.Unlock()
+	if full {
+		h.sweep()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ls := &legacySession{h: h, id: newSessionID(), ctx: ctx, cancel: cancel,
+		streams: map[string]*stream{}, lastActive: h.now(), busy: 1}
+	ls.standalone = h.newStream(ls, standaloneStream, false)
+	ls.streams[standaloneStream] = ls.standalone
+	h.mu.Lock()
+	if h.draining {
+		h.mu.Unlock()
+		cancel()
+		return nil, errShuttingDown
+	}
+	if len(h.sessions) >= h.o.MaxSessions {
+		h.mu.Unlock()
+		cancel()
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions: the limit of %d is reached; try again later", h.o.MaxSessions)
+	}
+	h.sessions[ls.id] = ls
+	h.janitor.Do(h.startJanitor)
+	h.mu.Unlock()
+	ls.sess = h.opener.OpenSession(jsonrpc.SenderFunc(func(ctx context.Context, m jsonrpc.Message) error {
+		return ls.standalone.send(m, false)
+	}))
+	return ls, nil
+}
+
+func (h *Handler) lookup(id string) *legacySession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sessions[id]
+}
+
+// endSession unregisters and closes a session.
+func (h *Handler) endSession(ls *legacySession) {
+	h.mu.Lock()
+	if h.sessions[ls.id] == ls {
+		delete(h.sessions, ls.id)
+	}
+	h.mu.Unlock()
+	ls.close()
+}
+
+// sessionFor finds the session a request names, answering 400 or 404 itself
+// when there is none.
+func (h *Handler) sessionFor(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) *legacySession {
+	sid := strings.TrimSpace(r.Header.Get(HeaderSessionID))
+	if sid == "" {
+		writeError(w, http.StatusBadRequest, id, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+			"the Mcp-Session-Id header is required: open a session with initialize (2025-11-25), or send _meta and the MCP-Protocol-Version header (2026-07-28)"))
+		return nil
+	}
+	ls := h.lookup(sid)
+	if ls == nil {
+		writeError(w, http.StatusNotFound, id, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session not found: it ended or never existed; initialize a new one"))
+		return nil
+	}
+	return ls
+}
+
+// legacyVersionOK checks the MCP-Protocol-Version header of a 2025-era
+// request: absent means 2025-03-26; anything else must be a revision served.
+func legacyVersionOK(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) bool {
+	v := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion))
+	if v == "" || mcp.EraOf(v) == mcp.EraLegacy {
+		return true
+	}
+	writeError(w, http.StatusBadRequest, id, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+		"unsupported MCP-Protocol-Version %q: this server speaks %s", v, strings.Join(mcp.SupportedVersions(), ", ")))
+	return false
+}
+
+func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message) {
+	var id jsonrpc.ID
+	req, isReq := msg.(*jsonrpc.Request)
+	if isReq {
+		id = req.ID
+	}
+	if !legacyVersionOK(w, r, id) {
+		return
+	}
+	if isReq && req.Method == mcp.MethodInitialize {
+		if r.Header.Get(HeaderSessionID) != "" {
+			writeError(w, http.StatusBadRequest, id, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "initialize opens a new session: it must not carry Mcp-Session-Id"))
+			return
+		}
+		h.initialize(w, req)
+		return
+	}
+	ls := h.sessionFor(w, r, id)
+	if ls == nil {
+		return
+	}
+	switch m := msg.(type) {
+	case *jsonrpc.Notification:
+		ls.touch()
+		ls.sess.HandleNotification(ls.ctx, m)
+		w.Header().Set(HeaderSessionID, ls.id)
+		w.WriteHeader(http.StatusAccepted)
+	case *jsonrpc.Response:
+		ls.touch()
+		ls.sess.HandleResponse(ls.ctx, m)
+		w.Header().Set(HeaderSessionID, ls.id)
+		w.WriteHeader(http.StatusAccepted)
+	case *jsonrpc.Request:
+		h.serveLegacyRequest(w, r, ls, m)
+	}
+}
+
+// serveLegacyRequest runs a request under its session, not under the HTTP
+// request: if the client drops the response stream the request goes on, and
+// its remaining events wait in the event store for a GET with
+// Last-Event-ID.
+func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls *legacySession, req *jsonrpc.Request) {
+	if !h.begin() {
+		writeError(w, http.StatusServiceUnavailable, req.ID, errShuttingDown)
+		return
+	}
+	c := newConn(w, &h.o, func(hd http.Header) { hd.Set(HeaderSessionID, ls.id) })
+	st := ls.addStream(c)
+	if st == nil {
+		h.finish()
+		writeError(w, http.StatusNotFound, req.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session not found: it has ended"))
+		return
+	}
+	ctx := context.WithValue(ls.ctx, streamKey{}, st)
+	go func() {
+		defer h.finish()
+		defer ls.release()
+		resp := ls.sess.HandleRequest(ctx, req, st)
+		if resp != nil {
+			_ = st.send(resp, true)
+		} else {
+			st.finishNoReply()
+		}
+	}()
+	select {
+	case <-c.done:
+	case <-r.Context().Done():
+		st.detach(c)
+	}
+}
+
+// initialize opens a session and answers the handshake with its id.
+func (h *Handler) initialize(w http.ResponseWriter, req *jsonrpc.Request) {
+	if !h.begin() {
+		writeError(w, http.StatusServiceUnavailable, req.ID, errShuttingDown)
+		return
+	}
+	defer h.finish()
+	ls, jerr := h.openSession()
+	if jerr != nil {
+		writeError(w, http.StatusServiceUnavailable, req.ID, jerr)
+		return
+	}
+	defer ls.release()
+	resp := ls.sess.HandleRequest(ls.ctx, req, jsonrpc.SenderFunc(func(context.Context, jsonrpc.Message) error {
+		return errors.New("streamable: initialize cannot send messages")
+	}))
+	if resp == nil || resp.Error != nil {
+		h.endSession(ls)
+		if resp == nil {
+			resp = &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "initialize was not answered")}
+		}
+		body, _ := jsonrpc.Encode(resp)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+		return
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(resp.Result, &res)
+	ls.mu.Lock()
+	ls.prime = res.ProtocolVersion >= mcp.Version20251125
+	ls.mu.Unlock()
+	body, err := jsonrpc.Encode(resp)
+	if err != nil {
+		h.endSession(ls)
+		writeError(w, http.StatusInternalServerError, req.ID, jsonrpc.NewError(jsonrpc.CodeInternalError, "%v", err))
+		return
+	}
+	w.Header().Set(HeaderSessionID, ls.id)
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
+
+// get opens a session's standalone stream, or resumes a stream after the
+// event named by Last-Event-ID.
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	if modernHeader(r) {
+		w.Header().Set("Allow", "POST")
+		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "GET is not served in 2026-07-28: POST each request"))
+		return
+	}
+	if !accepts(r.Header, "text/event-stream") {
+		writeError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Accept must list text/event-stream"))
+		return
+	}
+	if !legacyVersionOK(w, r, jsonrpc.ID{}) {
+		return
+	}
+	ls := h.sessionFor(w, r, jsonrpc.ID{})
+	if ls == nil {
+		return
+	}
+	h.mu.Lock()
+	draining := h.draining
+	h.mu.Unlock()
+	if draining {
+		writeError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, errShuttingDown)
+		return
+	}
+	c := newConn(w, &h.o, func(hd http.Header) { hd.Set(HeaderSessionID, ls.id) })
+	var st *stream
+	if last := strings.TrimSpace(r.Header.Get(HeaderLastEventID)); last != "" {
+		var status int
+		var jerr *jsonrpc.Error
+		if st, status, jerr = ls.resume(c, last); jerr != nil {
+			writeError(w, status, jsonrpc.ID{}, jerr)
+			return
+		}
+	} else if st = ls.attachStandalone(c); st == nil {
+		writeError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "this session already has a GET stream open"))
+		return
+	}
+	defer ls.release()
+	select {
+	case <-c.done:
+	case <-r.Context().Done():
+		st.detach(c)
+	case <-ls.ctx.Done():
+		st.detach(c)
+	}
+}
+
+// delete ends a session.
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
+	if modernHeader(r) {
+		w.Header().Set("Allow", "POST")
+		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "DELETE is not served in 2026-07-28: there are no sessions"))
+		return
+	}
+	ls := h.sessionFor(w, r, jsonrpc.ID{})
+	if ls == nil {
+		return
+	}
+	h.endSession(ls)
+	w.WriteHeader(http.StatusOK)
+}
+
+// touch records activity.
+func (ls *legacySession) touch() {
+	ls.mu.Lock()
+	ls.lastActive = ls.h.now()
+	ls.mu.Unlock()
+}
+
+// release marks the end of a request or a connection.
+func (ls *legacySession) release() {
+	ls.mu.Lock()
+	ls.busy--
+	ls.lastActive = ls.h.now()
+	ls.mu.Unlock()
+}
+
+// addStream opens the response stream of a POST; nil if the session ended.
+func (ls *legacySession) addStream(c *conn) *stream {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.closed {
+		return nil
+	}
+	ls.next++
+	st := ls.h.newStream(ls, "p"+strconv.Itoa(ls.next), true)
+	st.c = c
+	st.prime = ls.prime
+	ls.streams[st.id] = st
+	ls.busy++
+	ls.lastActive = ls.h.now()
+	return st
+}
+
+// attachStandalone makes c the live standalone stream; nil if one is open.
+func (ls *legacySession) attachStandalone(c *conn) *stream {
+	ls.mu.Lock()
+	st := ls.standalone
+	st.prime = ls.prime
+	ls.busy++
+	ls.lastActive = ls.h.now()
+	ls.mu.Unlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.c != nil {
+		ls.release()
+		return nil
+	}
+	st.c = c
+	if err := st.startLocked(); err != nil {
+		st.detachLocked()
+	}
+	return st
+}
+
+// resume replays the stream an event belongs to after that event and, if the
+// stream is still going, attaches c to it.
+func (ls *legacySession) resume(c *conn, last string) (*stream, int, *jsonrpc.Error) {
+	store := ls.h.o.EventStore
+	streamID, _, err := store.After(ls.id, last)
+	if err != nil {
+		return nil, http.StatusBadRequest, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "cannot resume after event %q: %v", last, err)
+	}
+	ls.mu.Lock()
+	st := ls.streams[streamID]
+	if st != nil {
+		ls.busy++
+		ls.lastActive = ls.h.now()
+	}
+	ls.mu.Unlock()
+	if st == nil {
+		return nil, http.StatusBadRequest, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "cannot resume after event %q: its stream has ended", last)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.c != nil {
+		ls.release()
+		return nil, http.StatusConflict, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "stream %q is already open on another connection", streamID)
+	}
+	// Read again under the stream's lock: nothing can be appended between
+	// this replay and the attach below.
+	_, events, err := store.After(ls.id, last)
+	if err != nil {
+		ls.release()
+		return nil, http.StatusBadRequest, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "cannot resume after event %q: %v", last, err)
+	}
+	if err := c.startSSE(); err != nil {
+		c.end()
+		return st, 0, nil
+	}
+	for _, e := range events {
+		if e.Data == nil {
+			continue
+		}
+		if err := c.event(e.ID, 0, e.Data); err != nil {
+			c.end()
+			return st, 0, nil
+		}
+	}
+	if st.finished {
+		// The response was among the replayed events: the stream is done.
+		c.end()
+		st.dropLocked()
+		return st, 0, nil
+	}
+	st.c = c
+	return st, 0, nil
+}
+
+// endStandalone closes the live GET stream, if any (shutdown).
+func (ls *legacySession) endStandalone() {
+	st := ls.standalone
+	st.mu.Lock()
+	st.detachLocked()
+	st.mu.Unlock()
+}
+
+// append records an event unless the session has ended.
+func (ls *legacySession) append(stream string, data []byte) (string, error) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.closed {
+		return "", errSessionEnded
+	}
+	return ls.h.o.EventStore.Append(ls.id, stream, data)
+}
+
+var errSessionEnded = errors.New("streamable: session has ended")
+
+// dropStream forgets a delivered POST stream.
+func (ls *legacySession) dropStream(id string) {
+	if id == standaloneStream {
+		return
+	}
+	ls.mu.Lock()
+	delete(ls.streams, id)
+	closed := ls.closed
+	ls.mu.Unlock()
+	if !closed {
+		ls.h.o.EventStore.DropStream(ls.id, id)
+	}
+}
+
+// idleFor reports whether the session has been unused for longer than ttl.
+func (ls *legacySession) idleFor(now time.Time, ttl time.Duration) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.busy == 0 && now.Sub(ls.lastActive) > ttl
+}
+
+// close ends the session: requests are cancelled, streams closed, events
+// forgotten.
+func (ls *legacySession) close() {
+	ls.mu.Lock()
+	if ls.closed {
+		ls.mu.Unlock()
+		return
+	}
+	ls.closed = true
+	streams := make([]*stream, 0, len(ls.streams))
+	for _, st := range ls.streams {
+		streams = append(streams, st)
+	}
+	ls.streams = map[string]*stream{}
+	ls.mu.Unlock()
+	ls.cancel()
+	if ls.sess != nil {
+		ls.sess.Close()
+	}
+	for _, st := range streams {
+		st.mu.Lock()
+		st.finished = true
+		st.detachLocked()
+		st.mu.Unlock()
+	}
+	ls.h.o.EventStore.DropSession(ls.id)
+}
+
+// sweep ends the sessions idle past the TTL.
+func (h *Handler) sweep() {
+	now := h.now()
+	var expired []*legacySession
+	h.mu.Lock()
+	for id, ls := range h.sessions {
+		if ls.idleFor(now, h.o.SessionIdleTimeout) {
+			expired = append(expired, ls)
+			delete(h.sessions, id)
+		}
+	}
+	h.mu.Unlock()
+	for _, ls := range expired {
+		h.o.Logger.Debug("session expired", "session", ls.id)
+		ls.close()
+	}
+}
+
+// startJanitor sweeps expired sessions in the background until Close.
+func (h *Handler) startJanitor() {
+	every := h.o.SessionIdleTimeout / 4
+	if every < 10*time.Millisecond {
+		every = 10 * time.Millisecond
+	}
+	h.janitorW.Add(1)
+	go func() {
+		defer h.janitorW.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.stopJan:
+				return
+			case <-t.C:
+				h.sweep()
+			}
+		}
+	}()
+}

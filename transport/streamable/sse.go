@@ -1,0 +1,353 @@
+package streamable
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+)
+
+// conn is one HTTP response a stream writes to. Its methods serialise the
+// writes; once ended it writes nothing more, because the ServeHTTP call that
+// owns the ResponseWriter may have returned.
+type conn struct {
+	w            http.ResponseWriter
+	rc           *http.ResponseController
+	writeTimeout time.Duration
+	keepAlive    time.Duration
+	header       func(http.Header) // extra response headers (session id)
+
+	mu      sync.Mutex
+	started bool // SSE headers written
+	ended   bool
+	done    chan struct{}
+}
+
+func newConn(w http.ResponseWriter, o *Options, header func(http.Header)) *conn {
+	return &conn{w: w, rc: http.NewResponseController(w), writeTimeout: o.WriteTimeout,
+		keepAlive: o.KeepAliveInterval, header: header, done: make(chan struct{})}
+}
+
+var errConnEnded = errors.New("streamable: the HTTP response has ended")
+
+func (c *conn) deadline() {
+	_ = c.rc.SetWriteDeadline(time.Now().Add(c.writeTimeout))
+}
+
+// writeJSON sends a whole application/json response.
+func (c *conn) writeJSON(status int, body []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended || c.started {
+		return errConnEnded
+	}
+	c.started = true
+	h := c.w.Header()
+	if c.header != nil {
+		c.header(h)
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	c.deadline()
+	c.w.WriteHeader(status)
+	_, err := c.w.Write(body)
+	return err
+}
+
+// startSSE writes the event-stream headers if not yet written.
+func (c *conn) startSSE() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return errConnEnded
+	}
+	if c.started {
+		return nil
+	}
+	c.started = true
+	h := c.w.Header()
+	if c.header != nil {
+		c.header(h)
+	}
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	c.deadline()
+	c.w.WriteHeader(http.StatusOK)
+	if err := c.rc.Flush(); err != nil {
+		return err
+	}
+	if c.keepAlive > 0 {
+		go c.keepAliveLoop()
+	}
+	return nil
+}
+
+// event writes one SSE event: an optional id, an optional retry, then data
+// (empty for a priming event).
+func (c *conn) event(id string, retry time.Duration, data []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended || !c.started {
+		return errConnEnded
+	}
+	b := make([]byte, 0, len(data)+64)
+	if id != "" {
+		b = append(b, "id: "...)
+		b = append(b, id...)
+		b = append(b, '\n')
+	}
+	if retry > 0 {
+		b = append(b, "retry: "...)
+		b = strconv.AppendInt(b, retry.Milliseconds(), 10)
+		b = append(b, '\n')
+	}
+	if data == nil {
+		b = append(b, "data: \n\n"...)
+	} else {
+		b = append(b, "event: message\ndata: "...)
+		b = append(b, data...)
+		b = append(b, "\n\n"...)
+	}
+	c.deadline()
+	if _, err := c.w.Write(b); err != nil {
+		return err
+	}
+	return c.rc.Flush()
+}
+
+func (c *conn) keepAliveLoop() {
+	t := time.NewTicker(c.keepAlive)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+			c.mu.Lock()
+			if c.ended {
+				c.mu.Unlock()
+				return
+			}
+			c.deadline()
+			_, err := c.w.Write([]byte(": keep-alive\n\n"))
+			if err == nil {
+				err = c.rc.Flush()
+			}
+			c.mu.Unlock()
+			if err != nil {
+				c.end()
+				return
+			}
+		}
+	}
+}
+
+// end marks the response finished and wakes the ServeHTTP call waiting on it.
+func (c *conn) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.ended {
+		c.ended = true
+		close(c.done)
+	}
+}
+
+// stream is a sequence of messages for one client: the response stream of a
+// POST, or a session's standalone GET stream. A 2025-era stream records its
+// events in the event store so that it survives its connection; a
+// 2026-era stream lives and dies with its connection.
+type stream struct {
+	id      string
+	ls      *legacySession // nil for a 2026-era request
+	final   bool           // ends after the response (POST streams)
+	prime   bool           // send a priming event when SSE starts
+	retry   time.Duration
+	onFinal func(*jsonrpc.Response) int // HTTP status for a JSON reply
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	c        *conn // the live connection, nil while detached
+	finished bool  // the response has been recorded
+	forceSSE bool  // answer on SSE even if nothing precedes the response
+}
+
+var errStreamFinished = errors.New("streamable: the request has already been answered")
+
+// Send implements jsonrpc.Sender: a message tied to the request (progress,
+// a server request) goes out on the stream, switching the reply to SSE.
+func (st *stream) Send(ctx context.Context, m jsonrpc.Message) error {
+	return st.send(m, false)
+}
+
+func (st *stream) send(m jsonrpc.Message, final bool) error {
+	data, err := jsonrpc.Encode(m)
+	if err != nil {
+		return err
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.finished {
+		return errStreamFinished
+	}
+	if final {
+		st.finished = true
+	}
+	c := st.c
+	if c != nil && final && !st.forceSSE {
+		c.mu.Lock()
+		undecided := !c.started
+		c.mu.Unlock()
+		if undecided {
+			status := http.StatusOK
+			if r, ok := m.(*jsonrpc.Response); ok && st.onFinal != nil {
+				status = st.onFinal(r)
+			}
+			if err := c.writeJSON(status, data); err != nil {
+				st.log.Debug("reply not delivered", "error", err)
+			}
+			st.detachLocked()
+			st.dropLocked()
+			return nil
+		}
+	}
+	if c != nil {
+		if err := st.startLocked(); err != nil {
+			st.detachLocked()
+			c = nil
+		}
+	}
+	id := ""
+	if st.ls != nil {
+		if id, err = st.ls.append(st.id, data); err != nil {
+			st.log.Warn("event not stored", "error", err)
+		}
+	}
+	if c != nil {
+		if err := c.event(id, 0, data); err != nil {
+			st.detachLocked()
+			c = nil
+		}
+	}
+	if final && c != nil {
+		st.detachLocked()
+		st.dropLocked()
+	}
+	if c == nil && st.ls == nil {
+		return errConnEnded
+	}
+	return nil
+}
+
+// startLocked switches the live connection to SSE, priming it.
+func (st *stream) startLocked() error {
+	c := st.c
+	c.mu.Lock()
+	started := c.started
+	c.mu.Unlock()
+	if started {
+		return nil
+	}
+	if err := c.startSSE(); err != nil {
+		return err
+	}
+	if !st.prime || st.ls == nil {
+		return nil
+	}
+	id, err := st.ls.append(st.id, nil)
+	if err != nil {
+		return err
+	}
+	return c.event(id, st.retry, nil)
+}
+
+// detachLocked ends the live connection; the stream itself goes on.
+func (st *stream) detachLocked() {
+	if st.c != nil {
+		st.c.end()
+		st.c = nil
+	}
+}
+
+// dropLocked forgets a delivered stream.
+func (st *stream) dropLocked() {
+	if st.ls != nil {
+		st.ls.dropStream(st.id)
+	}
+}
+
+// detach ends c if it is still the stream's connection.
+func (st *stream) detach(c *conn) {
+	st.mu.Lock()
+	if st.c == c {
+		st.detachLocked()
+	}
+	st.mu.Unlock()
+	c.end()
+}
+
+// closeSSE ends the live connection of an unanswered 2025-era POST after
+// priming it, so the client reconnects with Last-Event-ID to get the rest.
+func (st *stream) closeSSE() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ls == nil || st.finished || st.c == nil {
+		return false
+	}
+	if err := st.startLocked(); err != nil {
+		st.detachLocked()
+		return true
+	}
+	st.detachLocked()
+	return true
+}
+
+// finishNoReply ends a request answered with no response (cancelled).
+func (st *stream) finishNoReply() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.finished {
+		return
+	}
+	st.finished = true
+	if c := st.c; c != nil {
+		c.mu.Lock()
+		undecided := !c.started
+		c.mu.Unlock()
+		if undecided {
+			c.mu.Lock()
+			if !c.ended {
+				c.started = true
+				if c.header != nil {
+					c.header(c.w.Header())
+				}
+				c.w.WriteHeader(http.StatusAccepted)
+			}
+			c.mu.Unlock()
+		}
+	}
+	st.detachLocked()
+	st.dropLocked()
+}
+
+type streamKey struct{}
+
+// CloseSSEStream ends the HTTP response carrying the current 2025-era
+// request while the request goes on: the response switches to SSE, gets a
+// priming event with a retry interval, and closes. The client reconnects with
+// GET and Last-Event-ID and receives the rest, including the result (SEP-1699
+// polling). ctx is the context a tool handler received. It reports whether a
+// stream was closed; 2026-era requests have no resumable stream, so for them
+// it does nothing and returns false.
+func CloseSSEStream(ctx context.Context) bool {
+	st, _ := ctx.Value(streamKey{}).(*stream)
+	if st == nil {
+		return false
+	}
+	return st.closeSSE()
+}

@@ -1,0 +1,177 @@
+package streamable
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
+)
+
+// TestStatusCodes drives each HTTP status the handler answers with and
+// checks the JSON-RPC error body that goes with it.
+func TestStatusCodes(t *testing.T) {
+	f := newFixture(t)
+	_, ts := testServer(t, f, &Options{MaxBodyBytes: 1024})
+	url := ts.URL
+	sid := initialize(t, url)
+
+	cases := []struct {
+		name   string
+		req    func() *http.Request
+		status int
+		code   int64 // expected JSON-RPC error code; 0 for none
+	}{
+		{"legacy notification accepted", func() *http.Request {
+			return legacyRequest(t, url, sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`)
+		}, http.StatusAccepted, 0},
+		{"legacy response accepted", func() *http.Request {
+			return legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":"s1","result":{}}`)
+		}, http.StatusAccepted, 0},
+		{"legacy request answered", func() *http.Request {
+			return legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		}, http.StatusOK, 0},
+		{"legacy request without session", func() *http.Request {
+			return legacyRequest(t, url, "", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		}, http.StatusBadRequest, jsonrpc.CodeInvalidRequest},
+		{"unsupported legacy protocol version", func() *http.Request {
+			r := legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			r.Header.Set("MCP-Protocol-Version", "1999-01-01")
+			return r
+		}, http.StatusBadRequest, jsonrpc.CodeInvalidRequest},
+		{"absent protocol version means 2025-03-26", func() *http.Request {
+			r := legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			r.Header.Del("MCP-Protocol-Version")
+			return r
+		}, http.StatusOK, 0},
+		{"parse error", func() *http.Request {
+			return legacyRequest(t, url, sid, `{"jsonrpc":`)
+		}, http.StatusBadRequest, jsonrpc.CodeParseError},
+		{"bad Origin", func() *http.Request {
+			r := legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			r.Header.Set("Origin", "http://evil.example.com")
+			return r
+		}, http.StatusForbidden, jsonrpc.CodeInvalidRequest},
+		{"bad Host", func() *http.Request {
+			r := modernRequest(t, url, 3, "server/discover", nil)
+			r.Host = "evil.example.com"
+			return r
+		}, http.StatusForbidden, jsonrpc.CodeInvalidRequest},
+		{"loopback Origin accepted", func() *http.Request {
+			r := modernRequest(t, url, 3, "server/discover", nil)
+			r.Header.Set("Origin", "http://localhost:3000")
+			return r
+		}, http.StatusOK, 0},
+		{"unknown session", func() *http.Request {
+			return legacyRequest(t, url, "no-such-session", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		}, http.StatusNotFound, jsonrpc.CodeInvalidRequest},
+		{"modern unknown method", func() *http.Request {
+			return modernRequest(t, url, 4, "unknown/method", nil)
+		}, http.StatusNotFound, jsonrpc.CodeMethodNotFound},
+		{"modern initialize", func() *http.Request {
+			return modernRequest(t, url, 4, "initialize", nil)
+		}, http.StatusNotFound, jsonrpc.CodeMethodNotFound},
+		{"modern unknown tool", func() *http.Request {
+			return modernRequest(t, url, 4, "tools/call", map[string]any{"name": "nope"})
+		}, http.StatusBadRequest, jsonrpc.CodeInvalidParams},
+		{"modern missing _meta", func() *http.Request {
+			return modernRequest(t, url, 5, "server/discover", map[string]any{"_meta": map[string]any{}})
+		}, http.StatusBadRequest, jsonrpc.CodeInvalidParams},
+		{"modern header mismatch", func() *http.Request {
+			r := modernRequest(t, url, 6, "tools/list", nil)
+			r.Header.Set("Mcp-Method", "prompts/list")
+			return r
+		}, http.StatusBadRequest, mcp.CodeHeaderMismatch},
+		{"modern unsupported version", func() *http.Request {
+			meta := map[string]any{mcp.MetaProtocolVersion: "v999.0.0", mcp.MetaClientCapabilities: map[string]any{}}
+			r := modernRequest(t, url, 7, "server/discover", map[string]any{"_meta": meta})
+			r.Header.Set("MCP-Protocol-Version", "v999.0.0")
+			return r
+		}, http.StatusBadRequest, mcp.CodeUnsupportedProtocolVersion},
+		{"modern GET", func() *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, url, nil)
+			r.Header.Set("Accept", "text/event-stream")
+			r.Header.Set("MCP-Protocol-Version", mcp.Version20260728)
+			return r
+		}, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest},
+		{"modern DELETE", func() *http.Request {
+			r, _ := http.NewRequest(http.MethodDelete, url, nil)
+			r.Header.Set("MCP-Protocol-Version", mcp.Version20260728)
+			return r
+		}, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest},
+		{"PUT", func() *http.Request {
+			r, _ := http.NewRequest(http.MethodPut, url, strings.NewReader("{}"))
+			return r
+		}, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest},
+		{"body too large", func() *http.Request {
+			big := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"` + strings.Repeat("x", 2000) + `"}}}`
+			return legacyRequest(t, url, sid, big)
+		}, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest},
+		{"Accept without event-stream", func() *http.Request {
+			r := legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			r.Header.Set("Accept", "application/json")
+			return r
+		}, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest},
+		{"wrong Content-Type", func() *http.Request {
+			r := legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			r.Header.Set("Content-Type", "text/plain")
+			return r
+		}, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest},
+		{"GET without session", func() *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, url, nil)
+			r.Header.Set("Accept", "text/event-stream")
+			return r
+		}, http.StatusBadRequest, jsonrpc.CodeInvalidRequest},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp := do(t, c.req())
+			body := readAll(t, resp)
+			if resp.StatusCode != c.status {
+				t.Fatalf("status %d, want %d; body %s", resp.StatusCode, c.status, body)
+			}
+			if c.code == 0 {
+				if c.status == http.StatusOK && decodeReply(t, body).Error != nil {
+					t.Fatalf("unexpected error body %s", body)
+				}
+				return
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Fatalf("Content-Type %q, want application/json", ct)
+			}
+			r := decodeReply(t, body)
+			if r.Error == nil || r.Error.Code != c.code {
+				t.Fatalf("error %+v, want code %d; body %s", r.Error, c.code, body)
+			}
+		})
+	}
+
+	t.Run("DELETE ends the session, then 404", func(t *testing.T) {
+		sid := initialize(t, url)
+		r, _ := http.NewRequest(http.MethodDelete, url, nil)
+		r.Header.Set("Mcp-Session-Id", sid)
+		resp := do(t, r)
+		readAll(t, resp)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("DELETE: status %d", resp.StatusCode)
+		}
+		resp = do(t, legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+		if body := readAll(t, resp); resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("after DELETE: status %d, want 404; %s", resp.StatusCode, body)
+		}
+	})
+}
+
+// TestModernErrorsEchoID checks that 2026-era errors name the request.
+func TestModernErrorsEchoID(t *testing.T) {
+	f := newFixture(t)
+	_, ts := testServer(t, f, nil)
+	r := modernRequest(t, ts.URL, "req-7", "tools/list", nil)
+	r.Header.Del("Mcp-Method")
+	resp := do(t, r)
+	rep := decodeReply(t, readAll(t, resp))
+	if resp.StatusCode != http.StatusBadRequest || rep.Error == nil || rep.Error.Code != mcp.CodeHeaderMismatch || rep.ID != "req-7" {
+		t.Fatalf("got %d %+v id %v", resp.StatusCode, rep.Error, rep.ID)
+	}
+}
