@@ -142,12 +142,14 @@ func (n Naming) mapTool(t *mcp.Tool) (Ref, error) {
 			if tk == "" || tool == "" {
 				return r, fmt.Errorf("name %q has an empty part around %q", t.Name, sep)
 			}
-		} else {
-			tk = n.Toolkit
+		} else if tk = n.Toolkit; tk == "" {
+			tk = DefaultToolkit
 		}
 		r.Toolkit, r.Tool = n.sanitize(tk), n.sanitize(tool)
 	}
-	r.Version = n.Version
+	if r.Version = n.Version; r.Version == "" {
+		r.Version = DefaultVersion
+	}
 	if v, ok := t.Meta[MetaToolVersion]; ok {
 		s, _ := v.(string)
 		if !versionRe.MatchString(s) {
