@@ -385,9 +385,9 @@ func (c *Client) call(ctx context.Context, method string, obj map[string]json.Ra
 			return nil, err
 		}
 		var head struct {
-			ResultType     mcp.ResultType             `json:"resultType"`
-			InputRequests  map[string]json.RawMessage `json:"inputRequests"`
-			RequestState   json.RawMessage            `json:"requestState"`
+			ResultType    mcp.ResultType             `json:"resultType"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			RequestState  json.RawMessage            `json:"requestState"`
 		}
 		if err := json.Unmarshal(raw, &head); err != nil {
 			return nil, &ProtocolError{Op: method, Reason: "result is not a JSON object", Err: err}
@@ -654,4 +654,6 @@ func mustJSON(v any) json.RawMessage {
 // sessionGoneError is what the HTTP transport returns on a 404 for a session.
 type sessionGoneError struct{ id string }
 
-func (e *sessionGoneError) Error() string { return fmt.Sprintf("session %q not found (HTTP 404)", e.id) }
+func (e *sessionGoneError) Error() string {
+	return fmt.Sprintf("session %q not found (HTTP 404)", e.id)
+}

@@ -67,8 +67,8 @@ func (e *TransportError) Error() string {
 	}
 	return s
 }
-func (e *TransportError) Unwrap() error  { return e.Err }
-func (*TransportError) MCPCode() Code    { return CodeTransport }
+func (e *TransportError) Unwrap() error { return e.Err }
+func (*TransportError) MCPCode() Code   { return CodeTransport }
 
 // ProtocolError: the server's answer broke MCP or JSON-RPC (see CodeProtocol).
 type ProtocolError struct {
