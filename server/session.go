@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -128,7 +129,8 @@ func (ss *Session) peerOf(req *jsonrpc.Request) (PeerInfo, *jsonrpc.Error) {
 	var head struct {
 		Meta *requestMeta `json:"_meta"`
 	}
-	if len(req.Params) > 0 {
+	// Most legacy requests carry no _meta at all; skip decoding them twice.
+	if len(req.Params) > 0 && bytes.Contains(req.Params, []byte(`"_meta"`)) {
 		if err := json.Unmarshal(req.Params, &head); err != nil {
 			return PeerInfo{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: %v", err)
 		}

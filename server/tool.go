@@ -162,7 +162,7 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolFunc[In, Out], opts ...T
 			}
 			return r, nil
 		case outText:
-			return mcp.TextResult("%s", any(out).(string)), nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: any(out).(string)}}}, nil
 		}
 		raw, err := json.Marshal(out)
 		if err != nil {
