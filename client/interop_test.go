@@ -1,0 +1,230 @@
+package client_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/reference"
+	"github.com/toolwire/toolwire/transport/streamable"
+)
+
+// referenceHTTP serves the reference tools over Streamable HTTP in-process.
+func referenceHTTP(t *testing.T) string {
+	t.Helper()
+	srv, err := reference.NewServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := streamable.NewHandler(srv, nil)
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	return hs.URL + "/mcp"
+}
+
+func TestReferenceOverHTTP(t *testing.T) {
+	url := referenceHTTP(t)
+	for _, era := range []client.Era{client.EraAuto, client.EraLegacy} {
+		t.Run(era.String(), func(t *testing.T) {
+			c := connect(t, &client.HTTP{URL: url}, &client.Options{Era: era})
+			if want := map[client.Era]mcp.Era{client.EraAuto: mcp.EraModern, client.EraLegacy: mcp.EraLegacy}[era]; c.Era() != want {
+				t.Fatalf("era = %v, want %v", c.Era(), want)
+			}
+			ctx := context.Background()
+			res, err := c.CallTool(ctx, "get-sum", map[string]any{"a": 7, "b": 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Content[0].(*mcp.TextContent).Text; got != "The sum of 7 and 5 is 12." {
+				t.Errorf("get-sum = %q", got)
+			}
+			var n int
+			var mu sync.Mutex
+			_, err = c.CallTool(ctx, "trigger-long-running-operation", map[string]any{"duration": 0.1, "steps": 3},
+				client.WithProgress(func(client.Progress) { mu.Lock(); n++; mu.Unlock() }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			if n != 3 {
+				t.Errorf("%d progress reports, want 3", n)
+			}
+			mu.Unlock()
+			res, err = c.CallTool(ctx, "gallery", nil)
+			if err != nil || len(res.Content) != 5 {
+				t.Fatalf("gallery: %v, %+v", err, res)
+			}
+		})
+	}
+}
+
+// everything returns the path of server-everything's entry point.
+func everything(t *testing.T) (node, entry string) {
+	t.Helper()
+	node = testenv.Node22(t)
+	entry = filepath.Join(testenv.NodeModules(t), "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(entry); err != nil {
+		testenv.Missing(t, "@modelcontextprotocol/server-everything")
+	}
+	return node, entry
+}
+
+// everythingHTTP starts server-everything in streamableHttp mode bound to
+// 127.0.0.1 (its own code listens on every interface; testdata/loopback.cjs
+// pins the bind address) and returns its endpoint.
+func everythingHTTP(t *testing.T) string {
+	t.Helper()
+	node, entry := everything(t)
+	preload, err := filepath.Abs("testdata/loopback.cjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "--require", preload, entry, "streamableHttp")
+	cmd.Env = append(os.Environ(), "PORT=0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "TOOLWIRE_LISTENING "); ok {
+				addr <- a
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		if !strings.HasPrefix(a, "127.0.0.1:") {
+			t.Fatalf("server-everything bound %s, not 127.0.0.1", a)
+		}
+		return "http://" + a + "/mcp"
+	case <-time.After(30 * time.Second):
+		t.Fatal("server-everything did not start listening")
+	}
+	return ""
+}
+
+func TestInteropServerEverything(t *testing.T) {
+	node, entry := everything(t)
+	targets := map[string]func(t *testing.T) client.Transport{
+		"stdio": func(t *testing.T) client.Transport {
+			return &client.Command{Path: node, Args: []string{entry, "stdio"}}
+		},
+		"streamableHttp": func(t *testing.T) client.Transport { return &client.HTTP{URL: everythingHTTP(t)} },
+	}
+	for name, target := range targets {
+		t.Run(name, func(t *testing.T) {
+			c := connect(t, target(t), nil)
+			if c.Era() != mcp.EraLegacy || c.ProtocolVersion() != "2025-11-25" {
+				t.Fatalf("negotiated %v %s; server-everything speaks 2025-11-25", c.Era(), c.ProtocolVersion())
+			}
+			if !strings.Contains(c.ServerInfo().Name, "everything") {
+				t.Errorf("server info %+v", c.ServerInfo())
+			}
+			ctx := context.Background()
+			tools, err := c.ListTools(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			have := map[string]bool{}
+			for _, tl := range tools {
+				have[tl.Name] = true
+			}
+			for _, n := range []string{"echo", "get-sum", "get-structured-content", "get-tiny-image", "get-resource-links", "trigger-long-running-operation"} {
+				if !have[n] {
+					t.Errorf("tool %s not listed", n)
+				}
+			}
+
+			text := func(res *mcp.CallToolResult, i int) string {
+				t.Helper()
+				tc, ok := res.Content[i].(*mcp.TextContent)
+				if !ok {
+					t.Fatalf("content[%d] is %T", i, res.Content[i])
+				}
+				return tc.Text
+			}
+			res, err := c.CallTool(ctx, "echo", map[string]string{"message": "hi there"})
+			if err != nil || text(res, 0) != "Echo: hi there" {
+				t.Fatalf("echo: %v %+v", err, res)
+			}
+			res, err = c.CallTool(ctx, "get-sum", map[string]any{"a": 7, "b": 5})
+			if err != nil || text(res, 0) != "The sum of 7 and 5 is 12." {
+				t.Fatalf("get-sum: %v %+v", err, res)
+			}
+			// Validated against the outputSchema from tools/list (the default).
+			w, err := client.CallToolAs[reference.CityWeather](ctx, c, "get-structured-content", map[string]string{"location": "Chicago"})
+			if err != nil || w != (reference.CityWeather{Temperature: 36, Conditions: "Light rain / drizzle", Humidity: 82}) {
+				t.Fatalf("get-structured-content: %v %+v", err, w)
+			}
+			tool, _ := c.Tool(ctx, "get-structured-content")
+			if tool == nil || len(tool.OutputSchema) == 0 {
+				t.Fatal("get-structured-content has no outputSchema to validate against")
+			}
+			res, err = c.CallTool(ctx, "get-tiny-image", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var img *mcp.ImageContent
+			for _, b := range res.Content {
+				if i, ok := b.(*mcp.ImageContent); ok {
+					img = i
+				}
+			}
+			if img == nil || img.MIMEType != "image/png" || !strings.HasPrefix(string(img.Data), "\x89PNG") {
+				t.Fatalf("get-tiny-image: %+v", res.Content)
+			}
+			res, err = c.CallTool(ctx, "get-resource-links", map[string]int{"count": 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			links := 0
+			for _, b := range res.Content {
+				if l, ok := b.(*mcp.ResourceLink); ok && l.URI != "" && l.Name != "" {
+					links++
+				}
+			}
+			if links != 2 {
+				t.Fatalf("get-resource-links: %d links in %+v", links, res.Content)
+			}
+			var mu sync.Mutex
+			var progress []client.Progress
+			res, err = c.CallTool(ctx, "trigger-long-running-operation", map[string]any{"duration": 0.4, "steps": 4},
+				client.WithProgress(func(p client.Progress) { mu.Lock(); progress = append(progress, p); mu.Unlock() }))
+			if err != nil || !strings.Contains(text(res, 0), "Long running operation completed") {
+				t.Fatalf("trigger-long-running-operation: %v %+v", err, res)
+			}
+			mu.Lock()
+			if len(progress) != 4 || progress[3].Progress != 4 || progress[3].Total != 4 {
+				t.Errorf("progress = %+v", progress)
+			}
+			mu.Unlock()
+
+			// The pinned server-everything (TS SDK 1.32) reports an unknown
+			// tool as an isError result, not as a JSON-RPC error.
+			_, err = c.CallTool(ctx, "no-such-tool", map[string]any{})
+			var te *client.ToolError
+			if !errors.As(err, &te) || !strings.Contains(te.Error(), "no-such-tool") {
+				t.Fatalf("unknown tool: err = %v", err)
+			}
+			t.Logf("unknown tool: %s: %v", client.CodeOf(err), err)
+		})
+	}
+}
