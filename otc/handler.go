@@ -280,8 +280,7 @@ func (h *Handler) serveHealth(w http.ResponseWriter, r *http.Request, d Dialect)
 func (h *Handler) serveTools(w http.ResponseWriter, r *http.Request, d Dialect) {
 	c, err := h.catalog(r.Context())
 	if err != nil {
-		h.logger.Error("otc: cannot list tools", "error", err)
-		writeServerError(w, http.StatusInternalServerError, d, "the tools cannot be listed", err.Error())
+		h.catalogError(w, d, err)
 		return
 	}
 	defs := make([]definitionWire, len(c.entries))
@@ -293,6 +292,19 @@ func (h *Handler) serveTools(w http.ResponseWriter, r *http.Request, d Dialect) 
 		key = "items"
 	}
 	writeJSON(w, http.StatusOK, d, map[string]any{"$schema": d.SchemaURI(), key: defs})
+}
+
+// catalogError answers a failed tool listing: 500 when the tools cannot
+// be mapped (a server configuration problem), 502 when the MCP server did
+// not answer.
+func (h *Handler) catalogError(w http.ResponseWriter, d Dialect, err error) {
+	h.logger.Error("otc: cannot list tools", "error", err)
+	var me *MappingError
+	if errors.As(err, &me) {
+		writeServerError(w, http.StatusInternalServerError, d, "the tools cannot be offered over OTC", err.Error())
+		return
+	}
+	writeServerError(w, http.StatusBadGateway, d, "the MCP server behind this endpoint could not be reached", err.Error())
 }
 
 // callEnvelope is the POST /tools/call body: {"$schema", "request"}, or a
@@ -330,8 +342,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, d Dialect) {
 	}
 	c, err := h.catalog(r.Context())
 	if err != nil {
-		h.logger.Error("otc: cannot list tools", "error", err)
-		writeServerError(w, http.StatusInternalServerError, d, "the tools cannot be listed", err.Error())
+		h.catalogError(w, d, err)
 		return
 	}
 	e, err := c.resolve(req.ToolID)

@@ -192,7 +192,7 @@ func TestInputValidation422(t *testing.T) {
 	// Absent input is {}: required parameters are missing.
 	r = call(t, ts, map[string]any{"tool_id": "SMS.Send"}, nil)
 	wantStatus(t, r, 422)
-	if len(env.sent) != 0 {
+	if env.sentCount() != 0 {
 		t.Error("the tool ran although its input failed validation")
 	}
 	// Defaults apply before validation: Gmail.GetEmails' limit defaults to 10.

@@ -2,6 +2,7 @@ package otc_test
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -35,6 +36,20 @@ func TestSeedExamples(t *testing.T) {
 	env := defaultSeedEnv(t)
 	clock := &stepClock{t: time.Unix(1_700_000_000, 0)}
 	ts := serve(t, newSeedServer(t, env), otc.WithClock(clock.now))
+	checkSeedExamples(t, ts, clock)
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	if len(env.rung) != 1 || env.rung[0] != "doorbell42" {
+		t.Errorf("doorbells rung: %v", env.rung)
+	}
+	if len(env.sent) != 1 || env.sent[0].Message != "Your code is 1234" {
+		t.Errorf("SMS sent: %+v", env.sent)
+	}
+}
+
+// checkSeedExamples runs the seven seed calls against an OTC endpoint.
+func checkSeedExamples(t *testing.T, ts *httptest.Server, clock *stepClock) {
+	t.Helper()
 	corrected := loadSchema(t, "call-tool-response.json")
 	for _, tc := range seedCases {
 		t.Run(tc.file, func(t *testing.T) {
@@ -60,12 +75,6 @@ func TestSeedExamples(t *testing.T) {
 				t.Errorf("response fails the corrected CallToolResponse schema: %v", err)
 			}
 		})
-	}
-	if len(env.rung) != 1 || env.rung[0] != "doorbell42" {
-		t.Errorf("doorbells rung: %v", env.rung)
-	}
-	if len(env.sent) != 1 || env.sent[0].Message != "Your code is 1234" {
-		t.Errorf("SMS sent: %+v", env.sent)
 	}
 }
 

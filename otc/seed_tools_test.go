@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -60,6 +61,7 @@ type forecastIn struct {
 
 // seedEnv is what the seed tools act on.
 type seedEnv struct {
+	mu       sync.Mutex // guards sent and rung
 	clock    func() time.Time
 	mailbox  []email
 	sent     []smsIn
@@ -87,7 +89,9 @@ func newSeedServer(t *testing.T, env *seedEnv) *server.Server {
 		func(ctx context.Context, _ *server.CallRequest, in ringIn) (*mcp.CallToolResult, error) {
 			for _, id := range env.doorbell {
 				if id == in.DoorbellID {
+					env.mu.Lock()
 					env.rung = append(env.rung, id)
+					env.mu.Unlock()
 					return &mcp.CallToolResult{}, nil // no output
 				}
 			}
@@ -112,7 +116,9 @@ func newSeedServer(t *testing.T, env *seedEnv) *server.Server {
 		}))
 	must(server.AddTool(s, &mcp.Tool{Name: "SMS.Send", Description: "Sends a text message"},
 		func(ctx context.Context, _ *server.CallRequest, in smsIn) (smsOut, error) {
+			env.mu.Lock()
 			env.sent = append(env.sent, in)
+			env.mu.Unlock()
 			return smsOut{Status: "sent"}, nil
 		}))
 	must(server.AddTool(s, &mcp.Tool{Name: "Weather.GetForecast", Description: "Fetches a forecast from the weather API"},
@@ -164,4 +170,10 @@ func defaultSeedEnv(t *testing.T) *seedEnv {
 		apiHost:  "api.example.com",
 		dial:     refusingDialer(t),
 	}
+}
+
+func (e *seedEnv) sentCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.sent)
 }
