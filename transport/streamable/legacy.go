@@ -31,6 +31,7 @@ type legacySession struct {
 	streams    map[string]*stream
 	standalone *stream
 	next       int
+	retired    []string // streams answered live, kept for a late resume
 	busy       int // requests running and connections attached
 	lastActive time.Time
 	closed     bool
@@ -435,6 +436,26 @@ func (ls *legacySession) dropStream(id string) {
 	ls.mu.Unlock()
 	if !closed {
 		ls.h.o.EventStore.DropStream(ls.id, id)
+	}
+}
+
+// retainedStreams is how many answered streams a session keeps for clients
+// that resume after a drop the server did not notice.
+const retainedStreams = 16
+
+// retire keeps an answered stream resumable for a while, forgetting the
+// oldest one past retainedStreams.
+func (ls *legacySession) retire(id string) {
+	ls.mu.Lock()
+	ls.retired = append(ls.retired, id)
+	var old string
+	if len(ls.retired) > retainedStreams {
+		old = ls.retired[0]
+		ls.retired = ls.retired[1:]
+	}
+	ls.mu.Unlock()
+	if old != "" {
+		ls.dropStream(old)
 	}
 }
 

@@ -235,8 +235,13 @@ func (st *stream) send(m jsonrpc.Message, final bool) error {
 		}
 	}
 	if final && c != nil {
+		// Delivered, as far as a write can tell: a write into a connection
+		// the client already dropped succeeds too, so the stream is kept a
+		// while for a resuming client rather than dropped.
 		st.detachLocked()
-		st.dropLocked()
+		if st.ls != nil {
+			st.ls.retire(st.id)
+		}
 	}
 	if c == nil && st.ls == nil {
 		return errConnEnded

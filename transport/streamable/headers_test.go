@@ -1,0 +1,119 @@
+package streamable
+
+import (
+	"encoding/base64"
+	"net/http"
+	"testing"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
+)
+
+func TestDecodeHeaderValue(t *testing.T) {
+	cases := []struct {
+		in, want string
+		bad      bool
+	}{
+		{"us-west1", "us-west1", false},
+		{"a b", "a b", false},
+		{"=?base64?" + base64.StdEncoding.EncodeToString([]byte("Hello, 世界")) + "?=", "Hello, 世界", false},
+		{"=?base64?SGVsbG8=?=", "Hello", false},
+		{"=?base64?SGVsbG8?=", "", true},     // bad padding
+		{"=?base64?SGVs!!!bG8=?=", "", true}, // not base64
+		{"=?base64?SGVsbG8=", "=?base64?SGVsbG8=", false},
+		{"SGVsbG8=", "SGVsbG8=", false},
+		{"caf\xc3\xa9", "", true}, // raw non-ASCII must be encoded
+		{"a\x01b", "", true},
+	}
+	for _, c := range cases {
+		got, err := decodeHeaderValue(c.in)
+		if (err != nil) != c.bad || got != c.want {
+			t.Errorf("decodeHeaderValue(%q) = %q, %v; want %q, bad=%v", c.in, got, err, c.want, c.bad)
+		}
+	}
+}
+
+func TestHeaderMatches(t *testing.T) {
+	f := newFixture(t)
+	_, ts := testServer(t, f, nil)
+	call := func(args map[string]any, headers map[string]string) (int, *jsonrpc.Error) {
+		r := modernRequest(t, ts.URL, 1, "tools/call", map[string]any{"name": "headers", "arguments": args})
+		for k, v := range headers {
+			r.Header.Set(k, v)
+		}
+		resp := do(t, r)
+		return resp.StatusCode, decodeReply(t, readAll(t, resp)).Error
+	}
+	cases := []struct {
+		name    string
+		args    map[string]any
+		headers map[string]string
+		ok      bool
+	}{
+		{"plain match", map[string]any{"region": "us-west1"}, map[string]string{"Mcp-Param-Region": "us-west1"}, true},
+		{"header name case", map[string]any{"region": "us-west1"}, map[string]string{"mcp-param-region": "us-west1"}, true},
+		{"base64 match", map[string]any{"region": "Hello"}, map[string]string{"Mcp-Param-Region": "=?base64?SGVsbG8=?="}, true},
+		{"mismatch", map[string]any{"region": "us-west1"}, map[string]string{"Mcp-Param-Region": "eu-west1"}, false},
+		{"missing", map[string]any{"region": "us-west1"}, nil, false},
+		{"bad base64", map[string]any{"region": "Hello"}, map[string]string{"Mcp-Param-Region": "=?base64?SGVsbG8?=", "Mcp-Name": "headers"}, false},
+		{"null needs no header", map[string]any{"region": nil}, nil, true},
+		{"unannotated needs no header", map[string]any{"query": "x"}, nil, true},
+		{"integer compared as a number", map[string]any{"count": 42}, map[string]string{"Mcp-Param-Count": "42.0"}, true},
+		{"integer mismatch", map[string]any{"count": 42}, map[string]string{"Mcp-Param-Count": "43"}, false},
+		{"exponent refused", map[string]any{"count": 42}, map[string]string{"Mcp-Param-Count": "4.2e1"}, false},
+		{"boolean", map[string]any{"dry": true}, map[string]string{"Mcp-Param-Dry": "true"}, true},
+		{"boolean mismatch", map[string]any{"dry": true}, map[string]string{"Mcp-Param-Dry": "TRUE"}, false},
+		{"nested property", map[string]any{"opts": map[string]any{"zone": "z1"}}, map[string]string{"Mcp-Param-Zone": "z1"}, true},
+		{"nested property missing", map[string]any{"opts": map[string]any{"zone": "z1"}}, nil, false},
+		{"Mcp-Name base64", map[string]any{}, map[string]string{"Mcp-Name": "=?base64?aGVhZGVycw==?="}, true},
+		{"Mcp-Name mismatch", map[string]any{}, map[string]string{"Mcp-Name": "echo"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, e := call(c.args, c.headers)
+			if c.ok {
+				if status != http.StatusOK || e != nil {
+					t.Fatalf("status %d, error %+v; want 200", status, e)
+				}
+				return
+			}
+			if status != http.StatusBadRequest || e == nil || e.Code != mcp.CodeHeaderMismatch {
+				t.Fatalf("status %d, error %+v; want 400 with -32020", status, e)
+			}
+		})
+	}
+}
+
+func TestHostPolicy(t *testing.T) {
+	def := newHostPolicy(nil, nil)
+	for _, h := range []string{"localhost", "localhost:8080", "127.0.0.1:1", "[::1]:80", "LOCALHOST"} {
+		if !def.hostAllowed(h) {
+			t.Errorf("default policy refuses host %q", h)
+		}
+	}
+	for _, h := range []string{"evil.example.com", "evil.example.com:8080", "127.0.0.2", ""} {
+		if def.hostAllowed(h) {
+			t.Errorf("default policy allows host %q", h)
+		}
+	}
+	for _, o := range []string{"http://localhost:3000", "https://127.0.0.1", "http://[::1]:9"} {
+		if !def.originAllowed(o) {
+			t.Errorf("default policy refuses origin %q", o)
+		}
+	}
+	for _, o := range []string{"http://evil.example.com", "null", "file://", "http://localhost.evil.com"} {
+		if def.originAllowed(o) {
+			t.Errorf("default policy allows origin %q", o)
+		}
+	}
+	custom := newHostPolicy([]string{"mcp.example.com", "10.0.0.5:8080"}, []string{"https://app.example.com"})
+	if !custom.hostAllowed("mcp.example.com:443") || !custom.hostAllowed("10.0.0.5:8080") || custom.hostAllowed("10.0.0.5:9090") || custom.hostAllowed("localhost") {
+		t.Error("custom host list misapplied")
+	}
+	if !custom.originAllowed("https://app.example.com") || custom.originAllowed("http://localhost") {
+		t.Error("custom origin list misapplied")
+	}
+	if any := newHostPolicy([]string{"*"}, []string{"*"}); !any.hostAllowed("x") || !any.originAllowed("http://y") {
+		t.Error("* does not allow everything")
+	}
+}

@@ -1,0 +1,195 @@
+package streamable
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/server"
+)
+
+// expiringHandler returns a handler whose sessions expire by a fake clock.
+func expiringHandler(t *testing.T, f *fixture, o Options) (*Handler, *fakeClock, *httptest.Server) {
+	t.Helper()
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	if o.SessionIdleTimeout == 0 {
+		o.SessionIdleTimeout = time.Minute
+	}
+	h := NewHandler(f.srv, &o)
+	h.now = clock.Now
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		ts.Close()
+	})
+	return h, clock, ts
+}
+
+func TestSessionExpiry(t *testing.T) {
+	f := newFixture(t)
+	h, clock, ts := expiringHandler(t, f, Options{SessionIdleTimeout: time.Minute})
+	idle := initialize(t, ts.URL)
+	busy := initialize(t, ts.URL)
+
+	clock.Advance(59 * time.Second)
+	// Activity on one session restarts its clock.
+	resp := do(t, legacyRequest(t, ts.URL, busy, `{"jsonrpc":"2.0","id":2,"method":"ping"}`))
+	readAll(t, resp)
+	clock.Advance(2 * time.Second)
+	h.sweep()
+
+	resp = do(t, legacyRequest(t, ts.URL, idle, `{"jsonrpc":"2.0","id":3,"method":"ping"}`))
+	if body := readAll(t, resp); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("idle session: status %d, want 404: %s", resp.StatusCode, body)
+	}
+	resp = do(t, legacyRequest(t, ts.URL, busy, `{"jsonrpc":"2.0","id":4,"method":"ping"}`))
+	if body := readAll(t, resp); resp.StatusCode != http.StatusOK {
+		t.Fatalf("active session: status %d: %s", resp.StatusCode, body)
+	}
+	if h.SessionCount() != 1 || f.srv.SessionCount() != 1 {
+		t.Fatalf("sessions: handler %d, server %d; want 1 and 1", h.SessionCount(), f.srv.SessionCount())
+	}
+}
+
+// TestSessionWithOpenStreamDoesNotExpire: a connected GET stream keeps a
+// session alive however long it is quiet.
+func TestSessionWithOpenStreamDoesNotExpire(t *testing.T) {
+	f := newFixture(t)
+	h, clock, ts := expiringHandler(t, f, Options{})
+	sid := initialize(t, ts.URL)
+	r, _ := http.NewRequest(http.MethodGet, ts.URL, nil)
+	r.Header.Set("Accept", "text/event-stream")
+	r.Header.Set("Mcp-Session-Id", sid)
+	resp := do(t, r)
+	defer resp.Body.Close()
+	if _, ok := newSSEReader(resp.Body).next(); !ok {
+		t.Fatal("no priming event on the GET stream")
+	}
+	clock.Advance(time.Hour)
+	h.sweep()
+	if h.SessionCount() != 1 {
+		t.Fatal("a session with an open stream expired")
+	}
+}
+
+func TestSessionCap(t *testing.T) {
+	f := newFixture(t)
+	h, clock, ts := expiringHandler(t, f, Options{MaxSessions: 2})
+	initialize(t, ts.URL)
+	initialize(t, ts.URL)
+	resp := do(t, legacyRequest(t, ts.URL, "", initializeBody))
+	body := readAll(t, resp)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "too many sessions") {
+		t.Fatalf("third session: status %d: %s", resp.StatusCode, body)
+	}
+	// Expired sessions make room: the cap sweeps before refusing.
+	clock.Advance(2 * time.Minute)
+	initialize(t, ts.URL)
+	if h.SessionCount() != 1 {
+		t.Fatalf("sessions %d, want 1 after the expired two were swept", h.SessionCount())
+	}
+}
+
+// TestAbandonedSessionsReleaseMemory opens 1,000 sessions, each with a
+// stored event, abandons them, and shows the heap returns to where it was
+// once the idle timeout passes. The clock is fake; no test waits.
+func TestAbandonedSessionsReleaseMemory(t *testing.T) {
+	f := newFixture(t)
+	store := NewMemoryEventStore(nil)
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	h := NewHandler(f.srv, &Options{SessionIdleTimeout: time.Minute, MaxSessions: 2000, EventStore: store})
+	h.now = clock.Now
+	defer h.Close()
+
+	call := func(session, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			r.Header.Set("Mcp-Session-Id", session)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	// Warm up everything allocated once per process.
+	warm := call("", initializeBody).Header().Get("Mcp-Session-Id")
+	h.endSession(h.lookup(warm))
+
+	const n = 1000
+	// round opens n sessions, each with events stored, abandons them, lets
+	// the idle timeout pass, and returns the heap at its peak and after.
+	round := func(r int) (peak, after uint64) {
+		for i := range n {
+			w := call("", initializeBody)
+			sid := w.Header().Get("Mcp-Session-Id")
+			if w.Code != http.StatusOK || sid == "" {
+				t.Fatalf("session %d: status %d", i, w.Code)
+			}
+			if w := call(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); w.Code != http.StatusAccepted {
+				t.Fatalf("session %d: initialized: status %d", i, w.Code)
+			}
+			// An SSE reply leaves events in the store.
+			if w := call(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":1}}}`, i)); w.Code != http.StatusOK {
+				t.Fatalf("session %d: call: status %d", i, w.Code)
+			}
+		}
+		// A list change reaches every session's standalone stream.
+		type none struct{}
+		if err := server.AddTool(f.srv, &mcp.Tool{Name: fmt.Sprintf("late-%d", r), Description: "added later"},
+			func(context.Context, *server.CallRequest, none) (string, error) { return "", nil }); err != nil {
+			t.Fatal(err)
+		}
+		for range 5000 {
+			if store.Len() >= n*6 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if got := store.Len(); got < n*6 {
+			t.Fatalf("store holds %d events, want %d", got, n*6)
+		}
+		if h.SessionCount() != n || f.srv.SessionCount() != n {
+			t.Fatalf("open sessions: handler %d, server %d", h.SessionCount(), f.srv.SessionCount())
+		}
+		peak = heap()
+		clock.Advance(time.Minute + time.Second)
+		h.sweep()
+		if h.SessionCount() != 0 || f.srv.SessionCount() != 0 || store.Len() != 0 {
+			t.Fatalf("after expiry: handler %d sessions, server %d, store %d events", h.SessionCount(), f.srv.SessionCount(), store.Len())
+		}
+		return peak, heap()
+	}
+
+	before := heap()
+	peak, after := round(1)
+	peak2, after2 := round(2)
+	t.Logf("heap KiB: start %d; round 1 peak %d, after expiry %d; round 2 peak %d, after expiry %d",
+		before>>10, peak>>10, after>>10, peak2>>10, after2>>10)
+	grown := int64(peak) - int64(before)
+	if grown < 1<<20 {
+		t.Fatalf("1,000 sessions grew the heap by only %d bytes; the measurement is not seeing them", grown)
+	}
+	// What stays is the capacity of the maps that held the sessions (Go maps
+	// keep their high-water size), not the sessions.
+	if left := int64(after) - int64(before); left > grown/4 {
+		t.Fatalf("after expiry the heap is %d bytes above the start, %d%% of the %d the sessions took", left, left*100/grown, grown)
+	}
+	// A second round leaves nothing more behind: nothing accumulates.
+	if more := int64(after2) - int64(after); more > grown/20 {
+		t.Fatalf("a second round of sessions left %d more bytes behind", more)
+	}
+}

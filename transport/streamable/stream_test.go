@@ -1,0 +1,268 @@
+package streamable
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/toolwire/toolwire/mcp"
+)
+
+// TestLegacyReplyKinds: a bare reply is JSON; progress before the reply
+// switches it to SSE, primed with an id and a retry interval.
+func TestLegacyReplyKinds(t *testing.T) {
+	f := newFixture(t)
+	_, ts := testServer(t, f, nil)
+	sid := initialize(t, ts.URL)
+
+	resp := do(t, legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`))
+	body := readAll(t, resp)
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type %q, want application/json", ct)
+	}
+	if got := resp.Header.Get("Mcp-Session-Id"); got != sid {
+		t.Fatalf("Mcp-Session-Id %q, want %q", got, sid)
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(decodeReply(t, body).Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if txt, ok := res.Content[0].(*mcp.TextContent); !ok || txt.Text != "Echo: hi" {
+		t.Fatalf("result %s", body)
+	}
+
+	resp = do(t, legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":"tok"}}}`))
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q, want text/event-stream", ct)
+	}
+	if resp.Header.Get("X-Accel-Buffering") != "no" {
+		t.Fatalf("X-Accel-Buffering missing: %v", resp.Header)
+	}
+	sr := newSSEReader(resp.Body)
+	prime, ok := sr.next()
+	if !ok || prime.ID == "" || prime.Data != "" || prime.Retry != "1000" {
+		t.Fatalf("first event %+v, want a priming event with id and retry 1000", prime)
+	}
+	var progress []float64
+	var final rpcReply
+	for {
+		e, ok := sr.next()
+		if !ok {
+			break
+		}
+		if e.ID == "" {
+			t.Fatalf("event without id: %+v", e)
+		}
+		r := decodeReply(t, e.Data)
+		if r.Method == "notifications/progress" {
+			var p mcp.ProgressParams
+			if err := json.Unmarshal(r.Params, &p); err != nil {
+				t.Fatal(err)
+			}
+			if string(p.ProgressToken) != `"tok"` {
+				t.Fatalf("progress token %s", p.ProgressToken)
+			}
+			progress = append(progress, p.Progress)
+			continue
+		}
+		final = r
+	}
+	if len(progress) != 3 || progress[0] != 1 || progress[2] != 3 {
+		t.Fatalf("progress %v, want 1,2,3", progress)
+	}
+	if final.ID != float64(3) || !strings.Contains(string(final.Result), `"done"`) {
+		t.Fatalf("final %+v", final)
+	}
+}
+
+// TestResumeAfterServerClosesStream: the tool closes its POST stream
+// (SEP-1699 polling); the client resumes with GET and Last-Event-ID, gets the
+// progress event it missed, then the result live.
+func TestResumeAfterServerClosesStream(t *testing.T) {
+	f := newFixture(t)
+	_, ts := testServer(t, f, nil)
+	sid := initialize(t, ts.URL)
+
+	resp := do(t, legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reconnect","_meta":{"progressToken":1}}}`))
+	var events []sseEvent
+	sr := newSSEReader(resp.Body)
+	for e, ok := sr.next(); ok; e, ok = sr.next() {
+		events = append(events, e)
+	}
+	resp.Body.Close()
+	if len(events) != 1 || events[0].Data != "" || events[0].ID == "" || events[0].Retry == "" {
+		t.Fatalf("POST stream events %+v, want only the priming event", events)
+	}
+
+	get := func(last string) *http.Response {
+		r, _ := http.NewRequest(http.MethodGet, ts.URL, nil)
+		r.Header.Set("Accept", "text/event-stream")
+		r.Header.Set("Mcp-Session-Id", sid)
+		r.Header.Set("Last-Event-ID", last)
+		return do(t, r)
+	}
+	resp = get(events[0].ID)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("resume: status %d", resp.StatusCode)
+	}
+	sr = newSSEReader(resp.Body)
+	e, ok := sr.next()
+	if !ok || !strings.Contains(e.Data, `"notifications/progress"`) {
+		t.Fatalf("first resumed event %+v, want the missed progress", e)
+	}
+	close(f.release)
+	e, ok = sr.next()
+	if !ok || !strings.Contains(e.Data, `"reconnected"`) || !strings.Contains(e.Data, `"id":7`) {
+		t.Fatalf("second resumed event %+v, want the result", e)
+	}
+	if _, ok := sr.next(); ok {
+		t.Fatal("stream goes on after the result")
+	}
+
+	// A client that lost the result too can replay it once more; after the
+	// replay that ends the stream, it is forgotten.
+	again := get(events[0].ID)
+	if body := readAll(t, again); again.StatusCode != http.StatusOK || !strings.Contains(body, `"reconnected"`) {
+		t.Fatalf("second resume: status %d: %s", again.StatusCode, body)
+	}
+	gone := get(events[0].ID)
+	if body := readAll(t, gone); gone.StatusCode != http.StatusBadRequest {
+		t.Fatalf("third resume: status %d, want 400: %s", gone.StatusCode, body)
+	}
+}
+
+// TestResumeAfterClientDrop: the client drops its POST stream mid-call;
+// the call goes on, and its result is replayed on a GET with Last-Event-ID.
+func TestResumeAfterClientDrop(t *testing.T) {
+	f := newFixture(t)
+	h, ts := testServer(t, f, nil)
+	sid := initialize(t, ts.URL)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req := legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"gate"}}`).WithContext(ctx)
+	done := make(chan *http.Response, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			done <- resp
+		} else {
+			done <- nil
+		}
+	}()
+	waitFor(t, f.started, "gate to start")
+	// "gate" sends nothing before its result; switch its reply to SSE the way
+	// a first notification would, so that the client holds an event id.
+	ls := h.lookup(sid)
+	ls.mu.Lock()
+	var st *stream
+	for id, s := range ls.streams {
+		if id != standaloneStream {
+			st = s
+		}
+	}
+	ls.mu.Unlock()
+	st.mu.Lock()
+	if err := st.startLocked(); err != nil {
+		t.Fatal(err)
+	}
+	st.mu.Unlock()
+	resp := waitFor(t, done, "SSE headers")
+	if resp == nil {
+		t.Fatal("POST failed")
+	}
+	prime, ok := newSSEReader(resp.Body).next()
+	if !ok || prime.ID == "" {
+		t.Fatalf("no priming event: %+v", prime)
+	}
+	cancel() // the client goes away mid-call
+	resp.Body.Close()
+
+	close(f.release) // the call finishes with nobody listening
+	// Resume: the result is waiting in the event store.
+	var body string
+	for i := 0; i < 1000; i++ {
+		r, _ := http.NewRequest(http.MethodGet, ts.URL, nil)
+		r.Header.Set("Accept", "text/event-stream")
+		r.Header.Set("Mcp-Session-Id", sid)
+		r.Header.Set("Last-Event-ID", prime.ID)
+		gr := do(t, r)
+		if gr.StatusCode == http.StatusConflict {
+			// The dropped connection is not noticed yet; try again.
+			readAll(t, gr)
+			continue
+		}
+		e, ok := newSSEReader(gr.Body).next()
+		gr.Body.Close()
+		if ok {
+			body = e.Data
+		}
+		break
+	}
+	if !strings.Contains(body, `"released"`) || !strings.Contains(body, `"id":8`) {
+		t.Fatalf("replayed %q, want the result of request 8", body)
+	}
+}
+
+// TestModernCancelOnClose: closing a 2026-era request's response cancels it.
+func TestModernCancelOnClose(t *testing.T) {
+	f := newFixture(t)
+	_, ts := testServer(t, f, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	req := modernRequest(t, ts.URL, 1, "tools/call", map[string]any{"name": "block"}).WithContext(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	waitFor(t, f.started, "block to start")
+	cancel()
+	if err := waitFor(t, errc, "client to return"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("client error %v, want context.Canceled", err)
+	}
+	cause := waitFor(t, f.stopped, "the tool to see its context end")
+	if cause == nil {
+		t.Fatal("the tool's context ended without a cause")
+	}
+}
+
+// TestModernProgressUsesSSE: progress reaches a 2026-era client before the
+// result, on an SSE stream without session or priming.
+func TestModernProgressUsesSSE(t *testing.T) {
+	f := newFixture(t)
+	_, ts := testServer(t, f, nil)
+	meta := map[string]any{}
+	for k, v := range modernMeta {
+		meta[k] = v
+	}
+	meta["progressToken"] = 5
+	resp := do(t, modernRequest(t, ts.URL, 11, "tools/call", map[string]any{"name": "progress", "_meta": meta}))
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" || resp.Header.Get("Mcp-Session-Id") != "" {
+		t.Fatalf("headers %v", resp.Header)
+	}
+	var methods []string
+	sr := newSSEReader(resp.Body)
+	for e, ok := sr.next(); ok; e, ok = sr.next() {
+		r := decodeReply(t, e.Data)
+		if r.Method != "" {
+			methods = append(methods, r.Method)
+		} else {
+			methods = append(methods, "result")
+			if !strings.Contains(string(r.Result), `"resultType":"complete"`) {
+				t.Fatalf("result %s", r.Result)
+			}
+		}
+	}
+	want := "notifications/progress,notifications/progress,notifications/progress,result"
+	if got := strings.Join(methods, ","); got != want {
+		t.Fatalf("stream %s, want %s", got, want)
+	}
+}
