@@ -28,7 +28,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd())
+	root.AddCommand(newServeCmd(), newToolsCmd(), newCallCmd())
 	return root
 }
 

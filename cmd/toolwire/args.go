@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// parseArgs builds a tool call's arguments from the command line: one JSON
+// object, or key=value pairs typed by the tool's inputSchema (key:=JSON
+// passes a raw JSON value). No arguments is an empty object.
+func parseArgs(args []string, inputSchema json.RawMessage) (json.RawMessage, error) {
+	if len(args) == 0 {
+		return json.RawMessage(`{}`), nil
+	}
+	if len(args) == 1 && strings.HasPrefix(strings.TrimSpace(args[0]), "{") {
+		return parseJSONArg(args[0])
+	}
+	props, closed := schemaProps(inputSchema)
+	out := map[string]json.RawMessage{}
+	for _, a := range args {
+		if raw, ok := strings.CutPrefix(a, "{"); ok && raw != "" {
+			return nil, usageError{"a JSON object must be the only argument"}
+		}
+		key, value, isJSON := "", "", false
+		if k, v, ok := strings.Cut(a, ":="); ok && !strings.Contains(k, "=") {
+			key, value, isJSON = k, v, true
+		} else if k, v, ok := strings.Cut(a, "="); ok {
+			key, value = k, v
+		} else {
+			return nil, usageError{fmt.Sprintf("argument %q is neither key=value, key:=JSON nor a JSON object", a)}
+		}
+		if key == "" {
+			return nil, usageError{fmt.Sprintf("argument %q has no key", a)}
+		}
+		if _, dup := out[key]; dup {
+			return nil, usageError{fmt.Sprintf("argument %q is given twice", key)}
+		}
+		typ, known := props[key]
+		if !known && closed {
+			return nil, usageError{fmt.Sprintf("the tool has no parameter %q (parameters: %s)", key, strings.Join(sortedKeys(props), ", "))}
+		}
+		var raw json.RawMessage
+		var err error
+		if isJSON {
+			raw, err = parseJSONArg(value)
+			if err != nil {
+				return nil, usageError{fmt.Sprintf("%s: %v", key, err)}
+			}
+		} else if raw, err = typedValue(value, typ); err != nil {
+			return nil, usageError{fmt.Sprintf("%s=%s: %v", key, value, err)}
+		}
+		out[key] = raw
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// typedValue encodes a command-line value as the JSON type the schema asks
+// for; without a declared type it is a string.
+func typedValue(v string, types []string) (json.RawMessage, error) {
+	if len(types) == 0 {
+		return json.Marshal(v)
+	}
+	var errs []string
+	for _, t := range types {
+		switch t {
+		case "string":
+			return json.Marshal(v)
+		case "integer":
+			if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return json.RawMessage(v), nil
+			}
+			errs = append(errs, "an integer")
+		case "number":
+			if _, err := strconv.ParseFloat(v, 64); err == nil && json.Valid([]byte(v)) {
+				return json.RawMessage(v), nil
+			}
+			errs = append(errs, "a number")
+		case "boolean":
+			if b, err := strconv.ParseBool(v); err == nil {
+				return json.Marshal(b)
+			}
+			errs = append(errs, "a boolean (true or false)")
+		case "null":
+			if v == "null" {
+				return json.RawMessage("null"), nil
+			}
+			errs = append(errs, "null")
+		case "object", "array":
+			raw, err := parseJSONArg(v)
+			if err == nil {
+				return raw, nil
+			}
+			errs = append(errs, "a JSON "+t)
+		}
+	}
+	if len(errs) == 0 {
+		return json.Marshal(v)
+	}
+	return nil, fmt.Errorf("want %s", strings.Join(errs, " or "))
+}
+
+// parseJSONArg parses a JSON value, pointing at the error on a typo.
+func parseJSONArg(s string) (json.RawMessage, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	if err == nil {
+		if dec.More() {
+			return nil, usageError{"arguments: trailing data after the JSON value" + caret(s, int(dec.InputOffset()))}
+		}
+		var buf bytes.Buffer
+		if cerr := json.Compact(&buf, []byte(s)); cerr != nil {
+			return nil, cerr
+		}
+		return buf.Bytes(), nil
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return nil, usageError{fmt.Sprintf("arguments: invalid JSON %s: %v", position(s, int(se.Offset)), err) + caret(s, int(se.Offset))}
+	}
+	return nil, usageError{fmt.Sprintf("arguments: invalid JSON: %v", err)}
+}
+
+// position names the 1-based line and column of a byte offset; the decoder
+// reports the offset just past the offending byte.
+func position(s string, off int) string {
+	off = min(max(off-1, 0), len(s))
+	line := 1 + strings.Count(s[:off], "\n")
+	col := off - strings.LastIndex(s[:off], "\n")
+	return fmt.Sprintf("at line %d, column %d", line, col)
+}
+
+// caret shows the offending line with a ^ under the error.
+func caret(s string, off int) string {
+	off = min(max(off-1, 0), len(s))
+	start := strings.LastIndex(s[:off], "\n") + 1
+	end := strings.IndexByte(s[off:], '\n')
+	if end < 0 {
+		end = len(s)
+	} else {
+		end += off
+	}
+	return "\n  " + s[start:end] + "\n  " + strings.Repeat(" ", off-start) + "^"
+}
+
+// schemaProps returns each declared property's types, and whether the
+// schema forbids others (additionalProperties: false).
+func schemaProps(inputSchema json.RawMessage) (map[string][]string, bool) {
+	var s struct {
+		Properties           map[string]json.RawMessage `json:"properties"`
+		AdditionalProperties json.RawMessage            `json:"additionalProperties"`
+	}
+	props := map[string][]string{}
+	if json.Unmarshal(inputSchema, &s) != nil {
+		return props, false
+	}
+	for name, raw := range s.Properties {
+		props[name] = propTypes(raw)
+	}
+	return props, string(bytes.TrimSpace(s.AdditionalProperties)) == "false"
+}
+
+// propTypes reads a property's "type" (a string or a list), looking through
+// a top-level anyOf/oneOf of types.
+func propTypes(raw json.RawMessage) []string {
+	var p struct {
+		Type  json.RawMessage   `json:"type"`
+		AnyOf []json.RawMessage `json:"anyOf"`
+		OneOf []json.RawMessage `json:"oneOf"`
+		Enum  []any             `json:"enum"`
+	}
+	if json.Unmarshal(raw, &p) != nil {
+		return nil
+	}
+	var types []string
+	var one string
+	if json.Unmarshal(p.Type, &one) == nil && one != "" {
+		types = []string{one}
+	} else {
+		_ = json.Unmarshal(p.Type, &types)
+	}
+	for _, sub := range append(p.AnyOf, p.OneOf...) {
+		for _, t := range propTypes(sub) {
+			if !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+	}
+	// Try the most specific reading first; "string" always succeeds.
+	sort.SliceStable(types, func(i, j int) bool { return typeRank(types[i]) < typeRank(types[j]) })
+	return types
+}
+
+func typeRank(t string) int {
+	switch t {
+	case "null":
+		return 0
+	case "boolean":
+		return 1
+	case "integer":
+		return 2
+	case "number":
+		return 3
+	case "object", "array":
+		return 4
+	}
+	return 5
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// closest returns the names nearest to want by edit distance, best first.
+func closest(want string, names []string, n int) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	lw := strings.ToLower(want)
+	for _, name := range names {
+		d := editDistance(lw, strings.ToLower(name))
+		if strings.Contains(strings.ToLower(name), lw) || strings.Contains(lw, strings.ToLower(name)) {
+			d = min(d, 1)
+		}
+		if d <= max(2, len(want)/3) {
+			cs = append(cs, cand{name, d})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].d != cs[j].d {
+			return cs[i].d < cs[j].d
+		}
+		return cs[i].name < cs[j].name
+	})
+	var out []string
+	for i := 0; i < len(cs) && i < n; i++ {
+		out = append(out, cs[i].name)
+	}
+	return out
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestParseArgsTypedBySchema(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{
+		"a":{"type":"number"},"n":{"type":"integer"},"ok":{"type":"boolean"},"s":{"type":"string"},
+		"tags":{"type":"array"},"maybe":{"type":["integer","null"]},"either":{"anyOf":[{"type":"boolean"},{"type":"string"}]}}}`)
+	got, err := parseArgs([]string{"a=7.5", "n=-3", "ok=true", "s=42", "tags=[1,2]", "maybe=null", "either=yes", "free=1", "raw:={\"x\":1}"}, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"a":7.5,"either":"yes","free":"1","maybe":null,"n":-3,"ok":true,"raw":{"x":1},"s":"42","tags":[1,2]}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	for _, bad := range [][]string{{"n=1.5"}, {"ok=maybe"}, {"tags=[1,"}, {"nokey"}, {"=v"}, {"a=1", "a=2"}} {
+		if _, err := parseArgs(bad, schema); err == nil {
+			t.Errorf("%q accepted", bad)
+		} else if _, ok := err.(usageError); !ok {
+			t.Errorf("%q: %T is not a usage error", bad, err)
+		}
+	}
+}
+
+func TestParseJSONArgPointsAtTypo(t *testing.T) {
+	_, err := parseArgs([]string{"{\"a\": 1,\n \"b\": tru}"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "line 2, column 10") || !strings.HasSuffix(err.Error(), "\n   \"b\": tru}\n           ^") {
+		t.Fatalf("err = %q", err)
+	}
+	got, err := parseArgs([]string{` { "a" : [1, 2] } `}, nil)
+	if err != nil || string(got) != `{"a":[1,2]}` {
+		t.Fatalf("got %s, %v", got, err)
+	}
+}
+
+func TestClosest(t *testing.T) {
+	names := []string{"get-sum", "get-tiny-image", "echo", "get-structured-content", "safe_divide"}
+	if got := closest("get-sun", names, 3); len(got) == 0 || got[0] != "get-sum" {
+		t.Errorf("closest(get-sun) = %v", got)
+	}
+	if got := closest("ech", names, 3); len(got) == 0 || got[0] != "echo" {
+		t.Errorf("closest(ech) = %v", got)
+	}
+	if got := closest("zzzzzzzz", names, 3); len(got) != 0 {
+		t.Errorf("closest(zzzzzzzz) = %v", got)
+	}
+}

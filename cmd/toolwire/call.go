@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/mcp"
+)
+
+type callFlags struct {
+	targetFlags
+	asJSON  bool
+	saveDir string
+}
+
+func newCallCmd() *cobra.Command {
+	var f callFlags
+	cmd := &cobra.Command{
+		Use:   "call (URL TOOL [ARGS] | TOOL [ARGS] -- COMMAND [ARG...])",
+		Short: "Call a tool on an MCP server and show its result",
+		Long: "Call a tool and show its result: text as text, images, audio and binary resources saved to\n" +
+			"files (their paths printed), resource links and embedded text resources described, annotations\n" +
+			"shown, structured content pretty-printed. A tool error prints its content to stderr.\n\n" +
+			"Arguments are one JSON object, or key=value pairs typed by the tool's inputSchema (so a=7 sends\n" +
+			"the number 7 when a is a number); key:=JSON sends a raw JSON value. For example:\n\n" +
+			"  toolwire call http://127.0.0.1:8080/mcp get-sum a=7 b=5\n" +
+			"  toolwire call echo '{\"message\":\"hi\"}' -- node server.js stdio\n\n" + exitHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return finish(cmd, runCall(cmd, &f, args))
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the raw result as JSON")
+	cmd.Flags().StringVar(&f.saveDir, "save-dir", "", "directory for saved images, audio and blobs (default: a new temporary directory)")
+	return cmd
+}
+
+func runCall(cmd *cobra.Command, f *callFlags, args []string) error {
+	t, rest, err := splitTarget(cmd, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) == 0 {
+		return usageError{"no tool given: toolwire call TARGET TOOL [JSON | key=value ...]"}
+	}
+	name, argv := rest[0], rest[1:]
+	opts, err := f.options()
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	c, err := f.connect(ctx, t, opts)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		return err
+	}
+	var tool *mcp.Tool
+	names := make([]string, 0, len(tools))
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+		if tl.Name == name {
+			tool = tl
+		}
+	}
+	if tool == nil {
+		msg := fmt.Sprintf("unknown tool %q", name)
+		if near := closest(name, names, 3); len(near) > 0 {
+			msg += "; did you mean " + strings.Join(near, ", ") + "?"
+		} else if len(names) > 0 {
+			msg += fmt.Sprintf("; the server has %d tools (toolwire tools %s)", len(names), t)
+		} else {
+			msg += "; " + errNoTools.Error()
+		}
+		return usageError{msg}
+	}
+	arguments, err := parseArgs(argv, tool.InputSchema)
+	if err != nil {
+		return err
+	}
+
+	var callOpts []client.CallOption
+	bar := &progressBar{w: cmd.ErrOrStderr()}
+	if fd, ok := cmd.ErrOrStderr().(*os.File); ok && isTerminal(fd) {
+		callOpts = append(callOpts, client.WithProgress(bar.update))
+	}
+	res, err := c.CallTool(ctx, name, arguments, callOpts...)
+	bar.clear()
+	var te *client.ToolError
+	if errors.As(err, &te) && res != nil {
+		if f.asJSON {
+			printJSON(cmd.ErrOrStderr(), res)
+		} else {
+			r := &renderer{tool: name, saveDir: f.saveDir}
+			if rerr := r.render(cmd.ErrOrStderr(), res); rerr != nil {
+				return rerr
+			}
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		return printJSON(cmd.OutOrStdout(), res)
+	}
+	r := &renderer{tool: name, saveDir: f.saveDir}
+	return r.render(cmd.OutOrStdout(), res)
+}
+
+func printJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
+}
+
+// progressBar draws call progress on one terminal line.
+type progressBar struct {
+	mu    sync.Mutex
+	w     io.Writer
+	drawn bool
+}
+
+func (b *progressBar) update(p client.Progress) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	const width = 30
+	line := ""
+	if p.Total > 0 {
+		frac := min(max(p.Progress/p.Total, 0), 1)
+		n := int(frac * width)
+		line = fmt.Sprintf("[%s%s] %3.0f%%", strings.Repeat("#", n), strings.Repeat(".", width-n), frac*100)
+	} else {
+		line = fmt.Sprintf("[progress %g]", p.Progress)
+	}
+	if p.Message != "" {
+		line += " " + oneLine(p.Message, 40)
+	}
+	fmt.Fprintf(b.w, "\r\033[K%s", line)
+	b.drawn = true
+}
+
+func (b *progressBar) clear() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.drawn {
+		fmt.Fprint(b.w, "\r\033[K")
+		b.drawn = false
+	}
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/toolwire/toolwire/client"
+)
+
+// targetFlags are the connection flags `tools` and `call` share.
+type targetFlags struct {
+	headers        []string
+	era            string
+	timeout        time.Duration
+	maxMessageSize int
+	noValidate     bool
+	verbose        bool
+}
+
+func (f *targetFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&f.headers, "header", "H", nil, `extra HTTP header "Name: value" (repeatable)`)
+	fl.StringVar(&f.era, "era", "auto", "protocol era: auto (probe 2026-07-28, fall back to initialize), modern or legacy")
+	fl.DurationVar(&f.timeout, "timeout", client.DefaultTimeout, "longest a request may take (0: no limit)")
+	fl.IntVar(&f.maxMessageSize, "max-message-size", client.DefaultMaxMessageSize, "largest message accepted from the server, in bytes")
+	fl.BoolVar(&f.noValidate, "no-validate", false, "do not check structuredContent against the tool's outputSchema")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log protocol diagnostics and the server's stderr to stderr")
+}
+
+// target is where the server is: an http(s) URL first, or a command after
+// "--" at the end.
+type target struct {
+	url     string
+	command []string
+}
+
+func (t target) String() string {
+	if t.url != "" {
+		return t.url
+	}
+	return strings.Join(t.command, " ")
+}
+
+// splitTarget separates the server from the other arguments: a leading
+// http(s):// URL, or everything after "--".
+func splitTarget(cmd *cobra.Command, args []string) (target, []string, error) {
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		if dash == len(args) {
+			return target{}, nil, usageError{"nothing after --: give the server command to run, e.g. -- node server.js stdio"}
+		}
+		return target{command: args[dash:]}, args[:dash], nil
+	}
+	if len(args) > 0 && (strings.HasPrefix(args[0], "http://") || strings.HasPrefix(args[0], "https://")) {
+		return target{url: args[0]}, args[1:], nil
+	}
+	return target{}, nil, usageError{"no server given: put an http(s):// URL first, or a command after -- at the end"}
+}
+
+func (f *targetFlags) options() (*client.Options, error) {
+	o := &client.Options{
+		MaxMessageSize:          f.maxMessageSize,
+		DisableOutputValidation: f.noValidate,
+		Timeout:                 f.timeout,
+	}
+	if f.timeout == 0 {
+		o.Timeout = -1
+	}
+	switch f.era {
+	case "auto":
+		o.Era = client.EraAuto
+	case "modern":
+		o.Era = client.EraModern
+	case "legacy":
+		o.Era = client.EraLegacy
+	default:
+		return nil, usageError{fmt.Sprintf("invalid --era %q: want auto, modern or legacy", f.era)}
+	}
+	var w io.Writer = io.Discard
+	level := slog.LevelDebug
+	if f.verbose {
+		w = os.Stderr
+	}
+	o.Logger = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	return o, nil
+}
+
+func (f *targetFlags) transport(t target) (client.Transport, error) {
+	if t.url != "" {
+		h := http.Header{}
+		for _, kv := range f.headers {
+			k, v, ok := strings.Cut(kv, ":")
+			if !ok || strings.TrimSpace(k) == "" {
+				return nil, usageError{fmt.Sprintf("invalid --header %q: want \"Name: value\"", kv)}
+			}
+			h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+		return &client.HTTP{URL: t.url, Header: h}, nil
+	}
+	if len(f.headers) > 0 {
+		return nil, usageError{"--header applies to http(s) servers only"}
+	}
+	return &client.Command{Path: t.command[0], Args: t.command[1:]}, nil
+}
+
+// connect opens a client to the target.
+func (f *targetFlags) connect(ctx context.Context, t target, opts *client.Options) (*client.Client, error) {
+	tr, err := f.transport(t)
+	if err != nil {
+		return nil, err
+	}
+	return client.Connect(ctx, tr, opts)
+}
+
+// Exit statuses of `tools` and `call`; 2 is a usage error, as everywhere.
+var exitStatuses = map[client.Code]int{
+	client.CodeTransport:      3,
+	client.CodeProtocol:       4,
+	client.CodeJSONRPC:        5,
+	client.CodeToolError:      6,
+	client.CodeSessionInvalid: 7,
+}
+
+const exitHelp = `Exit status:
+  0  success
+  1  any other failure
+  2  usage error (bad flags or arguments, unknown tool)
+  3  ERR_MCP_TRANSPORT        the server could not be reached or stopped answering
+  4  ERR_MCP_PROTOCOL         the server's answer broke MCP (malformed JSON/SSE, bad content, outputSchema mismatch)
+  5  ERR_MCP_JSON_RPC_ERROR   the server answered with a JSON-RPC error
+  6  ERR_MCP_TOOL_ERROR       the tool ran and reported failure (isError)
+  7  ERR_MCP_SESSION_INVALID  the server rejected the HTTP session again after re-initializing`
+
+// finish turns a client error into its name on stderr and its own exit
+// status. Other errors go back to main (exit 1, or 2 for usage errors).
+func finish(cmd *cobra.Command, err error) error {
+	if err == nil {
+		return nil
+	}
+	code := client.CodeOf(err)
+	status, ok := exitStatuses[code]
+	if !ok {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "toolwire: %s: %v\n", code, err)
+	exit(status)
+	return nil
+}
+
+// exit ends the process; a variable so the in-process tests can catch it.
+var exit = os.Exit
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+var errNoTools = errors.New("the server lists no tools")
