@@ -1,0 +1,174 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// NewHTTPClient returns a keep-alive client for 127.0.0.1 that keeps up to
+// conns idle connections, so each concurrent caller reuses its own.
+func NewHTTPClient(conns int) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConns:        conns + 4,
+		MaxIdleConnsPerHost: conns + 4,
+		IdleConnTimeout:     time.Minute,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+	}}
+}
+
+// Session is one MCP session over Streamable HTTP. It is used by one
+// goroutine at a time.
+type Session struct {
+	URL  string
+	HTTP *http.Client
+	// ID is the Mcp-Session-Id the server assigned ("" if it assigns none).
+	ID     string
+	nextID int64
+	// Bytes counts response body bytes read.
+	Bytes int64
+}
+
+// Open initializes a session: initialize, then notifications/initialized.
+func Open(ctx context.Context, c *http.Client, url string) (*Session, error) {
+	s := &Session{URL: url, HTTP: c}
+	id := s.next()
+	body := []byte(`{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) +
+		`,"method":"initialize","params":{"protocolVersion":"` + ProtocolVersion +
+		`","capabilities":{},"clientInfo":{"name":"toolwire-bench","version":"1.0.0"}}}`)
+	r, hdr, err := s.post(ctx, body, id)
+	if err != nil {
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	if r.Error != nil {
+		return nil, fmt.Errorf("initialize: JSON-RPC error %d: %s", r.Error.Code, r.Error.Message)
+	}
+	s.ID = hdr.Get("Mcp-Session-Id")
+	if err := s.notify(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); err != nil {
+		return nil, fmt.Errorf("notifications/initialized: %w", err)
+	}
+	return s, nil
+}
+
+func (s *Session) next() int64 { s.nextID++; return s.nextID }
+
+func (s *Session) newRequest(ctx context.Context, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.ID != "" {
+		req.Header.Set("Mcp-Session-Id", s.ID)
+		req.Header.Set("Mcp-Protocol-Version", ProtocolVersion)
+	}
+	return req, nil
+}
+
+func (s *Session) notify(ctx context.Context, body []byte) error {
+	req, err := s.newRequest(ctx, body)
+	if err != nil {
+		return err
+	}
+	resp, err := s.HTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		return fmt.Errorf("HTTP status %d, want 202", resp.StatusCode)
+	}
+	return nil
+}
+
+func (s *Session) post(ctx context.Context, body []byte, id int64) (*reply, http.Header, error) {
+	req, err := s.newRequest(ctx, body)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := s.HTTP.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	s.Bytes += int64(len(b))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading reply: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, nil, fmt.Errorf("HTTP status %d: %.200q", resp.StatusCode, b)
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	var sse bool
+	switch mt {
+	case "application/json":
+	case "text/event-stream":
+		sse = true
+	default:
+		return nil, nil, fmt.Errorf("reply Content-Type %q", resp.Header.Get("Content-Type"))
+	}
+	r, err := parseReply(b, sse, id)
+	return r, resp.Header, err
+}
+
+// callBody builds a tools/call request.
+func callBody(id int64, tool string, args []byte) []byte {
+	b := make([]byte, 0, 96+len(tool)+len(args))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"method":"tools/call","params":{"name":`...)
+	b = strconv.AppendQuote(b, tool)
+	b = append(b, `,"arguments":`...)
+	b = append(b, args...)
+	b = append(b, `}}`...)
+	return b
+}
+
+// Call runs one tools/call and checks its result.
+func (s *Session) Call(ctx context.Context, tool string, args []byte, check Check) error {
+	id := s.next()
+	r, _, err := s.post(ctx, callBody(id, tool, args), id)
+	if err != nil {
+		return fmt.Errorf("tools/call %s: %w", tool, err)
+	}
+	res, err := r.callResult()
+	if err != nil {
+		return fmt.Errorf("tools/call %s: %w", tool, err)
+	}
+	if err := check(res); err != nil {
+		return fmt.Errorf("tools/call %s: %w", tool, err)
+	}
+	return nil
+}
+
+// CallRejected runs a tools/call whose arguments break the input schema and
+// checks that it was refused, by an isError result or a JSON-RPC error.
+func (s *Session) CallRejected(ctx context.Context, tool string, args []byte) error {
+	id := s.next()
+	r, _, err := s.post(ctx, callBody(id, tool, args), id)
+	if err != nil {
+		return fmt.Errorf("tools/call %s (invalid): %w", tool, err)
+	}
+	if r.Error != nil {
+		return nil
+	}
+	res, err := r.callResult()
+	if err != nil {
+		return fmt.Errorf("tools/call %s (invalid): %w", tool, err)
+	}
+	if err := CheckRejected(res); err != nil {
+		return fmt.Errorf("tools/call %s: %w", tool, err)
+	}
+	return nil
+}
