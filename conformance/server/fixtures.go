@@ -55,7 +55,9 @@ func register(s *server.Server) error {
 	png, wav := mustDecode(pngBase64), mustDecode(wavBase64)
 	fixed := func(name, desc string, res func() *mcp.CallToolResult) error {
 		return server.AddTool(s, &mcp.Tool{Name: name, Description: desc},
-			func(ctx context.Context, req *server.CallRequest, _ noArgs) (*mcp.CallToolResult, error) { return res(), nil })
+			func(ctx context.Context, req *server.CallRequest, _ noArgs) (*mcp.CallToolResult, error) {
+				return res(), nil
+			})
 	}
 	steps := []error{
 		fixed("test_simple_text", "Returns a simple text response", func() *mcp.CallToolResult {
