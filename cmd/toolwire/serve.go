@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"net"
 	"os"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport"
 	"github.com/toolwire/toolwire/transport/stdio"
+	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 type serveFlags struct {
@@ -19,22 +21,37 @@ type serveFlags struct {
 	maxMessageSize int
 	maxConcurrency int
 	logLevel       string
+
+	// Streamable HTTP
+	addr              string
+	path              string
+	maxBodySize       int64
+	sessionTTL        time.Duration
+	maxSessions       int
+	allowedHosts      []string
+	allowedOrigins    []string
+	readHeaderTimeout time.Duration
+	readTimeout       time.Duration
+	writeTimeout      time.Duration
+	idleTimeout       time.Duration
+	shutdownTimeout   time.Duration
 }
 
 func newServeCmd() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the reference tools",
+		Short: "Serve the reference tools over Streamable HTTP or stdio",
 		Long: "Serve the reference tools (echo, get-sum, get-structured-content, weather, get-tiny-image,\n" +
 			"get-annotated-message, get-resource-links, get-resource-reference, gallery, safe_divide,\n" +
-			"trigger-long-running-operation, get-version). With --stdio the server speaks newline-delimited\n" +
-			"JSON-RPC on stdin and stdout and logs to stderr.",
+			"trigger-long-running-operation, get-version).\n\n" +
+			"By default the server speaks Streamable HTTP at http://127.0.0.1:8080/mcp (--addr, --path),\n" +
+			"to 2025-era clients (initialize, sessions, resumable SSE) and 2026-07-28 clients (stateless)\n" +
+			"alike. It binds to loopback and accepts only loopback Host and Origin headers unless told\n" +
+			"otherwise (--allowed-host, --allowed-origin). With --stdio it speaks newline-delimited\n" +
+			"JSON-RPC on stdin and stdout instead. Logs go to stderr.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !f.stdio {
-				return usageError{"serve needs --stdio: Streamable HTTP serving is not part of this build yet"}
-			}
 			logger, err := newLogger(f.logLevel)
 			if err != nil {
 				return err
@@ -43,21 +60,88 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			logger.Info("serving reference tools on stdio", "tools", len(srv.Tools()))
-			return stdio.ServeStdio(cmd.Context(), srv, &stdio.Options{
-				MaxMessageSize: f.maxMessageSize,
-				ServeOptions:   transport.ServeOptions{MaxConcurrency: f.maxConcurrency, Logger: logger},
-			})
+			if f.stdio {
+				logger.Info("serving reference tools on stdio", "tools", len(srv.Tools()))
+				return stdio.ServeStdio(cmd.Context(), srv, &stdio.Options{
+					MaxMessageSize: f.maxMessageSize,
+					ServeOptions:   transport.ServeOptions{MaxConcurrency: f.maxConcurrency, Logger: logger},
+				})
+			}
+			return serveHTTP(cmd, srv, &f, logger)
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&f.stdio, "stdio", false, "serve on stdin/stdout")
+	fl.BoolVar(&f.stdio, "stdio", false, "serve on stdin/stdout instead of HTTP")
 	fl.IntVar(&f.pageSize, "page-size", server.DefaultPageSize, "tools per tools/list page")
 	fl.DurationVar(&f.toolTimeout, "tool-timeout", server.DefaultToolTimeout, "longest a tool call may run (0: no limit)")
-	fl.IntVar(&f.maxMessageSize, "max-message-size", stdio.DefaultMaxMessageSize, "largest incoming message in bytes")
-	fl.IntVar(&f.maxConcurrency, "max-concurrency", transport.DefaultMaxConcurrency, "requests served at once")
+	fl.IntVar(&f.maxMessageSize, "max-message-size", stdio.DefaultMaxMessageSize, "stdio: largest incoming message in bytes")
+	fl.IntVar(&f.maxConcurrency, "max-concurrency", transport.DefaultMaxConcurrency, "stdio: requests served at once")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
+
+	fl.StringVar(&f.addr, "addr", streamable.DefaultAddr, "HTTP: address to listen on (host:port; port 0 picks a free one)")
+	fl.StringVar(&f.path, "path", streamable.DefaultPath, "HTTP: path of the MCP endpoint")
+	fl.Int64Var(&f.maxBodySize, "max-body-size", streamable.DefaultMaxBodyBytes, "HTTP: largest request body in bytes (413 past it)")
+	fl.DurationVar(&f.sessionTTL, "session-ttl", streamable.DefaultSessionIdleTimeout, "HTTP: a 2025-era session idle this long is ended")
+	fl.IntVar(&f.maxSessions, "max-sessions", streamable.DefaultMaxSessions, "HTTP: most 2025-era sessions open at once (503 past it)")
+	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "HTTP: Host header value to accept, as name or name:port; repeatable; \"*\" for any (default: loopback names, plus the --addr host)")
+	fl.StringSliceVar(&f.allowedOrigins, "allowed-origin", nil, "HTTP: Origin to accept, e.g. https://app.example.com; repeatable; \"*\" for any (default: loopback origins)")
+	fl.DurationVar(&f.readHeaderTimeout, "read-header-timeout", streamable.DefaultReadHeaderTimeout, "HTTP: longest wait for a request's headers")
+	fl.DurationVar(&f.readTimeout, "read-timeout", streamable.DefaultReadTimeout, "HTTP: longest wait for a request's body")
+	fl.DurationVar(&f.writeTimeout, "write-timeout", streamable.DefaultWriteTimeout, "HTTP: longest a client may take to accept one write")
+	fl.DurationVar(&f.idleTimeout, "idle-timeout", streamable.DefaultIdleTimeout, "HTTP: how long a keep-alive connection waits for its next request")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", streamable.DefaultShutdownTimeout, "HTTP: on SIGINT/SIGTERM, how long calls in flight may finish")
 	return cmd
+}
+
+// serveHTTP serves srv over Streamable HTTP until the command's context
+// ends (SIGINT or SIGTERM), then shuts down gracefully.
+func serveHTTP(cmd *cobra.Command, srv *server.Server, f *serveFlags, logger *slog.Logger) error {
+	if f.maxBodySize <= 0 || f.maxSessions <= 0 || f.sessionTTL <= 0 {
+		return usageError{"--max-body-size, --max-sessions and --session-ttl must be positive"}
+	}
+	hosts := f.allowedHosts
+	if len(hosts) == 0 {
+		hosts = defaultAllowedHosts(f.addr, logger)
+	}
+	h := streamable.NewHandler(srv, &streamable.Options{
+		AllowedHosts:       hosts,
+		AllowedOrigins:     f.allowedOrigins,
+		MaxBodyBytes:       f.maxBodySize,
+		SessionIdleTimeout: f.sessionTTL,
+		MaxSessions:        f.maxSessions,
+		ReadTimeout:        f.readTimeout,
+		WriteTimeout:       f.writeTimeout,
+		Logger:             logger,
+	})
+	return streamable.ListenAndServe(cmd.Context(), f.addr, h, &streamable.ServerOptions{
+		Path:              f.path,
+		ReadHeaderTimeout: f.readHeaderTimeout,
+		IdleTimeout:       f.idleTimeout,
+		ShutdownTimeout:   f.shutdownTimeout,
+		Logger:            logger,
+		OnListen: func(url string) {
+			logger.Info("serving reference tools over Streamable HTTP", "url", url, "tools", len(srv.Tools()))
+		},
+	})
+}
+
+// defaultAllowedHosts accepts the loopback names, plus the host --addr binds
+// to when it names one, so that a server bound to a LAN address answers to
+// that address without opening itself to every Host.
+func defaultAllowedHosts(addr string, logger *slog.Logger) []string {
+	hosts := []string{"localhost", "127.0.0.1", "::1"}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return hosts
+	}
+	ip := net.ParseIP(host)
+	switch {
+	case host == "" || ip != nil && ip.IsUnspecified():
+		logger.Warn("listening on every interface but accepting only loopback Host headers; pass --allowed-host for the names clients use", "addr", addr)
+	case ip == nil && host != "localhost" || ip != nil && !ip.IsLoopback():
+		hosts = append(hosts, host)
+	}
+	return hosts
 }
 
 func newLogger(level string) (*slog.Logger, error) {
