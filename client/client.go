@@ -530,8 +530,12 @@ func (c *Client) exchange(ctx context.Context, method string, obj map[string]jso
 	w := &wireInfo{method: method, version: st.version, modern: modern, call: p}
 	w.name, w.params = c.nameHeaders(method, obj, modern)
 
+	// The send ends with the exchange: a stream still open once the
+	// response came some other way must not outlive it.
+	sendCtx, cancelSend := context.WithCancel(ctx)
+	defer cancelSend()
 	errc := make(chan error, 1)
-	go func() { errc <- c.conn.send(ctx, req, w) }()
+	go func() { errc <- c.conn.send(sendCtx, req, w) }()
 	for {
 		select {
 		case o := <-p.ch:

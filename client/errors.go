@@ -16,9 +16,11 @@ type Code string
 // The five error codes (seed 001's names, kept as the CLI's error names).
 const (
 	// CodeTransport: the server could not be reached or stopped answering:
-	// network failure, an HTTP status >= 400 other than the session ones, a
-	// Content-Type that is neither JSON nor SSE, the stdio child exiting, a
-	// response over the size limit, a timeout or a cancelled context.
+	// network failure, an HTTP status >= 400 other than the session ones
+	// (unless its body is a JSON-RPC error, which is then CodeJSONRPC, as a
+	// 2026-07-28 server's 400/404 replies are), a Content-Type that is
+	// neither JSON nor SSE, the stdio child exiting, a message over the size
+	// limit, a timeout or a cancelled context.
 	CodeTransport Code = "ERR_MCP_TRANSPORT"
 	// CodeProtocol: the server answered, but not in MCP: malformed JSON or
 	// SSE, a bad JSON-RPC envelope, a content block not matching its type, or

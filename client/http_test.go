@@ -426,3 +426,51 @@ func TestHTTPMaxMessageSize(t *testing.T) {
 		})
 	}
 }
+
+// countingTransport counts the requests a caller-supplied client makes.
+type countingTransport struct{ n atomic.Int32 }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestHTTPCallerHeadersAndClient(t *testing.T) {
+	f := newFake(t)
+	f.handle = legacyOnly
+	rt := &countingTransport{}
+	c := connect(t, &client.HTTP{URL: f.url(), Header: http.Header{"Authorization": {"Bearer tok"}}, Client: &http.Client{Transport: rt}}, nil)
+	if _, err := c.ListTools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range f.requests() {
+		if s.Header.Get("Authorization") != "Bearer tok" {
+			t.Errorf("%s %s without the caller's header", s.Method, s.RPC)
+		}
+	}
+	if int(rt.n.Load()) < len(f.requests()) {
+		t.Errorf("the caller's http.Client made %d of %d requests", rt.n.Load(), len(f.requests()))
+	}
+}
+
+// 410 and JSON-RPC -32001 are not session loss (seed 001's gaps): only a
+// 404 on a session re-initializes.
+func TestHTTPOnly404IsSessionLoss(t *testing.T) {
+	f := newFake(t)
+	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
+		if req.Method == "tools/call" {
+			writeJSON(w, 410, `{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"gone"}}`)
+			return true
+		}
+		return false
+	}
+	c := connect(t, f.transport(), legacy())
+	_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+	var je *client.JSONRPCError
+	if !errors.As(err, &je) || je.Code != -32001 {
+		t.Fatalf("err = %v, want the JSON-RPC error as sent", err)
+	}
+	if n := len(f.calls("initialize")); n != 1 {
+		t.Errorf("%d initialize requests: a 410 must not re-initialize", n)
+	}
+}

@@ -9,8 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,8 +39,17 @@ func TestMain(m *testing.M) {
 //   - "die": exits with status 3 when a tools/call arrives;
 //   - "cancel": never answers tools/call, and prints each received
 //     notifications/cancelled to stderr as "CANCELLED <id>";
-//   - "garbage": answers tools/call with a line that is not JSON.
+//   - "garbage": answers tools/call with a line that is not JSON;
+//   - "stubborn": ignores SIGTERM and stays up after stdin closes;
+//   - "huge": answers tools/call with a 64 KiB line, then a normal answer
+//     to the next call.
 func fakeStdioServer(mode string) {
+	if mode == "stubborn" {
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Fprintf(os.Stderr, "PID %d\n", os.Getpid())
+		defer func() { select {} }() // outlive stdin
+	}
+	calls := 0
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
 	out := bufio.NewWriter(os.Stdout)
@@ -62,6 +74,15 @@ func fakeStdioServer(mode string) {
 					os.Exit(3)
 				case "garbage":
 					send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"result":{"content":[{"type":"text"`)
+				case "huge":
+					calls++
+					text := "small"
+					if calls == 1 {
+						text = strings.Repeat("x", 64<<10)
+					}
+					send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"result":{"content":[{"type":"text","text":"` + text + `"}]}}`)
+				case "stubborn":
+					send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"result":{"content":[{"type":"text","text":"worked"}]}}`)
 				}
 			default:
 				send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no %s here"}}`, m.ID, m.Method))
@@ -230,3 +251,45 @@ func (s *syncBuffer) String() string {
 }
 
 func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+func TestStdioCloseEscalatesToKill(t *testing.T) {
+	var logs syncBuffer
+	c, err := client.Connect(context.Background(), fakeCommand(t, "stubborn"), &client.Options{Era: client.EraLegacy, Logger: newTextLogger(&logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CallTool(context.Background(), "work", nil, client.WithoutOutputValidation()); err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(logs.String(), "PID ")
+	if !ok {
+		t.Fatalf("no PID in the child's stderr: %s", logs.String())
+	}
+	pid, err := strconv.Atoi(strings.TrimRightFunc(strings.Fields(rest)[0], func(r rune) bool { return r < '0' || r > '9' }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	// Close returns only once the child is reaped: it no longer exists.
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("child %d still there after Close (kill -0: %v)", pid, err)
+	}
+	if _, err := c.CallTool(context.Background(), "work", nil); client.CodeOf(err) != client.CodeTransport {
+		t.Errorf("call after Close: %v", err)
+	}
+}
+
+func TestStdioMaxMessageSize(t *testing.T) {
+	c := connect(t, fakeCommand(t, "huge"), &client.Options{Era: client.EraLegacy, MaxMessageSize: 4096})
+	_, err := c.CallTool(context.Background(), "work", nil, client.WithoutOutputValidation())
+	if client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "4096-byte limit") {
+		t.Fatalf("err = %v", err)
+	}
+	// The oversized line was skipped; the connection still works.
+	res, err := c.CallTool(context.Background(), "work", nil, client.WithoutOutputValidation())
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "small" {
+		t.Fatalf("next call: %v %+v", err, res)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/toolwire/toolwire/client"
 )
 
 func TestParseArgsTypedBySchema(t *testing.T) {
@@ -48,5 +50,17 @@ func TestClosest(t *testing.T) {
 	}
 	if got := closest("zzzzzzzz", names, 3); len(got) != 0 {
 		t.Errorf("closest(zzzzzzzz) = %v", got)
+	}
+}
+
+func TestProgressBar(t *testing.T) {
+	var b strings.Builder
+	bar := &progressBar{w: &b}
+	bar.update(client.Progress{Progress: 1, Total: 4, Message: "step 1 of 4"})
+	bar.update(client.Progress{Progress: 7})
+	bar.clear()
+	want := "\r\033[K[#######.......................]  25% step 1 of 4" + "\r\033[K[progress 7]" + "\r\033[K"
+	if b.String() != want {
+		t.Errorf("got %q\nwant %q", b.String(), want)
 	}
 }

@@ -154,7 +154,7 @@ func finish(cmd *cobra.Command, err error) error {
 	return nil
 }
 
-// exit ends the process; a variable so the in-process tests can catch it.
+// exit ends the process; a variable so a test can replace it.
 var exit = os.Exit
 
 // isTerminal reports whether f is a character device (a terminal).
