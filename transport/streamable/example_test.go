@@ -21,7 +21,9 @@ func ExampleNewHandler() {
 		Name string `json:"name"`
 	}
 	_ = server.AddTool(srv, &mcp.Tool{Name: "greet", Description: "Greets someone"},
-		func(ctx context.Context, req *server.CallRequest, in in) (string, error) { return "Hello, " + in.Name, nil })
+		func(ctx context.Context, req *server.CallRequest, in in) (string, error) {
+			return "Hello, " + in.Name, nil
+		})
 
 	h := streamable.NewHandler(srv, nil)
 	defer h.Close()

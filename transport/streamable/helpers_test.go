@@ -46,7 +46,9 @@ func newFixture(t *testing.T) *fixture {
 		Message string `json:"message"`
 	}
 	must(server.AddTool(f.srv, &mcp.Tool{Name: "echo", Description: "echoes"},
-		func(ctx context.Context, req *server.CallRequest, in echoIn) (string, error) { return "Echo: " + in.Message, nil }))
+		func(ctx context.Context, req *server.CallRequest, in echoIn) (string, error) {
+			return "Echo: " + in.Message, nil
+		}))
 	must(server.AddTool(f.srv, &mcp.Tool{Name: "progress", Description: "reports progress 1..3"},
 		func(ctx context.Context, req *server.CallRequest, in none) (string, error) {
 			for i := 1; i <= 3; i++ {

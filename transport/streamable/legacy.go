@@ -32,7 +32,7 @@ type legacySession struct {
 	standalone *stream
 	next       int
 	retired    []string // streams answered live, kept for a late resume
-	busy       int // requests running and connections attached
+	busy       int      // requests running and connections attached
 	lastActive time.Time
 	closed     bool
 }

@@ -35,8 +35,14 @@ func newConn(w http.ResponseWriter, o *Options, header func(http.Header)) *conn 
 
 var errConnEnded = errors.New("streamable: the HTTP response has ended")
 
-func (c *conn) deadline() {
+// bounded runs one write under the write timeout. The deadline is cleared
+// afterwards: it belongs to the connection, which a keep-alive client reuses
+// for its next request.
+func (c *conn) bounded(write func() error) error {
 	_ = c.rc.SetWriteDeadline(time.Now().Add(c.writeTimeout))
+	err := write()
+	_ = c.rc.SetWriteDeadline(time.Time{})
+	return err
 }
 
 // writeJSON sends a whole application/json response.
@@ -53,10 +59,13 @@ func (c *conn) writeJSON(status int, body []byte) error {
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	c.deadline()
-	c.w.WriteHeader(status)
-	_, err := c.w.Write(body)
-	return err
+	return c.bounded(func() error {
+		c.w.WriteHeader(status)
+		if _, err := c.w.Write(body); err != nil {
+			return err
+		}
+		return c.rc.Flush()
+	})
 }
 
 // startSSE writes the event-stream headers if not yet written.
@@ -77,9 +86,10 @@ func (c *conn) startSSE() error {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	c.deadline()
-	c.w.WriteHeader(http.StatusOK)
-	if err := c.rc.Flush(); err != nil {
+	if err := c.bounded(func() error {
+		c.w.WriteHeader(http.StatusOK)
+		return c.rc.Flush()
+	}); err != nil {
 		return err
 	}
 	if c.keepAlive > 0 {
@@ -114,11 +124,12 @@ func (c *conn) event(id string, retry time.Duration, data []byte) error {
 		b = append(b, data...)
 		b = append(b, "\n\n"...)
 	}
-	c.deadline()
-	if _, err := c.w.Write(b); err != nil {
-		return err
-	}
-	return c.rc.Flush()
+	return c.bounded(func() error {
+		if _, err := c.w.Write(b); err != nil {
+			return err
+		}
+		return c.rc.Flush()
+	})
 }
 
 func (c *conn) keepAliveLoop() {
@@ -134,11 +145,12 @@ func (c *conn) keepAliveLoop() {
 				c.mu.Unlock()
 				return
 			}
-			c.deadline()
-			_, err := c.w.Write([]byte(": keep-alive\n\n"))
-			if err == nil {
-				err = c.rc.Flush()
-			}
+			err := c.bounded(func() error {
+				if _, err := c.w.Write([]byte(": keep-alive\n\n")); err != nil {
+					return err
+				}
+				return c.rc.Flush()
+			})
 			c.mu.Unlock()
 			if err != nil {
 				c.end()

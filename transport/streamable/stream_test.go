@@ -1,14 +1,19 @@
 package streamable
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/server"
 )
 
 // TestLegacyReplyKinds: a bare reply is JSON; progress before the reply
@@ -264,5 +269,108 @@ func TestModernProgressUsesSSE(t *testing.T) {
 	want := "notifications/progress,notifications/progress,notifications/progress,result"
 	if got := strings.Join(methods, ","); got != want {
 		t.Fatalf("stream %s, want %s", got, want)
+	}
+}
+
+// openGET opens a session's standalone stream, or resumes after last.
+func openGET(t *testing.T, url, sid, last string) *http.Response {
+	t.Helper()
+	r, _ := http.NewRequest(http.MethodGet, url, nil)
+	r.Header.Set("Accept", "text/event-stream")
+	r.Header.Set("Mcp-Session-Id", sid)
+	if last != "" {
+		r.Header.Set("Last-Event-ID", last)
+	}
+	return do(t, r)
+}
+
+// TestStandaloneStream: list changes reach the GET stream; one GET stream
+// per session; a dropped GET stream resumes with what it missed.
+func TestStandaloneStream(t *testing.T) {
+	f := newFixture(t)
+	h, ts := testServer(t, f, nil)
+	sid := initialize(t, ts.URL)
+	resp := openGET(t, ts.URL, sid, "")
+	sr := newSSEReader(resp.Body)
+	prime, ok := sr.next()
+	if !ok || prime.ID == "" || prime.Data != "" {
+		t.Fatalf("GET stream starts with %+v, want a priming event", prime)
+	}
+
+	second := openGET(t, ts.URL, sid, "")
+	if body := readAll(t, second); second.StatusCode != http.StatusConflict {
+		t.Fatalf("second GET: status %d, want 409: %s", second.StatusCode, body)
+	}
+
+	type none struct{}
+	add := func(name string) {
+		if err := server.AddTool(f.srv, &mcp.Tool{Name: name, Description: "d"},
+			func(context.Context, *server.CallRequest, none) (string, error) { return "", nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("one")
+	e, ok := sr.next()
+	if !ok || !strings.Contains(e.Data, "notifications/tools/list_changed") {
+		t.Fatalf("GET event %+v, want list_changed", e)
+	}
+	resp.Body.Close()
+	// Wait until the server has let go of the dropped stream.
+	ls := h.lookup(sid)
+	for {
+		ls.standalone.mu.Lock()
+		attached := ls.standalone.c != nil
+		ls.standalone.mu.Unlock()
+		if !attached {
+			break
+		}
+		runtime.Gosched()
+	}
+	add("two") // sent while nobody listens: stored
+	resumed := openGET(t, ts.URL, sid, e.ID)
+	defer resumed.Body.Close()
+	r, ok := newSSEReader(resumed.Body).next()
+	if !ok || !strings.Contains(r.Data, "notifications/tools/list_changed") || r.ID == e.ID {
+		t.Fatalf("resumed GET event %+v, want the list_changed sent while away", r)
+	}
+}
+
+// TestKeepAlive: an idle SSE stream gets comment lines.
+func TestKeepAlive(t *testing.T) {
+	f := newFixture(t)
+	_, ts := testServer(t, f, &Options{KeepAliveInterval: time.Millisecond})
+	sid := initialize(t, ts.URL)
+	resp := openGET(t, ts.URL, sid, "")
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if sc.Text() == ": keep-alive" {
+			return
+		}
+	}
+	t.Fatalf("stream ended without a keep-alive: %v", sc.Err())
+}
+
+// TestWriteTimeoutDropsStuckClient: a client that stops reading loses its
+// stream once a write has waited past WriteTimeout.
+func TestWriteTimeoutDropsStuckClient(t *testing.T) {
+	f := newFixture(t)
+	h, ts := testServer(t, f, &Options{WriteTimeout: 20 * time.Millisecond, KeepAliveInterval: -1})
+	sid := initialize(t, ts.URL)
+	resp := openGET(t, ts.URL, sid, "")
+	defer resp.Body.Close() // never read
+	ls := h.lookup(sid)
+	big := &jsonrpc.Notification{Method: "notifications/message", Params: json.RawMessage(`{"data":"` + strings.Repeat("x", 1<<20) + `"}`)}
+	for i := 0; ; i++ {
+		if i > 10000 {
+			t.Fatal("the stuck stream was never dropped")
+		}
+		_ = ls.standalone.Send(context.Background(), big)
+		ls.standalone.mu.Lock()
+		attached := ls.standalone.c != nil
+		ls.standalone.mu.Unlock()
+		if !attached {
+			return
+		}
 	}
 }
