@@ -266,3 +266,27 @@ func TestToolsTableAndJSON(t *testing.T) {
 		t.Fatalf("exit %d, stdout %.200s", r.code, r.stdout)
 	}
 }
+
+// The progress bar is drawn only when stderr is a terminal; `script` (from
+// util-linux) provides one.
+func TestCallProgressBarOnlyOnTerminal(t *testing.T) {
+	url := referenceURL(t)
+	r := runCLI(t, "call", url, "trigger-long-running-operation", "duration=0.2", "steps=4")
+	if r.code != 0 || strings.Contains(r.stderr, "%") || !strings.HasPrefix(r.stdout, "Long running operation completed.") {
+		t.Fatalf("without a terminal: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) is not installed; cannot give the CLI a terminal")
+	}
+	cmdline := fmt.Sprintf("%s call %s trigger-long-running-operation duration=0.2 steps=4", testenv.Toolwire(t), url)
+	out, err := exec.Command(script, "-qec", cmdline, "/dev/null").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, want := range []string{"[#######.......................]  25%", "[##############################] 100%", "Long running operation completed."} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("terminal output %q lacks %q", out, want)
+		}
+	}
+}
