@@ -77,7 +77,7 @@ func (tc *toolCache) store(entries map[string]*toolEntry, ttl *int64) {
 // dropped from the page (and logged), as 2026-07-28 requires.
 func (c *Client) ToolPages(ctx context.Context) iter.Seq2[*mcp.ListToolsResult, error] {
 	return func(yield func(*mcp.ListToolsResult, error) bool) {
-		c.pages(ctx, func(p *pageResultAlias, err error) bool {
+		c.pages(ctx, func(p *listPage, err error) bool {
 			if err != nil {
 				return yield(nil, err)
 			}
@@ -86,7 +86,7 @@ func (c *Client) ToolPages(ctx context.Context) iter.Seq2[*mcp.ListToolsResult, 
 	}
 }
 
-func (c *Client) pages(ctx context.Context, yield func(*pageResultAlias, error) bool) {
+func (c *Client) pages(ctx context.Context, yield func(*listPage, error) bool) {
 	cursor, hasCursor := "", false
 	seen := map[string]bool{}
 	for page := 0; ; page++ {
@@ -134,7 +134,7 @@ type toolsPage struct {
 	Meta       mcp.Meta          `json:"_meta"`
 }
 
-func (c *Client) decodeToolsPage(raw json.RawMessage) (*pageResultAlias, error) {
+func (c *Client) decodeToolsPage(raw json.RawMessage) (*listPage, error) {
 	var p toolsPage
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, &ProtocolError{Op: mcp.MethodListTools, Reason: "result is not a tool list", Err: err}
@@ -142,7 +142,7 @@ func (c *Client) decodeToolsPage(raw json.RawMessage) (*pageResultAlias, error) 
 	if p.Tools == nil {
 		return nil, &ProtocolError{Op: mcp.MethodListTools, Reason: `result has no "tools" array`}
 	}
-	out := &pageResultAlias{ListToolsResult: mcp.ListToolsResult{TTLMs: p.TTLMs, CacheScope: p.CacheScope, ResultType: p.ResultType, Meta: p.Meta}, NextCursor: p.NextCursor}
+	out := &listPage{ListToolsResult: mcp.ListToolsResult{TTLMs: p.TTLMs, CacheScope: p.CacheScope, ResultType: p.ResultType, Meta: p.Meta}, NextCursor: p.NextCursor}
 	if p.NextCursor != nil {
 		out.ListToolsResult.NextCursor = *p.NextCursor
 	}
@@ -167,8 +167,9 @@ func (c *Client) decodeToolsPage(raw json.RawMessage) (*pageResultAlias, error) 
 	return out, nil
 }
 
-// pageResultAlias carries the page plus whether a cursor was present at all.
-type pageResultAlias struct {
+// listPage is one decoded page; NextCursor is nil at the end (an empty
+// string is a cursor).
+type listPage struct {
 	mcp.ListToolsResult
 	NextCursor *string
 }
@@ -180,7 +181,7 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	var ttl *int64
 	first := true
 	var ferr error
-	c.pages(ctx, func(p *pageResultAlias, err error) bool {
+	c.pages(ctx, func(p *listPage, err error) bool {
 		if err != nil {
 			ferr = err
 			return false
