@@ -114,6 +114,9 @@ func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
 		return nil, err
 	}
 	c.conn = cn
+	if s, ok := cn.(interface{ start() }); ok {
+		s.start()
+	}
 	if err := c.negotiate(ctx); err != nil {
 		_ = c.Close()
 		return nil, err

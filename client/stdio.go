@@ -54,9 +54,12 @@ func (cmd *Command) dial(ctx context.Context, c *Client) (conn, error) {
 		return nil, &TransportError{Op: "start " + cmd.Path, Err: err}
 	}
 	s.conn = stdio.NewConn(stdout, stdin, c.opts.MaxMessageSize)
-	go s.readLoop()
 	return s, nil
 }
+
+// start begins reading; Connect calls it once the client holds the conn, so
+// an early server request can be answered.
+func (s *stdioConn) start() { go s.readLoop() }
 
 // stdioConn is a running child process.
 type stdioConn struct {
