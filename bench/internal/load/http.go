@@ -15,7 +15,7 @@ import (
 // NewHTTPClient returns a keep-alive client for 127.0.0.1 that keeps up to
 // conns idle connections, so each concurrent caller reuses its own.
 func NewHTTPClient(conns int) *http.Client {
-	return &http.Client{Transport: &http.Transport{
+	return &http.Client{Timeout: time.Minute, Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConns:        conns + 4,
 		MaxIdleConnsPerHost: conns + 4,

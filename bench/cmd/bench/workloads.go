@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolwire/toolwire/bench/impls"
+	"github.com/toolwire/toolwire/bench/internal/load"
+	"github.com/toolwire/toolwire/bench/tools"
+)
+
+// config holds the sizes and durations of one run.
+type config struct {
+	reps         int
+	dur          time.Duration // measured time per throughput figure
+	warmup       time.Duration
+	latencyCalls int
+	sessions     int
+	benchtime    string
+	profileDir   string
+	bins         map[string]string // impl -> server binary
+	testBin      string            // the compiled inproc test binary
+}
+
+// sample is the figures one workload produced for one server in one rep.
+type sample map[string]float64
+
+// counter tallies checked calls across a run, for the quick mode's verdict.
+var checked atomic.Int64
+
+// serverArgs adds profiling flags for toolwire when asked.
+func (c *config) serverArgs(impl, w string, rep int) []string {
+	if c.profileDir == "" || impl != impls.Toolwire {
+		return nil
+	}
+	pre := filepath.Join(c.profileDir, fmt.Sprintf("%s-%s-rep%d", w, impl, rep))
+	return []string{"-cpuprofile", pre + "-cpu.pprof", "-memprofile", pre + "-allocs.pprof"}
+}
+
+// withServer starts a fresh HTTP server, runs f, and stops the server.
+func (c *config) withServer(ctx context.Context, impl, w string, rep int, f func(p *proc) (sample, error)) (sample, error) {
+	p, err := startHTTP(impl, c.bins[impl], c.serverArgs(impl, w, rep)...)
+	if err != nil {
+		return nil, err
+	}
+	s, err := f(p)
+	p.closeClients() // so the server's shutdown finds no connection open
+	if serr := p.stop(); err == nil {
+		err = serr
+	}
+	return s, err
+}
+
+// openSessions opens n sessions on one shared keep-alive client.
+func openSessions(ctx context.Context, p *proc, n int) ([]*load.Session, error) {
+	hc := p.client(n)
+	ss := make([]*load.Session, n)
+	for i := range ss {
+		s, err := load.Open(ctx, hc, p.url)
+		if err != nil {
+			return nil, err
+		}
+		ss[i] = s
+	}
+	return ss, nil
+}
+
+// callFunc makes the i-th call of one caller, checking its reply.
+type callFunc func(ctx context.Context, s *load.Session, i int) error
+
+func echoCall(tag string) callFunc {
+	return func(ctx context.Context, s *load.Session, i int) error {
+		msg := tag + strconv.Itoa(i)
+		return s.Call(ctx, tools.Echo, load.EchoArgs(msg), load.CheckEcho(msg))
+	}
+}
+
+func addCall(ctx context.Context, s *load.Session, i int) error {
+	a, b := float64(i), 0.25
+	return s.Call(ctx, tools.Add, load.AddArgs(a, b), load.CheckAdd(a, b))
+}
+
+func bigCall(ctx context.Context, s *load.Session, i int) error {
+	return s.Call(ctx, tools.Big, []byte(`{}`), load.CheckBig)
+}
+
+// throughput runs callers concurrent sessions for warmup+dur and returns the
+// calls per second and response bytes per second over dur.
+func (c *config) throughput(ctx context.Context, p *proc, callers int, call callFunc) (calls, bytesPerSec float64, err error) {
+	ss, err := openSessions(ctx, p, callers)
+	if err != nil {
+		return 0, 0, err
+	}
+	var (
+		n, nbytes atomic.Int64
+		started   atomic.Int64 // callers that completed a call
+		stop      atomic.Bool
+		firstErr  error
+		errOnce   sync.Once
+		wg        sync.WaitGroup
+	)
+	for k, s := range ss {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				before := s.Bytes
+				if err := call(ctx, s, k*1_000_000+i); err != nil {
+					errOnce.Do(func() { firstErr = err })
+					stop.Store(true)
+					return
+				}
+				if i == 0 {
+					started.Add(1)
+				}
+				n.Add(1)
+				nbytes.Add(s.Bytes - before)
+			}
+		}()
+	}
+	time.Sleep(c.warmup)
+	n0, b0, t0 := n.Load(), nbytes.Load(), time.Now()
+	time.Sleep(c.dur)
+	// The window stays open until a call completed in it, and the run until
+	// every caller made at least one call, so a slow server is measured, not
+	// failed; only a hang (callTimeout) is an error.
+	deadline := time.Now().Add(callTimeout)
+	for (n.Load() == n0 || started.Load() < int64(callers)) && !stop.Load() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	n1, b1, el := n.Load(), nbytes.Load(), time.Since(t0)
+	stop.Store(true)
+	wg.Wait()
+	checked.Add(n.Load())
+	if firstErr != nil {
+		return 0, 0, firstErr
+	}
+	if n1 == n0 || started.Load() < int64(callers) {
+		return 0, 0, fmt.Errorf("calls did not complete within %s", callTimeout)
+	}
+	return float64(n1-n0) / el.Seconds(), float64(b1-b0) / el.Seconds(), nil
+}
+
+// callTimeout is how long a throughput figure waits for a call that
+// should have completed: past it the server is taken to hang.
+const callTimeout = time.Minute
+
+// w1 is echo over Streamable HTTP: a validation probe, sequential latency,
+// then calls/s at 1, 8 and 64 callers.
+func (c *config) w1(ctx context.Context, impl string, rep int) (sample, error) {
+	return c.withServer(ctx, impl, "W1", rep, func(p *proc) (sample, error) {
+		ss, err := openSessions(ctx, p, 1)
+		if err != nil {
+			return nil, err
+		}
+		s := ss[0]
+		if impl != impls.Floor {
+			if err := s.CallRejected(ctx, tools.Echo, []byte(`{"message":5}`)); err != nil {
+				return nil, fmt.Errorf("input validation probe: %w", err)
+			}
+		}
+		call := echoCall("seq-")
+		for i := range max(c.latencyCalls/10, 10) {
+			if err := call(ctx, s, i); err != nil {
+				return nil, err
+			}
+		}
+		lat := make([]time.Duration, c.latencyCalls)
+		for i := range lat {
+			t := time.Now()
+			if err := call(ctx, s, i); err != nil {
+				return nil, err
+			}
+			lat[i] = time.Since(t)
+		}
+		checked.Add(int64(len(lat)))
+		slices.Sort(lat)
+		out := sample{
+			"p50": float64(lat[len(lat)/2].Microseconds()),
+			"p99": float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds()),
+		}
+		for _, callers := range []int{1, 8, 64} {
+			cps, _, err := c.throughput(ctx, p, callers, echoCall("c-"))
+			if err != nil {
+				return nil, fmt.Errorf("%d callers: %w", callers, err)
+			}
+			out["cps"+strconv.Itoa(callers)] = cps
+		}
+		return out, nil
+	})
+}
+
+// w2 is add at 8 callers.
+func (c *config) w2(ctx context.Context, impl string, rep int) (sample, error) {
+	return c.withServer(ctx, impl, "W2", rep, func(p *proc) (sample, error) {
+		cps, _, err := c.throughput(ctx, p, 8, addCall)
+		return sample{"cps": cps}, err
+	})
+}
+
+// w3 is big (1 MiB results) at 4 callers.
+func (c *config) w3(ctx context.Context, impl string, rep int) (sample, error) {
+	return c.withServer(ctx, impl, "W3", rep, func(p *proc) (sample, error) {
+		cps, bps, err := c.throughput(ctx, p, 4, bigCall)
+		return sample{"cps": cps, "mbps": bps / 1e6}, err
+	})
+}
+
+// w4 is sequential echo over stdio.
+func (c *config) w4(ctx context.Context, impl string, rep int) (sample, error) {
+	s, err := load.StartStdio(ctx, stdioCmd(c.bins[impl]))
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	i := 0
+	call := func() error {
+		i++
+		msg := "stdio-" + strconv.Itoa(i)
+		return s.Call(ctx, tools.Echo, load.EchoArgs(msg), load.CheckEcho(msg))
+	}
+	for end := time.Now().Add(c.warmup); time.Now().Before(end); {
+		if err := call(); err != nil {
+			return nil, err
+		}
+	}
+	n, t0 := 0, time.Now()
+	for time.Since(t0) < c.dur {
+		if err := call(); err != nil {
+			return nil, err
+		}
+		n++
+	}
+	el := time.Since(t0)
+	checked.Add(int64(i))
+	return sample{"cps": float64(n) / el.Seconds()}, nil
+}
+
+// w5 opens c.sessions idle legacy sessions and measures what each costs.
+// One session is opened first so one-time setup is not charged to them.
+func (c *config) w5(ctx context.Context, impl string, rep int) (sample, error) {
+	return c.withServer(ctx, impl, "W5", rep, func(p *proc) (sample, error) {
+		hc := p.client(1)
+		first, err := load.Open(ctx, hc, p.url)
+		if err != nil {
+			return nil, err
+		}
+		if err := first.Call(ctx, tools.Echo, load.EchoArgs("x"), load.CheckEcho("x")); err != nil {
+			return nil, err
+		}
+		before, err := p.stats(ctx, hc)
+		if err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		for range c.sessions {
+			if _, err := load.Open(ctx, hc, p.url); err != nil {
+				return nil, err
+			}
+		}
+		el := time.Since(t0)
+		time.Sleep(100 * time.Millisecond) // let goroutines of finished requests exit
+		after, err := p.stats(ctx, hc)
+		if err != nil {
+			return nil, err
+		}
+		// the sessions stay usable: the first still answers
+		if err := first.Call(ctx, tools.Echo, load.EchoArgs("y"), load.CheckEcho("y")); err != nil {
+			return nil, fmt.Errorf("after opening sessions: %w", err)
+		}
+		checked.Add(int64(c.sessions) + 2)
+		n := float64(c.sessions)
+		return sample{
+			"rss":   (float64(after.RSS) - float64(before.RSS)) / n / 1024,
+			"heap":  (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n / 1024,
+			"gor":   float64(after.Goroutines-before.Goroutines) / n,
+			"secs":  el.Seconds(),
+			"total": float64(after.HeapAlloc) / (1 << 20),
+		}, nil
+	})
+}
+
+var benchLine = regexp.MustCompile(`^BenchmarkToolsCall/(\S+?)(?:-\d+)?\s+(\d+)\s+([\d.]+) ns/op\s+(\d+) B/op\s+(\d+) allocs/op`)
+
+// w6 runs the in-process benchmark of one server in its own process.
+func (c *config) w6(ctx context.Context, impl string, rep int) (sample, error) {
+	args := []string{"-test.run", "^$", "-test.bench", "^BenchmarkToolsCall$/^" + regexp.QuoteMeta(impl) + "$",
+		"-test.benchmem", "-test.benchtime", c.benchtime}
+	if c.profileDir != "" && impl == impls.Toolwire {
+		pre := filepath.Join(c.profileDir, fmt.Sprintf("W6-%s-rep%d", impl, rep))
+		args = append(args, "-test.cpuprofile", pre+"-cpu.pprof", "-test.memprofile", pre+"-allocs.pprof")
+	}
+	cmd := exec.CommandContext(ctx, c.testBin, args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("in-process benchmark: %v\n%s", err, out)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		m := benchLine.FindStringSubmatch(sc.Text())
+		if m == nil || m[1] != impl {
+			continue
+		}
+		iters, _ := strconv.ParseFloat(m[2], 64)
+		checked.Add(int64(iters))
+		ns, _ := strconv.ParseFloat(m[3], 64)
+		bop, _ := strconv.ParseFloat(m[4], 64)
+		allocs, _ := strconv.ParseFloat(m[5], 64)
+		return sample{"ns": ns, "bytes": bop, "allocs": allocs}, nil
+	}
+	return nil, fmt.Errorf("in-process benchmark printed no result for %s:\n%s", impl, out)
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

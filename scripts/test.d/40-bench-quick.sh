@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The benchmark's quick mode (issue 6): every workload against every server
+# (toolwire, go-sdk, mcp-go, the net/http floor) at tiny sizes, so the
+# benchmark never rots. It checks every reply and never a time; it exits
+# non-zero on any incorrect reply. bench/ is its own Go module, so it is
+# vetted and tested here, not by the root `go test ./...`.
+set -euo pipefail
+cd "$(dirname "$0")/../../bench"
+go vet ./...
+go test -count=1 ./...
+go run ./cmd/bench -quick
