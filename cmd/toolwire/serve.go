@@ -28,6 +28,7 @@ type serveFlags struct {
 	maxBodySize       int64
 	sessionTTL        time.Duration
 	maxSessions       int
+	maxInFlight       int
 	allowedHosts      []string
 	allowedOrigins    []string
 	readHeaderTimeout time.Duration
@@ -83,6 +84,7 @@ func newServeCmd() *cobra.Command {
 	fl.Int64Var(&f.maxBodySize, "max-body-size", streamable.DefaultMaxBodyBytes, "HTTP: largest request body in bytes (413 past it)")
 	fl.DurationVar(&f.sessionTTL, "session-ttl", streamable.DefaultSessionIdleTimeout, "HTTP: a 2025-era session idle this long is ended")
 	fl.IntVar(&f.maxSessions, "max-sessions", streamable.DefaultMaxSessions, "HTTP: most 2025-era sessions open at once (503 past it)")
+	fl.IntVar(&f.maxInFlight, "max-in-flight", streamable.DefaultMaxInFlight, "HTTP: most requests served at once (503 past it)")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "HTTP: Host header value to accept, as name or name:port; repeatable; \"*\" for any (default: loopback names, plus the --addr host)")
 	fl.StringSliceVar(&f.allowedOrigins, "allowed-origin", nil, "HTTP: Origin to accept, e.g. https://app.example.com; repeatable; \"*\" for any (default: loopback origins)")
 	fl.DurationVar(&f.readHeaderTimeout, "read-header-timeout", streamable.DefaultReadHeaderTimeout, "HTTP: longest wait for a request's headers")
@@ -96,8 +98,8 @@ func newServeCmd() *cobra.Command {
 // serveHTTP serves srv over Streamable HTTP until the command's context
 // ends (SIGINT or SIGTERM), then shuts down gracefully.
 func serveHTTP(cmd *cobra.Command, srv *server.Server, f *serveFlags, logger *slog.Logger) error {
-	if f.maxBodySize <= 0 || f.maxSessions <= 0 || f.sessionTTL <= 0 {
-		return usageError{"--max-body-size, --max-sessions and --session-ttl must be positive"}
+	if f.maxBodySize <= 0 || f.maxSessions <= 0 || f.maxInFlight <= 0 || f.sessionTTL <= 0 {
+		return usageError{"--max-body-size, --max-sessions, --max-in-flight and --session-ttl must be positive"}
 	}
 	hosts := f.allowedHosts
 	if len(hosts) == 0 {
@@ -109,6 +111,7 @@ func serveHTTP(cmd *cobra.Command, srv *server.Server, f *serveFlags, logger *sl
 		MaxBodyBytes:       f.maxBodySize,
 		SessionIdleTimeout: f.sessionTTL,
 		MaxSessions:        f.maxSessions,
+		MaxInFlight:        f.maxInFlight,
 		ReadTimeout:        f.readTimeout,
 		WriteTimeout:       f.writeTimeout,
 		Logger:             logger,

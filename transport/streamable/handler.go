@@ -154,15 +154,23 @@ func modernHeader(r *http.Request) bool {
 	return mcp.EraOf(strings.TrimSpace(r.Header.Get(HeaderProtocolVersion))) == mcp.EraModern
 }
 
-// begin counts a request in; it fails while shutting down.
-func (h *Handler) begin() bool {
+// begin counts a request in; it fails with the error to answer while
+// shutting down or when MaxInFlight requests are running.
+func (h *Handler) begin() *jsonrpc.Error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.beginLocked()
+}
+
+func (h *Handler) beginLocked() *jsonrpc.Error {
 	if h.draining {
-		return false
+		return errShuttingDown
+	}
+	if h.active >= h.o.MaxInFlight {
+		return errBusy
 	}
 	h.active++
-	return true
+	return nil
 }
 
 func (h *Handler) finish() {
@@ -175,7 +183,10 @@ func (h *Handler) finish() {
 	}
 }
 
-var errShuttingDown = jsonrpc.NewError(jsonrpc.CodeInternalError, "server is shutting down")
+var (
+	errShuttingDown = jsonrpc.NewError(jsonrpc.CodeInternalError, "server is shutting down")
+	errBusy         = jsonrpc.NewError(jsonrpc.CodeInternalError, "server busy: too many requests in flight; try again later")
+)
 
 // Shutdown stops the handler gracefully: new requests get 503, standalone
 // and subscription streams end (a subscription gets its closing result),

@@ -161,8 +161,8 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc
 // its remaining events wait in the event store for a GET with
 // Last-Event-ID.
 func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls *legacySession, req *jsonrpc.Request) {
-	if !h.begin() {
-		writeError(w, http.StatusServiceUnavailable, req.ID, errShuttingDown)
+	if e := h.begin(); e != nil {
+		writeError(w, http.StatusServiceUnavailable, req.ID, e)
 		return
 	}
 	c := newConn(w, &h.o, func(hd http.Header) { hd.Set(HeaderSessionID, ls.id) })
@@ -192,8 +192,8 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 
 // initialize opens a session and answers the handshake with its id.
 func (h *Handler) initialize(w http.ResponseWriter, req *jsonrpc.Request) {
-	if !h.begin() {
-		writeError(w, http.StatusServiceUnavailable, req.ID, errShuttingDown)
+	if e := h.begin(); e != nil {
+		writeError(w, http.StatusServiceUnavailable, req.ID, e)
 		return
 	}
 	defer h.finish()

@@ -31,8 +31,8 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, msg jsonrpc
 	}
 	sess := h.opener.OpenSession(nil)
 	defer sess.Close()
-	if !h.beginModern(sess, req.Method == mcp.MethodSubscriptionListen) {
-		writeError(w, http.StatusServiceUnavailable, req.ID, errShuttingDown)
+	if e := h.beginModern(sess, req.Method == mcp.MethodSubscriptionListen); e != nil {
+		writeError(w, http.StatusServiceUnavailable, req.ID, e)
 		return
 	}
 	defer h.finishModern(sess)
@@ -49,15 +49,14 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, msg jsonrpc
 
 // beginModern counts a 2026-era request in and tracks its session, so that
 // Shutdown can end subscriptions gracefully.
-func (h *Handler) beginModern(sess jsonrpc.Session, listen bool) bool {
+func (h *Handler) beginModern(sess jsonrpc.Session, listen bool) *jsonrpc.Error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.draining {
-		return false
+	if e := h.beginLocked(); e != nil {
+		return e
 	}
-	h.active++
 	h.modern[sess] = listen
-	return true
+	return nil
 }
 
 func (h *Handler) finishModern(sess jsonrpc.Session) {

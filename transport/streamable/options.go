@@ -16,6 +16,7 @@ const (
 	DefaultKeepAliveInterval  = 15 * time.Second
 	DefaultWriteTimeout       = 30 * time.Second
 	DefaultReadTimeout        = 30 * time.Second
+	DefaultMaxInFlight        = 4096
 )
 
 // ToolLookup finds a tool's definition by name. The handler needs it to check
@@ -45,6 +46,10 @@ type Options struct {
 	// MaxSessions bounds how many 2025-era sessions may be open; an
 	// initialize past it gets 503.
 	MaxSessions int
+	// MaxInFlight bounds the requests being served at once, both eras
+	// together; past it a request gets 503. A 2025-era request whose client
+	// dropped its stream still counts until it finishes.
+	MaxInFlight int
 	// EventStore keeps the events of 2025-era SSE streams for resumption with
 	// Last-Event-ID. Nil means a NewMemoryEventStore with default limits.
 	EventStore EventStore
@@ -79,6 +84,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.MaxSessions <= 0 {
 		c.MaxSessions = DefaultMaxSessions
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = DefaultMaxInFlight
 	}
 	if c.EventStore == nil {
 		c.EventStore = NewMemoryEventStore(nil)

@@ -246,10 +246,10 @@ func (st *stream) send(m jsonrpc.Message, final bool) error {
 			c = nil
 		}
 	}
-	if final && c != nil {
-		// Delivered, as far as a write can tell: a write into a connection
-		// the client already dropped succeeds too, so the stream is kept a
-		// while for a resuming client rather than dropped.
+	if final {
+		// Answered. Delivered or not (a write into a connection the client
+		// already dropped succeeds too), the stream is kept a while for a
+		// resuming client; a session keeps only its last few such streams.
 		st.detachLocked()
 		if st.ls != nil {
 			st.ls.retire(st.id)

@@ -1,6 +1,7 @@
 package streamable
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -173,5 +174,52 @@ func TestModernErrorsEchoID(t *testing.T) {
 	rep := decodeReply(t, readAll(t, resp))
 	if resp.StatusCode != http.StatusBadRequest || rep.Error == nil || rep.Error.Code != mcp.CodeHeaderMismatch || rep.ID != "req-7" {
 		t.Fatalf("got %d %+v id %v", resp.StatusCode, rep.Error, rep.ID)
+	}
+}
+
+// TestMaxInFlight: past the bound a request gets 503; once a slot frees up
+// requests are served again.
+func TestMaxInFlight(t *testing.T) {
+	f := newFixture(t)
+	_, ts := testServer(t, f, &Options{MaxInFlight: 1})
+	replies := make(chan string, 1)
+	go func() {
+		resp := do(t, modernRequest(t, ts.URL, 1, "tools/call", map[string]any{"name": "gate"}))
+		replies <- readAll(t, resp)
+	}()
+	waitFor(t, f.started, "the first call")
+	resp := do(t, modernRequest(t, ts.URL, 2, "tools/list", nil))
+	body := readAll(t, resp)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "server busy") {
+		t.Fatalf("second request: status %d: %s", resp.StatusCode, body)
+	}
+	close(f.release)
+	waitFor(t, replies, "the first reply")
+	resp = do(t, modernRequest(t, ts.URL, 3, "tools/list", nil))
+	if body := readAll(t, resp); resp.StatusCode != http.StatusOK {
+		t.Fatalf("after the slot freed: status %d: %s", resp.StatusCode, body)
+	}
+}
+
+// TestAnsweredStreamsAreBounded: a session keeps only its last few answered
+// streams (and their events) for late resumption.
+func TestAnsweredStreamsAreBounded(t *testing.T) {
+	f := newFixture(t)
+	store := NewMemoryEventStore(nil)
+	h, ts := testServer(t, f, &Options{EventStore: store})
+	sid := initialize(t, ts.URL)
+	for i := range retainedStreams + 10 {
+		resp := do(t, legacyRequest(t, ts.URL, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":1}}}`, i+10)))
+		readAll(t, resp)
+	}
+	ls := h.lookup(sid)
+	ls.mu.Lock()
+	n := len(ls.streams)
+	ls.mu.Unlock()
+	if n != retainedStreams+1 { // plus the standalone stream
+		t.Fatalf("session holds %d streams, want %d", n, retainedStreams+1)
+	}
+	if got, want := store.Len(), retainedStreams*5; got != want { // priming, 3 progress, result
+		t.Fatalf("store holds %d events, want %d", got, want)
 	}
 }
