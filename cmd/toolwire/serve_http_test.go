@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -246,6 +247,19 @@ func TestDefaultAllowedHosts(t *testing.T) {
 	for addr, want := range cases {
 		if got := strings.Join(defaultAllowedHosts(addr, logger), ","); got != want {
 			t.Errorf("%s: %s, want %s", addr, got, want)
+		}
+	}
+}
+
+// TestServeHTTPFlagErrors: a non-positive limit is a usage error (exit 2).
+func TestServeHTTPFlagErrors(t *testing.T) {
+	bin := testenv.Toolwire(t)
+	for _, flag := range []string{"--max-body-size=0", "--max-sessions=-1", "--max-in-flight=0", "--session-ttl=0s"} {
+		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", flag)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "must be positive") {
+			t.Errorf("%s: %v: %s", flag, err, out)
 		}
 	}
 }
