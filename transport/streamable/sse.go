@@ -250,10 +250,10 @@ func (st *stream) send(m jsonrpc.Message, final bool) error {
 		// Answered. Delivered or not (a write into a connection the client
 		// already dropped succeeds too), the stream is kept a while for a
 		// resuming client; a session keeps only its last few such streams.
-		st.detachLocked()
 		if st.ls != nil {
 			st.ls.retire(st.id)
 		}
+		st.detachLocked()
 	}
 	if c == nil && st.ls == nil {
 		return errConnEnded
