@@ -18,6 +18,10 @@ type callFlags struct {
 	targetFlags
 	asJSON  bool
 	saveDir string
+
+	otcURL    string // call an Open Tool Calling server instead
+	otcAPIKey string
+	otcToken  string
 }
 
 func newCallCmd() *cobra.Command {
@@ -31,7 +35,8 @@ func newCallCmd() *cobra.Command {
 			"Arguments are one JSON object, or key=value pairs typed by the tool's inputSchema (so a=7 sends\n" +
 			"the number 7 when a is a number); key:=JSON sends a raw JSON value. For example:\n\n" +
 			"  toolwire call http://127.0.0.1:8080/mcp get-sum a=7 b=5\n" +
-			"  toolwire call echo '{\"message\":\"hi\"}' -- node server.js stdio\n\n" + exitHelp,
+			"  toolwire call echo '{\"message\":\"hi\"}' -- node server.js stdio\n" +
+			"  toolwire call --otc http://127.0.0.1:8081 toolwire_reference.get_sum a=7 b=5\n\n" + exitHelp + "\n\n" + otcExitHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return finish(cmd, runCall(cmd, &f, args))
 		},
@@ -39,10 +44,16 @@ func newCallCmd() *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the raw result as JSON")
 	cmd.Flags().StringVar(&f.saveDir, "save-dir", "", "directory for saved images, audio and blobs (default: a new temporary directory)")
+	cmd.Flags().StringVar(&f.otcURL, "otc", "", "call TOOL_ID on this Open Tool Calling 1.0 server instead of an MCP server")
+	cmd.Flags().StringVar(&f.otcAPIKey, "otc-api-key", "", "OTC: API key to send (default: $TOOLWIRE_OTC_API_KEY)")
+	cmd.Flags().StringVar(&f.otcToken, "otc-token", "", "OTC: bearer token to send")
 	return cmd
 }
 
 func runCall(cmd *cobra.Command, f *callFlags, args []string) error {
+	if f.otcURL != "" {
+		return runOTCCall(cmd, f, args)
+	}
 	t, rest, err := splitTarget(cmd, args)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"os"
@@ -36,6 +37,8 @@ type serveFlags struct {
 	writeTimeout      time.Duration
 	idleTimeout       time.Duration
 	shutdownTimeout   time.Duration
+
+	otc otcServeFlags
 }
 
 func newServeCmd() *cobra.Command {
@@ -60,6 +63,20 @@ func newServeCmd() *cobra.Command {
 			srv, err := reference.NewServer(server.WithPageSize(f.pageSize), server.WithTimeout(f.toolTimeout), server.WithLogger(logger))
 			if err != nil {
 				return err
+			}
+			if f.otc.addr != "" {
+				otcCtx, stopOTC := context.WithCancel(cmd.Context())
+				errc, err := serveOTC(otcCtx, srv, &f.otc, logger)
+				if err != nil {
+					stopOTC()
+					return err
+				}
+				defer func() {
+					stopOTC()
+					if err := <-errc; err != nil {
+						logger.Error("OTC server failed", "error", err)
+					}
+				}()
 			}
 			if f.stdio {
 				logger.Info("serving reference tools on stdio", "tools", len(srv.Tools()))
@@ -92,6 +109,7 @@ func newServeCmd() *cobra.Command {
 	fl.DurationVar(&f.writeTimeout, "write-timeout", streamable.DefaultWriteTimeout, "HTTP: longest a client may take to accept one write")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", streamable.DefaultIdleTimeout, "HTTP: how long a keep-alive connection waits for its next request")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", streamable.DefaultShutdownTimeout, "HTTP: on SIGINT/SIGTERM, how long calls in flight may finish")
+	f.otc.register(cmd)
 	return cmd
 }
 

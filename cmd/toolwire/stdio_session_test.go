@@ -395,4 +395,3 @@ func sameJSON(t *testing.T, a, b string) bool {
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
 }
-

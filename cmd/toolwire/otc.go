@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/toolwire/toolwire/otc"
+	"github.com/toolwire/toolwire/server"
+)
+
+// otcServeFlags configure the Open Tool Calling endpoint `serve` runs next
+// to MCP.
+type otcServeFlags struct {
+	addr          string
+	apiKeys       []string
+	jwtSecretFile string
+	jwtAudience   string
+}
+
+func (f *otcServeFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "otc-addr", "", "also serve the tools over Open Tool Calling 1.0 at this address (e.g. 127.0.0.1:8081)")
+	fl.StringSliceVar(&f.apiKeys, "otc-api-key", nil, "OTC: accept this OTC-API-Key/OXP-API-Key; repeatable (default: $TOOLWIRE_OTC_API_KEY, else no key auth)")
+	fl.StringVar(&f.jwtSecretFile, "otc-jwt-secret-file", "", "OTC: accept HS256 bearer tokens signed with the secret in this file (at least 32 bytes)")
+	fl.StringVar(&f.jwtAudience, "otc-jwt-audience", "", "OTC: the audience bearer tokens must name when they carry one")
+}
+
+// serveOTC serves srv's tools over OTC on f.addr until ctx ends. It returns
+// once the listener is up; errors after that go to errc.
+func serveOTC(ctx context.Context, srv *server.Server, f *otcServeFlags, logger *slog.Logger) (<-chan error, error) {
+	opts := []otc.Option{otc.WithLogger(logger)}
+	keys := f.apiKeys
+	if len(keys) == 0 {
+		if k := os.Getenv("TOOLWIRE_OTC_API_KEY"); k != "" {
+			keys = []string{k}
+		}
+	}
+	if len(keys) > 0 {
+		opts = append(opts, otc.WithAPIKeys(keys...))
+	}
+	if f.jwtSecretFile != "" {
+		secret, err := os.ReadFile(f.jwtSecretFile)
+		if err != nil {
+			return nil, usageError{fmt.Sprintf("--otc-jwt-secret-file: %v", err)}
+		}
+		opts = append(opts, otc.WithJWT(bytes.TrimSpace(secret), f.jwtAudience))
+	}
+	h, err := otc.NewHandler(otc.NewServerBackend(srv), opts...)
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	if err := h.Check(ctx); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return nil, fmt.Errorf("--otc-addr: %w", err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	errc := make(chan error, 1)
+	go func() {
+		err := hs.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		errc <- err
+	}()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	logger.Info("serving reference tools over Open Tool Calling 1.0", "otc_endpoint", "http://"+ln.Addr().String())
+	return errc, nil
+}
+
+const otcExitHelp = `With --otc, exit status:
+  0  success
+  2  usage error (bad flags or arguments, unknown tool id)
+  3  ERR_OTC_TRANSPORT  the server could not be reached or did not answer as OTC
+  5  ERR_OTC_REJECTED   the server refused the call before running it (HTTP 400, 401, 422, ...)
+  6  ERR_OTC_TOOL_ERROR the tool ran and failed (success: false)`
+
+// runOTCCall is `toolwire call --otc URL TOOL_ID [ARGS]`: it reads the tool's
+// input schema from GET /tools to type key=value arguments, calls it and
+// shows the value, or the error with its retry guidance.
+func runOTCCall(cmd *cobra.Command, f *callFlags, args []string) error {
+	if len(args) == 0 {
+		return usageError{"no tool id given: toolwire call --otc URL TOOL_ID [JSON | key=value ...]"}
+	}
+	toolID, argv := args[0], args[1:]
+	var copts []otc.ClientOption
+	key := f.otcAPIKey
+	if key == "" {
+		key = os.Getenv("TOOLWIRE_OTC_API_KEY")
+	}
+	if key != "" {
+		copts = append(copts, otc.WithAPIKey(key))
+	}
+	if f.otcToken != "" {
+		copts = append(copts, otc.WithBearerToken(f.otcToken))
+	}
+	c, err := otc.NewClient(f.otcURL, copts...)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	ctx := cmd.Context()
+	defs, err := c.ListTools(ctx)
+	if err != nil {
+		return otcFail(cmd, err)
+	}
+	def, ids := findOTCTool(defs, toolID)
+	if def == nil {
+		msg := fmt.Sprintf("unknown tool %q", toolID)
+		if near := closest(toolID, ids, 3); len(near) > 0 {
+			msg += "; did you mean " + strings.Join(near, ", ") + "?"
+		}
+		return usageError{msg}
+	}
+	input, err := parseArgs(argv, def.InputSchema)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Call(ctx, toolID, input)
+	if err != nil {
+		return otcFail(cmd, err)
+	}
+	out := cmd.OutOrStdout()
+	if f.asJSON {
+		b, err := json.MarshalIndent(resp, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, string(b))
+	} else if resp.Success {
+		printOTCValue(cmd, resp.Value)
+	}
+	if !resp.Success {
+		e := resp.Error
+		if e == nil {
+			e = &otc.ToolError{Message: "the tool call failed"}
+		}
+		w := cmd.ErrOrStderr()
+		fmt.Fprintln(w, e.Message)
+		if e.DeveloperMessage != "" {
+			fmt.Fprintln(w, "developer message:", e.DeveloperMessage)
+		}
+		if e.CanRetry {
+			after := ""
+			if e.RetryAfterMs != nil {
+				after = fmt.Sprintf(" after %d ms", *e.RetryAfterMs)
+			}
+			fmt.Fprintf(w, "can retry%s\n", after)
+		}
+		if e.AdditionalPromptContent != "" {
+			fmt.Fprintln(w, "additional prompt content:", e.AdditionalPromptContent)
+		}
+		fmt.Fprintln(w, "toolwire: ERR_OTC_TOOL_ERROR")
+		exit(6)
+	}
+	return nil
+}
+
+// findOTCTool finds a definition by id, with or without its @version; it
+// also returns every id for suggestions.
+func findOTCTool(defs []otc.ToolDefinition, id string) (*otc.ToolDefinition, []string) {
+	base, _, _ := strings.Cut(id, "@")
+	var found *otc.ToolDefinition
+	ids := make([]string, 0, len(defs))
+	for i := range defs {
+		d := &defs[i]
+		ids = append(ids, d.ID)
+		if d.ID == id {
+			return d, ids
+		}
+		if b, _, _ := strings.Cut(d.ID, "@"); b == base && found == nil {
+			found = d
+		}
+	}
+	return found, ids
+}
+
+// printOTCValue prints a string value as text, null as nothing, and any
+// other value as indented JSON.
+func printOTCValue(cmd *cobra.Command, v json.RawMessage) {
+	out := cmd.OutOrStdout()
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		fmt.Fprintln(out, s)
+		return
+	}
+	if len(v) == 0 || string(v) == "null" {
+		return
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, v, "", "  "); err != nil {
+		fmt.Fprintln(out, string(v))
+		return
+	}
+	fmt.Fprintln(out, buf.String())
+}
+
+// otcFail reports a failed request under its error name and exit status.
+func otcFail(cmd *cobra.Command, err error) error {
+	var he *otc.HTTPError
+	name, status := "ERR_OTC_TRANSPORT", 3
+	if errors.As(err, &he) && he.Status >= 400 && he.Status < 500 {
+		name, status = "ERR_OTC_REJECTED", 5
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "toolwire: %s: %v\n", name, err)
+	exit(status)
+	return nil
+}
