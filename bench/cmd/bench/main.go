@@ -50,7 +50,7 @@ func main() {
 	benchtime := flag.String("benchtime", "1s", "W6 -test.benchtime")
 	only := flag.String("impls", strings.Join(impls.All, ","), "servers to run, comma-separated")
 	wls := flag.String("workloads", "W1,W2,W3,W4,W5,W6", "workloads to run, comma-separated")
-	profile := flag.String("profile", "", "write toolwire CPU and alloc profiles of W1 and W6 into this directory")
+	profile := flag.String("profile", "", "write toolwire CPU and alloc profiles of each workload run into this directory")
 	jsonOut := flag.String("json", "", "write every sample as JSON to this file")
 	timeout := flag.Duration("timeout", 30*time.Minute, "give up (exit 1) if the whole run takes longer: a hung server")
 	flag.Parse()

@@ -145,8 +145,8 @@ func (p *proc) stats(ctx context.Context, c *http.Client) (srvmain.Stats, error)
 }
 
 // stdioCmd is the command serving over stdio.
-func stdioCmd(bin string) *exec.Cmd {
-	cmd := exec.Command(bin, "-stdio")
+func stdioCmd(bin string, args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, append([]string{"-stdio"}, args...)...)
 	if *verbose {
 		cmd.Stderr = os.Stderr
 	}

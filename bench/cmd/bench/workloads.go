@@ -219,7 +219,7 @@ func (c *config) w3(ctx context.Context, impl string, rep int) (sample, error) {
 
 // w4 is sequential echo over stdio.
 func (c *config) w4(ctx context.Context, impl string, rep int) (sample, error) {
-	s, err := load.StartStdio(ctx, stdioCmd(c.bins[impl]))
+	s, err := load.StartStdio(ctx, stdioCmd(c.bins[impl], c.serverArgs(impl, "W4", rep)...))
 	if err != nil {
 		return nil, err
 	}
@@ -298,8 +298,14 @@ func (c *config) w6(ctx context.Context, impl string, rep int) (sample, error) {
 	args := []string{"-test.run", "^$", "-test.bench", "^BenchmarkToolsCall$/^" + regexp.QuoteMeta(impl) + "$",
 		"-test.benchmem", "-test.benchtime", c.benchtime}
 	if c.profileDir != "" && impl == impls.Toolwire {
+		// Exact alloc counts need MemProfileRate 1, which would distort a CPU
+		// profile: the alloc profile gets a run of its own.
 		pre := filepath.Join(c.profileDir, fmt.Sprintf("W6-%s-rep%d", impl, rep))
-		args = append(args, "-test.cpuprofile", pre+"-cpu.pprof", "-test.memprofile", pre+"-allocs.pprof")
+		mem := append(slices.Clone(args), "-test.memprofile", pre+"-allocs.pprof", "-test.memprofilerate", "1")
+		if out, err := exec.CommandContext(ctx, c.testBin, mem...).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("in-process benchmark (alloc profile): %v\n%s", err, out)
+		}
+		args = append(args, "-test.cpuprofile", pre+"-cpu.pprof")
 	}
 	cmd := exec.CommandContext(ctx, c.testBin, args...)
 	out, err := cmd.CombinedOutput()
