@@ -122,44 +122,28 @@ func (ss *Session) callTool(ctx context.Context, params json.RawMessage, peer Pe
 	return res, nil
 }
 
-// run calls the handler under the timeout, recovering a panic. A handler that
-// ignores its context does not hold the reply past the timeout.
-func (ss *Session) run(ctx context.Context, t *tool, req *CallRequest, args []byte, timeout time.Duration) (*mcp.CallToolResult, error) {
-	call := func(ctx context.Context) (res *mcp.CallToolResult, err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				ss.srv.cfg.logger.Error("tool handler panicked", "tool", t.name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-				res, err = mcp.ErrorResult("tool %q failed with an internal error", t.name), nil
-			}
-		}()
-		return t.invoke(ctx, req, args)
+// run calls the handler in the caller's goroutine, under the timeout,
+// recovering a panic. The timeout cancels the handler's context; a handler
+// that ignores its context keeps its own request open until it returns (Go
+// cannot stop it), and the caller's own timeout bounds the wait from outside.
+func (ss *Session) run(ctx context.Context, t *tool, req *CallRequest, args []byte, timeout time.Duration) (res *mcp.CallToolResult, err error) {
+	hctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeoutCause(ctx, timeout, errToolTimeout)
+		defer cancel()
 	}
-	if timeout <= 0 {
-		return call(ctx)
-	}
-	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errToolTimeout)
-	defer cancel()
-	type outcome struct {
-		res *mcp.CallToolResult
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		r, e := call(tctx)
-		done <- outcome{r, e}
+	defer func() {
+		if p := recover(); p != nil {
+			ss.srv.cfg.logger.Error("tool handler panicked", "tool", t.name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			res, err = mcp.ErrorResult("tool %q failed with an internal error", t.name), nil
+		}
 	}()
-	select {
-	case o := <-done:
-		if o.err != nil && context.Cause(tctx) == errToolTimeout && ctx.Err() == nil {
-			return timeoutResult(t.name, timeout), nil
-		}
-		return o.res, o.err
-	case <-tctx.Done():
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+	res, err = t.invoke(hctx, req, args)
+	if err != nil && timeout > 0 && ctx.Err() == nil && context.Cause(hctx) == errToolTimeout {
 		return timeoutResult(t.name, timeout), nil
 	}
+	return res, err
 }
 
 var errToolTimeout = errors.New("tool call timed out")

@@ -47,7 +47,12 @@ func (ss *Session) listen(ctx context.Context, req *jsonrpc.Request, w jsonrpc.S
 		ss.mu.Unlock()
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "cannot acknowledge subscription: %v", err)
 	}
+	if ss.listeners == nil {
+		ss.listeners = map[*listener]struct{}{}
+		ss.closing = make(chan struct{})
+	}
 	ss.listeners[l] = struct{}{}
+	closing := ss.closing
 	ss.mu.Unlock()
 	defer func() {
 		ss.mu.Lock()
@@ -57,7 +62,7 @@ func (ss *Session) listen(ctx context.Context, req *jsonrpc.Request, w jsonrpc.S
 	select {
 	case <-ctx.Done():
 		return nil, nil
-	case <-ss.closing:
+	case <-closing:
 		return &mcp.EmptyResult{ResultType: mcp.ResultComplete, Meta: subMeta}, nil
 	}
 }

@@ -40,8 +40,8 @@ type inflight struct {
 }
 
 func newSession(s *Server, out jsonrpc.Sender) *Session {
-	return &Session{srv: s, out: out, inflight: map[jsonrpc.ID]*inflight{},
-		listeners: map[*listener]struct{}{}, closing: make(chan struct{})}
+	// Maps and channels are made on first use: an idle session costs little.
+	return &Session{srv: s, out: out}
 }
 
 // Peer returns what the session knows of a legacy client (zero before
@@ -87,6 +87,9 @@ func (ss *Session) HandleRequest(ctx context.Context, req *jsonrpc.Request, w js
 		ss.mu.Unlock()
 		return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session is closed")}
 	}
+	if ss.inflight == nil {
+		ss.inflight = map[jsonrpc.ID]*inflight{}
+	}
 	if _, dup := ss.inflight[req.ID]; dup {
 		ss.mu.Unlock()
 		return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "request id %s is already in use by a request in flight", req.ID)}
@@ -114,7 +117,13 @@ func (ss *Session) reply(id jsonrpc.ID, result any, rerr *jsonrpc.Error) *jsonrp
 	if rerr != nil {
 		return &jsonrpc.Response{ID: id, Error: rerr}
 	}
-	raw, err := json.Marshal(result)
+	var raw []byte
+	var err error
+	if a, ok := result.(mcp.Appender); ok {
+		raw, err = a.AppendJSON(nil)
+	} else {
+		raw, err = json.Marshal(result)
+	}
 	if err != nil {
 		ss.srv.cfg.logger.Error("cannot encode result", "error", err)
 		return &jsonrpc.Response{ID: id, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "cannot encode result: %v", err)}
@@ -315,7 +324,9 @@ func (ss *Session) Close() {
 		return
 	}
 	ss.closed = true
-	close(ss.closing)
+	if ss.closing != nil {
+		close(ss.closing)
+	}
 	cancels := make([]context.CancelCauseFunc, 0, len(ss.inflight))
 	for _, f := range ss.inflight {
 		if !f.listen {

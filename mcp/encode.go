@@ -1,0 +1,153 @@
+package mcp
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"unicode/utf8"
+)
+
+// Appender is implemented by results that can write their own JSON directly
+// onto a buffer. Callers on a hot path use it instead of json.Marshal, which
+// re-scans every MarshalJSON output (for a 1 MiB text block, twice).
+type Appender interface {
+	AppendJSON(b []byte) ([]byte, error)
+}
+
+// AppendJSON writes the result as json.Marshal would, but in one pass.
+func (r *CallToolResult) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"content":[`...)
+	for i, c := range r.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendContent(b, c); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, ']')
+	if len(r.StructuredContent) > 0 {
+		if !json.Valid(r.StructuredContent) {
+			return nil, errors.New("mcp: structuredContent is not valid JSON")
+		}
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, r.StructuredContent...)
+	}
+	if r.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	if r.ResultType != "" {
+		b = append(b, `,"resultType":`...)
+		b = appendString(b, string(r.ResultType))
+	}
+	return appendTail(b, r.Meta, nil)
+}
+
+// appendTail writes annotations and _meta (when present) and closes the object.
+func appendTail(b []byte, meta Meta, ann *Annotations) ([]byte, error) {
+	if ann != nil {
+		raw, err := json.Marshal(ann)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"annotations":`...)
+		b = append(b, raw...)
+	}
+	if len(meta) > 0 {
+		raw, err := json.Marshal(meta)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"_meta":`...)
+		b = append(b, raw...)
+	}
+	return append(b, '}'), nil
+}
+
+func appendContent(b []byte, c Content) ([]byte, error) {
+	switch c := c.(type) {
+	case *TextContent:
+		b = append(b, `{"type":"text","text":`...)
+		b = appendString(b, c.Text)
+		return appendTail(b, c.Meta, c.Annotations)
+	case *ImageContent:
+		return appendMedia(b, "image", c.Data, c.MIMEType, c.Meta, c.Annotations)
+	case *AudioContent:
+		return appendMedia(b, "audio", c.Data, c.MIMEType, c.Meta, c.Annotations)
+	case nil:
+		return nil, errors.New("mcp: nil content block")
+	}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, raw...), nil
+}
+
+func appendMedia(b []byte, typ string, data []byte, mime string, meta Meta, ann *Annotations) ([]byte, error) {
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","data":"`...)
+	b = base64.StdEncoding.AppendEncode(b, data)
+	b = append(b, `","mimeType":`...)
+	b = appendString(b, mime)
+	return appendTail(b, meta, ann)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string the way encoding/json does without
+// HTML escaping: invalid UTF-8 becomes U+FFFD, and U+2028 and U+2029 are
+// escaped so the output is also valid JavaScript.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
