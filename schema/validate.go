@@ -180,11 +180,6 @@ func (s *Schema) ValidateJSON(data []byte) error {
 	return s.Validate(v)
 }
 
-// DecodeValue decodes JSON the way the validator expects (json.Number for numbers).
-func DecodeValue(data []byte) (any, error) {
-	return jsonschema.UnmarshalJSON(bytes.NewReader(data))
-}
-
 func collect(e *jsonschema.ValidationError, out *[]Violation) {
 	if len(e.Causes) > 0 {
 		for _, c := range e.Causes {

@@ -23,6 +23,8 @@ type CallRequest struct {
 	Meta mcp.Meta
 	// Peer describes the client and the protocol revision of this request.
 	Peer PeerInfo
+	// Deadline is when the tool timeout cancels the call; zero for none.
+	Deadline time.Time
 
 	progress *progress
 }
@@ -55,7 +57,9 @@ func (e *outputError) Error() string {
 
 // callTool runs tools/call. It returns a result, or a JSON-RPC error for the
 // cases the spec routes there (unknown tool, malformed params, server bugs).
-func (ss *Session) callTool(ctx context.Context, params json.RawMessage, peer PeerInfo, w jsonrpc.Sender) (*mcp.CallToolResult, *jsonrpc.Error) {
+//
+// cancel cancels ctx; the tool timeout fires it with ErrTimeout as the cause.
+func (ss *Session) callTool(ctx context.Context, cancel context.CancelCauseFunc, params json.RawMessage, peer PeerInfo, w jsonrpc.Sender) (*mcp.CallToolResult, *jsonrpc.Error) {
 	var p mcp.CallToolParams
 	if err := json.Unmarshal(params, &p); err != nil || len(params) == 0 {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid tools/call params: %s", errText(err, "params are missing"))
@@ -103,7 +107,7 @@ func (ss *Session) callTool(ctx context.Context, params json.RawMessage, peer Pe
 	if t.hasTimeout {
 		timeout = t.timeout
 	}
-	res, herr := ss.run(ctx, t, req, args, timeout)
+	res, herr := ss.run(ctx, cancel, t, req, args, timeout)
 	req.progress.finish()
 	if herr != nil {
 		return ss.handlerError(t, herr)
@@ -123,15 +127,15 @@ func (ss *Session) callTool(ctx context.Context, params json.RawMessage, peer Pe
 }
 
 // run calls the handler in the caller's goroutine, under the timeout,
-// recovering a panic. The timeout cancels the handler's context; a handler
-// that ignores its context keeps its own request open until it returns (Go
-// cannot stop it), and the caller's own timeout bounds the wait from outside.
-func (ss *Session) run(ctx context.Context, t *tool, req *CallRequest, args []byte, timeout time.Duration) (res *mcp.CallToolResult, err error) {
-	hctx := ctx
+// recovering a panic. The timeout cancels the handler's context with cause
+// ErrTimeout (a timer on the request's own context: no context is derived per
+// call); a handler that ignores its context keeps its own request open until
+// it returns (Go cannot stop it), and the caller's timeout bounds the wait.
+func (ss *Session) run(ctx context.Context, cancel context.CancelCauseFunc, t *tool, req *CallRequest, args []byte, timeout time.Duration) (res *mcp.CallToolResult, err error) {
 	if timeout > 0 {
-		var cancel context.CancelFunc
-		hctx, cancel = context.WithTimeoutCause(ctx, timeout, errToolTimeout)
-		defer cancel()
+		req.Deadline = time.Now().Add(timeout)
+		timer := time.AfterFunc(timeout, func() { cancel(ErrTimeout) })
+		defer timer.Stop()
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -139,14 +143,16 @@ func (ss *Session) run(ctx context.Context, t *tool, req *CallRequest, args []by
 			res, err = mcp.ErrorResult("tool %q failed with an internal error", t.name), nil
 		}
 	}()
-	res, err = t.invoke(hctx, req, args)
-	if err != nil && timeout > 0 && ctx.Err() == nil && context.Cause(hctx) == errToolTimeout {
+	res, err = t.invoke(ctx, req, args)
+	if err != nil && timeout > 0 && context.Cause(ctx) == ErrTimeout {
 		return timeoutResult(t.name, timeout), nil
 	}
 	return res, err
 }
 
-var errToolTimeout = errors.New("tool call timed out")
+// ErrTimeout is the cause of a handler's context when the tool timeout
+// (WithTimeout) cancels it: context.Cause(ctx) == ErrTimeout.
+var ErrTimeout = errors.New("server: tool call timed out")
 
 func timeoutResult(name string, d time.Duration) *mcp.CallToolResult {
 	return mcp.ErrorResult("tool %q timed out after %s", name, d)

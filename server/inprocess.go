@@ -24,7 +24,9 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 	}
 	ss := newSession(s, nil) // transient: never registered, nothing to close
 	peer := PeerInfo{Era: mcp.EraModern, ProtocolVersion: mcp.LatestVersion, ClientInfo: mcp.Implementation{Name: "in-process", Version: "0"}}
-	res, rerr := ss.callTool(ctx, raw, peer, progress)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	res, rerr := ss.callTool(ctx, cancel, raw, peer, progress)
 	if rerr != nil {
 		return nil, rerr
 	}

@@ -150,8 +150,13 @@ func TestCancellationStopsHandlerAndSuppressesReply(t *testing.T) {
 
 func TestTimeouts(t *testing.T) {
 	s := newTestServer(t, server.WithTimeout(time.Hour))
+	causes := make(chan error, 1)
 	_ = server.AddTool(s, &mcp.Tool{Name: "polite"}, func(ctx context.Context, req *server.CallRequest, in struct{}) (string, error) {
+		if req.Deadline.IsZero() {
+			return "", errors.New("no deadline given")
+		}
 		<-ctx.Done()
+		causes <- context.Cause(ctx)
 		return "", ctx.Err()
 	}, server.WithTimeout(10*time.Millisecond))
 	_ = server.AddTool(s, &mcp.Tool{Name: "finishes-late"}, func(ctx context.Context, req *server.CallRequest, in struct{}) (string, error) {
@@ -163,6 +168,9 @@ func TestTimeouts(t *testing.T) {
 	res := callResult(t, p.call("tools/call", map[string]any{"name": "polite"}))
 	if !res.IsError || !strings.Contains(text(t, res), "timed out after 10ms") {
 		t.Errorf("polite: %+v %q", res.IsError, text(t, res))
+	}
+	if c := <-causes; c != server.ErrTimeout {
+		t.Errorf("handler saw cause %v, want server.ErrTimeout", c)
 	}
 	res = callResult(t, p.call("tools/call", map[string]any{"name": "finishes-late"}))
 	if res.IsError || text(t, res) != "finished" {

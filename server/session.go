@@ -102,8 +102,8 @@ func (ss *Session) HandleRequest(ctx context.Context, req *jsonrpc.Request, w js
 		ss.mu.Unlock()
 	}()
 
-	result, rerr := ss.dispatch(ctx, req, peer, w)
-	if ctx.Err() != nil {
+	result, rerr := ss.dispatch(ctx, cancel, req, peer, w)
+	if ctx.Err() != nil && context.Cause(ctx) != ErrTimeout {
 		// Cancelled by the client or the connection is gone: no reply.
 		return nil
 	}
@@ -180,7 +180,7 @@ func (ss *Session) peerOf(req *jsonrpc.Request) (PeerInfo, *jsonrpc.Error) {
 	return ss.legacyPeerLocked(), nil
 }
 
-func (ss *Session) dispatch(ctx context.Context, req *jsonrpc.Request, peer PeerInfo, w jsonrpc.Sender) (any, *jsonrpc.Error) {
+func (ss *Session) dispatch(ctx context.Context, cancel context.CancelCauseFunc, req *jsonrpc.Request, peer PeerInfo, w jsonrpc.Sender) (any, *jsonrpc.Error) {
 	modern := peer.Era == mcp.EraModern
 	switch req.Method {
 	case mcp.MethodPing:
@@ -201,7 +201,7 @@ func (ss *Session) dispatch(ctx context.Context, req *jsonrpc.Request, peer Peer
 		}
 		return res, nil
 	case mcp.MethodCallTool:
-		res, err := ss.callTool(ctx, req.Params, peer, w)
+		res, err := ss.callTool(ctx, cancel, req.Params, peer, w)
 		if err != nil {
 			return nil, err
 		}
