@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"unicode/utf8"
 )
 
 // ID identifies a request. MCP allows strings and integers, never null; the zero
@@ -86,6 +87,10 @@ func (id *ID) UnmarshalJSON(data []byte) error {
 	}
 	switch data[0] {
 	case '"':
+		if body, ok := plainJSONString(data); ok {
+			*id = StringID(string(body))
+			return nil
+		}
 		var s string
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
@@ -102,4 +107,19 @@ func (id *ID) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	return errBadID
+}
+
+// plainJSONString returns the contents of a quoted JSON string that needs no
+// unescaping: no backslash, no control character, valid UTF-8.
+func plainJSONString(data []byte) ([]byte, bool) {
+	if len(data) < 2 || data[0] != '"' || data[len(data)-1] != '"' {
+		return nil, false
+	}
+	body := data[1 : len(data)-1]
+	for _, c := range body {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return nil, false
+		}
+	}
+	return body, utf8.Valid(body)
 }

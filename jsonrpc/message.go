@@ -51,8 +51,18 @@ type wire struct {
 // Decode parses one message. On failure it returns an *Error carrying the code
 // to answer with (-32700 for bytes that are not JSON, -32600 for JSON that is not
 // a valid message, including batches) and, where it could be read, the id of the
-// offending request so the reply can name it.
+// offending request so the reply can name it. The message's raw members (params,
+// result, error data) share memory with data, which must not change afterwards.
 func Decode(data []byte) (Message, ID, *Error) {
+	if e, ok := scanEnvelope(data); ok {
+		return build(e)
+	}
+	return decodeSlow(data)
+}
+
+// decodeSlow is the reference path through encoding/json; Decode takes it for
+// anything the allocation-free scanner does not handle.
+func decodeSlow(data []byte) (Message, ID, *Error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return nil, ID{}, NewError(CodeParseError, "empty message")
@@ -77,44 +87,56 @@ func Decode(data []byte) (Message, ID, *Error) {
 		}
 		return nil, ID{}, NewError(CodeInvalidRequest, "malformed message: %v", err)
 	}
-	var id ID
-	var idErr error
-	hasID := w.ID != nil
-	if hasID {
-		idErr = id.UnmarshalJSON(w.ID)
-	}
-	if w.JSONRPC == nil || *w.JSONRPC != "2.0" {
-		return nil, id, NewError(CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
+	e := envelope{id: w.ID, params: w.Params, result: w.Result, error: w.Error}
+	if w.JSONRPC != nil {
+		e.jsonrpc, e.hasJSONRPC = []byte(*w.JSONRPC), true
 	}
 	if w.Method != nil {
-		if *w.Method == "" {
+		e.method, e.hasMethod = []byte(*w.Method), true
+	}
+	return build(e)
+}
+
+// build checks an envelope's members against JSON-RPC and MCP's rules.
+func build(w envelope) (Message, ID, *Error) {
+	var id ID
+	var idErr error
+	hasID := w.id != nil
+	if hasID {
+		idErr = id.UnmarshalJSON(w.id)
+	}
+	if !w.hasJSONRPC || string(w.jsonrpc) != "2.0" {
+		return nil, id, NewError(CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
+	}
+	if w.hasMethod {
+		if len(w.method) == 0 {
 			return nil, id, NewError(CodeInvalidRequest, `"method" must not be empty`)
 		}
-		if w.Params != nil {
-			p := bytes.TrimSpace(w.Params)
+		if w.params != nil {
+			p := bytes.TrimSpace(w.params)
 			if len(p) == 0 || (p[0] != '{' && p[0] != '[') {
 				return nil, id, NewError(CodeInvalidRequest, `"params" must be an object`)
 			}
 		}
 		if !hasID {
-			return &Notification{Method: *w.Method, Params: w.Params}, ID{}, nil
+			return &Notification{Method: string(w.method), Params: w.params}, ID{}, nil
 		}
 		if idErr != nil {
 			return nil, ID{}, NewError(CodeInvalidRequest, `"id" must be a string or an integer, never null`)
 		}
-		return &Request{ID: id, Method: *w.Method, Params: w.Params}, id, nil
+		return &Request{ID: id, Method: string(w.method), Params: w.params}, id, nil
 	}
-	if w.Result != nil || w.Error != nil {
-		if idErr != nil && !(w.Error != nil && string(bytes.TrimSpace(w.ID)) == "null") {
+	if w.result != nil || w.error != nil {
+		if idErr != nil && !(w.error != nil && string(bytes.TrimSpace(w.id)) == "null") {
 			return nil, ID{}, NewError(CodeInvalidRequest, `response "id" must be a string or an integer`)
 		}
-		if w.Result != nil && w.Error != nil {
+		if w.result != nil && w.error != nil {
 			return nil, id, NewError(CodeInvalidRequest, `response must not carry both "result" and "error"`)
 		}
-		r := &Response{ID: id, Result: w.Result}
-		if w.Error != nil {
+		r := &Response{ID: id, Result: w.result}
+		if w.error != nil {
 			var e Error
-			if err := json.Unmarshal(w.Error, &e); err != nil {
+			if err := json.Unmarshal(w.error, &e); err != nil {
 				return nil, id, NewError(CodeInvalidRequest, "malformed error object: %v", err)
 			}
 			r.Error = &e

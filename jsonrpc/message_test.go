@@ -108,3 +108,52 @@ func TestErrorWithData(t *testing.T) {
 		t.Error("AsError did not find the error")
 	}
 }
+
+var decodeSeeds = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":"a\"b","method":"tools/call","params":{"name":"x","arguments":{"a":[1,2,{"b":null}]}}}`,
+	`{"method":"m","jsonrpc":"2.0"}`, `{"jsonrpc":"2.0","id":3,"result":{"content":[]}}`,
+	`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x","data":[1]}}`,
+	`{"JSONRPC":"2.0","id":1,"method":"ping"}`, `{"jsonrpc":"2.0","id":1,"Method":"ping"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`, `{"jsonrpc":"2.0","id":1,"id":2,"method":"a"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"p\u0069ng"}`, `{"jsonrpc":"2\u002e0","id":1,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":1.0,"method":"x"}`, `{"jsonrpc":"2.0","id":-0,"method":"x"}`, `{"jsonrpc":"2.0","id":"\ud83d\ude00","method":"x"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","params":"s"}`, `{"jsonrpc":"2.0","id":1,"method":"x","params":null}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","extra":{"deep":[[[]]]}}`, ` {"jsonrpc":"2.0","id":1,"method":"x"} `,
+	`{"jsonrpc":"2.0","id":1,"method":"x"} {}`, `{"jsonrpc":"2.0","id":1,"method":"x",}`, `{"jsonrpc":2,"id":1,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`,
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"\x"}}`,
+	`[]`, `[1]`, `"x"`, `{}`, `{`, ``, `nul`,
+}
+
+func FuzzDecodeMatchesReference(f *testing.F) {
+	for _, s := range decodeSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { compareDecode(t, data) })
+}
+
+func TestDecodeMatchesReference(t *testing.T) {
+	for _, s := range decodeSeeds {
+		compareDecode(t, []byte(s))
+	}
+}
+
+// compareDecode checks the fast path against encoding/json's: same message,
+// same id, same error code.
+func compareDecode(t *testing.T, data []byte) {
+	t.Helper()
+	m1, id1, e1 := Decode(data)
+	m2, id2, e2 := decodeSlow(data)
+	if id1 != id2 || (e1 == nil) != (e2 == nil) || (e1 != nil && e1.Code != e2.Code) {
+		t.Fatalf("%q: fast (%v, %v, %v) vs reference (%v, %v, %v)", data, m1, id1, e1, m2, id2, e2)
+	}
+	if e1 != nil {
+		return
+	}
+	b1, err1 := Encode(m1)
+	b2, err2 := Encode(m2)
+	if err1 != nil || err2 != nil || string(b1) != string(b2) {
+		t.Fatalf("%q: fast %s (%v) vs reference %s (%v)", data, b1, err1, b2, err2)
+	}
+}
