@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/jsonscan"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/schema"
@@ -60,9 +61,9 @@ func (e *outputError) Error() string {
 //
 // cancel cancels ctx; the tool timeout fires it with ErrTimeout as the cause.
 func (ss *Session) callTool(ctx context.Context, cancel context.CancelCauseFunc, params json.RawMessage, peer PeerInfo, w jsonrpc.Sender) (*mcp.CallToolResult, *jsonrpc.Error) {
-	var p mcp.CallToolParams
-	if err := json.Unmarshal(params, &p); err != nil || len(params) == 0 {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid tools/call params: %s", errText(err, "params are missing"))
+	p, err := decodeCallParams(params)
+	if err != nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid tools/call params: %v", err)
 	}
 	if p.Name == "" {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid tools/call params: "name" is required`)
@@ -179,9 +180,47 @@ func (ss *Session) handlerError(t *tool, err error) (*mcp.CallToolResult, *jsonr
 	return mcp.ErrorResult("%s", err.Error()), nil
 }
 
-func errText(err error, fallback string) string {
-	if err != nil {
-		return err.Error()
+var callMembers = []string{"name", "arguments", "task", "_meta"}
+
+// decodeCallParams reads tools/call params, scanning the common shape
+// without allocating and leaving anything unusual to encoding/json.
+func decodeCallParams(params json.RawMessage) (mcp.CallToolParams, error) {
+	var p mcp.CallToolParams
+	if len(params) == 0 {
+		return p, errors.New("params are missing")
 	}
-	return fallback
+	var task, meta []byte
+	ok := jsonscan.Members(params, callMembers, func(name, value []byte) bool {
+		switch string(name) {
+		case "name":
+			n, ok := jsonscan.PlainString(value)
+			p.Name = string(n)
+			return ok
+		case "arguments":
+			p.Arguments = value
+		case "task":
+			task = value
+		case "_meta":
+			meta = value
+		}
+		return true
+	})
+	if !ok {
+		p = mcp.CallToolParams{}
+		return p, json.Unmarshal(params, &p)
+	}
+	if string(p.Arguments) == "null" {
+		p.Arguments = nil
+	}
+	if task != nil && string(task) != "null" {
+		if err := json.Unmarshal(task, &p.Task); err != nil {
+			return p, err
+		}
+	}
+	if meta != nil && string(meta) != "null" {
+		if err := json.Unmarshal(meta, &p.Meta); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/toolwire/toolwire/internal/jsonscan"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -55,6 +56,8 @@ func (ss *Session) Peer() PeerInfo {
 func (ss *Session) legacyPeerLocked() PeerInfo {
 	return PeerInfo{Era: mcp.EraLegacy, ProtocolVersion: ss.version, ClientInfo: ss.clientInfo, ClientCapabilities: ss.clientCaps}
 }
+
+var metaMember = []string{"_meta"}
 
 // requestMeta is the part of a request's _meta the dispatcher reads.
 type requestMeta struct {
@@ -138,9 +141,18 @@ func (ss *Session) peerOf(req *jsonrpc.Request) (PeerInfo, *jsonrpc.Error) {
 	var head struct {
 		Meta *requestMeta `json:"_meta"`
 	}
-	// Most legacy requests carry no _meta at all; skip decoding them twice.
+	// Most legacy requests carry no _meta at all; modern ones are scanned for
+	// it so that only the _meta object is decoded here.
 	if len(req.Params) > 0 && bytes.Contains(req.Params, []byte(`"_meta"`)) {
-		if err := json.Unmarshal(req.Params, &head); err != nil {
+		var raw []byte
+		if jsonscan.Members(req.Params, metaMember, func(_, v []byte) bool { raw = v; return true }) {
+			if raw != nil && string(raw) != "null" {
+				head.Meta = new(requestMeta)
+				if err := json.Unmarshal(raw, head.Meta); err != nil {
+					return PeerInfo{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta: %v", err)
+				}
+			}
+		} else if err := json.Unmarshal(req.Params, &head); err != nil {
 			return PeerInfo{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: %v", err)
 		}
 	}
