@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -116,61 +117,41 @@ func Serve(ctx context.Context, conn Conn, opener jsonrpc.SessionOpener, opts *S
 	var writeOnce sync.Once
 	fail := func(err error) { writeOnce.Do(func() { writeErr = err; cancelReqs() }) }
 
-	type readResult struct {
-		data []byte
-		err  error
-	}
-	reads := make(chan readResult)
-	readCtx, stopReading := context.WithCancel(ctx)
-	defer stopReading()
-	go func() {
-		for {
-			b, err := conn.Read(readCtx)
-			select {
-			case reads <- readResult{b, err}:
-			case <-readCtx.Done():
-				return
-			}
-			var tl *TooLargeError
-			if err != nil && !errors.As(err, &tl) {
-				return
-			}
-		}
-	}()
-
 	reply := func(r *jsonrpc.Response) {
 		if err := out.Send(reqCtx, r); err != nil {
 			fail(err)
 		}
 	}
-	var endErr error
-loop:
-	for {
-		var rr readResult
-		select {
-		case rr = <-reads:
-		case <-ctx.Done():
-			endErr = ctx.Err()
-			break loop
-		case <-reqCtx.Done():
-			break loop
-		}
-		if rr.err != nil {
+	busy := fmt.Sprintf("server busy: %d requests already in flight or queued", o.MaxConcurrency+o.MaxQueued)
+
+	// The reader goroutine reads and dispatches itself: one hand-off less
+	// per message than a reader feeding a loop. It stops dispatching once
+	// Serve is on its way out; a Read blocked past that (stdin cannot be
+	// interrupted) ends when its input does.
+	var stopped atomic.Bool
+	var dispatching sync.Mutex // held while a message is handed over
+	var readErr, endErr error  // readErr: written before readDone closes
+	readDone := make(chan struct{})
+	readCtx, stopReading := context.WithCancel(ctx)
+	defer stopReading()
+	// dispatch hands one read over; it reports whether to go on reading.
+	dispatch := func(data []byte, err error) bool {
+		if err != nil {
 			var tl *TooLargeError
-			if errors.As(rr.err, &tl) {
+			if errors.As(err, &tl) {
 				reply(&jsonrpc.Response{Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "%s", tl.Error())})
-				continue
+				return true
 			}
-			if !errors.Is(rr.err, io.EOF) {
-				endErr = rr.err
+			if !errors.Is(err, io.EOF) {
+				readErr = err
 			}
-			break loop
+			return false
 		}
-		msg, id, derr := jsonrpc.Decode(rr.data)
+		msg, id, derr := jsonrpc.Decode(data)
 		if derr != nil {
 			o.Logger.Debug("bad message", "error", derr.Message)
 			reply(&jsonrpc.Response{ID: id, Error: derr})
-			continue
+			return true
 		}
 		switch m := msg.(type) {
 		case *jsonrpc.Notification:
@@ -182,14 +163,13 @@ loop:
 				if resp := sess.HandleRequest(reqCtx, m, out); resp != nil {
 					reply(resp)
 				}
-				continue
+				return true
 			}
 			mu.Lock()
 			if pending >= o.MaxConcurrency+o.MaxQueued {
 				mu.Unlock()
-				reply(&jsonrpc.Response{ID: m.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError,
-					"server busy: %d requests already in flight or queued", o.MaxConcurrency+o.MaxQueued)})
-				continue
+				reply(&jsonrpc.Response{ID: m.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "%s", busy)})
+				return true
 			}
 			pending++
 			mu.Unlock()
@@ -212,8 +192,44 @@ loop:
 				}
 			}()
 		}
+		return true
 	}
+
+	go func() {
+		defer close(readDone)
+		for !stopped.Load() {
+			data, err := conn.Read(readCtx)
+			dispatching.Lock()
+			if stopped.Load() {
+				dispatching.Unlock()
+				return
+			}
+			more := dispatch(data, err)
+			dispatching.Unlock()
+			if !more {
+				return
+			}
+		}
+	}()
+
+	ended := false
+	select {
+	case <-readDone:
+		ended = true
+	case <-ctx.Done():
+	case <-reqCtx.Done():
+	}
+	// After this, no message is handed over: a dispatch in progress
+	// finishes first, and a Read still blocked returns to nothing.
+	dispatching.Lock()
+	stopped.Store(true)
+	dispatching.Unlock()
 	stopReading()
+	if ended {
+		endErr = readErr
+	} else if ctx.Err() != nil {
+		endErr = ctx.Err()
+	}
 	// Let running requests finish, within the drain timeout.
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()

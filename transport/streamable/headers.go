@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/toolwire/toolwire/internal/jsonscan"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -70,6 +71,11 @@ func headerMismatch(format string, args ...any) *jsonrpc.Error {
 	return jsonrpc.NewError(mcp.CodeHeaderMismatch, "Header mismatch: "+format, args...)
 }
 
+var (
+	metaKey    = []string{"_meta"}
+	versionKey = []string{mcp.MetaProtocolVersion}
+)
+
 // requestMeta is what the handler reads of a modern request's params.
 type requestMeta struct {
 	Meta map[string]json.RawMessage `json:"_meta"`
@@ -78,8 +84,24 @@ type requestMeta struct {
 // metaVersion reads params._meta protocolVersion; present is true when the
 // key exists at all.
 func metaVersion(params json.RawMessage) (version string, present bool) {
-	if len(params) == 0 {
+	if len(params) == 0 || !bytes.Contains(params, []byte(`"_meta"`)) {
 		return "", false
+	}
+	// The common shape is scanned without decoding; anything unusual is left
+	// to encoding/json below.
+	var meta, raw []byte
+	if jsonscan.Members(params, metaKey, func(_, v []byte) bool { meta = v; return true }) &&
+		(meta == nil || jsonscan.Members(meta, versionKey, func(_, v []byte) bool { raw = v; return true })) {
+		if raw == nil {
+			return "", false
+		}
+		if v, ok := jsonscan.PlainString(raw); ok {
+			return string(v), true
+		}
+		if json.Unmarshal(raw, &version) != nil {
+			return "", true
+		}
+		return version, true
 	}
 	var m requestMeta
 	if json.Unmarshal(params, &m) != nil || m.Meta == nil {
