@@ -147,7 +147,21 @@ func build(w envelope) (Message, ID, *Error) {
 }
 
 // Encode renders a message as one line of JSON (no trailing newline).
-func Encode(m Message) ([]byte, error) { return Append(nil, m) }
+func Encode(m Message) ([]byte, error) {
+	n := 64
+	switch m := m.(type) {
+	case *Request:
+		n += len(m.Method) + len(m.Params)
+	case *Notification:
+		n += len(m.Method) + len(m.Params)
+	case *Response:
+		n += len(m.Result)
+		if m.Error != nil {
+			n += len(m.Error.Message) + len(m.Error.Data)
+		}
+	}
+	return Append(make([]byte, 0, n), m)
+}
 
 // Append renders a message onto b.
 func Append(b []byte, m Message) ([]byte, error) {

@@ -16,6 +16,9 @@ type Appender interface {
 
 // AppendJSON writes the result as json.Marshal would, but in one pass.
 func (r *CallToolResult) AppendJSON(b []byte) ([]byte, error) {
+	if b == nil {
+		b = make([]byte, 0, r.sizeHint())
+	}
 	b = append(b, `{"content":[`...)
 	for i, c := range r.Content {
 		if i > 0 {
@@ -42,6 +45,27 @@ func (r *CallToolResult) AppendJSON(b []byte) ([]byte, error) {
 		b = appendString(b, string(r.ResultType))
 	}
 	return appendTail(b, r.Meta, nil)
+}
+
+// sizeHint guesses the encoded size, so that one buffer usually suffices.
+func (r *CallToolResult) sizeHint() int {
+	n := 64 + len(r.StructuredContent)
+	for _, c := range r.Content {
+		switch c := c.(type) {
+		case *TextContent:
+			n += 40 + len(c.Text) + len(c.Text)/16
+		case *ImageContent:
+			n += 64 + len(c.Data)*4/3
+		case *AudioContent:
+			n += 64 + len(c.Data)*4/3
+		default:
+			n += 128
+		}
+	}
+	if r.Meta != nil {
+		n += 128
+	}
+	return n
 }
 
 // appendTail writes annotations and _meta (when present) and closes the object.

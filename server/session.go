@@ -59,6 +59,39 @@ func (ss *Session) legacyPeerLocked() PeerInfo {
 
 var metaMember = []string{"_meta"}
 
+// requestMetaOf reads the _meta of request params, nil when there is none.
+// Most legacy requests carry no _meta at all; modern ones are scanned for it
+// so that only the _meta object is decoded.
+func requestMetaOf(params json.RawMessage) (*requestMeta, *jsonrpc.Error) {
+	if len(params) == 0 || !bytes.Contains(params, []byte(`"_meta"`)) {
+		return nil, nil
+	}
+	var raw []byte
+	if !jsonscan.Members(params, metaMember, func(_, v []byte) bool { raw = v; return true }) {
+		return requestMetaSlow(params)
+	}
+	if raw == nil || string(raw) == "null" {
+		return nil, nil
+	}
+	m := new(requestMeta)
+	if err := json.Unmarshal(raw, m); err != nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta: %v", err)
+	}
+	return m, nil
+}
+
+// requestMetaSlow is requestMetaOf through encoding/json, for params the
+// scanner declines.
+func requestMetaSlow(params json.RawMessage) (*requestMeta, *jsonrpc.Error) {
+	var head struct {
+		Meta *requestMeta `json:"_meta"`
+	}
+	if err := json.Unmarshal(params, &head); err != nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: %v", err)
+	}
+	return head.Meta, nil
+}
+
 // requestMeta is the part of a request's _meta the dispatcher reads.
 type requestMeta struct {
 	ProtocolVersion    *string                 `json:"io.modelcontextprotocol/protocolVersion"`
@@ -138,25 +171,10 @@ func (ss *Session) reply(id jsonrpc.ID, result any, rerr *jsonrpc.Error) *jsonrp
 // protocol version is modern and self-describing; anything else belongs to the
 // legacy session and needs initialize first (ping excepted).
 func (ss *Session) peerOf(req *jsonrpc.Request) (PeerInfo, *jsonrpc.Error) {
-	var head struct {
-		Meta *requestMeta `json:"_meta"`
+	m, perr := requestMetaOf(req.Params)
+	if perr != nil {
+		return PeerInfo{}, perr
 	}
-	// Most legacy requests carry no _meta at all; modern ones are scanned for
-	// it so that only the _meta object is decoded here.
-	if len(req.Params) > 0 && bytes.Contains(req.Params, []byte(`"_meta"`)) {
-		var raw []byte
-		if jsonscan.Members(req.Params, metaMember, func(_, v []byte) bool { raw = v; return true }) {
-			if raw != nil && string(raw) != "null" {
-				head.Meta = new(requestMeta)
-				if err := json.Unmarshal(raw, head.Meta); err != nil {
-					return PeerInfo{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta: %v", err)
-				}
-			}
-		} else if err := json.Unmarshal(req.Params, &head); err != nil {
-			return PeerInfo{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: %v", err)
-		}
-	}
-	m := head.Meta
 	if m != nil && m.ProtocolVersion != nil {
 		v := *m.ProtocolVersion
 		if mcp.EraOf(v) == mcp.EraModern {

@@ -119,10 +119,15 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 
 // readBody reads a POST body within the size and time limits.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(h.o.ReadTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes))
-	_ = rc.SetReadDeadline(time.Time{})
+	var rc *http.ResponseController
+	if supportsDeadlines(w) {
+		rc = http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(h.o.ReadTimeout))
+	}
+	body, err := readBodySized(http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes), r.ContentLength, h.o.MaxBodyBytes)
+	if rc != nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -133,6 +138,29 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		return nil, false
 	}
 	return body, true
+}
+
+// readBodySized reads r to the end into a buffer sized by the declared length (when
+// it is within the limit), so a body is read without regrowing.
+func readBodySized(r io.Reader, declared, limit int64) ([]byte, error) {
+	size := int64(512)
+	if declared > 0 && declared < limit {
+		size = declared + 1 // room to see the end without growing
+	}
+	b := make([]byte, 0, size)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // isModern decides the era of a POST: a 2026-era MCP-Protocol-Version
@@ -266,6 +294,12 @@ func (h *Handler) closeAll() {
 	h.janitorW.Wait()
 }
 
+// Header values shared by every response; net/http only reads them.
+var (
+	contentTypeJSON = []string{"application/json"}
+	contentTypeSSE  = []string{"text/event-stream"}
+)
+
 // newSessionID returns an unguessable id of visible ASCII.
 func newSessionID() string { return rand.Text() }
 
@@ -275,7 +309,7 @@ func writeError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Err
 	if err != nil {
 		body = []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"internal error"}}`, jsonrpc.CodeInternalError))
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = contentTypeJSON
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
@@ -297,7 +331,14 @@ func statusFor(r *jsonrpc.Response) int {
 	return http.StatusOK
 }
 
+// mediaTypeIs reports whether a Content-Type names want (parameters such as
+// charset aside). The common case is matched without allocating; anything
+// else goes through mime.ParseMediaType.
 func mediaTypeIs(header, want string) bool {
+	mt, params, _ := strings.Cut(header, ";")
+	if strings.EqualFold(strings.TrimSpace(mt), want) && (params == "" || strings.TrimSpace(params) == "") {
+		return true
+	}
 	mt, _, err := mime.ParseMediaType(header)
 	return err == nil && strings.EqualFold(mt, want)
 }
@@ -306,10 +347,12 @@ func mediaTypeIs(header, want string) bool {
 func accepts(h http.Header, want string) bool {
 	major, _, _ := strings.Cut(want, "/")
 	for _, v := range h.Values("Accept") {
-		for _, part := range strings.Split(v, ",") {
+		for v != "" {
+			var part string
+			part, v, _ = strings.Cut(v, ",")
 			mt, _, _ := strings.Cut(part, ";")
-			mt = strings.ToLower(strings.TrimSpace(mt))
-			if mt == want || mt == "*/*" || mt == major+"/*" {
+			mt = strings.TrimSpace(mt)
+			if strings.EqualFold(mt, want) || mt == "*/*" || (len(mt) == len(major)+2 && strings.EqualFold(mt[:len(major)], major) && mt[len(major):] == "/*") {
 				return true
 			}
 		}

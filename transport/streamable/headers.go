@@ -98,11 +98,18 @@ func metaVersion(params json.RawMessage) (version string, present bool) {
 		if v, ok := jsonscan.PlainString(raw); ok {
 			return string(v), true
 		}
-		if json.Unmarshal(raw, &version) != nil {
+		var v string
+		if json.Unmarshal(raw, &v) != nil {
 			return "", true
 		}
-		return version, true
+		return v, true
 	}
+	return metaVersionSlow(params)
+}
+
+// metaVersionSlow is metaVersion through encoding/json, for input the
+// scanner declines; kept apart so the fast path allocates nothing.
+func metaVersionSlow(params json.RawMessage) (version string, present bool) {
 	var m requestMeta
 	if json.Unmarshal(params, &m) != nil || m.Meta == nil {
 		return "", false

@@ -50,10 +50,10 @@ func (h *Handler) openSession() (*legacySession, *jsonrpc.Error) {
 		h.sweep()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ls := &legacySession{h: h, id: newSessionID(), ctx: ctx, cancel: cancel,
-		streams: map[string]*stream{}, lastActive: h.now(), busy: 1}
+	// The POST stream map is made on the first POST: an idle session is
+	// small (issue 6 measures it).
+	ls := &legacySession{h: h, id: newSessionID(), ctx: ctx, cancel: cancel, lastActive: h.now(), busy: 1}
 	ls.standalone = h.newStream(ls, standaloneStream, false)
-	ls.streams[standaloneStream] = ls.standalone
 	h.mu.Lock()
 	if h.draining {
 		h.mu.Unlock()
@@ -324,6 +324,9 @@ func (ls *legacySession) addStream(c *conn) *stream {
 	st := ls.h.newStream(ls, "p"+strconv.Itoa(ls.next), true)
 	st.c = c
 	st.prime = ls.prime
+	if ls.streams == nil {
+		ls.streams = map[string]*stream{}
+	}
 	ls.streams[st.id] = st
 	ls.busy++
 	ls.lastActive = ls.h.now()
@@ -361,6 +364,9 @@ func (ls *legacySession) resume(c *conn, last string) (*stream, int, *jsonrpc.Er
 	}
 	ls.mu.Lock()
 	st := ls.streams[streamID]
+	if streamID == standaloneStream {
+		st = ls.standalone
+	}
 	if st != nil {
 		ls.busy++
 		ls.lastActive = ls.h.now()
@@ -475,11 +481,12 @@ func (ls *legacySession) close() {
 		return
 	}
 	ls.closed = true
-	streams := make([]*stream, 0, len(ls.streams))
+	streams := make([]*stream, 0, len(ls.streams)+1)
+	streams = append(streams, ls.standalone)
 	for _, st := range ls.streams {
 		streams = append(streams, st)
 	}
-	ls.streams = map[string]*stream{}
+	ls.streams = nil
 	ls.mu.Unlock()
 	ls.cancel()
 	if ls.sess != nil {

@@ -21,6 +21,7 @@ type conn struct {
 	writeTimeout time.Duration
 	keepAlive    time.Duration
 	header       func(http.Header) // extra response headers (session id)
+	deadlines    bool              // the writer supports write deadlines
 
 	mu      sync.Mutex
 	started bool // SSE headers written
@@ -30,7 +31,23 @@ type conn struct {
 
 func newConn(w http.ResponseWriter, o *Options, header func(http.Header)) *conn {
 	return &conn{w: w, rc: http.NewResponseController(w), writeTimeout: o.WriteTimeout,
-		keepAlive: o.KeepAliveInterval, header: header, done: make(chan struct{})}
+		keepAlive: o.KeepAliveInterval, header: header, done: make(chan struct{}), deadlines: supportsDeadlines(w)}
+}
+
+// supportsDeadlines reports whether w, or a writer it wraps (the Unwrap
+// chain http.ResponseController follows), can take a write deadline. Asking
+// once saves building a "not supported" error on every write.
+func supportsDeadlines(w http.ResponseWriter) bool {
+	for {
+		if _, ok := w.(interface{ SetWriteDeadline(time.Time) error }); ok {
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
 }
 
 var errConnEnded = errors.New("streamable: the HTTP response has ended")
@@ -39,6 +56,9 @@ var errConnEnded = errors.New("streamable: the HTTP response has ended")
 // afterwards: it belongs to the connection, which a keep-alive client reuses
 // for its next request.
 func (c *conn) bounded(write func() error) error {
+	if !c.deadlines {
+		return write()
+	}
 	_ = c.rc.SetWriteDeadline(time.Now().Add(c.writeTimeout))
 	err := write()
 	_ = c.rc.SetWriteDeadline(time.Time{})
@@ -57,7 +77,7 @@ func (c *conn) writeJSON(status int, body []byte) error {
 	if c.header != nil {
 		c.header(h)
 	}
-	h.Set("Content-Type", "application/json")
+	h["Content-Type"] = contentTypeJSON
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	return c.bounded(func() error {
 		c.w.WriteHeader(status)
@@ -83,7 +103,7 @@ func (c *conn) startSSE() error {
 	if c.header != nil {
 		c.header(h)
 	}
-	h.Set("Content-Type", "text/event-stream")
+	h["Content-Type"] = contentTypeSSE
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	if err := c.bounded(func() error {
