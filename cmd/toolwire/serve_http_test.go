@@ -2,15 +2,11 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -85,108 +81,17 @@ func httpServe(t *testing.T, args ...string) (string, func() error) {
 // (StreamableHTTPClientTransport) list and call the reference tools through
 // `toolwire serve`, then end its session; the server then stops gracefully.
 func TestTypeScriptSDKOverHTTP(t *testing.T) {
-	node := testenv.Node22(t)
-	nm := testenv.NodeModules(t)
 	url, stop := httpServe(t, "--page-size", "5")
 	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/mcp") {
 		t.Fatalf("endpoint %q", url)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	script := filepath.Join(testenv.Root(t), "cmd", "toolwire", "testdata", "http-client.mjs")
-	cmd := exec.CommandContext(ctx, node, script, nm, url)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("TypeScript client failed: %v\nstderr: %s", err, stderr.String())
-	}
-	type block struct {
-		Type     string `json:"type"`
-		Text     string `json:"text"`
-		Data     string `json:"data"`
-		MIMEType string `json:"mimeType"`
-		URI      string `json:"uri"`
-	}
-	type result struct {
-		Content           []block         `json:"content"`
-		StructuredContent json.RawMessage `json:"structuredContent"`
-		IsError           bool            `json:"isError"`
-		Thrown            string          `json:"thrown"`
-		Code              int             `json:"code"`
-	}
-	var got struct {
-		ServerVersion       struct{ Name, Version string } `json:"serverVersion"`
-		ProtocolVersion     string                         `json:"protocolVersion"`
-		SessionID           string                         `json:"sessionId"`
-		TerminatedSessionID *string                        `json:"terminatedSessionId"`
-		Pages               int                            `json:"pages"`
-		Tools               []string                       `json:"tools"`
-		Calls               map[string]result              `json:"calls"`
-		Progress            []struct {
-			Progress, Total float64
-		} `json:"progress"`
-	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	if got.ServerVersion.Name != "toolwire-reference" || got.ProtocolVersion != "2025-11-25" {
-		t.Errorf("server %+v speaking %q", got.ServerVersion, got.ProtocolVersion)
+	got := runTSClient(t, "http", url)
+	checkTSRun(t, got, "http")
+	if got.ProtocolVersion != "2025-11-25" {
+		t.Errorf("negotiated %q", got.ProtocolVersion)
 	}
 	if !regexp.MustCompile(`^[\x21-\x7E]{20,}$`).MatchString(got.SessionID) || got.TerminatedSessionID != nil {
 		t.Errorf("session id %q, after DELETE %v", got.SessionID, got.TerminatedSessionID)
-	}
-	wantTools := "echo,gallery,get-annotated-message,get-resource-links,get-resource-reference,get-structured-content," +
-		"get-sum,get-tiny-image,get-version,safe_divide,trigger-long-running-operation,weather"
-	if strings.Join(got.Tools, ",") != wantTools || got.Pages != 3 {
-		t.Errorf("tools %v in %d pages; want %s in 3", got.Tools, got.Pages, wantTools)
-	}
-	c := got.Calls
-	first := func(name string) string {
-		if len(c[name].Content) == 0 {
-			return fmt.Sprintf("<no content: %+v>", c[name])
-		}
-		return c[name].Content[0].Text
-	}
-	if first("echo") != "Echo: hello over http" {
-		t.Errorf("echo: %q", first("echo"))
-	}
-	if first("sum") != "The sum of 7 and 5 is 12." {
-		t.Errorf("get-sum: %q", first("sum"))
-	}
-	if first("version") != "toolwire reference server 0.1.0" {
-		t.Errorf("get-version: %q", first("version"))
-	}
-	if !sameJSON(t, string(c["structured"].StructuredContent), `{"temperature":36,"conditions":"Light rain / drizzle","humidity":82}`) {
-		t.Errorf("get-structured-content: %s (%s)", c["structured"].StructuredContent, c["structured"].Thrown)
-	}
-	if !sameJSON(t, string(c["weather"].StructuredContent), `{"conditions":"partly cloudy","temp_c":22.5}`) {
-		t.Errorf("weather: %+v", c["weather"])
-	}
-	if img := c["image"].Content; len(img) != 3 || img[1].Type != "image" || img[1].MIMEType != "image/png" || img[1].Data == "" {
-		t.Errorf("get-tiny-image: %+v", img)
-	}
-	if g := c["gallery"].Content; len(g) != 5 || g[0].Type != "text" || g[3].URI != "file:///project/main.go" || g[4].Type != "resource" {
-		t.Errorf("gallery: %+v", g)
-	}
-	if !c["divideByZero"].IsError || first("divideByZero") != "cannot divide by zero; pass a non-zero b" {
-		t.Errorf("safe_divide: %+v", c["divideByZero"])
-	}
-	if !c["badArgs"].IsError || !strings.Contains(first("badArgs"), "/a: expected number") {
-		t.Errorf("bad arguments: %+v", c["badArgs"])
-	}
-	if c["unknown"].Code != -32602 || !strings.Contains(c["unknown"].Thrown, "no-such-tool") {
-		t.Errorf("unknown tool: %+v", c["unknown"])
-	}
-	// As over stdio, the SDK may drop the last notification read together
-	// with the response; the first three must arrive, in order.
-	if !strings.HasPrefix(first("longRunning"), "Long running operation completed") || len(got.Progress) < 3 || len(got.Progress) > 4 {
-		t.Errorf("long-running: %q, progress %+v", first("longRunning"), got.Progress)
-	}
-	for i, p := range got.Progress {
-		if p.Progress != float64(i+1) || p.Total != 4 {
-			t.Errorf("progress %d: %+v", i, p)
-		}
 	}
 
 	// The session the client ended is gone.

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/internal/testenv"
+)
+
+// tsRun is what conformance/npm/interop/ts-client.mjs reports: the official
+// TypeScript SDK client's view of the reference tools.
+type tsRun struct {
+	ServerVersion       struct{ Name, Version string } `json:"serverVersion"`
+	ProtocolVersion     string                         `json:"protocolVersion"`
+	SessionID           string                         `json:"sessionId"`
+	TerminatedSessionID *string                        `json:"terminatedSessionId"`
+	Pages               int                            `json:"pages"`
+	Tools               []string                       `json:"tools"`
+	Calls               map[string]tsResult            `json:"calls"`
+	Progress            []struct {
+		Progress, Total float64
+	} `json:"progress"`
+}
+
+type tsResult struct {
+	Content []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		Data     string `json:"data"`
+		MIMEType string `json:"mimeType"`
+		URI      string `json:"uri"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+	Thrown            string          `json:"thrown"`
+	Code              int             `json:"code"`
+}
+
+// runTSClient runs the TypeScript client script with Node 22.
+func runTSClient(t *testing.T, args ...string) tsRun {
+	t.Helper()
+	node := testenv.Node22(t)
+	script := filepath.Join(testenv.Root(t), "conformance", "npm", "interop", "ts-client.mjs")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("TypeScript client failed: %v\nstderr: %s", err, stderr.String())
+	}
+	var run tsRun
+	if err := json.Unmarshal(out, &run); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return run
+}
+
+// checkTSRun checks every call the script made against the reference tools.
+func checkTSRun(t *testing.T, got tsRun, mode string) {
+	t.Helper()
+	wantTools := "echo,gallery,get-annotated-message,get-resource-links,get-resource-reference,get-structured-content," +
+		"get-sum,get-tiny-image,get-version,safe_divide,trigger-long-running-operation,weather"
+	if got.ServerVersion.Name != "toolwire-reference" || strings.Join(got.Tools, ",") != wantTools || got.Pages != 3 {
+		t.Errorf("server %+v listed %v in %d pages; want %s in 3", got.ServerVersion, got.Tools, got.Pages, wantTools)
+	}
+	c := got.Calls
+	first := func(name string) string {
+		if len(c[name].Content) == 0 {
+			return fmt.Sprintf("<no content: %+v>", c[name])
+		}
+		return c[name].Content[0].Text
+	}
+	for name, want := range map[string]string{
+		"echo": "Echo: hello over " + mode, "sum": "The sum of 7 and 5 is 12.", "version": "toolwire reference server 0.1.0",
+	} {
+		if first(name) != want {
+			t.Errorf("%s: %q, want %q", name, first(name), want)
+		}
+	}
+	if !sameJSON(t, string(c["structured"].StructuredContent), `{"temperature":36,"conditions":"Light rain / drizzle","humidity":82}`) {
+		t.Errorf("get-structured-content: %s (%s)", c["structured"].StructuredContent, c["structured"].Thrown)
+	}
+	if !sameJSON(t, string(c["weather"].StructuredContent), `{"conditions":"partly cloudy","temp_c":22.5}`) {
+		t.Errorf("weather: %+v", c["weather"])
+	}
+	if img := c["image"].Content; len(img) != 3 || img[1].Type != "image" || img[1].MIMEType != "image/png" || img[1].Data == "" {
+		t.Errorf("get-tiny-image: %+v", img)
+	}
+	if g := c["gallery"].Content; len(g) != 5 || g[0].Type != "text" || g[3].URI != "file:///project/main.go" || g[4].Type != "resource" {
+		t.Errorf("gallery: %+v", g)
+	}
+	if !c["divideByZero"].IsError || first("divideByZero") != "cannot divide by zero; pass a non-zero b" {
+		t.Errorf("safe_divide: %+v", c["divideByZero"])
+	}
+	if !c["badArgs"].IsError || !strings.Contains(first("badArgs"), "/a: expected number") {
+		t.Errorf("bad arguments: %+v", c["badArgs"])
+	}
+	if c["unknown"].Code != -32602 || !strings.Contains(c["unknown"].Thrown, "no-such-tool") {
+		t.Errorf("unknown tool: %+v", c["unknown"])
+	}
+	// The SDK dispatches notifications on a microtask but drops a request's
+	// progress handler synchronously when its response arrives, so the last
+	// notification, read in the same chunk as the response, may never reach
+	// onprogress. TestStdioSessionThroughBinary shows all of them precede the
+	// response on the wire; here at least the first three must arrive, in order.
+	if !strings.HasPrefix(first("longRunning"), "Long running operation completed") || len(got.Progress) < 3 || len(got.Progress) > 4 {
+		t.Errorf("long-running: %q, progress %+v", first("longRunning"), got.Progress)
+	}
+	for i, p := range got.Progress {
+		if p.Progress != float64(i+1) || p.Total != 4 {
+			t.Errorf("progress %d: %+v", i, p)
+		}
+	}
+}
+
+// TestTypeScriptSDKOverStdio has the official TypeScript SDK client
+// (StdioClientTransport, from the pinned npm packages) list and call the
+// reference tools through `toolwire serve --stdio`.
+func TestTypeScriptSDKOverStdio(t *testing.T) {
+	run := runTSClient(t, "stdio", testenv.Toolwire(t), "serve", "--stdio", "--page-size", "5")
+	checkTSRun(t, run, "stdio")
+}

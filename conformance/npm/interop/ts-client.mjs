@@ -1,0 +1,71 @@
+// Drives a toolwire server with the official TypeScript SDK client and prints
+// what it saw as one JSON object; the Go tests check it.
+// Usage: node ts-client.mjs stdio <command> [args...]
+//        node ts-client.mjs http <endpoint URL>
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const [mode, ...rest] = process.argv.slice(2);
+let transport;
+if (mode === "stdio") {
+  const [command, ...args] = rest;
+  transport = new StdioClientTransport({ command, args, stderr: "ignore" });
+} else if (mode === "http") {
+  transport = new StreamableHTTPClientTransport(new URL(rest[0]));
+} else {
+  console.error("usage: ts-client.mjs stdio <command> [args...] | http <url>");
+  process.exit(2);
+}
+const client = new Client({ name: `ts-sdk-${mode}-interop`, version: "1.0.0" });
+await client.connect(transport);
+
+const out = {
+  serverVersion: client.getServerVersion(),
+  protocolVersion: transport.protocolVersion ?? null,
+  sessionId: transport.sessionId ?? null,
+};
+const tools = [];
+let cursor;
+let pages = 0;
+do {
+  const page = await client.listTools(cursor ? { cursor } : {});
+  pages++;
+  tools.push(...page.tools);
+  cursor = page.nextCursor;
+} while (cursor && pages < 50);
+out.pages = pages;
+out.tools = tools.map((t) => t.name);
+
+const call = async (name, args, extra) => {
+  try {
+    return await client.callTool({ name, arguments: args }, undefined, extra);
+  } catch (e) {
+    return { thrown: String(e && e.message ? e.message : e), code: e && e.code };
+  }
+};
+out.calls = {
+  echo: await call("echo", { message: `hello over ${mode}` }),
+  sum: await call("get-sum", { a: 7, b: 5 }),
+  structured: await call("get-structured-content", { location: "Chicago" }),
+  weather: await call("weather", {}),
+  image: await call("get-tiny-image", {}),
+  gallery: await call("gallery", {}),
+  version: await call("get-version", {}),
+  divideByZero: await call("safe_divide", { a: 1, b: 0 }),
+  badArgs: await call("get-sum", { a: "seven" }),
+  unknown: await call("no-such-tool", {}),
+};
+const progress = [];
+out.calls.longRunning = await call("trigger-long-running-operation", { duration: 0.2, steps: 4 }, {
+  onprogress: (p) => progress.push(p),
+});
+out.progress = progress;
+
+if (mode === "http") {
+  // Ending the session: DELETE, after which the id is unknown to the server.
+  await transport.terminateSession();
+  out.terminatedSessionId = transport.sessionId ?? null;
+}
+await client.close();
+console.log(JSON.stringify(out));
