@@ -42,6 +42,7 @@ const (
 	DefaultMaxConcurrency = 64
 	DefaultMaxQueued      = 1024
 	DefaultDrainTimeout   = 5 * time.Second
+	DefaultInlineBudget   = time.Millisecond
 )
 
 // ServeOptions bound a served connection. Zero values mean the defaults.
@@ -54,6 +55,10 @@ type ServeOptions struct {
 	// DrainTimeout is how long requests still running at end of input may
 	// finish before they are cancelled.
 	DrainTimeout time.Duration
+	// InlineBudget is how long a request may run on the goroutine that read
+	// it before reading passes to another goroutine; it bounds how late a
+	// pipelined message, such as a cancellation, is read.
+	InlineBudget time.Duration
 	// Logger receives transport diagnostics; nil logs nothing.
 	Logger *slog.Logger
 }
@@ -73,6 +78,9 @@ func (o *ServeOptions) withDefaults() ServeOptions {
 	}
 	if c.DrainTimeout <= 0 {
 		c.DrainTimeout = DefaultDrainTimeout
+	}
+	if c.InlineBudget <= 0 {
+		c.InlineBudget = DefaultInlineBudget
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -100,147 +108,272 @@ func NewSender(conn Conn) jsonrpc.Sender { return sender{conn} }
 // opts; notifications are handled in order as they arrive, so a cancellation
 // is seen while its request runs. Bad input never stops the loop: it gets an
 // error reply.
+//
+// There is no dedicated reader: one goroutine at a time holds the reader's
+// role. It serves a request it reads itself, keeping the role if the request
+// is answered within InlineBudget and passing the role to an idle (or new)
+// goroutine otherwise. A quick request thus costs no hand-off between
+// goroutines, a slow one holds reading up for at most InlineBudget, and
+// goroutines are reused with their grown stacks.
 func Serve(ctx context.Context, conn Conn, opener jsonrpc.SessionOpener, opts *ServeOptions) error {
 	o := opts.withDefaults()
-	out := sender{conn}
-	sess := opener.OpenSession(out)
-	defer sess.Close()
-	inline, _ := sess.(jsonrpc.InlineHandler)
+	l := &loop{o: o, conn: conn, out: sender{conn}, role: make(chan struct{}), quit: make(chan struct{}), readDone: make(chan struct{})}
+	l.sess = opener.OpenSession(l.out)
+	defer l.sess.Close()
+	l.inline, _ = l.sess.(jsonrpc.InlineHandler)
+	l.reqCtx, l.cancelReqs = context.WithCancel(context.WithoutCancel(ctx))
+	defer l.cancelReqs()
+	l.readCtx, l.stopReading = context.WithCancel(ctx)
+	defer l.stopReading()
+	l.busy = fmt.Sprintf("server busy: %d requests already in flight or queued", o.MaxConcurrency+o.MaxQueued)
 
-	reqCtx, cancelReqs := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelReqs()
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, o.MaxConcurrency)
-	var mu sync.Mutex
-	pending := 0
-	var writeErr error
-	var writeOnce sync.Once
-	fail := func(err error) { writeOnce.Do(func() { writeErr = err; cancelReqs() }) }
-
-	reply := func(r *jsonrpc.Response) {
-		if err := out.Send(reqCtx, r); err != nil {
-			fail(err)
-		}
-	}
-	busy := fmt.Sprintf("server busy: %d requests already in flight or queued", o.MaxConcurrency+o.MaxQueued)
-
-	// The reader goroutine reads and dispatches itself: one hand-off less
-	// per message than a reader feeding a loop. It stops dispatching once
-	// Serve is on its way out; a Read blocked past that (stdin cannot be
-	// interrupted) ends when its input does.
-	var stopped atomic.Bool
-	var dispatching sync.Mutex // held while a message is handed over
-	var readErr, endErr error  // readErr: written before readDone closes
-	readDone := make(chan struct{})
-	readCtx, stopReading := context.WithCancel(ctx)
-	defer stopReading()
-	// dispatch hands one read over; it reports whether to go on reading.
-	dispatch := func(data []byte, err error) bool {
-		if err != nil {
-			var tl *TooLargeError
-			if errors.As(err, &tl) {
-				reply(&jsonrpc.Response{Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "%s", tl.Error())})
-				return true
-			}
-			if !errors.Is(err, io.EOF) {
-				readErr = err
-			}
-			return false
-		}
-		msg, id, derr := jsonrpc.Decode(data)
-		if derr != nil {
-			o.Logger.Debug("bad message", "error", derr.Message)
-			reply(&jsonrpc.Response{ID: id, Error: derr})
-			return true
-		}
-		switch m := msg.(type) {
-		case *jsonrpc.Notification:
-			sess.HandleNotification(reqCtx, m)
-		case *jsonrpc.Response:
-			sess.HandleResponse(reqCtx, m)
-		case *jsonrpc.Request:
-			if inline != nil && inline.HandleInline(m) {
-				if resp := sess.HandleRequest(reqCtx, m, out); resp != nil {
-					reply(resp)
-				}
-				return true
-			}
-			mu.Lock()
-			if pending >= o.MaxConcurrency+o.MaxQueued {
-				mu.Unlock()
-				reply(&jsonrpc.Response{ID: m.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "%s", busy)})
-				return true
-			}
-			pending++
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer func() {
-					mu.Lock()
-					pending--
-					mu.Unlock()
-					wg.Done()
-				}()
-				select {
-				case slots <- struct{}{}:
-				case <-reqCtx.Done():
-					return
-				}
-				defer func() { <-slots }()
-				if resp := sess.HandleRequest(reqCtx, m, out); resp != nil {
-					reply(resp)
-				}
-			}()
-		}
-		return true
-	}
-
-	go func() {
-		defer close(readDone)
-		for !stopped.Load() {
-			data, err := conn.Read(readCtx)
-			dispatching.Lock()
-			if stopped.Load() {
-				dispatching.Unlock()
-				return
-			}
-			more := dispatch(data, err)
-			dispatching.Unlock()
-			if !more {
-				return
-			}
-		}
-	}()
+	go l.worker(true)
 
 	ended := false
 	select {
-	case <-readDone:
+	case <-l.readDone:
 		ended = true
 	case <-ctx.Done():
-	case <-reqCtx.Done():
+	case <-l.reqCtx.Done():
 	}
 	// After this, no message is handed over: a dispatch in progress
 	// finishes first, and a Read still blocked returns to nothing.
-	dispatching.Lock()
-	stopped.Store(true)
-	dispatching.Unlock()
-	stopReading()
+	l.dispatching.Lock()
+	l.stopped.Store(true)
+	l.dispatching.Unlock()
+	l.stopReading()
+	close(l.quit)
+	var endErr error
 	if ended {
-		endErr = readErr
+		endErr = l.readErr
 	} else if ctx.Err() != nil {
 		endErr = ctx.Err()
 	}
-	// Let running requests finish, within the drain timeout.
+	// Let running and queued requests finish, within the drain timeout;
+	// then cancel them, and drop what never started. Goroutines still
+	// blocked reading are not waited for.
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() { l.reqs.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(o.DrainTimeout):
-		cancelReqs()
+		l.cancelReqs()
+		l.mu.Lock()
+		for range l.queue {
+			l.reqs.Done()
+		}
+		l.queue = nil
+		l.mu.Unlock()
 		<-done
 	}
-	if writeErr != nil {
-		return fmt.Errorf("transport: write failed: %w", writeErr)
+	if l.writeErr != nil {
+		return fmt.Errorf("transport: write failed: %w", l.writeErr)
 	}
 	return endErr
+}
+
+// loop is the state of one Serve call.
+type loop struct {
+	o      ServeOptions
+	conn   Conn
+	out    sender
+	sess   jsonrpc.Session
+	inline jsonrpc.InlineHandler
+	busy   string
+
+	reqCtx, readCtx         context.Context
+	cancelReqs, stopReading context.CancelFunc
+
+	role     chan struct{} // passes the reader's role to an idle goroutine
+	quit     chan struct{} // closed when Serve is on its way out
+	readDone chan struct{} // closed when reading has ended
+	readOnce sync.Once
+	readErr  error // set before readDone closes
+
+	stopped     atomic.Bool
+	dispatching sync.Mutex // held while a read message is handed over
+
+	mu      sync.Mutex
+	running int                // requests being served
+	queue   []*jsonrpc.Request // requests waiting for a slot
+	idle    int                // goroutines waiting for the role
+	reqs    sync.WaitGroup     // requests running or queued
+
+	writeOnce sync.Once
+	writeErr  error
+}
+
+// maxIdle bounds the goroutines kept waiting for work.
+const maxIdle = 8
+
+func (l *loop) reply(r *jsonrpc.Response) {
+	if err := l.out.Send(l.reqCtx, r); err != nil {
+		l.writeOnce.Do(func() { l.writeErr = err; l.cancelReqs() })
+	}
+}
+
+func (l *loop) endReading(err error) {
+	l.readOnce.Do(func() { l.readErr = err; close(l.readDone) })
+}
+
+// worker runs until Serve ends: it reads while it holds the role, serves
+// the requests it reads or takes from the queue, and otherwise waits idle.
+func (l *loop) worker(reader bool) {
+	for {
+		if reader {
+			req, ok := l.read()
+			if !ok {
+				return
+			}
+			if l.serveInline(req) {
+				continue // still the reader
+			}
+		}
+		// Serve what waits in the queue, then wait for the role.
+		for {
+			l.mu.Lock()
+			if len(l.queue) == 0 || l.reqCtx.Err() != nil {
+				break
+			}
+			req := l.queue[0]
+			l.queue = l.queue[1:]
+			l.running++
+			l.mu.Unlock()
+			l.serve(req)
+		}
+		if l.idle >= maxIdle {
+			l.mu.Unlock()
+			return
+		}
+		l.idle++
+		l.mu.Unlock()
+		select {
+		case <-l.role:
+			reader = true
+		case <-l.quit:
+			l.mu.Lock()
+			l.idle--
+			l.mu.Unlock()
+			return
+		}
+	}
+}
+
+// serveInline serves a request the reader just read, keeping the reader's
+// role: a quick request is answered with no hand-off at all. If it is still
+// running after InlineBudget, the role passes to another goroutine so that
+// reading (and so cancellation) goes on. It reports whether this goroutine
+// still holds the role.
+func (l *loop) serveInline(req *jsonrpc.Request) bool {
+	var state atomic.Int32 // 0 running inline, 1 role passed on, 2 done
+	t := time.AfterFunc(l.o.InlineBudget, func() {
+		if state.CompareAndSwap(0, 1) {
+			l.passRole()
+		}
+	})
+	l.serve(req)
+	t.Stop()
+	return state.CompareAndSwap(0, 2)
+}
+
+// passRole gives the reader's role to an idle goroutine, or a new one.
+func (l *loop) passRole() {
+	l.mu.Lock()
+	if l.idle > 0 {
+		l.idle--
+		l.mu.Unlock()
+		l.role <- struct{}{}
+		return
+	}
+	l.mu.Unlock()
+	go l.worker(true)
+}
+
+// serve answers one request; running was counted for it.
+func (l *loop) serve(req *jsonrpc.Request) {
+	if resp := l.sess.HandleRequest(l.reqCtx, req, l.out); resp != nil {
+		l.reply(resp)
+	}
+	l.mu.Lock()
+	l.running--
+	l.mu.Unlock()
+	l.reqs.Done()
+}
+
+// read holds the reader's role: it reads and dispatches messages until one
+// is a request this goroutine should serve (the role then passes on), or
+// reading ends.
+func (l *loop) read() (*jsonrpc.Request, bool) {
+	for {
+		if l.stopped.Load() {
+			return nil, false
+		}
+		data, err := l.conn.Read(l.readCtx)
+		l.dispatching.Lock()
+		if l.stopped.Load() {
+			l.dispatching.Unlock()
+			return nil, false
+		}
+		req, more := l.dispatch(data, err)
+		l.dispatching.Unlock()
+		if !more {
+			return nil, false
+		}
+		if req != nil {
+			return req, true
+		}
+	}
+}
+
+// dispatch handles one read. It returns a request for the calling goroutine
+// to serve (counted as running); more is false when reading has ended.
+func (l *loop) dispatch(data []byte, err error) (req *jsonrpc.Request, more bool) {
+	if err != nil {
+		var tl *TooLargeError
+		if errors.As(err, &tl) {
+			l.reply(&jsonrpc.Response{Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "%s", tl.Error())})
+			return nil, true
+		}
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+		l.endReading(err)
+		return nil, false
+	}
+	msg, id, derr := jsonrpc.Decode(data)
+	if derr != nil {
+		l.o.Logger.Debug("bad message", "error", derr.Message)
+		l.reply(&jsonrpc.Response{ID: id, Error: derr})
+		return nil, true
+	}
+	switch m := msg.(type) {
+	case *jsonrpc.Notification:
+		l.sess.HandleNotification(l.reqCtx, m)
+	case *jsonrpc.Response:
+		l.sess.HandleResponse(l.reqCtx, m)
+	case *jsonrpc.Request:
+		if l.inline != nil && l.inline.HandleInline(m) {
+			if resp := l.sess.HandleRequest(l.reqCtx, m, l.out); resp != nil {
+				l.reply(resp)
+			}
+			return nil, true
+		}
+		l.mu.Lock()
+		if l.running >= l.o.MaxConcurrency {
+			if len(l.queue) >= l.o.MaxQueued {
+				l.mu.Unlock()
+				l.reply(&jsonrpc.Response{ID: m.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "%s", l.busy)})
+				return nil, true
+			}
+			l.queue = append(l.queue, m)
+			l.reqs.Add(1)
+			l.mu.Unlock()
+			return nil, true
+		}
+		l.running++
+		l.reqs.Add(1)
+		l.mu.Unlock()
+		return m, true
+	}
+	return nil, true
 }

@@ -184,3 +184,24 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Two requests that can only finish together prove that a request outliving
+// the inline budget passes reading on, so the second is read and run
+// concurrently.
+func TestSlowRequestsRunConcurrently(t *testing.T) {
+	s := server.New(mcp.Implementation{Name: "s", Version: "1"})
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	_ = server.AddTool(s, &mcp.Tool{Name: "meet"}, func(ctx context.Context, req *server.CallRequest, in struct{}) (string, error) {
+		arrived.Done()
+		arrived.Wait()
+		return "met", nil
+	})
+	input := initLine + "\n" +
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"meet"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"meet"}}` + "\n"
+	lines := runLines(t, s, input, &stdio.Options{ServeOptions: transport.ServeOptions{InlineBudget: time.Millisecond}})
+	if got := strings.Count(strings.Join(lines, "\n"), `"text":"met"`); got != 2 {
+		t.Errorf("want both calls answered, got %d:\n%s", got, strings.Join(lines, "\n"))
+	}
+}
