@@ -30,6 +30,7 @@ type Handler struct {
 	tools  ToolLookup
 	o      Options
 	policy *hostPolicy
+	wd     *watchdog        // read and write timeouts
 	now    func() time.Time // a test hook: session expiry reads this clock
 
 	mu       sync.Mutex
@@ -55,6 +56,7 @@ func NewHandler(opener jsonrpc.SessionOpener, opts *Options) *Handler {
 	return &Handler{
 		opener: opener, tools: tools, o: o,
 		policy:   newHostPolicy(o.AllowedHosts, o.AllowedOrigins),
+		wd:       newWatchdog(o.ReadTimeout, o.WriteTimeout),
 		now:      time.Now,
 		sessions: map[string]*legacySession{},
 		modern:   map[jsonrpc.Session]bool{},
@@ -119,14 +121,14 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 
 // readBody reads a POST body within the size and time limits.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	var rc *http.ResponseController
+	var watch *watched
 	if supportsDeadlines(w) {
-		rc = http.NewResponseController(w)
-		_ = rc.SetReadDeadline(time.Now().Add(h.o.ReadTimeout))
+		watch = &watched{rc: http.NewResponseController(w)}
+		h.wd.start(watch, h.o.ReadTimeout)
 	}
 	body, err := readBodySized(http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes), r.ContentLength, h.o.MaxBodyBytes)
-	if rc != nil {
-		_ = rc.SetReadDeadline(time.Time{})
+	if watch != nil {
+		h.wd.stop(watch)
 	}
 	if err != nil {
 		var mbe *http.MaxBytesError

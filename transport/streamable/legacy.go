@@ -165,7 +165,7 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 		writeError(w, http.StatusServiceUnavailable, req.ID, e)
 		return
 	}
-	c := newConn(w, &h.o, func(hd http.Header) { hd.Set(HeaderSessionID, ls.id) })
+	c := newConn(w, &h.o, h.wd, func(hd http.Header) { hd.Set(HeaderSessionID, ls.id) })
 	st := ls.addStream(c)
 	if st == nil {
 		h.finish()
@@ -260,7 +260,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, errShuttingDown)
 		return
 	}
-	c := newConn(w, &h.o, func(hd http.Header) { hd.Set(HeaderSessionID, ls.id) })
+	c := newConn(w, &h.o, h.wd, func(hd http.Header) { hd.Set(HeaderSessionID, ls.id) })
 	var st *stream
 	if last := strings.TrimSpace(r.Header.Get(HeaderLastEventID)); last != "" {
 		var status int

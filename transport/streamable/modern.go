@@ -37,7 +37,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, msg jsonrpc
 	}
 	defer h.finishModern(sess)
 
-	c := newConn(w, &h.o, nil)
+	c := newConn(w, &h.o, h.wd, nil)
 	st := &stream{c: c, final: true, onFinal: statusFor, log: h.o.Logger}
 	resp := sess.HandleRequest(r.Context(), req, st)
 	if resp != nil {

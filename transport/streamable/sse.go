@@ -22,6 +22,8 @@ type conn struct {
 	keepAlive    time.Duration
 	header       func(http.Header) // extra response headers (session id)
 	deadlines    bool              // the writer supports write deadlines
+	wd           *watchdog
+	watch        watched // the write in progress, while registered
 
 	mu      sync.Mutex
 	started bool // SSE headers written
@@ -29,9 +31,11 @@ type conn struct {
 	done    chan struct{}
 }
 
-func newConn(w http.ResponseWriter, o *Options, header func(http.Header)) *conn {
-	return &conn{w: w, rc: http.NewResponseController(w), writeTimeout: o.WriteTimeout,
-		keepAlive: o.KeepAliveInterval, header: header, done: make(chan struct{}), deadlines: supportsDeadlines(w)}
+func newConn(w http.ResponseWriter, o *Options, wd *watchdog, header func(http.Header)) *conn {
+	c := &conn{w: w, rc: http.NewResponseController(w), writeTimeout: o.WriteTimeout,
+		keepAlive: o.KeepAliveInterval, header: header, done: make(chan struct{}), deadlines: supportsDeadlines(w), wd: wd}
+	c.watch = watched{rc: c.rc, write: true}
+	return c
 }
 
 // supportsDeadlines reports whether w, or a writer it wraps (the Unwrap
@@ -52,16 +56,17 @@ func supportsDeadlines(w http.ResponseWriter) bool {
 
 var errConnEnded = errors.New("streamable: the HTTP response has ended")
 
-// bounded runs one write under the write timeout. The deadline is cleared
-// afterwards: it belongs to the connection, which a keep-alive client reuses
-// for its next request.
+// bounded runs one write under the write timeout, enforced by the
+// handler's watchdog: a write still blocked when it is due gets an immediate
+// deadline, which fails it and so the connection. Writes are serialised by
+// c.mu, so one watched slot per connection suffices.
 func (c *conn) bounded(write func() error) error {
-	if !c.deadlines {
+	if !c.deadlines || c.wd == nil {
 		return write()
 	}
-	_ = c.rc.SetWriteDeadline(time.Now().Add(c.writeTimeout))
+	c.wd.start(&c.watch, c.writeTimeout)
 	err := write()
-	_ = c.rc.SetWriteDeadline(time.Time{})
+	c.wd.stop(&c.watch)
 	return err
 }
 
