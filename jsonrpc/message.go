@@ -210,6 +210,16 @@ func Append(b []byte, m Message) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// AppendResultHead appends the start of a success response up to its result
+// value, `{"jsonrpc":"2.0","id":ID,"result":`; the caller appends the result
+// and a closing brace. Transports use it to send a large result without
+// copying it into a new envelope.
+func AppendResultHead(b []byte, id ID) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = id.appendJSON(b)
+	return append(b, `,"result":`...)
+}
+
 // NewResponse builds a success response, marshalling result.
 func NewResponse(id ID, result any) (*Response, error) {
 	raw, err := json.Marshal(result)

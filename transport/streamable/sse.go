@@ -70,8 +70,31 @@ func (c *conn) bounded(write func() error) error {
 	return err
 }
 
+// writeMessage sends m as a whole application/json response. A result is
+// written around its already-encoded bytes rather than copied into a new
+// envelope: for a 1 MiB result that is a megabyte less to allocate and copy.
+func (c *conn) writeMessage(status int, m jsonrpc.Message) error {
+	r, ok := m.(*jsonrpc.Response)
+	if !ok || r.Error != nil || len(r.Result) == 0 {
+		body, err := jsonrpc.Encode(m)
+		if err != nil {
+			return err
+		}
+		return c.writeJSON(status, body)
+	}
+	head := jsonrpc.AppendResultHead(make([]byte, 0, 48), r.ID)
+	return c.writeJSONParts(status, head, r.Result, closeBrace)
+}
+
+var closeBrace = []byte("}")
+
 // writeJSON sends a whole application/json response.
 func (c *conn) writeJSON(status int, body []byte) error {
+	return c.writeJSONParts(status, body, nil, nil)
+}
+
+// writeJSONParts sends head, body and tail as one application/json response.
+func (c *conn) writeJSONParts(status int, head, body, tail []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ended || c.started {
@@ -83,14 +106,21 @@ func (c *conn) writeJSON(status int, body []byte) error {
 		c.header(h)
 	}
 	h["Content-Type"] = contentTypeJSON
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	return c.bounded(func() error {
-		c.w.WriteHeader(status)
-		if _, err := c.w.Write(body); err != nil {
+	h["Content-Length"] = []string{strconv.Itoa(len(head) + len(body) + len(tail))}
+	if c.deadlines && c.wd != nil {
+		c.wd.start(&c.watch, c.writeTimeout)
+		defer c.wd.stop(&c.watch)
+	}
+	c.w.WriteHeader(status)
+	for _, p := range [3][]byte{head, body, tail} {
+		if len(p) == 0 {
+			continue
+		}
+		if _, err := c.w.Write(p); err != nil {
 			return err
 		}
-		return c.rc.Flush()
-	})
+	}
+	return c.rc.Flush()
 }
 
 // startSSE writes the event-stream headers if not yet written.
@@ -223,10 +253,6 @@ func (st *stream) Send(ctx context.Context, m jsonrpc.Message) error {
 }
 
 func (st *stream) send(m jsonrpc.Message, final bool) error {
-	data, err := jsonrpc.Encode(m)
-	if err != nil {
-		return err
-	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.finished {
@@ -245,13 +271,17 @@ func (st *stream) send(m jsonrpc.Message, final bool) error {
 			if r, ok := m.(*jsonrpc.Response); ok && st.onFinal != nil {
 				status = st.onFinal(r)
 			}
-			if err := c.writeJSON(status, data); err != nil {
+			if err := c.writeMessage(status, m); err != nil {
 				st.log.Debug("reply not delivered", "error", err)
 			}
 			st.detachLocked()
 			st.dropLocked()
 			return nil
 		}
+	}
+	data, err := jsonrpc.Encode(m)
+	if err != nil {
+		return err
 	}
 	if c != nil {
 		if err := st.startLocked(); err != nil {
