@@ -62,21 +62,12 @@ func runCall(cmd *cobra.Command, f *callFlags, args []string) error {
 		return usageError{"no tool given: toolwire call TARGET TOOL [JSON | key=value ...]"}
 	}
 	name, argv := rest[0], rest[1:]
-	opts, err := f.options()
-	if err != nil {
-		return err
-	}
 	ctx := cmd.Context()
-	c, err := f.connect(ctx, t, opts)
+	c, tools, err := f.connectAndList(ctx, t)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-
-	tools, err := c.ListTools(ctx)
-	if err != nil {
-		return err
-	}
 	var tool *mcp.Tool
 	names := make([]string, 0, len(tools))
 	for _, tl := range tools {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/mcp"
 )
 
 // targetFlags are the connection flags `tools` and `call` share.
@@ -126,6 +127,25 @@ var exitStatuses = map[client.Code]int{
 	client.CodeJSONRPC:        5,
 	client.CodeToolError:      6,
 	client.CodeSessionInvalid: 7,
+}
+
+// connectAndList connects to the target and lists its tools; on success the
+// caller closes the client.
+func (f *targetFlags) connectAndList(ctx context.Context, t target) (*client.Client, []*mcp.Tool, error) {
+	opts, err := f.options()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := f.connect(ctx, t, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return c, tools, nil
 }
 
 const exitHelp = `Exit status:

