@@ -282,7 +282,10 @@ func (l *loop) passRole() {
 	if l.idle > 0 {
 		l.idle--
 		l.mu.Unlock()
-		l.role <- struct{}{}
+		select {
+		case l.role <- struct{}{}:
+		case <-l.quit: // Serve is ending: nobody reads any more
+		}
 		return
 	}
 	l.mu.Unlock()
