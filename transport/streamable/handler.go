@@ -26,12 +26,13 @@ import (
 // Handler is an http.Handler serving MCP at one endpoint. Create it with
 // NewHandler; stop it with Shutdown.
 type Handler struct {
-	opener jsonrpc.SessionOpener
-	tools  ToolLookup
-	o      Options
-	policy *hostPolicy
-	wd     *watchdog        // read and write timeouts
-	now    func() time.Time // a test hook: session expiry reads this clock
+	opener  jsonrpc.SessionOpener
+	tools   ToolLookup
+	o       Options
+	policy  *hostPolicy
+	wd      *watchdog        // read and write timeouts
+	workers *workers         // goroutines serving 2025-era requests
+	now     func() time.Time // a test hook: session expiry reads this clock
 
 	mu       sync.Mutex
 	sessions map[string]*legacySession
@@ -57,6 +58,7 @@ func NewHandler(opener jsonrpc.SessionOpener, opts *Options) *Handler {
 		opener: opener, tools: tools, o: o,
 		policy:   newHostPolicy(o.AllowedHosts, o.AllowedOrigins),
 		wd:       newWatchdog(o.ReadTimeout, o.WriteTimeout),
+		workers:  newWorkers(),
 		now:      time.Now,
 		sessions: map[string]*legacySession{},
 		modern:   map[jsonrpc.Session]bool{},
@@ -294,6 +296,7 @@ func (h *Handler) closeAll() {
 		s.Close()
 	}
 	h.janitorW.Wait()
+	h.workers.close()
 }
 
 // Header values shared by every response; net/http only reads them.

@@ -173,7 +173,7 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 		return
 	}
 	ctx := context.WithValue(ls.ctx, streamKey{}, st)
-	go func() {
+	h.workers.run(func() {
 		defer h.finish()
 		defer ls.release()
 		resp := ls.sess.HandleRequest(ctx, req, st)
@@ -182,7 +182,7 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 		} else {
 			st.finishNoReply()
 		}
-	}()
+	})
 	select {
 	case <-c.done:
 	case <-r.Context().Done():
