@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolwire/toolwire/internal/testenv"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -327,7 +328,7 @@ func TestCancelLegacyHTTPSendsCancelled(t *testing.T) {
 }
 
 func TestStdioCancelSendsCancelled(t *testing.T) {
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	c := connect(t, fakeCommand(t, "cancel"), &client.Options{Era: client.EraLegacy, Logger: newTextLogger(&logs)})
 	_, err := c.CallTool(context.Background(), "work", nil, client.WithTimeout(100*time.Millisecond), client.WithoutOutputValidation())
 	if !errors.Is(err, context.DeadlineExceeded) {

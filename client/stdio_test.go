@@ -232,28 +232,10 @@ func TestStdioMalformedReply(t *testing.T) {
 	}
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
 
 func TestStdioCloseEscalatesToKill(t *testing.T) {
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	c, err := client.Connect(context.Background(), fakeCommand(t, "stubborn"), &client.Options{Era: client.EraLegacy, Logger: newTextLogger(&logs)})
 	if err != nil {
 		t.Fatal(err)

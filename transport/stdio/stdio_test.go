@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/toolwire/toolwire/internal/testenv"
 	"io"
 	"strings"
 	"sync"
@@ -104,7 +105,7 @@ func TestQueueBoundRefusesExcess(t *testing.T) {
 		return "ok", nil
 	})
 	pr, pw := io.Pipe()
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- stdio.Serve(context.Background(), s, pr, &out, &stdio.Options{
@@ -167,23 +168,6 @@ func TestWriteFailureEndsServe(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("stdout closed") }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // Two requests that can only finish together prove that a request outliving
 // the inline budget passes reading on, so the second is read and run
