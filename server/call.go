@@ -5,37 +5,31 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/toolwire/toolwire/internal/jsonscan"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/schema"
 )
 
-// CallRequest is what a tool handler learns about the call besides its input.
+// CallRequest is what a tool handler learns about the call besides its
+// input: the request (peer, headers, principal, the means to call the
+// client) and the call's own details.
 type CallRequest struct {
+	*Request
 	// Name is the tool's name.
 	Name string
 	// Arguments are the validated arguments, defaults applied, as JSON.
 	Arguments json.RawMessage
-	// Meta is the request's _meta, as the client sent it.
-	Meta mcp.Meta
-	// Peer describes the client and the protocol revision of this request.
-	Peer PeerInfo
 	// Deadline is when the tool timeout cancels the call; zero for none.
 	Deadline time.Time
 
 	progress *progress
-}
-
-// PeerInfo describes the caller of a request.
-type PeerInfo struct {
-	Era                mcp.Era
-	ProtocolVersion    string
-	ClientInfo         mcp.Implementation
-	ClientCapabilities mcp.ClientCapabilities
 }
 
 // ToolResulter is implemented by errors that carry their own isError result,
@@ -56,38 +50,50 @@ func (e *outputError) Error() string {
 	return fmt.Sprintf("tool %q produced output that does not match its outputSchema: %v", e.tool, e.err)
 }
 
-// callTool runs tools/call. It returns a result, or a JSON-RPC error for the
-// cases the spec routes there (unknown tool, malformed params, server bugs).
-//
-// cancel cancels ctx; the tool timeout fires it with ErrTimeout as the cause.
-func (ss *Session) callTool(ctx context.Context, cancel context.CancelCauseFunc, params json.RawMessage, peer PeerInfo, w jsonrpc.Sender) (*mcp.CallToolResult, *jsonrpc.Error) {
-	p, err := decodeCallParams(params)
+// callTool serves tools/call. It returns a result, or a JSON-RPC error for
+// the cases the spec routes there (unknown tool, malformed params, server
+// bugs); a tool's own failures are isError results.
+func (s *Server) callTool(ctx context.Context, r *Request) (any, error) {
+	c := callFrom(ctx)
+	p, err := decodeCallParams(r.Params)
 	if err != nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid tools/call params: %v", err)
 	}
-	if p.Name == "" {
+	if p.name == "" {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid tools/call params: "name" is required`)
 	}
-	srv := ss.srv
-	t := srv.lookup(p.Name)
+	t := s.lookup(p.name)
 	if t == nil {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool: %q", p.Name)
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool: %q", p.name)
 	}
-	if p.Task != nil {
-		// Task-augmented execution is not offered: execution.taskSupport is
-		// "forbidden" for every tool this server hosts.
-		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "tool %q does not support task-augmented execution", p.Name)
+	if p.task != nil && string(p.task) != "null" {
+		// execution.taskSupport is "forbidden" for every tool hosted here.
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "tool %q does not support task-augmented execution", p.name)
 	}
-	args := []byte(p.Arguments)
+	var token json.RawMessage
+	if p.meta != nil {
+		if token, err = progressToken(p.meta); err != nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid tools/call params: %v", err)
+		}
+	}
+	args := []byte(p.arguments)
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
 	}
 	val, err := schema.DecodeValue(args)
 	if err != nil {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid tools/call params: arguments: %v", err)
+		// Arguments the model wrote wrong (a duplicate member, say) are a
+		// tool error it can correct.
+		return mcp.ErrorResult("invalid arguments for tool %q: %v", p.name, err), nil
 	}
-	if _, ok := val.(map[string]any); !ok {
+	obj, ok := val.(map[string]any)
+	if !ok {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid tools/call params: "arguments" must be an object`)
+	}
+	if len(t.headers) > 0 && r.http != nil && r.Peer.Era == mcp.EraModern {
+		if err := checkParamHeaders(r.http.Header, t.headers, obj); err != nil {
+			return nil, err
+		}
 	}
 	if t.input.ApplyDefaults(val) {
 		if args, err = json.Marshal(val); err != nil {
@@ -96,33 +102,35 @@ func (ss *Session) callTool(ctx context.Context, cancel context.CancelCauseFunc,
 	}
 	if err := t.input.Validate(val); err != nil {
 		// SEP-1303: input errors are tool errors the model can correct.
-		return mcp.ErrorResult("invalid arguments for tool %q: %v", p.Name, err), nil
+		return mcp.ErrorResult("invalid arguments for tool %q: %v", p.name, err), nil
 	}
 
-	req := &CallRequest{Name: p.Name, Arguments: args, Meta: p.Meta, Peer: peer}
-	if tok, ok := p.Meta[mcp.MetaProgressToken]; ok && tok != nil && w != nil {
-		raw, _ := json.Marshal(tok)
-		req.progress = &progress{token: raw, w: w}
+	req := &CallRequest{Request: r, Name: p.name, Arguments: args}
+	if token != nil && r.sender != nil {
+		req.progress = &progress{token: token, w: r.sender}
 	}
-	timeout := srv.cfg.timeout
+	timeout := s.cfg.timeout
 	if t.hasTimeout {
 		timeout = t.timeout
 	}
-	res, herr := ss.run(ctx, cancel, t, req, args, timeout)
+	res, herr := s.run(ctx, c.cancel, t, req, args, timeout)
 	req.progress.finish()
 	if herr != nil {
-		return ss.handlerError(t, herr)
+		return s.handlerError(t, herr)
 	}
-	if res.IsError || t.output == nil {
-		return res, nil
-	}
-	if srv.cfg.validateOutput {
+	if !res.IsError && t.output != nil && s.cfg.validateOutput {
 		if len(res.StructuredContent) == 0 {
-			return ss.handlerError(t, &outputError{tool: t.name, err: errors.New("structuredContent is missing")})
+			return s.handlerError(t, &outputError{tool: t.name, err: errors.New("structuredContent is missing")})
 		}
 		if err := t.output.ValidateJSON(res.StructuredContent); err != nil {
-			return ss.handlerError(t, &outputError{tool: t.name, err: err})
+			return s.handlerError(t, &outputError{tool: t.name, err: err})
 		}
+	}
+	if r.Peer.Era == mcp.EraLegacy && len(res.StructuredContent) > 0 && res.StructuredContent[0] != '{' {
+		// 2025-11-25 requires an object; the text block still carries the value.
+		cp := *res
+		cp.StructuredContent = nil
+		return &cp, nil
 	}
 	return res, nil
 }
@@ -132,21 +140,24 @@ func (ss *Session) callTool(ctx context.Context, cancel context.CancelCauseFunc,
 // ErrTimeout (a timer on the request's own context: no context is derived per
 // call); a handler that ignores its context keeps its own request open until
 // it returns (Go cannot stop it), and the caller's timeout bounds the wait.
-func (ss *Session) run(ctx context.Context, cancel context.CancelCauseFunc, t *tool, req *CallRequest, args []byte, timeout time.Duration) (res *mcp.CallToolResult, err error) {
-	if timeout > 0 {
+func (s *Server) run(ctx context.Context, cancel context.CancelCauseFunc, t *tool, req *CallRequest, args []byte, timeout time.Duration) (res *mcp.CallToolResult, err error) {
+	if timeout > 0 && cancel != nil {
 		req.Deadline = time.Now().Add(timeout)
 		timer := time.AfterFunc(timeout, func() { cancel(ErrTimeout) })
 		defer timer.Stop()
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			ss.srv.cfg.logger.Error("tool handler panicked", "tool", t.name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			s.cfg.logger.Error("tool handler panicked", "tool", t.name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			res, err = mcp.ErrorResult("tool %q failed with an internal error", t.name), nil
 		}
 	}()
 	res, err = t.invoke(ctx, req, args)
 	if err != nil && timeout > 0 && context.Cause(ctx) == ErrTimeout {
 		return timeoutResult(t.name, timeout), nil
+	}
+	if err == nil && res == nil {
+		res = &mcp.CallToolResult{}
 	}
 	return res, err
 }
@@ -160,10 +171,10 @@ func timeoutResult(name string, d time.Duration) *mcp.CallToolResult {
 }
 
 // handlerError routes a handler error to its channel.
-func (ss *Session) handlerError(t *tool, err error) (*mcp.CallToolResult, *jsonrpc.Error) {
+func (s *Server) handlerError(t *tool, err error) (*mcp.CallToolResult, error) {
 	var oe *outputError
 	if errors.As(err, &oe) {
-		ss.srv.cfg.logger.Error("tool output breaks its outputSchema", "tool", t.name, "error", oe.err)
+		s.cfg.logger.Error("tool output breaks its outputSchema", "tool", t.name, "error", oe.err)
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "%s", oe.Error())
 	}
 	if je, ok := jsonrpc.AsError(err); ok {
@@ -180,47 +191,127 @@ func (ss *Session) handlerError(t *tool, err error) (*mcp.CallToolResult, *jsonr
 	return mcp.ErrorResult("%s", err.Error()), nil
 }
 
+// callParams are the members of tools/call params the server reads, raw.
+type callParams struct {
+	name                  string
+	arguments, task, meta json.RawMessage
+}
+
 var callMembers = []string{"name", "arguments", "task", "_meta"}
 
 // decodeCallParams reads tools/call params, scanning the common shape
-// without allocating and leaving anything unusual to encoding/json.
-func decodeCallParams(params json.RawMessage) (mcp.CallToolParams, error) {
-	var p mcp.CallToolParams
+// without allocating and leaving anything unusual to the exact decoder.
+func decodeCallParams(params json.RawMessage) (callParams, error) {
+	var p callParams
 	if len(params) == 0 {
 		return p, errors.New("params are missing")
 	}
-	var task, meta []byte
 	ok := jsonscan.Members(params, callMembers, func(name, value []byte) bool {
 		switch string(name) {
 		case "name":
 			n, ok := jsonscan.PlainString(value)
-			p.Name = string(n)
+			p.name = string(n)
 			return ok
 		case "arguments":
-			p.Arguments = value
+			p.arguments = value
 		case "task":
-			task = value
+			p.task = value
 		case "_meta":
-			meta = value
+			p.meta = value
 		}
 		return true
 	})
-	if !ok {
-		p = mcp.CallToolParams{}
-		return p, json.Unmarshal(params, &p)
-	}
-	if string(p.Arguments) == "null" {
-		p.Arguments = nil
-	}
-	if task != nil && string(task) != "null" {
-		if err := json.Unmarshal(task, &p.Task); err != nil {
-			return p, err
+	if ok {
+		if string(p.meta) == "null" {
+			p.meta = nil
 		}
+		return p, nil
 	}
-	if meta != nil && string(meta) != "null" {
-		if err := json.Unmarshal(meta, &p.Meta); err != nil {
-			return p, err
-		}
+	var w struct {
+		Name      *string         `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Task      json.RawMessage `json:"task"`
+		Meta      json.RawMessage `json:"_meta"`
+	}
+	if params[0] != '{' {
+		return callParams{}, errors.New("must be an object")
+	}
+	if err := wirejson.Unmarshal(params, &w); err != nil {
+		return callParams{}, err
+	}
+	if w.Name != nil {
+		p.name = *w.Name
+	}
+	p.arguments, p.task, p.meta = w.Arguments, w.Task, w.Meta
+	if string(p.meta) == "null" {
+		p.meta = nil
 	}
 	return p, nil
+}
+
+var progressMember = []string{mcp.MetaProgressToken}
+
+// progressToken returns _meta.progressToken, raw, nil when absent. MCP
+// allows a string or an integer.
+func progressToken(meta json.RawMessage) (json.RawMessage, error) {
+	if meta[0] != '{' {
+		return nil, errors.New("_meta must be an object")
+	}
+	var tok []byte
+	if !jsonscan.Members(meta, progressMember, func(_, v []byte) bool { tok = v; return true }) {
+		var m map[string]json.RawMessage
+		if err := wirejson.Unmarshal(meta, &m); err != nil {
+			return nil, fmt.Errorf("_meta: %v", err)
+		}
+		tok = m[mcp.MetaProgressToken]
+	}
+	if tok == nil || string(tok) == "null" {
+		return nil, nil
+	}
+	switch c := tok[0]; {
+	case c == '"':
+		return tok, nil
+	case c == '-' || c >= '0' && c <= '9':
+		if !strings.ContainsAny(string(tok), ".eE") {
+			return tok, nil
+		}
+	}
+	return nil, fmt.Errorf("_meta.progressToken must be a string or an integer, not %s", tok)
+}
+
+// checkParamHeaders checks each annotated argument present in the call
+// against its Mcp-Param-* header (2026-07-28 over HTTP): missing or
+// different is -32020.
+func checkParamHeaders(h http.Header, hps []mcp.ParamHeader, args map[string]any) *jsonrpc.Error {
+	for _, hp := range hps {
+		var v any = args
+		for _, k := range hp.Path {
+			m, ok := v.(map[string]any)
+			if !ok {
+				v = nil
+				break
+			}
+			v = m[k]
+		}
+		if v == nil {
+			continue
+		}
+		name := mcp.HeaderParamPrefix + hp.Name
+		vs := h.Values(name)
+		switch len(vs) {
+		case 0:
+			return headerMismatch("the %s header is required: argument %q is present", name, strings.Join(hp.Path, "."))
+		case 1:
+		default:
+			return headerMismatch("header %s appears %d times", name, len(vs))
+		}
+		got, err := mcp.DecodeHeaderValue(vs[0])
+		if err != nil {
+			return headerMismatch("%s: %v", name, err)
+		}
+		if !mcp.HeaderMatches(got, v) {
+			return headerMismatch("%s header value %q does not match argument %q", name, got, strings.Join(hp.Path, "."))
+		}
+	}
+	return nil
 }

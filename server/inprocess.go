@@ -4,17 +4,23 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
 
 // CallTool runs a tool in process, the way a 2026-07-28 tools/call would be
-// served: arguments validated, defaults applied, output checked. Failures the
-// protocol answers with a JSON-RPC error come back as a *jsonrpc.Error; a tool
-// failure is a result with IsError set. progress, when non-nil, receives the
-// tool's progress notifications.
+// served: through the server's middleware, arguments validated, defaults
+// applied, output checked. Failures the protocol answers with a JSON-RPC
+// error come back as a *jsonrpc.Error; a tool failure is a result with
+// IsError set. progress, when non-nil, receives the tool's progress
+// notifications.
 func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage, progress jsonrpc.Sender) (*mcp.CallToolResult, error) {
-	p := mcp.CallToolParams{Name: name, Arguments: args}
+	p := struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+		Meta      mcp.Meta        `json:"_meta,omitempty"`
+	}{Name: name, Arguments: args}
 	if progress != nil {
 		p.Meta = mcp.Meta{mcp.MetaProgressToken: "inprocess"}
 	}
@@ -23,12 +29,26 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid arguments: %v", err)
 	}
 	ss := newSession(s, nil) // transient: never registered, nothing to close
-	peer := PeerInfo{Era: mcp.EraModern, ProtocolVersion: mcp.LatestVersion, ClientInfo: mcp.Implementation{Name: "in-process", Version: "0"}}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	res, rerr := ss.callTool(ctx, cancel, raw, peer, progress)
-	if rerr != nil {
-		return nil, rerr
+	req := &jsonrpc.Request{ID: jsonrpc.StringID("inprocess"), Method: mcp.MethodCallTool, Params: raw}
+	peer := PeerInfo{Era: mcp.EraModern, ProtocolVersion: mcp.LatestVersion, ClientInfo: mcp.Implementation{Name: "in-process", Version: "0"}}
+	c := &call{Request: Request{Method: req.Method, ID: req.ID, Params: raw, Peer: peer, session: ss, sender: progress}, cancel: cancel}
+	ctx = context.WithValue(ctx, requestKey{}, &c.Request)
+	ctx = context.WithValue(ctx, callKey{}, c)
+	res, err := s.handler(ctx, req)
+	if err != nil {
+		return nil, errorOf(err)
 	}
-	return res, nil
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		return r, nil
+	case json.RawMessage:
+		var out mcp.CallToolResult
+		if err := wirejson.Unmarshal(r, &out); err != nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "middleware returned a result that is not a tools/call result: %v", err)
+		}
+		return &out, nil
+	}
+	return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "tools/call returned %T, not a tools/call result", res)
 }

@@ -1,8 +1,8 @@
 package server
 
 import (
+	"context"
 	"encoding/base64"
-	"encoding/json"
 	"sort"
 	"strings"
 
@@ -26,12 +26,11 @@ func decodeCursor(c string) (string, bool) {
 	return strings.CutPrefix(string(b), cursorPrefix)
 }
 
-func (ss *Session) listTools(params json.RawMessage, peer PeerInfo) (*mcp.ListToolsResult, *jsonrpc.Error) {
+// listTools serves tools/list: one page in name order.
+func (s *Server) listTools(_ context.Context, r *Request) (any, error) {
 	var p mcp.ListToolsParams
-	if len(params) > 0 {
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid tools/list params: %v", err)
-		}
+	if err := decodeParams(r.Method, r.Params, &p); err != nil {
+		return nil, err
 	}
 	after := ""
 	if p.Cursor != "" {
@@ -41,7 +40,7 @@ func (ss *Session) listTools(params json.RawMessage, peer PeerInfo) (*mcp.ListTo
 		}
 		after = name
 	}
-	srv := ss.srv
+	srv := s
 	size := srv.cfg.pageSize
 	res := &mcp.ListToolsResult{}
 	srv.mu.RLock()
@@ -56,7 +55,7 @@ func (ss *Session) listTools(params json.RawMessage, peer PeerInfo) (*mcp.ListTo
 	res.Tools = make([]*mcp.Tool, 0, end-start)
 	for _, n := range srv.names[start:end] {
 		t := srv.tools[n]
-		if peer.Era == mcp.EraModern {
+		if r.Peer.Era == mcp.EraModern {
 			res.Tools = append(res.Tools, t.modern)
 		} else {
 			res.Tools = append(res.Tools, t.legacy)
@@ -66,9 +65,5 @@ func (ss *Session) listTools(params json.RawMessage, peer PeerInfo) (*mcp.ListTo
 		res.NextCursor = encodeCursor(srv.names[end-1])
 	}
 	srv.mu.RUnlock()
-	if peer.Era == mcp.EraModern {
-		ttl := srv.cfg.listTTL.Milliseconds()
-		res.TTLMs, res.CacheScope = &ttl, srv.cfg.cacheScope
-	}
 	return res, nil
 }

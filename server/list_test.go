@@ -182,8 +182,16 @@ func TestListenEndsGracefullyOnClose(t *testing.T) {
 	}
 	ss.Close()
 	r := <-done
-	if r == nil || r.Error != nil || string(r.Result) != `{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"L"}}` {
-		t.Errorf("graceful end: %+v %s", r, r.Result)
+	if r == nil || r.Error != nil {
+		t.Fatalf("graceful end: %+v", r)
+	}
+	var got struct {
+		ResultType string         `json:"resultType"`
+		Meta       map[string]any `json:"_meta"`
+	}
+	if err := json.Unmarshal(r.Result, &got); err != nil || got.ResultType != "complete" ||
+		got.Meta["io.modelcontextprotocol/subscriptionId"] != "L" || got.Meta["io.modelcontextprotocol/serverInfo"] == nil || len(got.Meta) != 2 {
+		t.Errorf("graceful end: %s", r.Result)
 	}
 	if s.SessionCount() != 0 {
 		t.Errorf("closed session still counted")

@@ -3,14 +3,10 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
-
-// notifyTimeout bounds one list-changed delivery to a slow peer.
-const notifyTimeout = 5 * time.Second
 
 // listener is an open subscriptions/listen request (2026-07-28).
 type listener struct {
@@ -22,18 +18,22 @@ type listener struct {
 // listen acknowledges a subscription, then holds the request open: list
 // changes go out on it until the client cancels (no reply) or the session
 // closes (an empty result ends it gracefully).
-func (ss *Session) listen(ctx context.Context, req *jsonrpc.Request, w jsonrpc.Sender) (any, *jsonrpc.Error) {
+func (s *Server) listen(ctx context.Context, r *Request) (any, error) {
 	var p mcp.ListenParams
-	if err := json.Unmarshal(req.Params, &p); err != nil {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid subscriptions/listen params: %v", err)
+	if err := decodeParams(r.Method, r.Params, &p); err != nil {
+		return nil, err
 	}
 	if p.Notifications == nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid subscriptions/listen params: "notifications" is required`)
 	}
+	if r.sender == nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "this transport cannot stream subscription notifications")
+	}
+	ss := r.session
 	// Only tool list changes exist on this server; other kinds are left out
 	// of the acknowledgement so the client can see they are not honoured.
-	l := &listener{id: req.ID, filter: mcp.SubscriptionFilter{ToolsListChanged: p.Notifications.ToolsListChanged}, w: w}
-	subMeta := mcp.Meta{mcp.MetaSubscriptionID: req.ID.Value()}
+	l := &listener{id: r.ID, filter: mcp.SubscriptionFilter{ToolsListChanged: p.Notifications.ToolsListChanged}, w: r.sender}
+	subMeta := mcp.Meta{mcp.MetaSubscriptionID: r.ID.Value()}
 	ack, err := jsonrpc.NewNotification(mcp.NotificationListenAck, mcp.ListenAcknowledgedParams{Notifications: l.filter, Meta: subMeta})
 	if err != nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "%v", err)
@@ -43,12 +43,14 @@ func (ss *Session) listen(ctx context.Context, req *jsonrpc.Request, w jsonrpc.S
 		ss.mu.Unlock()
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session is closed")
 	}
-	if err := w.Send(ctx, ack); err != nil {
+	if err := r.sender.Send(ctx, ack); err != nil {
 		ss.mu.Unlock()
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "cannot acknowledge subscription: %v", err)
 	}
 	if ss.listeners == nil {
 		ss.listeners = map[*listener]struct{}{}
+	}
+	if ss.closing == nil {
 		ss.closing = make(chan struct{})
 	}
 	ss.listeners[l] = struct{}{}
@@ -61,20 +63,81 @@ func (ss *Session) listen(ctx context.Context, req *jsonrpc.Request, w jsonrpc.S
 	}()
 	select {
 	case <-ctx.Done():
-		return nil, nil
+		return nil, ctx.Err()
 	case <-closing:
-		return &mcp.EmptyResult{ResultType: mcp.ResultComplete, Meta: subMeta}, nil
+		return &mcp.EmptyResult{Meta: subMeta}, nil
 	}
 }
 
-// toolsChanged tells this session's client that tools/list changed: on the
-// connection for an initialized legacy session, on each subscription that
-// asked for it for modern clients. Delivery runs in the background so that a
-// slow peer never blocks registration.
-func (ss *Session) toolsChanged() {
+// changeSet is a set of list kinds that changed.
+type changeSet uint8
+
+const (
+	changedTools changeSet = 1 << iota
+)
+
+// listChanged tells every session whose client wants to know that a list
+// changed.
+func (s *Server) listChanged(what changeSet) {
+	s.sessMu.Lock()
+	sessions := make([]*Session, 0, len(s.sessions))
+	for ss := range s.sessions {
+		sessions = append(sessions, ss)
+	}
+	s.sessMu.Unlock()
+	for _, ss := range sessions {
+		ss.listChanged(what)
+	}
+}
+
+// listChanged records a change for this session's client and makes sure one
+// goroutine is sending: changes that arrive while it sends are coalesced,
+// so a burst of registrations costs each session at most one goroutine and
+// two notifications, and a slow peer never blocks registration.
+func (ss *Session) listChanged(what changeSet) {
 	ss.mu.Lock()
-	var targets []func(context.Context) error
-	if ss.ready && ss.out != nil && !ss.closed {
+	defer ss.mu.Unlock()
+	if ss.closed || !ss.ready && len(ss.listeners) == 0 {
+		return
+	}
+	ss.changed |= what
+	if ss.notifier {
+		return
+	}
+	ss.notifier = true
+	go ss.sendChanges()
+}
+
+func (ss *Session) sendChanges() {
+	for {
+		ss.mu.Lock()
+		what := ss.changed
+		ss.changed = 0
+		if what == 0 || ss.closed {
+			ss.notifier = false
+			ss.mu.Unlock()
+			return
+		}
+		var targets []func(context.Context) error
+		if what&changedTools != 0 {
+			targets = ss.toolTargetsLocked(targets)
+		}
+		ss.mu.Unlock()
+		for _, send := range targets {
+			ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+			if err := send(ctx); err != nil {
+				ss.srv.cfg.logger.Debug("list_changed not delivered", "error", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// toolTargetsLocked lists the deliveries of a tools/list_changed: on the
+// connection for an initialized legacy session, on each subscription that
+// asked for it for modern clients.
+func (ss *Session) toolTargetsLocked(targets []func(context.Context) error) []func(context.Context) error {
+	if ss.ready && ss.out != nil {
 		out := ss.out
 		targets = append(targets, func(ctx context.Context) error {
 			return out.Send(ctx, &jsonrpc.Notification{Method: mcp.NotificationToolsListChanged})
@@ -84,23 +147,15 @@ func (ss *Session) toolsChanged() {
 		if !l.filter.ToolsListChanged {
 			continue
 		}
-		n, err := jsonrpc.NewNotification(mcp.NotificationToolsListChanged, struct {
+		params, err := json.Marshal(struct {
 			Meta mcp.Meta `json:"_meta"`
 		}{mcp.Meta{mcp.MetaSubscriptionID: l.id.Value()}})
 		if err != nil {
 			continue
 		}
 		w := l.w
+		n := &jsonrpc.Notification{Method: mcp.NotificationToolsListChanged, Params: params}
 		targets = append(targets, func(ctx context.Context) error { return w.Send(ctx, n) })
 	}
-	ss.mu.Unlock()
-	for _, send := range targets {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
-			defer cancel()
-			if err := send(ctx); err != nil {
-				ss.srv.cfg.logger.Debug("list_changed not delivered", "error", err)
-			}
-		}()
-	}
+	return targets
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -23,6 +24,8 @@ type config struct {
 	cacheScope     mcp.CacheScope
 	logger         *slog.Logger
 	validateOutput bool
+	receiving      []jsonrpc.Middleware
+	sendingMW      []jsonrpc.Middleware
 }
 
 func defaultConfig() config {
@@ -108,3 +111,19 @@ func WithTimeout(d time.Duration) TimeoutOption { return TimeoutOption{d} }
 
 func (o TimeoutOption) applyServer(c *config)   { c.timeout = max(o.d, 0) }
 func (o TimeoutOption) applyTool(t *toolConfig) { t.timeout, t.hasTimeout = max(o.d, 0), true }
+
+// WithMiddleware wraps every request the server receives, in every era, in
+// mws (the first outermost). A middleware sees the method and raw params,
+// can read the request's peer, headers and principal with RequestFrom, and
+// can observe or replace the result or error: it can refuse a tools/call
+// with an isError result (mcp.ErrorResult) without the tool running.
+func WithMiddleware(mws ...jsonrpc.Middleware) Option {
+	return serverOption(func(c *config) { c.receiving = append(c.receiving, mws...) })
+}
+
+// WithSendingMiddleware wraps every request the server sends its clients
+// (ping, roots/list, sampling, elicitation) in mws; a middleware sees the
+// method and params before they are sent and the client's result after.
+func WithSendingMiddleware(mws ...jsonrpc.Middleware) Option {
+	return serverOption(func(c *config) { c.sendingMW = append(c.sendingMW, mws...) })
+}

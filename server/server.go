@@ -1,36 +1,80 @@
-// Package server hosts typed MCP tools and answers the protocol for both eras:
-// legacy sessions opened by initialize (2025-11-25, 2025-06-18, 2025-03-26)
-// and modern stateless requests (2026-07-28). Transports hand it decoded
-// JSON-RPC messages through the jsonrpc.Session interface.
+// Package server hosts MCP tools (and any other method in its method table)
+// and answers the protocol for both eras: legacy sessions opened by
+// initialize (2025-11-25, 2025-06-18, 2025-03-26) and modern stateless
+// requests (2026-07-28). Transports hand it decoded JSON-RPC messages
+// through the jsonrpc.Session interface.
 package server
 
 import (
+	"context"
+	"encoding/json"
 	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
 
-// Server holds the tool registry and the sessions connected to it. It is safe
-// for concurrent use; tools may be added and removed while serving.
+// Server holds the method table, the tool registry and the sessions
+// connected to it. It is safe for concurrent use; tools and methods may be
+// added while serving.
 type Server struct {
-	info mcp.Implementation
-	cfg  config
+	info       mcp.Implementation
+	infoJSON   json.RawMessage // info, encoded once
+	infoMember []byte          // "io.modelcontextprotocol/serverInfo":{...}
+	cfg        config
 
-	mu    sync.RWMutex
-	tools map[string]*tool
-	names []string // sorted: the deterministic tools/list order
+	tableMu   sync.Mutex // serialises table changes; readers load it lock-free
+	table     atomic.Pointer[map[string]*method]
+	capsCache atomic.Pointer[mcp.ServerCapabilities]
+
+	handler jsonrpc.MethodHandler // receiving middleware around route
+	sending jsonrpc.MethodHandler // sending middleware around sendToClient
+
+	metaCache metaCache
+
+	toolMethods sync.Mutex // held while the tool methods join the table
+	mu          sync.RWMutex
+	tools       map[string]*tool
+	names       []string // sorted: the deterministic tools/list order
 
 	sessMu   sync.Mutex
 	sessions map[*Session]struct{}
 }
 
-// New returns a server that introduces itself as info.
+// New returns a server that introduces itself as info. Its method table
+// starts with the lifecycle methods (initialize, ping, server/discover,
+// subscriptions/listen); tools/list and tools/call join it with the first
+// tool.
 func New(info mcp.Implementation, opts ...Option) *Server {
 	s := &Server{info: info, cfg: defaultConfig(), tools: map[string]*tool{}, sessions: map[*Session]struct{}{}}
 	for _, o := range opts {
 		o.applyServer(&s.cfg)
+	}
+	s.infoJSON, _ = json.Marshal(info)
+	s.infoMember = append(strconv.AppendQuote(nil, mcp.MetaServerInfo), ':')
+	s.infoMember = append(s.infoMember, s.infoJSON...)
+	empty := map[string]*method{}
+	s.table.Store(&empty)
+	s.handler = jsonrpc.Chain(s.route, s.cfg.receiving...)
+	s.sending = jsonrpc.Chain(s.sendToClient, s.cfg.sendingMW...)
+	for _, err := range []error{
+		AddMethod(s, MethodSpec{Name: mcp.MethodInitialize, Eras: Legacy},
+			func(ctx context.Context, r *Request, p *mcp.InitializeParams) (*mcp.InitializeResult, error) {
+				return r.session.initialize(ctx, r, p)
+			}),
+		AddMethod(s, MethodSpec{Name: mcp.MethodPing, Eras: Legacy},
+			func(context.Context, *Request, *struct{}) (*mcp.EmptyResult, error) { return &mcp.EmptyResult{}, nil }),
+		AddMethod(s, MethodSpec{Name: mcp.MethodDiscover, Eras: Modern, Cacheable: true},
+			func(context.Context, *Request, *struct{}) (*mcp.DiscoverResult, error) { return s.discover(), nil }),
+		s.addMethod(MethodSpec{Name: mcp.MethodSubscriptionListen, Eras: Modern}, s.listen),
+	} {
+		if err != nil {
+			s.cfg.logger.Error("built-in method not registered", "error", err)
+		}
 	}
 	return s
 }
@@ -38,9 +82,14 @@ func New(info mcp.Implementation, opts ...Option) *Server {
 // Info returns the server's implementation info.
 func (s *Server) Info() mcp.Implementation { return s.info }
 
+// Capabilities returns what the server declares: derived from its method
+// table.
+func (s *Server) Capabilities() mcp.ServerCapabilities { return s.capabilities() }
+
 // OpenSession implements jsonrpc.SessionOpener: one session per stdio
-// process or HTTP session. out receives notifications that belong to no
-// request; it may be nil when the transport has nowhere to send them.
+// process or HTTP session. out receives messages that belong to no request
+// (list-changed notifications, server-to-client requests made outside a
+// request); it may be nil when the transport has nowhere to send them.
 func (s *Server) OpenSession(out jsonrpc.Sender) jsonrpc.Session {
 	return s.NewSession(out)
 }
@@ -67,8 +116,12 @@ func (s *Server) SessionCount() int {
 	return len(s.sessions)
 }
 
-func (s *Server) capabilities() mcp.ServerCapabilities {
-	return mcp.ServerCapabilities{Tools: &mcp.ListChangedCapability{ListChanged: true}}
+func (s *Server) discover() *mcp.DiscoverResult {
+	return &mcp.DiscoverResult{
+		SupportedVersions: mcp.SupportedVersions(),
+		Capabilities:      s.capabilities(),
+		Instructions:      s.cfg.instructions,
+	}
 }
 
 // Tools returns the registered tools in list order, as a 2026-07-28 client
@@ -106,23 +159,41 @@ func (s *Server) RemoveTool(name string) bool {
 	}
 	s.mu.Unlock()
 	if ok {
-		s.toolsChanged()
+		s.listChanged(changedTools)
 	}
 	return ok
 }
 
 func (s *Server) register(t *tool) error {
+	if err := s.ensureToolMethods(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	if _, dup := s.tools[t.name]; dup {
 		s.mu.Unlock()
-		return &RegistrationError{Tool: t.name, Reason: "a tool with this name is already registered"}
+		return &RegistrationError{Kind: "tool", Name: t.name, Reason: "a tool with this name is already registered"}
 	}
 	s.tools[t.name] = t
 	i, _ := slices.BinarySearch(s.names, t.name)
 	s.names = slices.Insert(s.names, i, t.name)
 	s.mu.Unlock()
-	s.toolsChanged()
+	s.listChanged(changedTools)
 	return nil
+}
+
+// ensureToolMethods adds tools/list and tools/call to the method table, and
+// so the tools capability, when the first tool is registered.
+func (s *Server) ensureToolMethods() error {
+	s.toolMethods.Lock()
+	defer s.toolMethods.Unlock()
+	if s.hasMethod(mcp.MethodCallTool) {
+		return nil
+	}
+	listChanged := json.RawMessage(`{"listChanged":true}`)
+	if err := s.addMethod(MethodSpec{Name: mcp.MethodListTools, Capability: "tools", CapabilityValue: listChanged, Cacheable: true}, s.listTools); err != nil {
+		return err
+	}
+	return s.addMethod(MethodSpec{Name: mcp.MethodCallTool, Capability: "tools", CapabilityValue: listChanged, NameParam: "name"}, s.callTool)
 }
 
 func (s *Server) lookup(name string) *tool {
@@ -132,15 +203,53 @@ func (s *Server) lookup(name string) *tool {
 	return t
 }
 
-// toolsChanged notifies every session that wants to know.
-func (s *Server) toolsChanged() {
-	s.sessMu.Lock()
-	sessions := make([]*Session, 0, len(s.sessions))
-	for ss := range s.sessions {
-		sessions = append(sessions, ss)
+// metaCache remembers decoded client capabilities and client info: a
+// 2026-07-28 client sends the same bytes with every request, so they are
+// decoded once. It holds at most metaCacheSize entries of each.
+type metaCache struct {
+	mu    sync.RWMutex
+	capsM map[string]*mcp.ClientCapabilities
+	infoM map[string]*mcp.Implementation
+}
+
+const metaCacheSize = 256
+
+func (c *metaCache) caps(raw []byte) (*mcp.ClientCapabilities, error) {
+	c.mu.RLock()
+	v, ok := c.capsM[string(raw)]
+	c.mu.RUnlock()
+	if ok {
+		return v, nil
 	}
-	s.sessMu.Unlock()
-	for _, ss := range sessions {
-		ss.toolsChanged()
+	v = new(mcp.ClientCapabilities)
+	if err := wirejson.Unmarshal(raw, v); err != nil {
+		return nil, err
 	}
+	c.mu.Lock()
+	if c.capsM == nil || len(c.capsM) >= metaCacheSize {
+		c.capsM = map[string]*mcp.ClientCapabilities{}
+	}
+	c.capsM[string(raw)] = v
+	c.mu.Unlock()
+	return v, nil
+}
+
+func (c *metaCache) info(raw []byte) (*mcp.Implementation, error) {
+	c.mu.RLock()
+	v, ok := c.infoM[string(raw)]
+	c.mu.RUnlock()
+	if ok {
+		return v, nil
+	}
+	v = new(mcp.Implementation)
+	if err := wirejson.Unmarshal(raw, v); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.infoM == nil || len(c.infoM) >= metaCacheSize {
+		c.infoM = map[string]*mcp.Implementation{}
+	}
+	c.infoM[string(raw)] = v
+	c.mu.Unlock()
+	return v, nil
 }

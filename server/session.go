@@ -1,13 +1,13 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"sync"
+	"time"
 
-	"github.com/toolwire/toolwire/internal/jsonscan"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -17,7 +17,7 @@ import (
 // may arrive on any session, including a fresh one per HTTP request.
 type Session struct {
 	srv *Server
-	out jsonrpc.Sender
+	out jsonrpc.Sender // messages that belong to no request
 
 	mu          sync.Mutex
 	initialized bool // initialize answered
@@ -27,11 +27,18 @@ type Session struct {
 	clientCaps  mcp.ClientCapabilities
 	inflight    map[jsonrpc.ID]*inflight
 	listeners   map[*listener]struct{}
+	calls       *jsonrpc.Peer // requests this server sent the client
 	closed      bool
 	closing     chan struct{}
+
+	changed  changeSet // list changes not yet sent
+	notifier bool      // a goroutine is sending them
 }
 
-var errPeerCancelled = errors.New("request cancelled by the client")
+var (
+	errPeerCancelled = errors.New("request cancelled by the client")
+	errSessionClosed = errors.New("session closed")
+)
 
 // inflight is a request being served; listen requests outlive Close long
 // enough to be answered gracefully.
@@ -57,242 +64,17 @@ func (ss *Session) legacyPeerLocked() PeerInfo {
 	return PeerInfo{Era: mcp.EraLegacy, ProtocolVersion: ss.version, ClientInfo: ss.clientInfo, ClientCapabilities: ss.clientCaps}
 }
 
-var metaMember = []string{"_meta"}
-
-// requestMetaOf reads the _meta of request params, nil when there is none.
-// Most legacy requests carry no _meta at all; modern ones are scanned for it
-// so that only the _meta object is decoded.
-func requestMetaOf(params json.RawMessage) (*requestMeta, *jsonrpc.Error) {
-	if len(params) == 0 || !bytes.Contains(params, []byte(`"_meta"`)) {
-		return nil, nil
-	}
-	var raw []byte
-	if !jsonscan.Members(params, metaMember, func(_, v []byte) bool { raw = v; return true }) {
-		return requestMetaSlow(params)
-	}
-	if raw == nil || string(raw) == "null" {
-		return nil, nil
-	}
-	m := new(requestMeta)
-	if err := json.Unmarshal(raw, m); err != nil {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta: %v", err)
-	}
-	return m, nil
-}
-
-// requestMetaSlow is requestMetaOf through encoding/json, for params the
-// scanner declines.
-func requestMetaSlow(params json.RawMessage) (*requestMeta, *jsonrpc.Error) {
-	var head struct {
-		Meta *requestMeta `json:"_meta"`
-	}
-	if err := json.Unmarshal(params, &head); err != nil {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: %v", err)
-	}
-	return head.Meta, nil
-}
-
-// requestMeta is the part of a request's _meta the dispatcher reads.
-type requestMeta struct {
-	ProtocolVersion    *string                 `json:"io.modelcontextprotocol/protocolVersion"`
-	ClientCapabilities *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
-	ClientInfo         *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
-}
-
 // HandleInline implements jsonrpc.InlineHandler: initialize is served before
 // anything after it is read, so pipelined requests see the session open.
 func (ss *Session) HandleInline(req *jsonrpc.Request) bool {
 	return req.Method == mcp.MethodInitialize
 }
 
-// HandleRequest implements jsonrpc.Session.
-func (ss *Session) HandleRequest(ctx context.Context, req *jsonrpc.Request, w jsonrpc.Sender) *jsonrpc.Response {
-	if req.Method == mcp.MethodInitialize {
-		res, err := ss.initialize(req.Params)
-		return ss.reply(req.ID, res, err)
-	}
-	peer, perr := ss.peerOf(req)
-	if perr != nil {
-		return &jsonrpc.Response{ID: req.ID, Error: perr}
-	}
-
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	ss.mu.Lock()
-	if ss.closed {
-		ss.mu.Unlock()
-		return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session is closed")}
-	}
-	if ss.inflight == nil {
-		ss.inflight = map[jsonrpc.ID]*inflight{}
-	}
-	if _, dup := ss.inflight[req.ID]; dup {
-		ss.mu.Unlock()
-		return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "request id %s is already in use by a request in flight", req.ID)}
-	}
-	ss.inflight[req.ID] = &inflight{cancel: cancel, listen: req.Method == mcp.MethodSubscriptionListen}
-	ss.mu.Unlock()
-	defer func() {
-		ss.mu.Lock()
-		delete(ss.inflight, req.ID)
-		ss.mu.Unlock()
-	}()
-
-	result, rerr := ss.dispatch(ctx, cancel, req, peer, w)
-	if ctx.Err() != nil && context.Cause(ctx) != ErrTimeout {
-		// Cancelled by the client or the connection is gone: no reply.
-		return nil
-	}
-	if rerr != nil {
-		return &jsonrpc.Response{ID: req.ID, Error: rerr}
-	}
-	return ss.reply(req.ID, result, nil)
-}
-
-func (ss *Session) reply(id jsonrpc.ID, result any, rerr *jsonrpc.Error) *jsonrpc.Response {
-	if rerr != nil {
-		return &jsonrpc.Response{ID: id, Error: rerr}
-	}
-	var raw []byte
-	var err error
-	if a, ok := result.(mcp.Appender); ok {
-		raw, err = a.AppendJSON(nil)
-	} else {
-		raw, err = json.Marshal(result)
-	}
-	if err != nil {
-		ss.srv.cfg.logger.Error("cannot encode result", "error", err)
-		return &jsonrpc.Response{ID: id, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "cannot encode result: %v", err)}
-	}
-	return &jsonrpc.Response{ID: id, Result: raw}
-}
-
-// peerOf decides the era of one request. A request whose _meta names a
-// protocol version is modern and self-describing; anything else belongs to the
-// legacy session and needs initialize first (ping excepted).
-func (ss *Session) peerOf(req *jsonrpc.Request) (PeerInfo, *jsonrpc.Error) {
-	m, perr := requestMetaOf(req.Params)
-	if perr != nil {
-		return PeerInfo{}, perr
-	}
-	if m != nil && m.ProtocolVersion != nil {
-		v := *m.ProtocolVersion
-		if mcp.EraOf(v) == mcp.EraModern {
-			if m.ClientCapabilities == nil {
-				return PeerInfo{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "missing _meta %q: every %s request must declare its client capabilities", mcp.MetaClientCapabilities, v)
-			}
-			p := PeerInfo{Era: mcp.EraModern, ProtocolVersion: v, ClientCapabilities: *m.ClientCapabilities}
-			if m.ClientInfo != nil {
-				p.ClientInfo = *m.ClientInfo
-			}
-			return p, nil
-		}
-		ss.mu.Lock()
-		same := ss.initialized && v == ss.version
-		p := ss.legacyPeerLocked()
-		ss.mu.Unlock()
-		if same {
-			return p, nil
-		}
-		return PeerInfo{}, jsonrpc.NewError(mcp.CodeUnsupportedProtocolVersion, "unsupported protocol version %q", v).
-			WithData(mcp.UnsupportedVersionData{Supported: mcp.SupportedVersions(), Requested: v})
-	}
-	if m != nil && m.ClientCapabilities != nil {
-		return PeerInfo{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "missing _meta %q", mcp.MetaProtocolVersion)
-	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if !ss.initialized && req.Method != mcp.MethodPing {
-		return PeerInfo{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
-			"session not initialized: send %q first (2025-11-25 and older), or carry _meta %q and %q (2026-07-28)",
-			mcp.MethodInitialize, mcp.MetaProtocolVersion, mcp.MetaClientCapabilities)
-	}
-	return ss.legacyPeerLocked(), nil
-}
-
-func (ss *Session) dispatch(ctx context.Context, cancel context.CancelCauseFunc, req *jsonrpc.Request, peer PeerInfo, w jsonrpc.Sender) (any, *jsonrpc.Error) {
-	modern := peer.Era == mcp.EraModern
-	switch req.Method {
-	case mcp.MethodPing:
-		if !modern {
-			return &mcp.EmptyResult{}, nil
-		}
-	case mcp.MethodDiscover:
-		if modern {
-			return ss.discover(), nil
-		}
-	case mcp.MethodListTools:
-		res, err := ss.listTools(req.Params, peer)
-		if err != nil {
-			return nil, err
-		}
-		if modern {
-			res.ResultType, res.Meta = mcp.ResultComplete, ss.srv.withServerInfo(res.Meta)
-		}
-		return res, nil
-	case mcp.MethodCallTool:
-		res, err := ss.callTool(ctx, cancel, req.Params, peer, w)
-		if err != nil {
-			return nil, err
-		}
-		if modern {
-			c := *res
-			c.ResultType, c.Meta = mcp.ResultComplete, ss.srv.withServerInfo(res.Meta)
-			return &c, nil
-		}
-		if len(res.StructuredContent) > 0 && res.StructuredContent[0] != '{' {
-			// 2025-11-25 requires an object; the text block still carries the value.
-			c := *res
-			c.StructuredContent = nil
-			return &c, nil
-		}
-		return res, nil
-	case mcp.MethodSubscriptionListen:
-		if modern {
-			return ss.listen(ctx, req, w)
-		}
-	}
-	era := "2025-11-25"
-	if modern {
-		era = peer.ProtocolVersion
-	}
-	return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: %q is not served in %s", req.Method, era)
-}
-
-// withServerInfo returns meta plus the server's identity, leaving the
-// caller's map untouched.
-func (s *Server) withServerInfo(meta mcp.Meta) mcp.Meta {
-	out := make(mcp.Meta, len(meta)+1)
-	for k, v := range meta {
-		out[k] = v
-	}
-	out[mcp.MetaServerInfo] = s.info
-	return out
-}
-
-func (ss *Session) discover() *mcp.DiscoverResult {
-	srv := ss.srv
-	ttl := srv.cfg.listTTL.Milliseconds()
-	return &mcp.DiscoverResult{
-		SupportedVersions: mcp.SupportedVersions(),
-		Capabilities:      srv.capabilities(),
-		Instructions:      srv.cfg.instructions,
-		TTLMs:             &ttl,
-		CacheScope:        srv.cfg.cacheScope,
-		ResultType:        mcp.ResultComplete,
-		Meta:              srv.withServerInfo(nil),
-	}
-}
-
 // initialize opens a legacy session: the server echoes a version it speaks,
 // or answers with its newest legacy version for the client to accept or not.
-func (ss *Session) initialize(params json.RawMessage) (any, *jsonrpc.Error) {
-	var p mcp.InitializeParams
-	if len(params) == 0 {
+func (ss *Session) initialize(_ context.Context, r *Request, p *mcp.InitializeParams) (*mcp.InitializeResult, error) {
+	if r.Params == nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "initialize: params are required")
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "initialize: invalid params: %v", err)
 	}
 	if p.ProtocolVersion == "" {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `initialize: "protocolVersion" is required`)
@@ -326,7 +108,7 @@ func (ss *Session) HandleNotification(ctx context.Context, n *jsonrpc.Notificati
 		ss.mu.Unlock()
 	case mcp.NotificationCancelled:
 		var p mcp.CancelledParams
-		if err := json.Unmarshal(n.Params, &p); err != nil || p.RequestID == nil {
+		if err := wirejson.Unmarshal(n.Params, &p); err != nil || p.RequestID == nil {
 			ss.srv.cfg.logger.Debug("ignoring malformed cancellation", "params", string(n.Params))
 			return
 		}
@@ -336,17 +118,105 @@ func (ss *Session) HandleNotification(ctx context.Context, n *jsonrpc.Notificati
 		if f != nil {
 			f.cancel(errPeerCancelled)
 		}
+	case mcp.NotificationProgress:
+		if calls := ss.peerCalls(false); calls == nil || !calls.Progress(n.Params) {
+			ss.srv.cfg.logger.Debug("ignoring progress for no request of ours", "params", string(n.Params))
+		}
+	default:
+		ss.srv.cfg.logger.Debug("ignoring notification", "method", n.Method)
 	}
 }
 
-// HandleResponse implements jsonrpc.Session. The server sends no requests of
-// its own yet, so a response is unexpected and dropped.
+// HandleResponse implements jsonrpc.Session: the client's answer to a
+// request this server sent. An answer to no such request is logged and
+// dropped.
 func (ss *Session) HandleResponse(ctx context.Context, r *jsonrpc.Response) {
-	ss.srv.cfg.logger.Debug("dropping unexpected response", "id", r.ID.String())
+	if calls := ss.peerCalls(false); calls != nil && calls.Deliver(r) {
+		return
+	}
+	ss.srv.cfg.logger.Warn("dropping a response to no request of ours", "id", r.ID.String())
 }
 
-// Close cancels in-flight requests, ends subscriptions gracefully and
-// forgets the session.
+// peerCalls returns the table of requests sent to the client, making it
+// when asked to.
+func (ss *Session) peerCalls(create bool) *jsonrpc.Peer {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.calls == nil && create && !ss.closed {
+		ss.calls = jsonrpc.NewPeer()
+	}
+	return ss.calls
+}
+
+// Call sends a request to a legacy session's client outside any request
+// (over HTTP, on the session's GET stream) and waits for its result within
+// ctx. See Request.Call.
+func (ss *Session) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	peer := ss.Peer()
+	if peer.ProtocolVersion == "" || ss.out == nil {
+		return nil, ErrNoBackChannel
+	}
+	return ss.call(ctx, ss.out, peer, method, params)
+}
+
+// outbound is what the base of the sending middleware chain needs.
+type outbound struct {
+	ss *Session
+	w  jsonrpc.Sender
+}
+
+type outboundKey struct{}
+
+// call runs a server-to-client request through the sending middleware.
+func (ss *Session) call(ctx context.Context, w jsonrpc.Sender, peer PeerInfo, method string, params any) (json.RawMessage, error) {
+	if need := clientMethods[method]; need != "" && !peer.ClientCapabilities.Has(need) {
+		return nil, &MissingCapabilityError{Method: method, Capability: need}
+	}
+	if w == nil {
+		return nil, ErrNoBackChannel
+	}
+	var raw json.RawMessage
+	if params != nil {
+		var err error
+		if raw, err = encodeParams(params); err != nil {
+			return nil, err
+		}
+	}
+	ctx = context.WithValue(ctx, outboundKey{}, outbound{ss, w})
+	res, err := ss.srv.sending(ctx, &jsonrpc.Request{Method: method, Params: raw})
+	if err != nil {
+		return nil, err
+	}
+	return encodeResult(res, peer.Era)
+}
+
+// sendToClient is the base of the sending chain: it allocates an id, sends,
+// and waits; if ctx ends first, the client is told with
+// notifications/cancelled.
+func (s *Server) sendToClient(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	ob, _ := ctx.Value(outboundKey{}).(outbound)
+	if ob.ss == nil {
+		return nil, ErrNoBackChannel
+	}
+	calls := ob.ss.peerCalls(true)
+	if calls == nil {
+		return nil, errSessionClosed
+	}
+	return calls.Call(ctx, req.Method, req.Params,
+		func(ctx context.Context, r *jsonrpc.Request, _ *jsonrpc.Pending) error { return ob.w.Send(ctx, r) },
+		&jsonrpc.CallOptions{Cancel: func(id jsonrpc.ID, reason error) {
+			n, err := jsonrpc.NewNotification(mcp.NotificationCancelled, mcp.CancelledParams{RequestID: &id, Reason: reason.Error()})
+			if err != nil {
+				return
+			}
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
+			defer cancel()
+			_ = ob.w.Send(cctx, n)
+		}})
+}
+
+// Close cancels in-flight requests, fails requests sent to the client, ends
+// subscriptions gracefully and forgets the session.
 func (ss *Session) Close() {
 	ss.mu.Lock()
 	if ss.closed {
@@ -363,11 +233,16 @@ func (ss *Session) Close() {
 			cancels = append(cancels, f.cancel)
 		}
 	}
+	calls := ss.calls
 	ss.mu.Unlock()
 	for _, c := range cancels {
 		c(errSessionClosed)
 	}
+	if calls != nil {
+		calls.Close(errSessionClosed)
+	}
 	ss.srv.dropSession(ss)
 }
 
-var errSessionClosed = errors.New("session closed")
+// notifyTimeout bounds one delivery of a notification to a slow peer.
+const notifyTimeout = 5 * time.Second

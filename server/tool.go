@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/schema"
 )
@@ -23,23 +24,6 @@ import (
 //     model can read it. A *jsonrpc.Error instead answers with that JSON-RPC
 //     error; an error with a ToolResult method supplies its own result.
 type ToolFunc[In, Out any] func(ctx context.Context, req *CallRequest, in In) (Out, error)
-
-// RegistrationError says why a tool could not be registered.
-type RegistrationError struct {
-	Tool   string
-	Reason string
-	Err    error
-}
-
-func (e *RegistrationError) Error() string {
-	msg := fmt.Sprintf("server: tool %q: %s", e.Tool, e.Reason)
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-func (e *RegistrationError) Unwrap() error { return e.Err }
 
 type outputKind int
 
@@ -60,6 +44,7 @@ type tool struct {
 	outObject  bool // output schema root is an object (legacy may see it)
 	timeout    time.Duration
 	hasTimeout bool
+	headers    []mcp.ParamHeader // x-mcp-header annotations of the inputSchema
 	invoke     func(ctx context.Context, req *CallRequest, args []byte) (*mcp.CallToolResult, error)
 }
 
@@ -77,13 +62,13 @@ var (
 // panics and never prints. Connected clients are told the list changed.
 func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolFunc[In, Out], opts ...ToolOption) error {
 	if t == nil {
-		return &RegistrationError{Reason: "tool definition is nil"}
+		return &RegistrationError{Kind: "tool", Reason: "tool definition is nil"}
 	}
 	if h == nil {
-		return &RegistrationError{Tool: t.Name, Reason: "handler is nil"}
+		return &RegistrationError{Kind: "tool", Name: t.Name, Reason: "handler is nil"}
 	}
 	if err := checkName(t.Name); err != nil {
-		return &RegistrationError{Tool: t.Name, Reason: err.Error()}
+		return &RegistrationError{Kind: "tool", Name: t.Name, Reason: err.Error()}
 	}
 	inType, outType := reflect.TypeFor[In](), reflect.TypeFor[Out]()
 
@@ -91,17 +76,9 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolFunc[In, Out], opts ...T
 	if len(inRaw) == 0 {
 		var err error
 		if inRaw, err = inferInput(inType); err != nil {
-			return &RegistrationError{Tool: t.Name, Reason: "cannot infer inputSchema", Err: err}
+			return &RegistrationError{Kind: "tool", Name: t.Name, Reason: "cannot infer inputSchema", Err: err}
 		}
 	}
-	input, err := schema.Compile(inRaw)
-	if err != nil {
-		return &RegistrationError{Tool: t.Name, Reason: "invalid inputSchema", Err: err}
-	}
-	if input.RootType() != "object" {
-		return &RegistrationError{Tool: t.Name, Reason: `inputSchema root must have "type": "object"`}
-	}
-
 	kind := outStructured
 	switch outType {
 	case resultType:
@@ -111,43 +88,18 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolFunc[In, Out], opts ...T
 	}
 	outRaw := t.OutputSchema
 	if len(outRaw) == 0 && kind == outStructured && outType != rawMessageType && outType != anyType {
+		var err error
 		if outRaw, err = schema.ForType(outType); err != nil {
-			return &RegistrationError{Tool: t.Name, Reason: "cannot infer outputSchema", Err: err}
+			return &RegistrationError{Kind: "tool", Name: t.Name, Reason: "cannot infer outputSchema", Err: err}
 		}
 	}
-	var output *schema.Schema
-	if len(outRaw) > 0 {
-		if output, err = schema.Compile(outRaw); err != nil {
-			return &RegistrationError{Tool: t.Name, Reason: "invalid outputSchema", Err: err}
-		}
-	}
-
-	var tc toolConfig
-	for _, o := range opts {
-		o.applyTool(&tc)
-	}
-	modern := *t
-	modern.InputSchema = input.Raw()
-	modern.Execution = nil // tasks left the core in 2026-07-28
-	if output != nil {
-		modern.OutputSchema = output.Raw()
-	}
-	legacy := *t
-	legacy.InputSchema = input.Raw()
-	outObject := output != nil && output.RootType() == "object"
-	if outObject {
-		legacy.OutputSchema = output.Raw()
-	} else {
-		legacy.OutputSchema = nil
-	}
-
-	rt := &tool{
-		name: t.Name, legacy: &legacy, modern: &modern, input: input, output: output, outObject: outObject,
-		timeout: tc.timeout, hasTimeout: tc.hasTimeout,
+	rt, err := newTool(t, inRaw, outRaw, opts)
+	if err != nil {
+		return err
 	}
 	rt.invoke = func(ctx context.Context, req *CallRequest, args []byte) (*mcp.CallToolResult, error) {
 		var in In
-		if err := json.Unmarshal(args, &in); err != nil {
+		if err := wirejson.Unmarshal(args, &in); err != nil {
 			return mcp.ErrorResult("invalid arguments for tool %q: %v", req.Name, err), nil
 		}
 		out, err := h(ctx, req, in)
@@ -172,6 +124,86 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolFunc[In, Out], opts ...T
 			Content:           []mcp.Content{&mcp.TextContent{Text: string(raw)}},
 			StructuredContent: raw,
 		}, nil
+	}
+	return s.register(rt)
+}
+
+// newTool compiles a tool's schemas and prepares its two views: legacy
+// sessions never see 2026-only shapes.
+func newTool(t *mcp.Tool, inRaw, outRaw json.RawMessage, opts []ToolOption) (*tool, error) {
+	input, err := schema.Compile(inRaw)
+	if err != nil {
+		return nil, &RegistrationError{Kind: "tool", Name: t.Name, Reason: "invalid inputSchema", Err: err}
+	}
+	if input.RootType() != "object" {
+		return nil, &RegistrationError{Kind: "tool", Name: t.Name, Reason: `inputSchema root must have "type": "object"`}
+	}
+	headers, err := mcp.ParamHeaders(input.Raw())
+	if err != nil {
+		return nil, &RegistrationError{Kind: "tool", Name: t.Name, Reason: "invalid x-mcp-header annotation", Err: err}
+	}
+	var output *schema.Schema
+	if len(outRaw) > 0 {
+		if output, err = schema.Compile(outRaw); err != nil {
+			return nil, &RegistrationError{Kind: "tool", Name: t.Name, Reason: "invalid outputSchema", Err: err}
+		}
+	}
+	var tc toolConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyTool(&tc)
+		}
+	}
+	modern := *t
+	modern.InputSchema = input.Raw()
+	modern.Execution = nil // tasks left the core in 2026-07-28
+	if output != nil {
+		modern.OutputSchema = output.Raw()
+	}
+	legacy := *t
+	legacy.InputSchema = input.Raw()
+	outObject := output != nil && output.RootType() == "object"
+	if outObject {
+		legacy.OutputSchema = output.Raw()
+	} else {
+		legacy.OutputSchema = nil
+	}
+	return &tool{
+		name: t.Name, legacy: &legacy, modern: &modern, input: input, output: output, outObject: outObject,
+		timeout: tc.timeout, hasTimeout: tc.hasTimeout, headers: headers,
+	}, nil
+}
+
+// RawToolFunc handles a call to a tool registered with AddRawTool: the
+// arguments arrive as validated JSON in req.Arguments, and the handler
+// builds the whole result. Errors are routed as for ToolFunc.
+type RawToolFunc func(ctx context.Context, req *CallRequest) (*mcp.CallToolResult, error)
+
+// AddRawTool registers a tool whose schemas are given, not inferred from Go
+// types: a proxied or generated tool. t.InputSchema is required (root type
+// object) and, like t.OutputSchema, is compiled once here and served as
+// written; arguments are validated against it before h runs, and
+// structuredContent against the output schema after. The name is checked
+// against the 2025-11-25 rule. It never panics.
+func AddRawTool(s *Server, t *mcp.Tool, h RawToolFunc, opts ...ToolOption) error {
+	if t == nil {
+		return &RegistrationError{Kind: "tool", Reason: "tool definition is nil"}
+	}
+	if h == nil {
+		return &RegistrationError{Kind: "tool", Name: t.Name, Reason: "handler is nil"}
+	}
+	if err := checkName(t.Name); err != nil {
+		return &RegistrationError{Kind: "tool", Name: t.Name, Reason: err.Error()}
+	}
+	if len(t.InputSchema) == 0 {
+		return &RegistrationError{Kind: "tool", Name: t.Name, Reason: "inputSchema is required"}
+	}
+	rt, err := newTool(t, t.InputSchema, t.OutputSchema, opts)
+	if err != nil {
+		return err
+	}
+	rt.invoke = func(ctx context.Context, req *CallRequest, _ []byte) (*mcp.CallToolResult, error) {
+		return h(ctx, req)
 	}
 	return s.register(rt)
 }

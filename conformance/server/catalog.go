@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -11,114 +10,71 @@ import (
 
 // The suite's caching scenario lists prompts, resources and resource
 // templates, and server-stateless checks that a server answering prompts/list
-// declares prompts. toolwire's server hosts tools only so far, so this
-// fixture wraps its sessions to serve those lists empty, declare the two
-// capabilities, and answer reads and gets of anything with "not found". The
-// prompt and resource fixtures themselves belong to a later issue.
+// declares prompts. This fixture hosts none yet, so it adds those methods to
+// the server's method table with AddMethod, as any library user can: empty
+// lists, and "not found" for reads and gets. The engine declares the prompts
+// and resources capabilities from these entries and stamps 2026-07-28
+// results (resultType, serverInfo, ttlMs and cacheScope on the lists).
 
-const catalogTTLMs = 300000
-
-// catalogOpener opens fixture sessions on a server.
-type catalogOpener struct{ srv *server.Server }
-
-func (o catalogOpener) OpenSession(out jsonrpc.Sender) jsonrpc.Session {
-	return &catalogSession{Session: o.srv.NewSession(out), srv: o.srv}
+type cursorParams struct {
+	Cursor string `json:"cursor,omitempty"`
 }
 
-// Tool lets the HTTP handler check Mcp-Param-* headers.
-func (o catalogOpener) Tool(name string) (*mcp.Tool, bool) { return o.srv.Tool(name) }
-
-type catalogSession struct {
-	*server.Session
-	srv *server.Server
+type emptyPrompts struct {
+	Prompts []struct{} `json:"prompts"`
 }
 
-// HandleRequest serves the empty catalogue methods and passes the rest on,
-// adding the prompts and resources capabilities to the handshake results.
-func (s *catalogSession) HandleRequest(ctx context.Context, req *jsonrpc.Request, w jsonrpc.Sender) *jsonrpc.Response {
-	switch req.Method {
-	case "prompts/list", "resources/list", "resources/templates/list", "resources/read", "prompts/get":
-		return s.catalog(req)
-	}
-	resp := s.Session.HandleRequest(ctx, req, w)
-	if resp != nil && resp.Error == nil && (req.Method == mcp.MethodInitialize || req.Method == mcp.MethodDiscover) {
-		resp.Result = withCatalogCapabilities(resp.Result)
-	}
-	return resp
+type emptyResources struct {
+	Resources []struct{} `json:"resources"`
 }
 
-// withCatalogCapabilities adds prompts and resources to result.capabilities.
-func withCatalogCapabilities(result json.RawMessage) json.RawMessage {
-	var r map[string]json.RawMessage
-	if json.Unmarshal(result, &r) != nil {
-		return result
-	}
-	var caps map[string]json.RawMessage
-	if json.Unmarshal(r["capabilities"], &caps) != nil || caps == nil {
-		caps = map[string]json.RawMessage{}
-	}
-	caps["prompts"] = json.RawMessage(`{}`)
-	caps["resources"] = json.RawMessage(`{}`)
-	r["capabilities"], _ = json.Marshal(caps)
-	out, err := json.Marshal(r)
-	if err != nil {
-		return result
-	}
-	return out
+type emptyTemplates struct {
+	ResourceTemplates []struct{} `json:"resourceTemplates"`
 }
 
-func (s *catalogSession) catalog(req *jsonrpc.Request) *jsonrpc.Response {
-	var p struct {
-		Name string `json:"name"`
-		URI  string `json:"uri"`
+type readParams struct {
+	URI string `json:"uri"`
+}
+
+type getParams struct {
+	Name string `json:"name"`
+}
+
+// codeResourceNotFound is 2025-11-25's resource-not-found code; 2026-07-28
+// answers -32602 instead.
+const codeResourceNotFound = -32002
+
+func registerCatalog(s *server.Server) error {
+	steps := []error{
+		server.AddMethod(s, server.MethodSpec{Name: "prompts/list", Capability: "prompts", Cacheable: true},
+			func(context.Context, *server.Request, *cursorParams) (*emptyPrompts, error) {
+				return &emptyPrompts{Prompts: []struct{}{}}, nil
+			}),
+		server.AddMethod(s, server.MethodSpec{Name: "prompts/get", Capability: "prompts", NameParam: "name"},
+			func(_ context.Context, _ *server.Request, p *getParams) (*mcp.EmptyResult, error) {
+				return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown prompt: %q", p.Name)
+			}),
+		server.AddMethod(s, server.MethodSpec{Name: "resources/list", Capability: "resources", Cacheable: true},
+			func(context.Context, *server.Request, *cursorParams) (*emptyResources, error) {
+				return &emptyResources{Resources: []struct{}{}}, nil
+			}),
+		server.AddMethod(s, server.MethodSpec{Name: "resources/templates/list", Capability: "resources", Cacheable: true},
+			func(context.Context, *server.Request, *cursorParams) (*emptyTemplates, error) {
+				return &emptyTemplates{ResourceTemplates: []struct{}{}}, nil
+			}),
+		server.AddMethod(s, server.MethodSpec{Name: "resources/read", Capability: "resources", NameParam: "uri"},
+			func(_ context.Context, r *server.Request, p *readParams) (*mcp.EmptyResult, error) {
+				code := int64(codeResourceNotFound)
+				if r.Peer.Era == mcp.EraModern {
+					code = jsonrpc.CodeInvalidParams
+				}
+				return nil, jsonrpc.NewError(code, "Resource not found: %s", p.URI).WithData(map[string]string{"uri": p.URI})
+			}),
 	}
-	var head struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if len(req.Params) > 0 {
-		if err := json.Unmarshal(req.Params, &p); err != nil {
-			return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: %v", err)}
+	for _, err := range steps {
+		if err != nil {
+			return err
 		}
-		_ = json.Unmarshal(req.Params, &head)
 	}
-	modern := false
-	if raw, ok := head.Meta[mcp.MetaProtocolVersion]; ok {
-		var v string
-		_ = json.Unmarshal(raw, &v)
-		if mcp.EraOf(v) != mcp.EraModern {
-			return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(mcp.CodeUnsupportedProtocolVersion, "unsupported protocol version %q", v).
-				WithData(mcp.UnsupportedVersionData{Supported: mcp.SupportedVersions(), Requested: v})}
-		}
-		modern = true
-	} else if s.Peer().ProtocolVersion == "" {
-		return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidParams, "session not initialized: send initialize first")}
-	}
-	var result map[string]any
-	switch req.Method {
-	case "prompts/list":
-		result = map[string]any{"prompts": []any{}}
-	case "resources/list":
-		result = map[string]any{"resources": []any{}}
-	case "resources/templates/list":
-		result = map[string]any{"resourceTemplates": []any{}}
-	case "resources/read":
-		code := int64(-32002) // 2025-11-25: resource not found
-		if modern {
-			code = jsonrpc.CodeInvalidParams
-		}
-		return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(code, "Resource not found: %s", p.URI).WithData(map[string]string{"uri": p.URI})}
-	case "prompts/get":
-		return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown prompt: %q", p.Name)}
-	}
-	if modern {
-		result["resultType"] = mcp.ResultComplete
-		result["ttlMs"] = catalogTTLMs
-		result["cacheScope"] = mcp.CachePublic
-		result["_meta"] = map[string]any{mcp.MetaServerInfo: s.srv.Info()}
-	}
-	resp, err := jsonrpc.NewResponse(req.ID, result)
-	if err != nil {
-		return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "%v", err)}
-	}
-	return resp
+	return nil
 }

@@ -102,7 +102,7 @@ func register(s *server.Server) error {
 						return "", err
 					}
 				}
-				return fmt.Sprint(req.Meta[mcp.MetaProgressToken]), nil
+				return fmt.Sprint(req.Meta()[mcp.MetaProgressToken]), nil
 			}),
 		server.AddTool(s, &mcp.Tool{Name: "test_reconnection", Description: "Closes its SSE stream mid-call; the result arrives after the client reconnects (SEP-1699)"},
 			func(ctx context.Context, req *server.CallRequest, _ noArgs) (string, error) {

@@ -17,6 +17,9 @@ func fixtureServer(t *testing.T) *server.Server {
 	if err := register(srv); err != nil {
 		t.Fatal(err)
 	}
+	if err := registerCatalog(srv); err != nil {
+		t.Fatal(err)
+	}
 	return srv
 }
 
@@ -110,11 +113,11 @@ func TestTriggerChangesToolList(t *testing.T) {
 	}
 }
 
-// TestCatalog checks the empty prompt and resource catalogue and the
-// capabilities it adds.
+// TestCatalog checks the empty prompt and resource catalogue, added with
+// the public AddMethod, and the capabilities the engine derives from it.
 func TestCatalog(t *testing.T) {
 	srv := fixtureServer(t)
-	sess := catalogOpener{srv: srv}.OpenSession(nil)
+	sess := srv.OpenSession(nil)
 	defer sess.Close()
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	call := func(method, params string) *jsonrpc.Response {
@@ -125,7 +128,7 @@ func TestCatalog(t *testing.T) {
 		t.Fatalf("discover %s %v", r.Result, r.Error)
 	}
 	r = call("prompts/list", `{`+meta+`}`)
-	if r.Error != nil || !strings.Contains(string(r.Result), `"prompts":[]`) || !strings.Contains(string(r.Result), `"ttlMs":300000`) ||
+	if r.Error != nil || !strings.Contains(string(r.Result), `"prompts":[]`) || !strings.Contains(string(r.Result), `"ttlMs":60000`) ||
 		!strings.Contains(string(r.Result), `"cacheScope":"public"`) || !strings.Contains(string(r.Result), `"resultType":"complete"`) {
 		t.Fatalf("prompts/list %s %v", r.Result, r.Error)
 	}
@@ -134,7 +137,7 @@ func TestCatalog(t *testing.T) {
 		t.Fatalf("resources/read %+v", r.Error)
 	}
 	// A legacy session must initialize first.
-	legacy := catalogOpener{srv: srv}.OpenSession(nil)
+	legacy := srv.OpenSession(nil)
 	defer legacy.Close()
 	r = legacy.HandleRequest(context.Background(), &jsonrpc.Request{ID: jsonrpc.Int64ID(2), Method: "resources/list"}, nil)
 	if r.Error == nil {

@@ -30,16 +30,19 @@ func main() {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	srv := server.New(mcp.Implementation{Name: "toolwire-conformance-server", Version: "1.0.0"}, server.WithLogger(logger))
-	if err := register(srv); err != nil {
+	err := register(srv)
+	if err == nil {
+		err = registerCatalog(srv)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "conformance server:", err)
 		os.Exit(1)
 	}
-	opener := catalogOpener{srv: srv}
-	h := streamable.NewHandler(opener, &streamable.Options{Tools: opener, Logger: logger})
+	h := streamable.NewHandler(srv, &streamable.Options{Logger: logger})
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := streamable.ListenAndServe(ctx, *addr, h, &streamable.ServerOptions{
+	err = streamable.ListenAndServe(ctx, *addr, h, &streamable.ServerOptions{
 		Logger:   logger,
 		OnListen: func(url string) { fmt.Println(url) },
 	})

@@ -27,7 +27,6 @@ import (
 // NewHandler; stop it with Shutdown.
 type Handler struct {
 	opener  jsonrpc.SessionOpener
-	tools   ToolLookup
 	o       Options
 	policy  *hostPolicy
 	wd      *watchdog        // read and write timeouts
@@ -36,9 +35,9 @@ type Handler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*legacySession
-	modern   map[jsonrpc.Session]bool // open 2026-era request sessions; true for listens
-	active   int                      // requests being served, both eras
-	idle     chan struct{}            // closed when active drops to 0 while draining
+	listens  map[jsonrpc.Session]struct{} // open 2026-era subscriptions/listen requests
+	active   int                          // requests being served, both eras
+	idle     chan struct{}                // closed when active drops to 0 while draining
 	draining bool
 	closed   bool
 
@@ -50,18 +49,14 @@ type Handler struct {
 // NewHandler returns a handler that opens sessions on opener. opts may be nil.
 func NewHandler(opener jsonrpc.SessionOpener, opts *Options) *Handler {
 	o := opts.withDefaults()
-	tools := o.Tools
-	if tools == nil {
-		tools, _ = opener.(ToolLookup)
-	}
 	return &Handler{
-		opener: opener, tools: tools, o: o,
+		opener: opener, o: o,
 		policy:   newHostPolicy(o.AllowedHosts, o.AllowedOrigins),
 		wd:       newWatchdog(o.ReadTimeout, o.WriteTimeout),
 		workers:  newWorkers(),
 		now:      time.Now,
 		sessions: map[string]*legacySession{},
-		modern:   map[jsonrpc.Session]bool{},
+		listens:  map[jsonrpc.Session]struct{}{},
 		stopJan:  make(chan struct{}),
 	}
 }
@@ -229,10 +224,8 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	h.mu.Lock()
 	h.draining = true
 	var listens []jsonrpc.Session
-	for s, listen := range h.modern {
-		if listen {
-			listens = append(listens, s)
-		}
+	for s := range h.listens {
+		listens = append(listens, s)
 	}
 	sessions := make([]*legacySession, 0, len(h.sessions))
 	for _, ls := range h.sessions {
@@ -285,7 +278,7 @@ func (h *Handler) closeAll() {
 		delete(h.sessions, id)
 	}
 	var modern []jsonrpc.Session
-	for s := range h.modern {
+	for s := range h.listens {
 		modern = append(modern, s)
 	}
 	h.mu.Unlock()

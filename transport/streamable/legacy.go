@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/transport"
 )
 
 // standaloneStream is the id of a session's GET stream.
@@ -22,8 +24,9 @@ const standaloneStream = "g"
 type legacySession struct {
 	h      *Handler
 	id     string
+	owner  string // auth.Principal.Key of whoever opened it; "" for anonymous
 	sess   jsonrpc.Session
-	ctx    context.Context // requests run under it, not under their HTTP request
+	ctx    context.Context // done when the session ends
 	cancel context.CancelFunc
 
 	mu         sync.Mutex
@@ -41,8 +44,9 @@ func (h *Handler) newStream(ls *legacySession, id string, final bool) *stream {
 	return &stream{id: id, ls: ls, final: final, retry: h.o.RetryInterval, log: h.o.Logger}
 }
 
-// openSession creates and registers a session, within the session cap.
-func (h *Handler) openSession() (*legacySession, *jsonrpc.Error) {
+// openSession creates and registers a session for owner, within the session
+// cap.
+func (h *Handler) openSession(owner string) (*legacySession, *jsonrpc.Error) {
 	h.mu.Lock()
 	full := len(h.sessions) >= h.o.MaxSessions
 	h.mu.Unlock()
@@ -52,7 +56,7 @@ func (h *Handler) openSession() (*legacySession, *jsonrpc.Error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	// The POST stream map is made on the first POST: an idle session is
 	// small (issue 6 measures it).
-	ls := &legacySession{h: h, id: newSessionID(), ctx: ctx, cancel: cancel, lastActive: h.now(), busy: 1}
+	ls := &legacySession{h: h, id: newSessionID(), owner: owner, ctx: ctx, cancel: cancel, lastActive: h.now(), busy: 1}
 	ls.standalone = h.newStream(ls, standaloneStream, false)
 	h.mu.Lock()
 	if h.draining {
@@ -91,7 +95,9 @@ func (h *Handler) endSession(ls *legacySession) {
 }
 
 // sessionFor finds the session a request names, answering 400 or 404 itself
-// when there is none.
+// when there is none, and 403 when the request's principal is not the one
+// that opened the session: a session id alone never grants another caller's
+// session.
 func (h *Handler) sessionFor(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) *legacySession {
 	sid := strings.TrimSpace(r.Header.Get(HeaderSessionID))
 	if sid == "" {
@@ -104,7 +110,20 @@ func (h *Handler) sessionFor(w http.ResponseWriter, r *http.Request, id jsonrpc.
 		writeError(w, http.StatusNotFound, id, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session not found: it ended or never existed; initialize a new one"))
 		return nil
 	}
+	if auth.PrincipalFrom(r.Context()).Key() != ls.owner {
+		h.o.Logger.Warn("request refused: the session belongs to another principal", "session", ls.id)
+		writeError(w, http.StatusForbidden, id, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "forbidden: this session was opened by another principal"))
+		return nil
+	}
 	return ls
+}
+
+// requestContext is the context a 2025-era message is served under: the
+// HTTP request's values (an authenticated principal, a trace) without its
+// cancellation, since a dropped response stream does not cancel the request;
+// the session's end or a notifications/cancelled does.
+func requestContext(r *http.Request) context.Context {
+	return transport.WithHTTPRequest(context.WithoutCancel(r.Context()), r)
 }
 
 // legacyVersionOK checks the MCP-Protocol-Version header of a 2025-era
@@ -133,7 +152,7 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc
 			writeError(w, http.StatusBadRequest, id, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "initialize opens a new session: it must not carry Mcp-Session-Id"))
 			return
 		}
-		h.initialize(w, req)
+		h.initialize(w, r, req)
 		return
 	}
 	ls := h.sessionFor(w, r, id)
@@ -143,12 +162,12 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc
 	switch m := msg.(type) {
 	case *jsonrpc.Notification:
 		ls.touch()
-		ls.sess.HandleNotification(ls.ctx, m)
+		ls.sess.HandleNotification(requestContext(r), m)
 		w.Header().Set(HeaderSessionID, ls.id)
 		w.WriteHeader(http.StatusAccepted)
 	case *jsonrpc.Response:
 		ls.touch()
-		ls.sess.HandleResponse(ls.ctx, m)
+		ls.sess.HandleResponse(requestContext(r), m)
 		w.Header().Set(HeaderSessionID, ls.id)
 		w.WriteHeader(http.StatusAccepted)
 	case *jsonrpc.Request:
@@ -156,9 +175,9 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc
 	}
 }
 
-// serveLegacyRequest runs a request under its session, not under the HTTP
-// request: if the client drops the response stream the request goes on, and
-// its remaining events wait in the event store for a GET with
+// serveLegacyRequest runs a request with its HTTP request's values but not
+// its cancellation: if the client drops the response stream the request goes
+// on, and its remaining events wait in the event store for a GET with
 // Last-Event-ID.
 func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls *legacySession, req *jsonrpc.Request) {
 	if e := h.begin(); e != nil {
@@ -172,7 +191,7 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 		writeError(w, http.StatusNotFound, req.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session not found: it has ended"))
 		return
 	}
-	ctx := context.WithValue(ls.ctx, streamKey{}, st)
+	ctx := context.WithValue(requestContext(r), streamKey{}, st)
 	h.workers.run(func() {
 		defer h.finish()
 		defer ls.release()
@@ -190,20 +209,21 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 	}
 }
 
-// initialize opens a session and answers the handshake with its id.
-func (h *Handler) initialize(w http.ResponseWriter, req *jsonrpc.Request) {
+// initialize opens a session, bound to the request's principal, and answers
+// the handshake with its id.
+func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
 	if e := h.begin(); e != nil {
 		writeError(w, http.StatusServiceUnavailable, req.ID, e)
 		return
 	}
 	defer h.finish()
-	ls, jerr := h.openSession()
+	ls, jerr := h.openSession(auth.PrincipalFrom(r.Context()).Key())
 	if jerr != nil {
 		writeError(w, http.StatusServiceUnavailable, req.ID, jerr)
 		return
 	}
 	defer ls.release()
-	resp := ls.sess.HandleRequest(ls.ctx, req, jsonrpc.SenderFunc(func(context.Context, jsonrpc.Message) error {
+	resp := ls.sess.HandleRequest(requestContext(r), req, jsonrpc.SenderFunc(func(context.Context, jsonrpc.Message) error {
 		return errors.New("streamable: initialize cannot send messages")
 	}))
 	if resp == nil || resp.Error != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/transport"
 )
 
 // postModern serves one 2026-era POST statelessly: headers checked against
@@ -20,26 +21,22 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, msg jsonrpc
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if e := checkModernRequest(r.Header, req, h.tools); e != nil {
+	if e := checkModernRequest(r.Header, req); e != nil {
 		writeError(w, statusFor(&jsonrpc.Response{Error: e}), req.ID, e)
-		return
-	}
-	if req.Method == mcp.MethodInitialize {
-		writeError(w, http.StatusNotFound, req.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound,
-			"method not found: %q is not served in 2026-07-28, which needs no handshake", req.Method))
 		return
 	}
 	sess := h.opener.OpenSession(nil)
 	defer sess.Close()
-	if e := h.beginModern(sess, req.Method == mcp.MethodSubscriptionListen); e != nil {
+	listen := req.Method == mcp.MethodSubscriptionListen
+	if e := h.beginModern(sess, listen); e != nil {
 		writeError(w, http.StatusServiceUnavailable, req.ID, e)
 		return
 	}
-	defer h.finishModern(sess)
+	defer h.finishModern(sess, listen)
 
 	c := newConn(w, &h.o, h.wd, nil)
 	st := &stream{c: c, final: true, onFinal: statusFor, log: h.o.Logger}
-	resp := sess.HandleRequest(r.Context(), req, st)
+	resp := sess.HandleRequest(transport.WithHTTPRequest(r.Context(), r), req, st)
 	if resp != nil {
 		_ = st.send(resp, true)
 	} else {
@@ -47,21 +44,25 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, msg jsonrpc
 	}
 }
 
-// beginModern counts a 2026-era request in and tracks its session, so that
-// Shutdown can end subscriptions gracefully.
+// beginModern counts a 2026-era request in and tracks a subscription's
+// session, so that Shutdown can end it gracefully.
 func (h *Handler) beginModern(sess jsonrpc.Session, listen bool) *jsonrpc.Error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if e := h.beginLocked(); e != nil {
 		return e
 	}
-	h.modern[sess] = listen
+	if listen {
+		h.listens[sess] = struct{}{}
+	}
 	return nil
 }
 
-func (h *Handler) finishModern(sess jsonrpc.Session) {
-	h.mu.Lock()
-	delete(h.modern, sess)
-	h.mu.Unlock()
+func (h *Handler) finishModern(sess jsonrpc.Session, listen bool) {
+	if listen {
+		h.mu.Lock()
+		delete(h.listens, sess)
+		h.mu.Unlock()
+	}
 	h.finish()
 }

@@ -3,8 +3,6 @@ package streamable
 import (
 	"log/slog"
 	"time"
-
-	"github.com/toolwire/toolwire/mcp"
 )
 
 // Defaults for Options; every limit can be changed.
@@ -18,13 +16,6 @@ const (
 	DefaultReadTimeout        = 30 * time.Second
 	DefaultMaxInFlight        = 4096
 )
-
-// ToolLookup finds a tool's definition by name. The handler needs it to check
-// Mcp-Param-* headers against the tool's x-mcp-header annotations;
-// *server.Server implements it.
-type ToolLookup interface {
-	Tool(name string) (*mcp.Tool, bool)
-}
 
 // Options configure a Handler. Zero values mean the defaults.
 type Options struct {
@@ -64,9 +55,6 @@ type Options struct {
 	WriteTimeout time.Duration
 	// ReadTimeout bounds reading one request body.
 	ReadTimeout time.Duration
-	// Tools looks up tool definitions for Mcp-Param-* validation. Nil means
-	// the SessionOpener, if it implements ToolLookup.
-	Tools ToolLookup
 	// Logger receives transport diagnostics; nil logs nothing.
 	Logger *slog.Logger
 }

@@ -1,0 +1,64 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// A result's kind is its ResultType: "complete" for an ordinary result,
+// "input_required" when the server needs answers from the client first
+// (2026-07-28 multi round-trip requests), "task" when the work goes on as a
+// task. Handlers return *InputRequiredResult or *CreateTaskResult for the
+// latter two; the server stamps every other result as complete.
+
+// InputRequest is one thing an input_required result asks of the client: a
+// request it would have sent as a server-to-client request in 2025-11-25
+// (elicitation/create, sampling/createMessage, roots/list).
+type InputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// InputRequiredResult asks the client to answer InputRequests and retry the
+// request with their answers (params.inputResponses, keyed alike) and
+// RequestState echoed unchanged. It exists only in 2026-07-28.
+type InputRequiredResult struct {
+	InputRequests map[string]InputRequest `json:"inputRequests"`
+	// RequestState is opaque to the client: the server's own record of
+	// where the request stands, returned byte for byte.
+	RequestState string `json:"requestState,omitempty"`
+	Meta         Meta   `json:"_meta,omitempty"`
+}
+
+// MarshalJSON writes the result with resultType "input_required".
+func (r *InputRequiredResult) MarshalJSON() ([]byte, error) {
+	if len(r.InputRequests) == 0 {
+		return nil, errors.New("mcp: an input_required result needs at least one input request")
+	}
+	type plain InputRequiredResult
+	return json.Marshal(struct {
+		ResultType ResultType `json:"resultType"`
+		*plain
+	}{ResultInputRequired, (*plain)(r)})
+}
+
+// InputResponses are a client's answers to an input_required result, keyed
+// as the requests were, each the raw result of the corresponding request.
+type InputResponses map[string]json.RawMessage
+
+// KindOf returns the ResultType a handler's result has.
+func KindOf(result any) ResultType {
+	switch result.(type) {
+	case *InputRequiredResult:
+		return ResultInputRequired
+	case *CreateTaskResult:
+		return ResultTask
+	}
+	return ResultComplete
+}
+
+// EraEncoder is implemented by results whose wire form differs between the
+// two eras; the server encodes them for the era of the request.
+type EraEncoder interface {
+	AppendEra(b []byte, era Era) ([]byte, error)
+}
