@@ -21,9 +21,11 @@ const LatestVersion = Version20260728
 // their version in _meta (2026-07-28 and newer).
 type Era int
 
-// The eras.
+// The eras. The zero value, EraAuto, is no era: as a client option it means
+// "find out" (probe with server/discover, fall back to initialize).
 const (
-	EraLegacy Era = iota + 1
+	EraAuto Era = iota
+	EraLegacy
 	EraModern
 )
 
@@ -33,6 +35,8 @@ func (e Era) String() string {
 		return "legacy"
 	case EraModern:
 		return "modern"
+	case EraAuto:
+		return "auto"
 	}
 	return "unknown"
 }
