@@ -1,6 +1,6 @@
 // Package reference hosts the reference tools: the tools the seed documents
 // show, with the results they show, plus a long-running tool that reports
-// progress and a tool without parameters. `toolwire serve` serves them.
+// progress, a tool without parameters, and one that calls the client back. `toolwire serve` serves them.
 package reference
 
 import (
@@ -11,6 +11,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"strings"
 	"time"
 
 	"github.com/toolwire/toolwire/mcp"
@@ -38,6 +39,7 @@ func Register(s *server.Server) error {
 	for _, add := range []func(*server.Server) error{
 		addEcho, addGetSum, addStructured, addWeather, addTinyImage, addAnnotated,
 		addResourceLinks, addResourceReference, addGallery, addSafeDivide, addLongRunning, addGetVersion,
+		addGetRootsList,
 	} {
 		if err := add(s); err != nil {
 			return err
@@ -345,5 +347,41 @@ func addGetVersion(s *server.Server) error {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: mcp.Bool(true), OpenWorldHint: mcp.Bool(false)},
 	}, func(ctx context.Context, req *server.CallRequest, _ noInput) (string, error) {
 		return "toolwire reference server " + Version, nil
+	})
+}
+
+// addGetRootsList adds a tool that uses the session's back channel: it
+// pings the client, then asks it for its roots (roots/list), in the middle
+// of the call. Server-to-client requests exist only in 2025-era sessions,
+// and roots/list only for clients that declare the roots capability.
+func addGetRootsList(s *server.Server) error {
+	return server.AddTool(s, &mcp.Tool{
+		Name: "get-roots-list", Title: "Get Roots List",
+		Description: "Pings the client and lists the roots it exposes (roots/list); needs a 2025-era session and a client with the roots capability",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: mcp.Bool(true), OpenWorldHint: mcp.Bool(false)},
+	}, func(ctx context.Context, req *server.CallRequest, _ noInput) (string, error) {
+		start := time.Now()
+		if err := req.Ping(ctx); err != nil {
+			return "", fmt.Errorf("the client did not answer ping: %w", err)
+		}
+		pinged := time.Since(start)
+		res, err := req.ListRoots(ctx)
+		if err != nil {
+			return "", fmt.Errorf("cannot list the client's roots: %w", err)
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "The client answered ping in %s and exposes %d root(s)", pinged.Round(time.Millisecond), len(res.Roots))
+		for i, r := range res.Roots {
+			sep := ": "
+			if i > 0 {
+				sep = ", "
+			}
+			b.WriteString(sep + r.URI)
+			if r.Name != "" {
+				b.WriteString(" (" + r.Name + ")")
+			}
+		}
+		b.WriteString(".")
+		return b.String(), nil
 	})
 }

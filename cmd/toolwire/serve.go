@@ -48,7 +48,7 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve the reference tools over Streamable HTTP or stdio",
 		Long: "Serve the reference tools (echo, get-sum, get-structured-content, weather, get-tiny-image,\n" +
 			"get-annotated-message, get-resource-links, get-resource-reference, gallery, safe_divide,\n" +
-			"trigger-long-running-operation, get-version).\n\n" +
+			"trigger-long-running-operation, get-version, get-roots-list).\n\n" +
 			"By default the server speaks Streamable HTTP at http://127.0.0.1:8080/mcp (--addr, --path),\n" +
 			"to 2025-era clients (initialize, sessions, resumable SSE) and 2026-07-28 clients (stateless)\n" +
 			"alike. It binds to loopback and accepts only loopback Host and Origin headers unless told\n" +

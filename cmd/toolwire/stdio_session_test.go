@@ -215,7 +215,7 @@ func TestStdioSessionThroughBinary(t *testing.T) {
 			break
 		}
 	}
-	want := "[echo gallery get-annotated-message get-resource-links get-resource-reference get-structured-content get-sum get-tiny-image get-version safe_divide trigger-long-running-operation weather]"
+	want := "[echo gallery get-annotated-message get-resource-links get-resource-reference get-roots-list get-structured-content get-sum get-tiny-image get-version safe_divide trigger-long-running-operation weather]"
 	if fmt.Sprint(names) != want || pages != 3 {
 		t.Errorf("listed %v in %d pages", names, pages)
 	}

@@ -23,6 +23,7 @@ type tsRun struct {
 	Pages               int                            `json:"pages"`
 	Tools               []string                       `json:"tools"`
 	Calls               map[string]tsResult            `json:"calls"`
+	RootsAsked          int                            `json:"rootsAsked"`
 	Progress            []struct {
 		Progress, Total float64
 	} `json:"progress"`
@@ -66,7 +67,7 @@ func runTSClient(t *testing.T, args ...string) tsRun {
 // checkTSRun checks every call the script made against the reference tools.
 func checkTSRun(t *testing.T, got tsRun, mode string) {
 	t.Helper()
-	wantTools := "echo,gallery,get-annotated-message,get-resource-links,get-resource-reference,get-structured-content," +
+	wantTools := "echo,gallery,get-annotated-message,get-resource-links,get-resource-reference,get-roots-list,get-structured-content," +
 		"get-sum,get-tiny-image,get-version,safe_divide,trigger-long-running-operation,weather"
 	if got.ServerVersion.Name != "toolwire-reference" || strings.Join(got.Tools, ",") != wantTools || got.Pages != 3 {
 		t.Errorf("server %+v listed %v in %d pages; want %s in 3", got.ServerVersion, got.Tools, got.Pages, wantTools)
@@ -105,6 +106,14 @@ func checkTSRun(t *testing.T, got tsRun, mode string) {
 	}
 	if c["unknown"].Code != -32602 || !strings.Contains(c["unknown"].Thrown, "no-such-tool") {
 		t.Errorf("unknown tool: %+v", c["unknown"])
+	}
+	// Server-to-client requests in the middle of a call: the server pinged
+	// the SDK client and asked it for its roots, and the SDK's answers
+	// reached the waiting handler.
+	roots := first("roots")
+	if c["roots"].IsError || got.RootsAsked != 1 || !strings.HasPrefix(roots, "The client answered ping in ") ||
+		!strings.HasSuffix(roots, "exposes 2 root(s): file:///work/project (project), file:///tmp/scratch.") {
+		t.Errorf("get-roots-list: %q (roots asked %d times, %+v)", roots, got.RootsAsked, c["roots"])
 	}
 	// The SDK dispatches notifications on a microtask but drops a request's
 	// progress handler synchronously when its response arrives, so the last

@@ -5,6 +5,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [mode, ...rest] = process.argv.slice(2);
 let transport;
@@ -17,7 +18,19 @@ if (mode === "stdio") {
   console.error("usage: ts-client.mjs stdio <command> [args...] | http <url>");
   process.exit(2);
 }
-const client = new Client({ name: `ts-sdk-${mode}-interop`, version: "1.0.0" });
+// The client exposes two roots; the server asks for them (roots/list) in the
+// middle of a get-roots-list call, after pinging the client, and the SDK
+// answers both requests on the same connection (over HTTP: on the call's SSE
+// stream, answered by POSTs carrying the session id).
+const client = new Client(
+  { name: `ts-sdk-${mode}-interop`, version: "1.0.0" },
+  { capabilities: { roots: { listChanged: false } } },
+);
+const rootsAsked = [];
+client.setRequestHandler(ListRootsRequestSchema, async () => {
+  rootsAsked.push(Date.now());
+  return { roots: [{ uri: "file:///work/project", name: "project" }, { uri: "file:///tmp/scratch" }] };
+});
 await client.connect(transport);
 
 const out = {
@@ -55,7 +68,9 @@ out.calls = {
   divideByZero: await call("safe_divide", { a: 1, b: 0 }),
   badArgs: await call("get-sum", { a: "seven" }),
   unknown: await call("no-such-tool", {}),
+  roots: await call("get-roots-list", {}),
 };
+out.rootsAsked = rootsAsked.length;
 const progress = [];
 out.calls.longRunning = await call("trigger-long-running-operation", { duration: 0.2, steps: 4 }, {
   onprogress: (p) => progress.push(p),
