@@ -23,6 +23,7 @@ type peer struct {
 	resps map[string]chan *jsonrpc.Response
 	notes chan *jsonrpc.Notification
 	other chan *jsonrpc.Response // replies that answer no request we sent
+	reqs  chan *jsonrpc.Request  // requests the server sends us
 }
 
 const waitLimit = 10 * time.Second // a failure bound, never an assertion on speed
@@ -32,7 +33,7 @@ func connect(t *testing.T, s *server.Server) *peer {
 	ctx, cancel := context.WithCancel(context.Background())
 	conn := memory.Serve(ctx, s, nil)
 	p := &peer{t: t, conn: conn, resps: map[string]chan *jsonrpc.Response{},
-		notes: make(chan *jsonrpc.Notification, 100), other: make(chan *jsonrpc.Response, 10)}
+		notes: make(chan *jsonrpc.Notification, 100), other: make(chan *jsonrpc.Response, 10), reqs: make(chan *jsonrpc.Request, 10)}
 	t.Cleanup(func() { conn.Close(); cancel() })
 	go p.readLoop(ctx)
 	return p
@@ -50,6 +51,8 @@ func (p *peer) readLoop(ctx context.Context) {
 			return
 		}
 		switch m := msg.(type) {
+		case *jsonrpc.Request:
+			p.reqs <- m
 		case *jsonrpc.Notification:
 			p.notes <- m
 		case *jsonrpc.Response:
@@ -126,6 +129,18 @@ func (p *peer) note() *jsonrpc.Notification {
 		return n
 	case <-time.After(waitLimit):
 		p.t.Fatal("no notification")
+		return nil
+	}
+}
+
+// request waits for the next request the server sends.
+func (p *peer) request() *jsonrpc.Request {
+	p.t.Helper()
+	select {
+	case r := <-p.reqs:
+		return r
+	case <-time.After(waitLimit):
+		p.t.Fatal("no request from the server")
 		return nil
 	}
 }

@@ -89,6 +89,20 @@ func (e *MissingCapabilityError) Error() string {
 	return fmt.Sprintf("server: the client did not declare the %q capability that %s needs", e.Capability, e.Method)
 }
 
+// ClientError is a JSON-RPC error the client answered a server-to-client
+// request with. It is deliberately not a *jsonrpc.Error: returned from a
+// tool handler it becomes an isError result, not the call's own error.
+type ClientError struct {
+	Method  string
+	Code    int64
+	Message string
+	Data    json.RawMessage
+}
+
+func (e *ClientError) Error() string {
+	return fmt.Sprintf("the client answered %s with error %d: %s", e.Method, e.Code, e.Message)
+}
+
 // clientMethods are the server-to-client requests the protocol defines,
 // with the client capability each needs.
 var clientMethods = map[string]string{
@@ -101,7 +115,7 @@ var clientMethods = map[string]string{
 // Call sends a request to the client and waits for its result, on the
 // stream of the request being served (over HTTP, its SSE stream), within
 // ctx. It exists in 2025-era sessions only (ErrNoBackChannel otherwise). A
-// JSON-RPC error from the client is returned as a *jsonrpc.Error.
+// JSON-RPC error from the client is returned as a *ClientError.
 func (r *Request) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	if r.Peer.Era != mcp.EraLegacy || r.session == nil {
 		return nil, ErrNoBackChannel

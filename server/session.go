@@ -185,6 +185,10 @@ func (ss *Session) call(ctx context.Context, w jsonrpc.Sender, peer PeerInfo, me
 	ctx = context.WithValue(ctx, outboundKey{}, outbound{ss, w})
 	res, err := ss.srv.sending(ctx, &jsonrpc.Request{Method: method, Params: raw})
 	if err != nil {
+		var je *jsonrpc.Error
+		if errors.As(err, &je) {
+			return nil, &ClientError{Method: method, Code: je.Code, Message: je.Message, Data: je.Data}
+		}
 		return nil, err
 	}
 	return encodeResult(res, peer.Era)
