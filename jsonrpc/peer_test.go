@@ -23,7 +23,7 @@ func TestPeerMatchesResponsesAndProgress(t *testing.T) {
 	if p.Progress(json.RawMessage(`{"progressToken":"nope","progress":1}`)) {
 		t.Error("unknown token routed")
 	}
-	if !p.Progress(json.RawMessage(`{"progressToken":"` + a.Token + `","progress":1}`)) || len(got) != 1 {
+	if !p.Progress(json.RawMessage(`{"progressToken":"`+a.Token+`","progress":1}`)) || len(got) != 1 {
 		t.Errorf("progress not routed: %v", got)
 	}
 	if p.Deliver(&Response{ID: Int64ID(12345), Result: json.RawMessage(`{}`)}) {
