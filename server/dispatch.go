@@ -32,14 +32,16 @@ func (ss *Session) HandleRequest(ctx context.Context, req *jsonrpc.Request, w js
 		return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session is closed")}
 	}
 	if ss.inflight == nil {
-		ss.inflight = map[jsonrpc.ID]*inflight{}
+		ss.inflight = map[jsonrpc.ID]*call{}
 	}
 	if _, dup := ss.inflight[req.ID]; dup {
 		ss.mu.Unlock()
 		return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "request id %s is already in use by a request in flight", req.ID)}
 	}
-	f := &inflight{cancel: cancel, listen: req.Method == mcp.MethodSubscriptionListen}
-	ss.inflight[req.ID] = f
+	r := &call{Request: Request{Method: req.Method, ID: req.ID, Params: req.Params, Peer: peer, session: ss, sender: w,
+		http: transport.HTTPRequest(ctx), principal: auth.PrincipalFrom(ctx)},
+		cancel: cancel, listen: req.Method == mcp.MethodSubscriptionListen}
+	ss.inflight[req.ID] = r
 	ss.mu.Unlock()
 	defer func() {
 		ss.mu.Lock()
@@ -47,10 +49,7 @@ func (ss *Session) HandleRequest(ctx context.Context, req *jsonrpc.Request, w js
 		ss.mu.Unlock()
 	}()
 
-	r := &call{Request: Request{Method: req.Method, ID: req.ID, Params: req.Params, Peer: peer, session: ss, sender: w,
-		http: transport.HTTPRequest(ctx), principal: auth.PrincipalFrom(ctx)}, cancel: cancel}
-	ctx = context.WithValue(ctx, requestKey{}, &r.Request)
-	ctx = context.WithValue(ctx, callKey{}, r)
+	ctx = context.WithValue(ctx, requestKey{}, r)
 	result, err := ss.srv.handler(ctx, req)
 	if ctx.Err() != nil && context.Cause(ctx) != ErrTimeout {
 		// Cancelled by the client or the connection is gone: no reply.
@@ -68,17 +67,16 @@ func (ss *Session) HandleRequest(ctx context.Context, req *jsonrpc.Request, w js
 }
 
 // call is the engine's own state of a request in flight, beside what
-// handlers see.
+// handlers see; the context carries it under requestKey.
 type call struct {
 	Request
 	cancel context.CancelCauseFunc // cancels the request's context
+	listen bool                    // a subscription: answered gracefully on Close
 	m      *method                 // set once routed
 }
 
-type callKey struct{}
-
 func callFrom(ctx context.Context) *call {
-	c, _ := ctx.Value(callKey{}).(*call)
+	c, _ := ctx.Value(requestKey{}).(*call)
 	return c
 }
 

@@ -34,8 +34,7 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 	req := &jsonrpc.Request{ID: jsonrpc.StringID("inprocess"), Method: mcp.MethodCallTool, Params: raw}
 	peer := PeerInfo{Era: mcp.EraModern, ProtocolVersion: mcp.LatestVersion, ClientInfo: mcp.Implementation{Name: "in-process", Version: "0"}}
 	c := &call{Request: Request{Method: req.Method, ID: req.ID, Params: raw, Peer: peer, session: ss, sender: progress}, cancel: cancel}
-	ctx = context.WithValue(ctx, requestKey{}, &c.Request)
-	ctx = context.WithValue(ctx, callKey{}, c)
+	ctx = context.WithValue(ctx, requestKey{}, c)
 	res, err := s.handler(ctx, req)
 	if err != nil {
 		return nil, errorOf(err)

@@ -50,6 +50,9 @@ func (s *Server) listen(ctx context.Context, r *Request) (any, error) {
 	if ss.listeners == nil {
 		ss.listeners = map[*listener]struct{}{}
 	}
+	if !ss.registered {
+		s.track(ss)
+	}
 	if ss.closing == nil {
 		ss.closing = make(chan struct{})
 	}

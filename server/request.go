@@ -43,8 +43,10 @@ type requestKey struct{}
 // RequestFrom returns the request being served on ctx, as the server built
 // it before running middleware and the handler; nil outside a request.
 func RequestFrom(ctx context.Context) *Request {
-	r, _ := ctx.Value(requestKey{}).(*Request)
-	return r
+	if c := callFrom(ctx); c != nil {
+		return &c.Request
+	}
+	return nil
 }
 
 // HTTPRequest returns the HTTP request that carried this MCP request (its

@@ -94,13 +94,23 @@ func (s *Server) OpenSession(out jsonrpc.Sender) jsonrpc.Session {
 	return s.NewSession(out)
 }
 
-// NewSession is OpenSession returning the concrete type.
+// NewSession is OpenSession returning the concrete type. A session with
+// nowhere to send unsolicited messages (out nil: a stateless 2026-07-28 HTTP
+// request) joins the server's session set only if it subscribes.
 func (s *Server) NewSession(out jsonrpc.Sender) *Session {
 	ss := newSession(s, out)
+	if out != nil {
+		s.track(ss)
+	}
+	return ss
+}
+
+// track adds a session to the set that list changes reach.
+func (s *Server) track(ss *Session) {
 	s.sessMu.Lock()
 	s.sessions[ss] = struct{}{}
 	s.sessMu.Unlock()
-	return ss
+	ss.registered = true
 }
 
 func (s *Server) dropSession(ss *Session) {

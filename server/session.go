@@ -25,10 +25,11 @@ type Session struct {
 	version     string
 	clientInfo  mcp.Implementation
 	clientCaps  mcp.ClientCapabilities
-	inflight    map[jsonrpc.ID]*inflight
+	inflight    map[jsonrpc.ID]*call
 	listeners   map[*listener]struct{}
 	calls       *jsonrpc.Peer // requests this server sent the client
 	closed      bool
+	registered  bool // in the server's session set, for list changes
 	closing     chan struct{}
 
 	changed  changeSet // list changes not yet sent
@@ -39,13 +40,6 @@ var (
 	errPeerCancelled = errors.New("request cancelled by the client")
 	errSessionClosed = errors.New("session closed")
 )
-
-// inflight is a request being served; listen requests outlive Close long
-// enough to be answered gracefully.
-type inflight struct {
-	cancel context.CancelCauseFunc
-	listen bool
-}
 
 func newSession(s *Server, out jsonrpc.Sender) *Session {
 	// Maps and channels are made on first use: an idle session costs little.
@@ -245,7 +239,9 @@ func (ss *Session) Close() {
 	if calls != nil {
 		calls.Close(errSessionClosed)
 	}
-	ss.srv.dropSession(ss)
+	if ss.registered {
+		ss.srv.dropSession(ss)
+	}
 }
 
 // notifyTimeout bounds one delivery of a notification to a slow peer.
