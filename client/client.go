@@ -1,28 +1,27 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
 
 // Transport says how Connect reaches a server: *Command (a child process on
-// stdio) or *HTTP (Streamable HTTP).
+// stdio), *HTTP (Streamable HTTP) or *Conn (any connection carrying whole
+// messages, such as an in-process server).
 type Transport interface {
-	dial(ctx context.Context, c *Client) (conn, error)
+	dial(ctx context.Context, c *Client) (link, error)
 }
 
-// conn is one transport connection as the client core drives it.
-type conn interface {
+// link is one transport connection as the client core drives it.
+type link interface {
 	// send transmits req. Over HTTP it also reads the reply stream, handing
 	// every message to the client, and returns once the response has been
 	// handed over or the stream is over.
@@ -34,6 +33,11 @@ type conn interface {
 	close() error
 }
 
+// starter is implemented by links that read on their own goroutine; Connect
+// starts them once the client holds the link, so that an early server
+// request can be answered.
+type starter interface{ start() }
+
 // wireInfo is what a transport needs besides the message itself.
 type wireInfo struct {
 	method  string
@@ -41,22 +45,22 @@ type wireInfo struct {
 	modern  bool
 	name    string            // Mcp-Name, "" for none
 	params  map[string]string // Mcp-Param-* headers
-	call    *pending          // nil for notifications
+	call    *jsonrpc.Pending  // nil for notifications
 }
 
 // Client is a connection to one MCP server. It is safe for concurrent use.
 type Client struct {
 	opts Options
-	conn conn
+	conn link
 
-	nextID atomic.Int64
+	// peer holds the requests sent and not yet answered: it allocates their
+	// ids and progress tokens and matches responses to them.
+	peer *jsonrpc.Peer
 
 	mu      sync.Mutex
-	pending map[jsonrpc.ID]*pending
-	byToken map[string]*pending
-	dead    error         // why the transport is gone
-	done    chan struct{} // closed when the transport is gone or Close ran
+	dead    error // why the transport is gone
 	closed  bool
+	serving map[jsonrpc.ID]context.CancelCauseFunc // server requests being answered
 
 	bg     context.Context // lives until Close: server requests run under it
 	stopBg context.CancelFunc
@@ -78,43 +82,21 @@ type state struct {
 	instructions string
 }
 
-// pending is a request awaiting its response.
-type pending struct {
-	id       jsonrpc.ID
-	token    string // progress token as sent ("" for none)
-	progress func(Progress)
-	ch       chan outcome // buffered: the first outcome wins
-	answered atomic.Bool  // an outcome has been delivered
-}
-
-type outcome struct {
-	resp *jsonrpc.Response
-	err  error
-}
-
-func (p *pending) deliver(o outcome) {
-	p.answered.Store(true)
-	select {
-	case p.ch <- o:
-	default:
-	}
-}
-
 // Connect reaches the server through t and negotiates the era; the returned
 // client is ready for calls. Close it when done.
 func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
 	if t == nil {
 		return nil, errors.New("client: no transport given")
 	}
-	c := &Client{opts: opts.withDefaults(), pending: map[jsonrpc.ID]*pending{}, byToken: map[string]*pending{}, done: make(chan struct{})}
+	c := &Client{opts: opts.withDefaults(), peer: jsonrpc.NewPeer()}
 	c.bg, c.stopBg = context.WithCancel(context.Background())
-	cn, err := t.dial(ctx, c)
+	ln, err := t.dial(ctx, c)
 	if err != nil {
 		c.stopBg()
 		return nil, err
 	}
-	c.conn = cn
-	if s, ok := cn.(interface{ start() }); ok {
+	c.conn = ln
+	if s, ok := ln.(starter); ok {
 		s.start()
 	}
 	if err := c.negotiate(ctx); err != nil {
@@ -125,8 +107,8 @@ func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
 }
 
 // Close ends the connection: a legacy HTTP session is DELETEd, a stdio child
-// is shut down (stdin closed, then SIGTERM, then SIGKILL). In-flight calls
-// fail with a transport error.
+// is shut down (stdin closed, then SIGTERM, then SIGKILL), a Conn is closed.
+// In-flight calls fail with a transport error.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -169,21 +151,16 @@ func (c *Client) setState(f func(*state)) {
 	c.stateMu.Unlock()
 }
 
-// fail marks the transport gone and fails every pending request with err.
+// fail marks the transport gone: every pending request fails with err, and
+// so does every later one. The first reason wins.
 func (c *Client) fail(err error) {
 	c.mu.Lock()
 	if c.dead == nil {
 		c.dead = err
-		close(c.done)
 	}
-	ps := make([]*pending, 0, len(c.pending))
-	for _, p := range c.pending {
-		ps = append(ps, p)
-	}
+	err = c.dead
 	c.mu.Unlock()
-	for _, p := range ps {
-		p.deliver(outcome{err: err})
-	}
+	c.peer.Close(err)
 }
 
 func (c *Client) deadErr() error {
@@ -192,67 +169,14 @@ func (c *Client) deadErr() error {
 	return c.dead
 }
 
-// register allocates an id (and a progress token when asked) for a request.
-func (c *Client) register(progress func(Progress)) *pending {
-	n := c.nextID.Add(1)
-	p := &pending{id: jsonrpc.Int64ID(n), progress: progress, ch: make(chan outcome, 1)}
-	c.mu.Lock()
-	c.pending[p.id] = p
-	if progress != nil {
-		p.token = "tw-progress-" + strconv.FormatInt(n, 10)
-		c.byToken[p.token] = p
-	}
-	c.mu.Unlock()
-	return p
-}
-
-func (c *Client) unregister(p *pending) {
-	c.mu.Lock()
-	delete(c.pending, p.id)
-	if p.token != "" {
-		delete(c.byToken, p.token)
-	}
-	c.mu.Unlock()
-}
-
-// failPending fails the pending request with the given id, if any.
-func (c *Client) failPending(id jsonrpc.ID, err error) bool {
-	c.mu.Lock()
-	p := c.pending[id]
-	c.mu.Unlock()
-	if p == nil {
-		return false
-	}
-	p.deliver(outcome{err: err})
-	return true
-}
-
-// failAllPending fails every pending request but keeps the transport.
-func (c *Client) failAllPending(err error) {
-	c.mu.Lock()
-	ps := make([]*pending, 0, len(c.pending))
-	for _, p := range c.pending {
-		ps = append(ps, p)
-	}
-	c.mu.Unlock()
-	for _, p := range ps {
-		p.deliver(outcome{err: err})
-	}
-}
-
 // dispatch routes one incoming message: a response to its request, a
 // notification to the callbacks, a server request to the handler.
 func (c *Client) dispatch(m jsonrpc.Message) {
 	switch m := m.(type) {
 	case *jsonrpc.Response:
-		c.mu.Lock()
-		p := c.pending[m.ID]
-		c.mu.Unlock()
-		if p == nil {
+		if !c.peer.Deliver(m) {
 			c.opts.Logger.Debug("dropping a response to no pending request", "id", m.ID.String())
-			return
 		}
-		p.deliver(outcome{resp: m})
 	case *jsonrpc.Notification:
 		c.notification(m)
 	case *jsonrpc.Request:
@@ -260,384 +184,155 @@ func (c *Client) dispatch(m jsonrpc.Message) {
 	}
 }
 
+// progressWire is the part of notifications/progress params a report uses.
+type progressWire struct {
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total"`
+	Message  string  `json:"message"`
+}
+
+// progressFunc adapts a caller's progress callback to the params the peer
+// routes to it by token.
+func (c *Client) progressFunc(fn func(Progress)) func(json.RawMessage) {
+	return func(params json.RawMessage) {
+		var p progressWire
+		if err := wirejson.Unmarshal(params, &p); err != nil {
+			c.opts.Logger.Debug("ignoring malformed progress", "params", string(params), "error", err)
+			return
+		}
+		fn(Progress(p))
+	}
+}
+
 func (c *Client) notification(n *jsonrpc.Notification) {
 	switch n.Method {
 	case mcp.NotificationProgress:
-		var p struct {
-			Token    json.RawMessage `json:"progressToken"`
-			Progress float64         `json:"progress"`
-			Total    float64         `json:"total"`
-			Message  string          `json:"message"`
-		}
-		if err := json.Unmarshal(n.Params, &p); err != nil {
-			c.opts.Logger.Debug("ignoring malformed progress", "params", string(n.Params))
-			return
-		}
-		var tok string
-		if json.Unmarshal(p.Token, &tok) != nil {
-			tok = string(bytes.TrimSpace(p.Token))
-		}
-		c.mu.Lock()
-		pd := c.byToken[tok]
-		c.mu.Unlock()
-		if pd != nil && pd.progress != nil {
-			pd.progress(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+		if !c.peer.Progress(n.Params) {
+			c.opts.Logger.Debug("ignoring progress for no request of ours", "params", string(n.Params))
 		}
 		return
 	case mcp.NotificationMessage:
 		if c.opts.OnLog != nil {
 			var lm LogMessage
-			if json.Unmarshal(n.Params, &lm) == nil {
+			if err := wirejson.Unmarshal(n.Params, &lm); err == nil {
 				c.opts.OnLog(lm)
+			} else {
+				c.opts.Logger.Debug("ignoring malformed log message", "error", err)
 			}
 		}
 		return
 	case mcp.NotificationToolsListChanged:
 		c.tools.drop()
+	case mcp.NotificationCancelled:
+		c.cancelServing(n.Params)
 	}
 	if c.opts.OnNotification != nil {
 		c.opts.OnNotification(n.Method, n.Params)
 	}
 }
 
-// serveRequest answers a server-to-client request.
+// errCancelledByServer ends the context of a server request the server
+// cancelled; no answer is sent then.
+var errCancelledByServer = errors.New("the server cancelled its request")
+
+// cancelServing cancels the server request a notifications/cancelled names.
+func (c *Client) cancelServing(params json.RawMessage) {
+	var p mcp.CancelledParams
+	if err := wirejson.Unmarshal(params, &p); err != nil || p.RequestID == nil {
+		c.opts.Logger.Debug("ignoring malformed cancellation", "params", string(params))
+		return
+	}
+	c.mu.Lock()
+	cancel := c.serving[*p.RequestID]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel(errCancelledByServer)
+	}
+}
+
+// serveRequest answers a server-to-client request through the receiving
+// middleware; the answer goes back over the same transport (over HTTP, a
+// POST carrying the session id).
 func (c *Client) serveRequest(req *jsonrpc.Request) {
+	ctx, cancel := context.WithCancelCause(c.bg)
+	defer cancel(nil)
+	c.mu.Lock()
+	if c.serving == nil {
+		c.serving = map[jsonrpc.ID]context.CancelCauseFunc{}
+	}
+	c.serving[req.ID] = cancel
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.serving, req.ID)
+		c.mu.Unlock()
+	}()
+
 	resp := &jsonrpc.Response{ID: req.ID}
-	switch {
-	case req.Method == mcp.MethodPing:
-		resp.Result = json.RawMessage(`{}`)
-	case c.opts.RequestHandler == nil:
-		resp.Error = jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "client does not handle %q", req.Method)
-	default:
-		res, err := c.opts.RequestHandler(c.bg, req.Method, req.Params)
-		if err != nil {
-			if je, ok := jsonrpc.AsError(err); ok {
-				resp.Error = je
-			} else {
-				resp.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, "%v", err)
-			}
-			break
+	raw, err := c.answer(ctx, req)
+	if context.Cause(ctx) == errCancelledByServer {
+		c.opts.Logger.Debug("not answering a request the server cancelled", "method", req.Method, "id", req.ID.String())
+		return
+	}
+	if err != nil {
+		if je, ok := jsonrpc.AsError(err); ok {
+			resp.Error = je
+		} else {
+			resp.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, "%v", err)
 		}
-		raw, err := json.Marshal(res)
-		if err != nil {
-			resp.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, "cannot encode the answer: %v", err)
-			break
-		}
+	} else {
 		resp.Result = raw
 	}
-	ctx, cancel := context.WithTimeout(c.bg, 30*time.Second)
-	defer cancel()
-	if err := c.conn.reply(ctx, resp); err != nil {
+	rctx, rcancel := context.WithTimeout(c.bg, 30*time.Second)
+	defer rcancel()
+	if err := c.conn.reply(rctx, resp); err != nil {
 		c.opts.Logger.Warn("cannot answer a server request", "method", req.Method, "error", err)
 	}
 }
 
-// Call sends any request and returns its raw result. It handles what every
-// request shares: _meta, headers, timeouts, cancellation, progress, the
-// version retry, the session retry and input_required rounds.
-func (c *Client) Call(ctx context.Context, method string, params any, opts ...CallOption) (json.RawMessage, error) {
-	var cc callConfig
-	for _, o := range opts {
-		o(&cc)
-	}
-	obj, err := paramsObject(params)
+// answer runs a server request (legacy, or an input request of an
+// input_required round) through the receiving middleware to the built-in
+// ping answer or the RequestHandler, and returns the answer's JSON.
+func (c *Client) answer(ctx context.Context, req *jsonrpc.Request) (json.RawMessage, error) {
+	h := jsonrpc.Chain(c.handleServerRequest, c.opts.ReceivingMiddleware...)
+	res, err := h(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return c.call(ctx, method, obj, &cc)
-}
-
-// paramsObject turns params into a mutable object of raw members.
-func paramsObject(params any) (map[string]json.RawMessage, error) {
-	obj := map[string]json.RawMessage{}
-	if params == nil {
-		return obj, nil
-	}
-	raw, ok := params.(json.RawMessage)
-	if !ok {
-		var err error
-		if raw, err = json.Marshal(params); err != nil {
-			return nil, fmt.Errorf("client: cannot encode params: %w", err)
-		}
-	}
-	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
-		return obj, nil
-	}
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, fmt.Errorf("client: params must encode to a JSON object: %w", err)
-	}
-	return obj, nil
-}
-
-// call runs input_required rounds around roundTrip (2026-07-28 MRTR).
-func (c *Client) call(ctx context.Context, method string, obj map[string]json.RawMessage, cc *callConfig) (json.RawMessage, error) {
-	if cc.hasTimeout || c.opts.Timeout > 0 {
-		d := c.opts.Timeout
-		if cc.hasTimeout {
-			d = cc.timeout
-		}
-		if d > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeoutCause(ctx, d, &timeoutError{d})
-			defer cancel()
-		}
-	}
-	for round := 0; ; round++ {
-		raw, err := c.roundTrip(ctx, method, obj, cc)
-		if err != nil {
-			return nil, err
-		}
-		var head struct {
-			ResultType    mcp.ResultType             `json:"resultType"`
-			InputRequests map[string]json.RawMessage `json:"inputRequests"`
-			RequestState  json.RawMessage            `json:"requestState"`
-		}
-		if err := json.Unmarshal(raw, &head); err != nil {
-			return nil, &ProtocolError{Op: method, Reason: "result is not a JSON object", Err: err}
-		}
-		if head.ResultType != mcp.ResultInputRequired {
-			return raw, nil
-		}
-		if round+1 >= c.opts.MaxInputRounds {
-			return nil, &ProtocolError{Op: method, Reason: fmt.Sprintf("server still requires input after %d rounds (limit MaxInputRounds)", round+1)}
-		}
-		responses, err := c.answerInputs(ctx, method, head.InputRequests)
-		if err != nil {
-			return nil, err
-		}
-		next := make(map[string]json.RawMessage, len(obj)+2)
-		for k, v := range obj {
-			if k != "inputResponses" && k != "requestState" {
-				next[k] = v
-			}
-		}
-		next["inputResponses"] = responses
-		if len(head.RequestState) > 0 && string(head.RequestState) != "null" {
-			next["requestState"] = head.RequestState // echoed byte for byte
-		}
-		obj = next
-	}
-}
-
-// answerInputs asks the RequestHandler for every input request.
-func (c *Client) answerInputs(ctx context.Context, method string, reqs map[string]json.RawMessage) (json.RawMessage, error) {
-	out := make(map[string]json.RawMessage, len(reqs))
-	for key, raw := range reqs {
-		var r struct {
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-		}
-		if err := json.Unmarshal(raw, &r); err != nil || r.Method == "" {
-			return nil, &ProtocolError{Op: method, Reason: fmt.Sprintf("input request %q is not {method, params}", key), Err: err}
-		}
-		if c.opts.RequestHandler == nil {
-			return nil, &ProtocolError{Op: method, Reason: fmt.Sprintf("server requires input %q (%s) but the client has no RequestHandler", key, r.Method)}
-		}
-		res, err := c.opts.RequestHandler(ctx, r.Method, r.Params)
-		if err != nil {
-			return nil, fmt.Errorf("client: answering input %q (%s): %w", key, r.Method, err)
-		}
-		enc, err := json.Marshal(res)
-		if err != nil {
-			return nil, fmt.Errorf("client: encoding the answer to input %q: %w", key, err)
-		}
-		out[key] = enc
-	}
-	return json.Marshal(out)
-}
-
-// roundTrip sends one request, retrying once with a version the server
-// supports (-32022) and once on a fresh session (HTTP 404).
-func (c *Client) roundTrip(ctx context.Context, method string, obj map[string]json.RawMessage, cc *callConfig) (json.RawMessage, error) {
-	versionRetried, sessionRetried := false, false
-	for {
-		raw, err := c.exchange(ctx, method, obj, cc)
-		var sg *sessionGoneError
-		if errors.As(err, &sg) {
-			if sessionRetried || method == mcp.MethodInitialize {
-				return nil, &SessionInvalidError{Op: method, SessionID: sg.id}
-			}
-			sessionRetried = true
-			c.opts.Logger.Info("session lost; re-initializing", "session", sg.id)
-			if err := c.reinitialize(ctx, sg.id); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		var je *JSONRPCError
-		if errors.As(err, &je) && je.Code == mcp.CodeUnsupportedProtocolVersion && !versionRetried && c.state().era == mcp.EraModern {
-			var d mcp.UnsupportedVersionData
-			_ = json.Unmarshal(je.Data, &d)
-			if v := pickVersion(d.Supported, mcp.ModernVersions); v != "" {
-				versionRetried = true
-				c.setState(func(s *state) { s.version = v })
-				continue
-			}
-		}
-		return raw, err
-	}
-}
-
-// pickVersion returns the first of ours (newest first) that theirs lists.
-func pickVersion(theirs, ours []string) string {
-	for _, v := range ours {
-		for _, t := range theirs {
-			if t == v {
-				return v
-			}
-		}
-	}
-	return ""
-}
-
-type timeoutError struct{ d time.Duration }
-
-func (e *timeoutError) Error() string        { return fmt.Sprintf("no response within %v", e.d) }
-func (e *timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
-
-// exchange sends one request and waits for its response.
-func (c *Client) exchange(ctx context.Context, method string, obj map[string]json.RawMessage, cc *callConfig) (json.RawMessage, error) {
-	if err := c.deadErr(); err != nil {
-		return nil, err
-	}
-	st := c.state()
-	modern := st.era == mcp.EraModern
-	p := c.register(cc.progress)
-	defer c.unregister(p)
-
-	meta := map[string]json.RawMessage{}
-	if raw, ok := obj["_meta"]; ok {
-		_ = json.Unmarshal(raw, &meta)
-	}
-	if modern {
-		meta[mcp.MetaProtocolVersion] = mustJSON(st.version)
-		meta[mcp.MetaClientCapabilities] = mustJSON(c.opts.Capabilities)
-		meta[mcp.MetaClientInfo] = mustJSON(c.opts.ClientInfo)
-	}
-	if p.token != "" {
-		meta[mcp.MetaProgressToken] = mustJSON(p.token)
-	}
-	send := obj
-	if len(meta) > 0 {
-		send = make(map[string]json.RawMessage, len(obj)+1)
-		for k, v := range obj {
-			send[k] = v
-		}
-		send["_meta"] = mustJSON(meta)
-	}
-	var params json.RawMessage
-	if len(send) > 0 || method != mcp.MethodPing {
-		params = mustJSON(send)
-	}
-	req := &jsonrpc.Request{ID: p.id, Method: method, Params: params}
-	w := &wireInfo{method: method, version: st.version, modern: modern, call: p}
-	w.name, w.params = c.nameHeaders(method, obj, modern)
-
-	// The send ends with the exchange: a stream still open once the
-	// response came some other way must not outlive it.
-	sendCtx, cancelSend := context.WithCancel(ctx)
-	defer cancelSend()
-	errc := make(chan error, 1)
-	go func() { errc <- c.conn.send(sendCtx, req, w) }()
-	for {
-		select {
-		case o := <-p.ch:
-			return c.finish(method, o)
-		case err := <-errc:
-			if err != nil {
-				select {
-				case o := <-p.ch:
-					return c.finish(method, o)
-				default:
-				}
-				if ctx.Err() != nil {
-					c.cancelRequest(p, w)
-					return nil, &TransportError{Op: method, Err: ctxErr(ctx)}
-				}
-				return nil, err
-			}
-			errc = nil // sent; the response comes by dispatch
-		case <-ctx.Done():
-			c.cancelRequest(p, w)
-			return nil, &TransportError{Op: method, Err: ctxErr(ctx)}
-		case <-c.done:
-			select {
-			case o := <-p.ch:
-				return c.finish(method, o)
-			default:
-			}
-			return nil, c.deadErr()
-		}
-	}
-}
-
-// ctxErr is ctx's error, with our timeout's wording when it was ours.
-func ctxErr(ctx context.Context) error {
-	if cause := context.Cause(ctx); cause != nil {
-		return cause
-	}
-	return ctx.Err()
-}
-
-func (c *Client) finish(method string, o outcome) (json.RawMessage, error) {
-	if o.err != nil {
-		return nil, o.err
-	}
-	if o.resp.Error != nil {
-		e := o.resp.Error
-		return nil, &JSONRPCError{Method: method, Code: e.Code, Message: e.Message, Data: e.Data}
-	}
-	return o.resp.Result, nil
-}
-
-// cancelRequest tells the server to stop: notifications/cancelled on stdio
-// and on legacy HTTP; over modern HTTP closing the stream (already done by
-// the cancelled context) is the cancellation.
-func (c *Client) cancelRequest(p *pending, w *wireInfo) {
-	if w.method == mcp.MethodInitialize {
-		return // initialize is never cancelled
-	}
-	if _, isHTTP := c.conn.(*httpConn); isHTTP && w.modern {
-		return
-	}
-	id := p.id
-	n, err := jsonrpc.NewNotification(mcp.NotificationCancelled, mcp.CancelledParams{RequestID: &id, Reason: "cancelled by the client"})
+	raw, err := encodeResult(res)
 	if err != nil {
-		return
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "cannot encode the answer to %s: %v", req.Method, err)
 	}
-	ctx, cancel := context.WithTimeout(c.bg, 2*time.Second)
-	defer cancel()
-	nw := *w
-	nw.method, nw.name, nw.params, nw.call = mcp.NotificationCancelled, "", nil, nil
-	if err := c.conn.notify(ctx, n, &nw); err != nil {
-		c.opts.Logger.Debug("cannot send notifications/cancelled", "error", err)
-	}
+	return raw, nil
 }
 
-// nameHeaders returns the Mcp-Name value and the Mcp-Param-* headers.
-func (c *Client) nameHeaders(method string, obj map[string]json.RawMessage, modern bool) (string, map[string]string) {
-	var key string
-	switch method {
-	case mcp.MethodCallTool, "prompts/get":
-		key = "name"
-	case "resources/read":
-		key = "uri"
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		key = "taskId"
-	default:
-		return "", nil
+// handleServerRequest is the innermost receiving handler: ping is answered
+// here, everything else by the RequestHandler, or refused without one.
+func (c *Client) handleServerRequest(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	switch {
+	case req.Method == mcp.MethodPing:
+		return json.RawMessage(`{}`), nil
+	case c.opts.RequestHandler == nil:
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "client does not handle %q", req.Method)
 	}
-	var name string
-	if raw, ok := obj[key]; ok {
-		_ = json.Unmarshal(raw, &name)
-	}
-	var params map[string]string
-	if method == mcp.MethodCallTool && modern {
-		if t := c.tools.get(name); t != nil {
-			params = paramHeaderValues(t.headers, obj["arguments"])
+	return c.opts.RequestHandler(ctx, req.Method, req.Params)
+}
+
+// encodeResult turns what a handler returned into result JSON: raw JSON as
+// it is, anything else encoded. nil is an empty object.
+func encodeResult(res any) (json.RawMessage, error) {
+	switch r := res.(type) {
+	case nil:
+		return json.RawMessage(`{}`), nil
+	case json.RawMessage:
+		if r == nil {
+			return json.RawMessage(`{}`), nil
 		}
+		return r, nil
+	case []byte:
+		return json.RawMessage(r), nil
 	}
-	return encodeHeaderValue(name), params
+	return json.Marshal(res)
 }
 
 // notify sends a notification with the current era's wire details.

@@ -1,13 +1,26 @@
-// Package client calls tools on MCP servers over stdio (a child process) or
-// Streamable HTTP, in either protocol era: 2026-07-28 (server/discover,
-// per-request _meta and Mcp-* headers) or 2025-11-25 and older (initialize
-// and a session), probing the modern one first by default.
+// Package client calls tools on MCP servers over stdio (a child process,
+// Command), Streamable HTTP (HTTP) or any connection carrying whole
+// messages (Conn, such as an in-process server from memory.Serve), in
+// either protocol era: 2026-07-28 (server/discover, per-request _meta and
+// Mcp-* headers) or 2025-11-25 and older (initialize and a session),
+// probing the modern one first by default (Options.Era, mcp.EraAuto).
 //
 // Every failure carries one of five codes (CodeOf, and errors.As on the
 // matching type): ERR_MCP_TRANSPORT, ERR_MCP_PROTOCOL, ERR_MCP_JSON_RPC_ERROR,
 // ERR_MCP_TOOL_ERROR and ERR_MCP_SESSION_INVALID. Results are checked on the
-// way in: content blocks against their type, structuredContent against the
-// tool's outputSchema from tools/list. A lost HTTP session is re-initialized
-// once, a dropped legacy SSE stream is resumed with Last-Event-ID, and every
-// request has a timeout, cancellation and optional progress reports.
+// way in: read exactly (member names match case-sensitively and none may
+// appear twice, so the client sees what every other reader of the message
+// sees), content blocks against their type, structuredContent against the
+// tool's outputSchema from tools/list. CallToolRaw and Call return results
+// byte for byte as received, for proxies. A lost HTTP session is
+// re-initialized once, a dropped legacy SSE stream is resumed with
+// Last-Event-ID, and every request has a timeout, cancellation and optional
+// progress reports.
+//
+// Requests are sent and matched through a jsonrpc.Peer, the same pending
+// table the server uses for its requests to clients, and wrapped in
+// jsonrpc.Middleware, the shape a server's middleware has: Options.Middleware
+// for the requests the client sends, Options.ReceivingMiddleware for the
+// requests a server sends it (ping, roots/list, sampling, elicitation, and
+// the inputRequests of 2026-07-28 input_required results).
 package client

@@ -4,11 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
+	"os"
+	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/reference"
+	"github.com/toolwire/toolwire/server"
+	"github.com/toolwire/toolwire/transport/memory"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
@@ -54,7 +60,7 @@ func ExampleCallToolAs() {
 	defer hs.Close()
 
 	ctx := context.Background()
-	c, err := client.Connect(ctx, &client.HTTP{URL: hs.URL + "/mcp"}, &client.Options{Era: client.EraLegacy})
+	c, err := client.Connect(ctx, &client.HTTP{URL: hs.URL + "/mcp"}, &client.Options{Era: mcp.EraLegacy})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -75,4 +81,86 @@ func ExampleCodeOf() {
 		fmt.Println("other:", err)
 	}
 	// Output: transport: transport: connect: "ftp://example.com" is not an http:// or https:// URL
+}
+
+// ExampleConn talks to a server in the same process: memory.Serve serves
+// it on one end of an in-memory pipe and returns the other end, which the
+// client uses as any framed connection. Messages are still encoded and
+// decoded, so the client sees exactly what a remote client would.
+func ExampleConn() {
+	type GreetIn struct {
+		Name string `json:"name"`
+	}
+	srv := server.New(mcp.Implementation{Name: "greeter", Version: "1.0.0"})
+	err := server.AddTool(srv, &mcp.Tool{Name: "greet", Description: "Greets someone"},
+		func(ctx context.Context, req *server.CallRequest, in GreetIn) (string, error) {
+			return "Hello, " + in.Name + "!", nil
+		})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, srv, nil)}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	fmt.Println(c.ServerInfo().Name, c.Era())
+
+	res, err := c.CallTool(ctx, "greet", map[string]string{"name": "Ada"})
+	if err != nil {
+		fmt.Println(client.CodeOf(err), err)
+		return
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	// Output:
+	// greeter modern
+	// Hello, Ada!
+}
+
+// ExampleOptions_middleware logs every request the client sends, with how
+// long it took and whether it failed. The same jsonrpc.Middleware shape
+// wraps the requests a toolwire server receives, so one middleware can
+// serve both. (The example drops the time and the duration from the log
+// lines so that its output is stable.)
+func ExampleOptions_middleware() {
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == "took" {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	timing := func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
+		return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			start := time.Now()
+			res, err := next(ctx, req)
+			logger.Info("mcp request", "method", req.Method, "took", time.Since(start), "ok", err == nil)
+			return res, err
+		}
+	}
+
+	srv, _ := reference.NewServer()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, srv, nil)},
+		&client.Options{Middleware: []jsonrpc.Middleware{timing}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	// The first call lists the tools for the outputSchema check.
+	if _, err := c.CallTool(ctx, "get-sum", map[string]any{"a": 7, "b": 5}); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// level=INFO msg="mcp request" method=server/discover ok=true
+	// level=INFO msg="mcp request" method=tools/list ok=true
+	// level=INFO msg="mcp request" method=tools/call ok=true
 }

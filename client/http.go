@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
 )
 
 // HTTP reaches a server over Streamable HTTP: one POST per message, replies
@@ -27,7 +28,7 @@ type HTTP struct {
 	Client *http.Client
 }
 
-func (h *HTTP) dial(ctx context.Context, c *Client) (conn, error) {
+func (h *HTTP) dial(ctx context.Context, c *Client) (link, error) {
 	u, err := url.Parse(h.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, &TransportError{Op: "connect", Err: fmt.Errorf("%q is not an http:// or https:// URL", h.URL)}
@@ -90,23 +91,23 @@ func (h *httpConn) newRequest(ctx context.Context, method string, body []byte, w
 	}
 	if w != nil {
 		if w.version != "" {
-			req.Header.Set(headerProtocolVersion, w.version)
+			req.Header.Set(mcp.HeaderProtocolVersion, w.version)
 		}
 		if w.method != "" {
-			req.Header.Set(headerMethod, w.method)
+			req.Header.Set(mcp.HeaderMethod, w.method)
 		}
 		if w.name != "" {
-			req.Header.Set(headerName, w.name)
+			req.Header.Set(mcp.HeaderName, w.name)
 		}
 		for k, v := range w.params {
 			req.Header[http.CanonicalHeaderKey(k)] = []string{v}
 		}
 	}
 	sid := ""
-	if w == nil || w.method != "initialize" {
+	if w == nil || w.method != mcp.MethodInitialize {
 		sid = h.sessionID()
 		if sid != "" {
-			req.Header.Set(headerSessionID, sid)
+			req.Header.Set(mcp.HeaderSessionID, sid)
 		}
 	}
 	return req, sid, nil
@@ -127,8 +128,8 @@ func (h *httpConn) send(ctx context.Context, req *jsonrpc.Request, w *wireInfo) 
 		return &TransportError{Op: op, Err: err}
 	}
 	defer resp.Body.Close()
-	if req.Method == "initialize" && resp.StatusCode/100 == 2 {
-		if s := resp.Header.Get(headerSessionID); s != "" {
+	if req.Method == mcp.MethodInitialize && resp.StatusCode/100 == 2 {
+		if s := resp.Header.Get(mcp.HeaderSessionID); s != "" {
 			h.mu.Lock()
 			h.session = s
 			h.mu.Unlock()
@@ -224,7 +225,7 @@ func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser
 		if done || err != nil {
 			return err
 		}
-		if w.call != nil && w.call.answered.Load() {
+		if w.call != nil && w.call.Answered() {
 			return nil // answered on another stream
 		}
 		if ctx.Err() != nil {
@@ -248,7 +249,7 @@ func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser
 			return &TransportError{Op: op, Err: ctxErr(ctx)}
 		case <-t.C:
 		}
-		if w.call != nil && w.call.answered.Load() {
+		if w.call != nil && w.call.Answered() {
 			return nil
 		}
 		resp, err := h.get(ctx, sr.lastID, w.version)
@@ -308,7 +309,7 @@ func (h *httpConn) get(ctx context.Context, lastID, version string) (*http.Respo
 		return nil, err
 	}
 	if lastID != "" {
-		req.Header.Set(headerLastEventID, lastID)
+		req.Header.Set(mcp.HeaderLastEventID, lastID)
 	}
 	return h.hc.Do(req)
 }
@@ -451,9 +452,9 @@ func (h *httpConn) close() error {
 	for k, vs := range h.header {
 		req.Header[k] = append([]string(nil), vs...)
 	}
-	req.Header.Set(headerSessionID, sid)
+	req.Header.Set(mcp.HeaderSessionID, sid)
 	if v := h.c.state().version; v != "" {
-		req.Header.Set(headerProtocolVersion, v)
+		req.Header.Set(mcp.HeaderProtocolVersion, v)
 	}
 	resp, err := h.hc.Do(req)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
-func legacy() *client.Options { return &client.Options{Era: client.EraLegacy} }
+func legacy() *client.Options { return &client.Options{Era: mcp.EraLegacy} }
 
 func TestHTTPRefusedConnection(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -83,7 +83,7 @@ func TestHTTPSSENotificationsBeforeResponse(t *testing.T) {
 	var logs []client.LogMessage
 	var progress []client.Progress
 	var mu sync.Mutex
-	c := connect(t, f.transport(), &client.Options{Era: client.EraLegacy, OnLog: func(m client.LogMessage) { mu.Lock(); logs = append(logs, m); mu.Unlock() }})
+	c := connect(t, f.transport(), &client.Options{Era: mcp.EraLegacy, OnLog: func(m client.LogMessage) { mu.Lock(); logs = append(logs, m); mu.Unlock() }})
 	res, err := c.CallTool(context.Background(), "slow", nil, client.WithoutOutputValidation(),
 		client.WithProgress(func(p client.Progress) { mu.Lock(); progress = append(progress, p); mu.Unlock() }))
 	if err != nil {
@@ -418,7 +418,7 @@ func TestHTTPMaxMessageSize(t *testing.T) {
 				}
 				return false
 			}
-			c := connect(t, f.transport(), &client.Options{Era: client.EraLegacy, MaxMessageSize: 1024})
+			c := connect(t, f.transport(), &client.Options{Era: mcp.EraLegacy, MaxMessageSize: 1024})
 			_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
 			if client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "1024-byte limit") {
 				t.Fatalf("err = %v", err)

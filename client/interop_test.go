@@ -35,10 +35,10 @@ func referenceHTTP(t *testing.T) string {
 
 func TestReferenceOverHTTP(t *testing.T) {
 	url := referenceHTTP(t)
-	for _, era := range []client.Era{client.EraAuto, client.EraLegacy} {
+	for _, era := range []mcp.Era{mcp.EraAuto, mcp.EraLegacy} {
 		t.Run(era.String(), func(t *testing.T) {
 			c := connect(t, &client.HTTP{URL: url}, &client.Options{Era: era})
-			if want := map[client.Era]mcp.Era{client.EraAuto: mcp.EraModern, client.EraLegacy: mcp.EraLegacy}[era]; c.Era() != want {
+			if want := map[mcp.Era]mcp.Era{mcp.EraAuto: mcp.EraModern, mcp.EraLegacy: mcp.EraLegacy}[era]; c.Era() != want {
 				t.Fatalf("era = %v, want %v", c.Era(), want)
 			}
 			ctx := context.Background()

@@ -126,7 +126,7 @@ func TestModernRetriesWithSupportedVersion(t *testing.T) {
 		}
 		return false
 	}
-	c := connect(t, f.transport(), &client.Options{Era: client.EraModern})
+	c := connect(t, f.transport(), &client.Options{Era: mcp.EraModern})
 	if c.Era() != mcp.EraModern {
 		t.Fatal("not modern")
 	}
@@ -329,7 +329,7 @@ func TestCancelLegacyHTTPSendsCancelled(t *testing.T) {
 
 func TestStdioCancelSendsCancelled(t *testing.T) {
 	var logs testenv.SyncBuffer
-	c := connect(t, fakeCommand(t, "cancel"), &client.Options{Era: client.EraLegacy, Logger: newTextLogger(&logs)})
+	c := connect(t, fakeCommand(t, "cancel"), &client.Options{Era: mcp.EraLegacy, Logger: newTextLogger(&logs)})
 	_, err := c.CallTool(context.Background(), "work", nil, client.WithTimeout(100*time.Millisecond), client.WithoutOutputValidation())
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)

@@ -2,26 +2,26 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/mcp"
 )
 
 // legacyAccepted are the versions an initialize answer may name.
-var legacyAccepted = append(slices.Clone(mcp.LegacyVersions), "2024-11-05")
+var legacyAccepted = append(mcp.LegacyVersions(), "2024-11-05")
 
 // negotiate settles the era: modern via server/discover, legacy via
 // initialize, or auto (probe modern, fall back to legacy).
 func (c *Client) negotiate(ctx context.Context) error {
 	switch c.opts.Era {
-	case EraLegacy:
+	case mcp.EraLegacy:
 		return c.initialize(ctx)
-	case EraModern:
+	case mcp.EraModern:
 		return c.discover(ctx, false)
-	case EraAuto:
+	case mcp.EraAuto:
 		err := c.discover(ctx, true)
 		if err == nil {
 			return nil
@@ -75,6 +75,17 @@ func (c *Client) preferred(era mcp.Era) string {
 	return mcp.LatestLegacyVersion
 }
 
+// discoverWire is a server/discover result as the client reads it: the
+// server's identity is a typed member of _meta, so that it is read exactly.
+type discoverWire struct {
+	SupportedVersions []string               `json:"supportedVersions"`
+	Capabilities      mcp.ServerCapabilities `json:"capabilities"`
+	Instructions      string                 `json:"instructions"`
+	Meta              struct {
+		ServerInfo *mcp.Implementation `json:"io.modelcontextprotocol/serverInfo"`
+	} `json:"_meta"`
+}
+
 // discover runs server/discover. In probe mode any failure is returned for
 // the caller to fall back; otherwise only a transport failure or a server
 // that names no modern version is fatal.
@@ -99,13 +110,13 @@ func (c *Client) discover(ctx context.Context, probe bool) error {
 		}
 		return err
 	}
-	var d mcp.DiscoverResult
-	if err := json.Unmarshal(raw, &d); err != nil {
+	var d discoverWire
+	if err := wirejson.Unmarshal(raw, &d); err != nil {
 		return &ProtocolError{Op: mcp.MethodDiscover, Reason: "result is not a DiscoverResult", Err: err}
 	}
 	version := c.state().version
 	if len(d.SupportedVersions) > 0 && !slices.Contains(d.SupportedVersions, version) {
-		version = pickVersion(d.SupportedVersions, mcp.ModernVersions)
+		version = pickVersion(d.SupportedVersions, mcp.ModernVersions())
 	}
 	if version == "" {
 		if probe {
@@ -114,10 +125,8 @@ func (c *Client) discover(ctx context.Context, probe bool) error {
 		return &ProtocolError{Op: mcp.MethodDiscover, Reason: fmt.Sprintf("server supports %v, none of them modern", d.SupportedVersions)}
 	}
 	var info mcp.Implementation
-	if v, ok := d.Meta[mcp.MetaServerInfo]; ok {
-		if b, err := json.Marshal(v); err == nil {
-			_ = json.Unmarshal(b, &info)
-		}
+	if d.Meta.ServerInfo != nil {
+		info = *d.Meta.ServerInfo
 	}
 	c.setState(func(s *state) {
 		s.version, s.server, s.caps, s.instructions = version, info, d.Capabilities, d.Instructions
@@ -136,7 +145,7 @@ func (c *Client) initialize(ctx context.Context) error {
 		return err
 	}
 	var r mcp.InitializeResult
-	if err := json.Unmarshal(raw, &r); err != nil {
+	if err := wirejson.Unmarshal(raw, &r); err != nil {
 		return &ProtocolError{Op: mcp.MethodInitialize, Reason: "result is not an InitializeResult", Err: err}
 	}
 	if !slices.Contains(legacyAccepted, r.ProtocolVersion) {

@@ -6,31 +6,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
-
-// Era chooses how the client talks to a server.
-type Era int
-
-// The eras a client can ask for. EraAuto (the default) probes with
-// server/discover, falls back to initialize, and remembers the answer.
-const (
-	EraAuto   Era = iota
-	EraModern     // 2026-07-28: server/discover, per-request _meta and headers
-	EraLegacy     // 2025-11-25 and older: initialize, then a session
-)
-
-func (e Era) String() string {
-	switch e {
-	case EraAuto:
-		return "auto"
-	case EraModern:
-		return "modern"
-	case EraLegacy:
-		return "legacy"
-	}
-	return "unknown"
-}
 
 // Defaults for the limits in Options; each can be changed there.
 const (
@@ -48,7 +26,9 @@ const (
 // server-to-client requests (elicitation/create, sampling/createMessage,
 // roots/list) and the inputRequests of a 2026-07-28 input_required result.
 // The result is encoded as the answer; an error becomes a JSON-RPC error
-// reply (legacy) or fails the call (input_required).
+// reply (legacy; a *jsonrpc.Error is sent as it is) or fails the call
+// (input_required). ctx ends when the server cancels its request
+// (notifications/cancelled) or the client closes.
 type RequestHandler func(ctx context.Context, method string, params json.RawMessage) (any, error)
 
 // Progress is one notifications/progress report.
@@ -72,8 +52,12 @@ type Options struct {
 	// Capabilities are declared to the server (in initialize, or in every
 	// modern request's _meta). Declare only what RequestHandler can answer.
 	Capabilities mcp.ClientCapabilities
-	// Era picks the protocol family; EraAuto by default.
-	Era Era
+	// Era picks the protocol family: mcp.EraModern (2026-07-28:
+	// server/discover, per-request _meta and headers), mcp.EraLegacy
+	// (2025-11-25 and older: initialize, then a session) or the zero value,
+	// mcp.EraAuto, which probes with server/discover, falls back to
+	// initialize, and remembers the answer.
+	Era mcp.Era
 	// ProtocolVersion, when set, is the version asked for first (for example
 	// "2025-06-18" with EraLegacy). Default: the newest of the era.
 	ProtocolVersion string
@@ -83,8 +67,9 @@ type Options struct {
 	// ProbeTimeout bounds the server/discover probe of EraAuto; 0 means
 	// DefaultProbeTimeout.
 	ProbeTimeout time.Duration
-	// MaxMessageSize bounds one incoming message (a JSON body, an SSE event
-	// or a stdio line) in bytes; 0 means DefaultMaxMessageSize.
+	// MaxMessageSize bounds one incoming message (a JSON body, an SSE event,
+	// a stdio line or a message read from a Conn) in bytes; 0 means
+	// DefaultMaxMessageSize.
 	MaxMessageSize int
 	// DisableOutputValidation turns off checking structuredContent against
 	// the tool's outputSchema.
@@ -97,9 +82,25 @@ type Options struct {
 	// MaxResumes bounds Last-Event-ID reconnections per request; 0 means
 	// DefaultMaxResumes, a negative value disables resumption.
 	MaxResumes int
-	// RequestHandler answers server requests; nil answers every one with
-	// "method not found".
+	// RequestHandler answers server requests; nil answers every one but
+	// ping with "method not found". ping is answered by the client itself.
 	RequestHandler RequestHandler
+	// Middleware wraps every request the client sends, outermost first: the
+	// handler gets the request's method and params as the caller gave them
+	// (no id yet, no _meta the client adds) and returns the raw result
+	// (json.RawMessage) or the error. A middleware can observe (log, time,
+	// count), rewrite the params, or refuse by returning an error without
+	// calling next, in which case nothing is sent. Every wire request passes
+	// through it, including server/discover, initialize, each page of a
+	// listing and each round of an input_required call.
+	Middleware []jsonrpc.Middleware
+	// ReceivingMiddleware wraps every request the server sends the client,
+	// outermost first, before the answer is chosen (ping, or RequestHandler):
+	// legacy server-to-client requests (the request's ID is the server's)
+	// and the inputRequests of 2026-07-28 input_required results (the ID is
+	// the input's key, a string). What the chain returns is the answer; an
+	// error becomes the JSON-RPC error reply, or fails the call.
+	ReceivingMiddleware []jsonrpc.Middleware
 	// OnLog receives notifications/message.
 	OnLog func(LogMessage)
 	// OnNotification receives every other server notification (method and

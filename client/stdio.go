@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os/exec"
 	"strings"
@@ -12,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/toolwire/toolwire/jsonrpc"
-	"github.com/toolwire/toolwire/transport"
 	"github.com/toolwire/toolwire/transport/stdio"
 )
 
@@ -30,7 +27,7 @@ type Command struct {
 	GracePeriod time.Duration
 }
 
-func (cmd *Command) dial(ctx context.Context, c *Client) (conn, error) {
+func (cmd *Command) dial(ctx context.Context, c *Client) (link, error) {
 	if cmd.Path == "" {
 		return nil, &TransportError{Op: "start server", Err: errors.New("no command given")}
 	}
@@ -44,7 +41,7 @@ func (cmd *Command) dial(ctx context.Context, c *Client) (conn, error) {
 	if err != nil {
 		return nil, &TransportError{Op: "start " + cmd.Path, Err: err}
 	}
-	s := &stdioConn{c: c, cmd: x, stdin: stdin, grace: cmd.GracePeriod, exited: make(chan struct{})}
+	s := &stdioLink{cmd: x, grace: cmd.GracePeriod}
 	if s.grace <= 0 {
 		s.grace = DefaultGracePeriod
 	}
@@ -53,131 +50,75 @@ func (cmd *Command) dial(ctx context.Context, c *Client) (conn, error) {
 	if err := x.Start(); err != nil {
 		return nil, &TransportError{Op: "start " + cmd.Path, Err: err}
 	}
-	s.conn = stdio.NewConn(stdout, stdin, c.opts.MaxMessageSize)
+	// Closing the connection closes the child's stdin.
+	s.framedLink = newFramedLink(c, stdio.NewConn(stdout, stdin, c.opts.MaxMessageSize), "stdio")
+	s.ended = s.exited
 	return s, nil
 }
 
-// start begins reading; Connect calls it once the client holds the conn, so
-// an early server request can be answered.
-func (s *stdioConn) start() { go s.readLoop() }
-
-// stdioConn is a running child process.
-type stdioConn struct {
-	c      *Client
+// stdioLink is a running child process: a framedLink over its stdout and
+// stdin, plus the process's lifetime.
+type stdioLink struct {
+	*framedLink
 	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	conn   *stdio.Conn
 	stderr *stderrLog
 	grace  time.Duration
 
-	exited  chan struct{} // closed once the child is reaped
-	waitErr error
-	closing bool
 	mu      sync.Mutex
+	closing bool
 }
 
-func (s *stdioConn) readLoop() {
-	var readErr error
-	for {
-		line, err := s.conn.Read(context.Background())
-		if err != nil {
-			var tl *transport.TooLargeError
-			if errors.As(err, &tl) {
-				// The line is skipped; whose it was cannot be told, so every
-				// waiting request fails rather than waits for its timeout.
-				s.c.failAllPending(&TransportError{Op: "read", Err: fmt.Errorf("a message from the server exceeds the %d-byte limit (MaxMessageSize)", tl.Limit)})
-				continue
-			}
-			readErr = err
-			break
-		}
-		msg, id, derr := jsonrpc.Decode(line)
-		if derr != nil {
-			perr := &ProtocolError{Op: "read", Reason: "malformed message from the server", Err: derr}
-			s.c.opts.Logger.Warn("malformed message from the server", "error", derr, "line", truncate(line, 200))
-			if !id.IsValid() || !s.c.failPending(id, perr) {
-				// Whose reply it was cannot be told: fail every waiting
-				// request now rather than let each wait for its timeout.
-				s.c.failAllPending(perr)
-			}
-			continue
-		}
-		s.c.dispatch(msg)
-	}
-	s.waitErr = s.cmd.Wait()
-	close(s.exited)
+// exited reaps the child once its stdout ended and says why the transport
+// is gone: the exit status and, unless Close asked for it, the tail of its
+// stderr.
+func (s *stdioLink) exited(readErr error) error {
+	waitErr := s.cmd.Wait()
 	s.mu.Lock()
 	closing := s.closing
 	s.mu.Unlock()
 	why := "the server process exited"
-	if s.waitErr != nil {
-		why += " (" + s.waitErr.Error() + ")"
+	if waitErr != nil {
+		why += " (" + waitErr.Error() + ")"
 	} else if readErr != nil && !errors.Is(readErr, io.EOF) {
 		why += " (" + readErr.Error() + ")"
 	}
 	if tail := s.stderr.tail(); tail != "" && !closing {
 		why += "; its last stderr output: " + tail
 	}
-	s.c.fail(&TransportError{Op: "stdio", Err: errors.New(why)})
+	return &TransportError{Op: "stdio", Err: errors.New(why)}
 }
 
-func (s *stdioConn) write(ctx context.Context, m jsonrpc.Message) error {
-	data, err := jsonrpc.Encode(m)
-	if err != nil {
-		return err
-	}
-	select {
-	case <-s.exited:
-		return s.c.deadErr()
-	default:
-	}
-	if err := s.conn.Write(ctx, data); err != nil {
-		select {
-		case <-s.exited:
-			return s.c.deadErr()
-		case <-time.After(100 * time.Millisecond):
-		}
-		return &TransportError{Op: "write to the server", Err: err}
-	}
-	return nil
-}
-
-func (s *stdioConn) send(ctx context.Context, req *jsonrpc.Request, _ *wireInfo) error {
-	return s.write(ctx, req)
-}
-
-func (s *stdioConn) notify(ctx context.Context, n *jsonrpc.Notification, _ *wireInfo) error {
-	return s.write(ctx, n)
-}
-
-func (s *stdioConn) reply(ctx context.Context, r *jsonrpc.Response) error {
-	return s.write(ctx, r)
-}
-
-// close shuts the child down: stdin closed, then SIGTERM, then SIGKILL.
-func (s *stdioConn) close() error {
+// close shuts the child down: stdin closed, then SIGTERM, then SIGKILL. It
+// returns once the child is reaped.
+func (s *stdioLink) close() error {
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
-	_ = s.stdin.Close()
-	select {
-	case <-s.exited:
+	_ = s.conn.Close()
+	if s.wait(s.grace) {
 		return nil
-	case <-time.After(s.grace):
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
+	if s.wait(s.grace) {
 		return nil
-	case <-time.After(s.grace):
 	}
 	_ = s.cmd.Process.Kill()
-	select {
-	case <-s.exited:
-	case <-time.After(s.grace):
+	if !s.wait(s.grace) {
 		return &TransportError{Op: "close", Err: errors.New("the server process did not exit after SIGKILL")}
 	}
 	return nil
+}
+
+// wait reports whether the child was reaped within d.
+func (s *stdioLink) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // stderrLog logs the child's stderr line by line and keeps its tail for
@@ -222,11 +163,4 @@ func (l *stderrLog) tail() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return strings.Join(l.last, " | ")
-}
-
-func truncate(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	return string(b[:n]) + "…"
 }

@@ -25,9 +25,13 @@ import (
 )
 
 // TestMain lets the test binary act as a scripted stdio server (see
-// fakeStdioServer) when started with TW_FAKE_STDIO set.
+// fakeStdioServer) when started with TW_FAKE_STDIO set, or as a real
+// toolwire server that asks the client back (TW_FAKE_STDIO=toolwire-roots).
 func TestMain(m *testing.M) {
-	if mode := os.Getenv("TW_FAKE_STDIO"); mode != "" {
+	if mode := os.Getenv("TW_FAKE_STDIO"); mode == "toolwire-roots" {
+		serveServerRequestsStdio()
+		os.Exit(0)
+	} else if mode != "" {
 		fakeStdioServer(mode)
 		os.Exit(0)
 	}
@@ -126,11 +130,11 @@ func connect(t *testing.T, tr client.Transport, opts *client.Options) *client.Cl
 }
 
 func TestStdioToolwireServe(t *testing.T) {
-	for _, era := range []client.Era{client.EraAuto, client.EraModern, client.EraLegacy} {
+	for _, era := range []mcp.Era{mcp.EraAuto, mcp.EraModern, mcp.EraLegacy} {
 		t.Run(era.String(), func(t *testing.T) {
 			c := connect(t, toolwireServe(t), &client.Options{Era: era})
 			wantEra := mcp.EraModern
-			if era == client.EraLegacy {
+			if era == mcp.EraLegacy {
 				wantEra = mcp.EraLegacy
 			}
 			if c.Era() != wantEra {
@@ -203,7 +207,7 @@ func TestStdioProgress(t *testing.T) {
 }
 
 func TestStdioChildDiesMidCall(t *testing.T) {
-	c := connect(t, fakeCommand(t, "die"), &client.Options{Era: client.EraLegacy})
+	c := connect(t, fakeCommand(t, "die"), &client.Options{Era: mcp.EraLegacy})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err := c.CallTool(ctx, "work", nil, client.WithoutOutputValidation())
@@ -225,7 +229,7 @@ func TestStdioChildDiesMidCall(t *testing.T) {
 }
 
 func TestStdioMalformedReply(t *testing.T) {
-	c := connect(t, fakeCommand(t, "garbage"), &client.Options{Era: client.EraLegacy, Timeout: 10 * time.Second})
+	c := connect(t, fakeCommand(t, "garbage"), &client.Options{Era: mcp.EraLegacy, Timeout: 10 * time.Second})
 	_, err := c.CallTool(context.Background(), "work", nil, client.WithoutOutputValidation())
 	if client.CodeOf(err) != client.CodeProtocol {
 		t.Fatalf("err = %v, want a protocol error", err)
@@ -236,7 +240,7 @@ func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandl
 
 func TestStdioCloseEscalatesToKill(t *testing.T) {
 	var logs testenv.SyncBuffer
-	c, err := client.Connect(context.Background(), fakeCommand(t, "stubborn"), &client.Options{Era: client.EraLegacy, Logger: newTextLogger(&logs)})
+	c, err := client.Connect(context.Background(), fakeCommand(t, "stubborn"), &client.Options{Era: mcp.EraLegacy, Logger: newTextLogger(&logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +268,7 @@ func TestStdioCloseEscalatesToKill(t *testing.T) {
 }
 
 func TestStdioMaxMessageSize(t *testing.T) {
-	c := connect(t, fakeCommand(t, "huge"), &client.Options{Era: client.EraLegacy, MaxMessageSize: 4096})
+	c := connect(t, fakeCommand(t, "huge"), &client.Options{Era: mcp.EraLegacy, MaxMessageSize: 4096})
 	_, err := c.CallTool(context.Background(), "work", nil, client.WithoutOutputValidation())
 	if client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "4096-byte limit") {
 		t.Fatalf("err = %v", err)

@@ -3,12 +3,12 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/schema"
 )
@@ -16,7 +16,7 @@ import (
 // toolEntry is what the client remembers of a listed tool.
 type toolEntry struct {
 	tool    *mcp.Tool
-	headers []paramHeader // x-mcp-header annotations
+	headers []mcp.ParamHeader // x-mcp-header annotations
 
 	once   sync.Once
 	output *schema.Schema // compiled outputSchema, nil when none
@@ -136,7 +136,7 @@ type toolsPage struct {
 
 func (c *Client) decodeToolsPage(raw json.RawMessage) (*listPage, error) {
 	var p toolsPage
-	if err := json.Unmarshal(raw, &p); err != nil {
+	if err := wirejson.Unmarshal(raw, &p); err != nil {
 		return nil, &ProtocolError{Op: mcp.MethodListTools, Reason: "result is not a tool list", Err: err}
 	}
 	if p.Tools == nil {
@@ -150,14 +150,14 @@ func (c *Client) decodeToolsPage(raw json.RawMessage) (*listPage, error) {
 	modern := c.state().era == mcp.EraModern
 	for i, traw := range p.Tools {
 		var t mcp.Tool
-		if err := json.Unmarshal(traw, &t); err != nil {
+		if err := wirejson.Unmarshal(traw, &t); err != nil {
 			return nil, &ProtocolError{Op: mcp.MethodListTools, Reason: fmt.Sprintf("tools[%d] is not a tool", i), Path: fmt.Sprintf("/tools/%d", i), Err: err}
 		}
 		if t.Name == "" {
 			return nil, &ProtocolError{Op: mcp.MethodListTools, Reason: fmt.Sprintf("tools[%d] has no name", i), Path: fmt.Sprintf("/tools/%d/name", i)}
 		}
 		if isHTTP && modern {
-			if _, err := toolHeaders(t.InputSchema); err != nil {
+			if _, err := mcp.ParamHeaders(t.InputSchema); err != nil {
 				c.opts.Logger.Warn("dropping a tool with invalid x-mcp-header annotations", "tool", t.Name, "error", err)
 				continue
 			}
@@ -198,7 +198,7 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	}
 	entries := make(map[string]*toolEntry, len(all))
 	for _, t := range all {
-		hs, _ := toolHeaders(t.InputSchema)
+		hs, _ := mcp.ParamHeaders(t.InputSchema)
 		entries[t.Name] = &toolEntry{tool: t, headers: hs}
 	}
 	if c.state().era != mcp.EraModern {
@@ -227,148 +227,4 @@ func (c *Client) toolEntry(ctx context.Context, name string, refresh bool) (*too
 		return nil, err
 	}
 	return c.tools.get(name), nil
-}
-
-// CallTool calls a tool and returns its raw result. args is anything that
-// encodes to a JSON object (or nil). The result's content has been checked
-// block by block, and its structuredContent against the tool's outputSchema
-// (see Options.DisableOutputValidation); a mismatch is a *ProtocolError. When
-// the tool reports failure (isError), the result is returned together with a
-// *ToolError carrying it.
-func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
-	var cc callConfig
-	for _, o := range opts {
-		o(&cc)
-	}
-	params := map[string]json.RawMessage{"name": mustJSON(name)}
-	if args != nil {
-		raw, ok := args.(json.RawMessage)
-		if !ok {
-			var err error
-			if raw, err = json.Marshal(args); err != nil {
-				return nil, fmt.Errorf("client: cannot encode the arguments of %q: %w", name, err)
-			}
-		}
-		if len(raw) > 0 && string(raw) != "null" {
-			var probe map[string]json.RawMessage
-			if err := json.Unmarshal(raw, &probe); err != nil {
-				return nil, fmt.Errorf("client: the arguments of %q must be a JSON object: %w", name, err)
-			}
-			params["arguments"] = raw
-		}
-	}
-	validate := !c.opts.DisableOutputValidation && !cc.noValidate
-	var entry *toolEntry
-	if validate || c.state().era == mcp.EraModern {
-		// The cache feeds the outputSchema check and the Mcp-Param headers.
-		if e, fresh := c.tools.lookup(name); fresh {
-			entry = e
-		} else if e, err := c.toolEntry(ctx, name, false); err == nil {
-			entry = e
-		} else if validate {
-			return nil, err
-		}
-	}
-	op := "tools/call " + name
-	raw, err := c.call(ctx, mcp.MethodCallTool, params, &cc)
-	if err != nil {
-		return nil, err
-	}
-	var res mcp.CallToolResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		pe := &ProtocolError{Op: op, Reason: "malformed result", Err: err}
-		var ce *mcp.ContentError
-		if errors.As(err, &ce) {
-			pe.Reason, pe.Path, pe.Err = "bad content block", fmt.Sprintf("content[%d]", ce.Index), err
-		}
-		return nil, pe
-	}
-	if res.IsError {
-		te := &ToolError{Tool: name, Result: &res}
-		if g, gerr := res.RetryGuidance(); gerr == nil {
-			te.RetryGuidance = g
-		} else {
-			c.opts.Logger.Debug("ignoring malformed retry guidance", "tool", name, "error", gerr)
-		}
-		return &res, te
-	}
-	if validate && entry != nil {
-		if err := c.checkOutput(ctx, op, name, entry, &res); err != nil {
-			return nil, err
-		}
-	}
-	return &res, nil
-}
-
-// checkOutput validates structuredContent against the cached outputSchema;
-// on a mismatch with a cache that may be stale it re-lists once and retries
-// the check, so a changed tool is not blamed on its old schema.
-func (c *Client) checkOutput(ctx context.Context, op, name string, e *toolEntry, res *mcp.CallToolResult) error {
-	err := validateOutput(op, e, res)
-	if err == nil {
-		return nil
-	}
-	if _, fresh := c.tools.lookup(name); !fresh {
-		if ne, lerr := c.toolEntry(ctx, name, true); lerr == nil && ne != nil {
-			return validateOutput(op, ne, res)
-		}
-	}
-	return err
-}
-
-func validateOutput(op string, e *toolEntry, res *mcp.CallToolResult) error {
-	s, err := e.outputSchema()
-	if err != nil {
-		return &ProtocolError{Op: op, Reason: "the tool's outputSchema cannot be used for validation (turn validation off to skip it)", Err: err}
-	}
-	if s == nil {
-		return nil
-	}
-	if len(res.StructuredContent) == 0 {
-		return &ProtocolError{Op: op, Reason: "the tool declares an outputSchema but the result has no structuredContent", Path: "/structuredContent"}
-	}
-	v, err := schema.DecodeValue(res.StructuredContent)
-	if err != nil {
-		return &ProtocolError{Op: op, Reason: "structuredContent is not valid JSON", Err: err}
-	}
-	if err := s.Validate(v); err != nil {
-		pe := &ProtocolError{Op: op, Reason: "structuredContent does not match the tool's outputSchema", Err: err}
-		var ve *schema.ValidationError
-		if errors.As(err, &ve) && len(ve.Violations) > 0 {
-			pe.Path = ve.Violations[0].Path
-			if pe.Path == "" {
-				pe.Path = "/"
-			}
-		}
-		return pe
-	}
-	return nil
-}
-
-// CallToolAs calls a tool and decodes its structuredContent into Out. A
-// result without structuredContent falls back to its first text block,
-// read as JSON. A tool error is returned as *ToolError.
-func CallToolAs[Out any](ctx context.Context, c *Client, name string, args any, opts ...CallOption) (Out, error) {
-	var out Out
-	res, err := c.CallTool(ctx, name, args, opts...)
-	if err != nil {
-		return out, err
-	}
-	op := "tools/call " + name
-	raw := res.StructuredContent
-	if len(raw) == 0 {
-		for _, b := range res.Content {
-			if t, ok := b.(*mcp.TextContent); ok {
-				raw = json.RawMessage(t.Text)
-				break
-			}
-		}
-	}
-	if len(raw) == 0 {
-		return out, &ProtocolError{Op: op, Reason: fmt.Sprintf("result has no structuredContent to decode into %T", out)}
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return out, &ProtocolError{Op: op, Reason: fmt.Sprintf("structuredContent does not decode into %T", out), Err: err}
-	}
-	return out, nil
 }

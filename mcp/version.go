@@ -41,25 +41,31 @@ func (e Era) String() string {
 	return "unknown"
 }
 
-// LegacyVersions are the revisions initialize accepts, newest first.
-var LegacyVersions = []string{Version20251125, Version20250618, Version20250326}
+var (
+	legacyVersions = []string{Version20251125, Version20250618, Version20250326}
+	modernVersions = []string{Version20260728}
+)
 
-// ModernVersions are the revisions served statelessly, newest first.
-var ModernVersions = []string{Version20260728}
+// LegacyVersions returns the revisions initialize accepts, newest first.
+func LegacyVersions() []string { return slices.Clone(legacyVersions) }
+
+// ModernVersions returns the revisions served statelessly, newest first.
+func ModernVersions() []string { return slices.Clone(modernVersions) }
 
 // SupportedVersions lists every revision, newest first, as server/discover
 // and the -32022 error report them.
 func SupportedVersions() []string {
-	return append(slices.Clone(ModernVersions), LegacyVersions...)
+	return append(slices.Clone(modernVersions), legacyVersions...)
 }
 
-// EraOf returns the era of a revision, or 0 for one toolwire does not speak.
+// EraOf returns the era of a revision, or EraAuto (no era) for one toolwire
+// does not speak.
 func EraOf(version string) Era {
 	switch {
-	case slices.Contains(ModernVersions, version):
+	case slices.Contains(modernVersions, version):
 		return EraModern
-	case slices.Contains(LegacyVersions, version):
+	case slices.Contains(legacyVersions, version):
 		return EraLegacy
 	}
-	return 0
+	return EraAuto
 }

@@ -14,7 +14,7 @@ import (
 
 // connectMCP serves the seed tools over Streamable HTTP on 127.0.0.1 and
 // connects the toolwire MCP client to them.
-func connectMCP(t *testing.T, env *seedEnv, era client.Era) *client.Client {
+func connectMCP(t *testing.T, env *seedEnv, era mcp.Era) *client.Client {
 	t.Helper()
 	h := streamable.NewHandler(newSeedServer(t, env), nil)
 	ts := httptest.NewServer(h)
@@ -31,7 +31,7 @@ func connectMCP(t *testing.T, env *seedEnv, era client.Era) *client.Client {
 // is seen by an MCP client, through the toolwire client over Streamable
 // HTTP, as a *client.ToolError carrying the guidance, in both eras.
 func TestRetryGuidanceReachesMCPClient(t *testing.T) {
-	for _, era := range []client.Era{client.EraLegacy, client.EraModern} {
+	for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
 		c := connectMCP(t, defaultSeedEnv(t), era)
 		_, err := c.CallTool(t.Context(), "Doorbell.Ring", map[string]any{"doorbell_id": "doorbell1"})
 		var te *client.ToolError
@@ -53,7 +53,7 @@ func TestRetryGuidanceReachesMCPClient(t *testing.T) {
 // toolwire client as OTC: the seven seed examples come out the same.
 func TestSeedExamplesThroughMCPClient(t *testing.T) {
 	env := defaultSeedEnv(t)
-	c := connectMCP(t, env, client.EraAuto)
+	c := connectMCP(t, env, mcp.EraAuto)
 	clock := &stepClock{t: time.Unix(1_700_000_000, 0)}
 	h, err := otc.NewHandler(otc.NewClientBackend(c), otc.WithClock(clock.now))
 	if err != nil {
@@ -79,7 +79,7 @@ func TestSeedExamplesThroughMCPClient(t *testing.T) {
 // TestUnreachableMCPServer: once the MCP connection is gone the OTC
 // endpoint answers 502, not a tool failure.
 func TestUnreachableMCPServer(t *testing.T) {
-	c := connectMCP(t, defaultSeedEnv(t), client.EraLegacy)
+	c := connectMCP(t, defaultSeedEnv(t), mcp.EraLegacy)
 	h, err := otc.NewHandler(otc.NewClientBackend(c))
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
-// Package reference hosts the reference tools: the tools the seed documents
-// show, with the results they show, plus a long-running tool that reports
-// progress, a tool without parameters, and one that calls the client back. `toolwire serve` serves them.
+// Package reference hosts the reference tools that `toolwire serve` serves:
+// tools in the style of the MCP reference "everything" server, covering every
+// content type, structured output with its text fallback, both failure
+// channels, progress and cancellation, a tool without parameters, and one
+// that calls the client back mid-call.
 package reference
 
 import (
@@ -48,8 +50,8 @@ func Register(s *server.Server) error {
 	return nil
 }
 
-// echoSchema is hand-written and pins draft-07, as the seed's server does:
-// raw schemas and older dialects are first-class.
+// echoSchema is hand-written and pins draft-07, as the reference
+// "everything" server's does: raw schemas and older dialects are first-class.
 const echoSchema = `{"type":"object","properties":{"message":{"type":"string","description":"Message to echo"}},` +
 	`"required":["message"],"additionalProperties":false,"$schema":"http://json-schema.org/draft-07/schema#"}`
 
@@ -116,7 +118,7 @@ type WeatherInput struct {
 	City string `json:"city,omitempty" jsonschema:"city to report on" default:"Amsterdam"`
 }
 
-// WeatherOutput is the structured output of weather (seed 000).
+// WeatherOutput is the structured output of weather.
 type WeatherOutput struct {
 	Conditions string  `json:"conditions" jsonschema:"short weather description"`
 	TempC      float64 `json:"temp_c" jsonschema:"temperature in celsius"`
@@ -248,7 +250,7 @@ func addResourceReference(s *server.Server) error {
 }
 
 // GalleryContent is the result of the gallery tool: one block of each of the
-// five types, as seed 000 shows it.
+// five content types (text, image, audio, resource link, embedded resource).
 func GalleryContent() []mcp.Content {
 	return []mcp.Content{
 		&mcp.TextContent{Text: "a result can carry many blocks",

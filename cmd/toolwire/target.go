@@ -76,11 +76,11 @@ func (f *targetFlags) options() (*client.Options, error) {
 	}
 	switch f.era {
 	case "auto":
-		o.Era = client.EraAuto
+		o.Era = mcp.EraAuto
 	case "modern":
-		o.Era = client.EraModern
+		o.Era = mcp.EraModern
 	case "legacy":
-		o.Era = client.EraLegacy
+		o.Era = mcp.EraLegacy
 	default:
 		return nil, usageError{fmt.Sprintf("invalid --era %q: want auto, modern or legacy", f.era)}
 	}

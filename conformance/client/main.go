@@ -47,11 +47,11 @@ func run(ctx context.Context, scenario, url string, logger *slog.Logger) error {
 	}
 	switch {
 	case version == "":
-		opts.Era = client.EraAuto
+		opts.Era = mcp.EraAuto
 	case mcp.EraOf(version) == mcp.EraModern:
-		opts.Era, opts.ProtocolVersion = client.EraModern, version
+		opts.Era, opts.ProtocolVersion = mcp.EraModern, version
 	default:
-		opts.Era, opts.ProtocolVersion = client.EraLegacy, version
+		opts.Era, opts.ProtocolVersion = mcp.EraLegacy, version
 	}
 	var c *client.Client
 	var mrtr mrtrState

@@ -54,8 +54,8 @@ func (h *Handler) openSession(owner string) (*legacySession, *jsonrpc.Error) {
 		h.sweep()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	// The POST stream map is made on the first POST: an idle session is
-	// small (issue 6 measures it).
+	// The POST stream map is made on the first POST, so an idle session
+	// stays small (BENCHMARKS.md measures it).
 	ls := &legacySession{h: h, id: newSessionID(), owner: owner, ctx: ctx, cancel: cancel, lastActive: h.now(), busy: 1}
 	ls.standalone = h.newStream(ls, standaloneStream, false)
 	h.mu.Lock()

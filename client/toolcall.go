@@ -1,0 +1,285 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/schema"
+)
+
+// CallTool calls a tool and returns its decoded result. args is anything
+// that encodes to a JSON object (or nil). The result's content has been
+// checked block by block, and its structuredContent against the tool's
+// outputSchema (see Options.DisableOutputValidation); a mismatch is a
+// *ProtocolError. When the tool reports failure (isError), the result is
+// returned together with a *ToolError carrying it.
+func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
+	cc := newCallConfig(opts)
+	params, err := toolCallParams(name, args)
+	if err != nil {
+		return nil, err
+	}
+	validate := !c.opts.DisableOutputValidation && !cc.noValidate
+	entry, err := c.toolForCall(ctx, name, validate)
+	if err != nil {
+		return nil, err
+	}
+	op := "tools/call " + name
+	raw, err := c.call(ctx, mcp.MethodCallTool, params, &cc)
+	if err != nil {
+		return nil, err
+	}
+	res, err := decodeCallResult(op, raw)
+	if err != nil {
+		return nil, err
+	}
+	if res.IsError {
+		te := &ToolError{Tool: name, Result: res}
+		if g, gerr := res.RetryGuidance(); gerr == nil {
+			te.RetryGuidance = g
+		} else {
+			c.opts.Logger.Debug("ignoring malformed retry guidance", "tool", name, "error", gerr)
+		}
+		return res, te
+	}
+	if validate && entry != nil {
+		if err := c.checkOutput(ctx, op, name, entry, res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// CallToolRaw calls a tool and returns its result exactly as the server
+// sent it, for proxies and gateways that pass results on: the bytes of the
+// response's "result" member, member order and whitespace included. Nothing
+// in it is checked beyond being a JSON object read exactly (no content
+// block checks, no outputSchema validation) and nothing is re-encoded. A
+// tool that reports failure (isError: true) is a result like any other
+// here, not an error. Timeouts, progress, cancellation, input_required
+// rounds, the session and version retries and Options.Middleware apply as
+// for CallTool, and over 2026-07-28 HTTP the Mcp-Param-* headers are sent
+// when the tool's listing is at hand (a failed listing is not an error).
+func (c *Client) CallToolRaw(ctx context.Context, name string, args any, opts ...CallOption) (json.RawMessage, error) {
+	cc := newCallConfig(opts)
+	params, err := toolCallParams(name, args)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.toolForCall(ctx, name, false); err != nil {
+		return nil, err
+	}
+	return c.call(ctx, mcp.MethodCallTool, params, &cc)
+}
+
+func newCallConfig(opts []CallOption) callConfig {
+	var cc callConfig
+	for _, o := range opts {
+		o(&cc)
+	}
+	return cc
+}
+
+// toolCallParams builds tools/call params; the arguments are sent as given
+// when they are raw JSON, and must be a JSON object read exactly.
+func toolCallParams(name string, args any) (map[string]json.RawMessage, error) {
+	params := map[string]json.RawMessage{"name": mustJSON(name)}
+	if args == nil {
+		return params, nil
+	}
+	raw, ok := args.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(args); err != nil {
+			return nil, fmt.Errorf("client: cannot encode the arguments of %q: %w", name, err)
+		}
+	}
+	if len(raw) > 0 && string(raw) != "null" {
+		var probe map[string]json.RawMessage
+		if err := wirejson.Unmarshal(raw, &probe); err != nil {
+			return nil, fmt.Errorf("client: the arguments of %q must be a JSON object: %w", name, err)
+		}
+		params["arguments"] = raw
+	}
+	return params, nil
+}
+
+// toolForCall returns the cached listing of a tool, listing tools when the
+// cache is stale, if the call needs it: for the outputSchema check
+// (validate; a failed listing is then the call's error) and, in the modern
+// era, for the Mcp-Param headers (a failed listing only loses them).
+func (c *Client) toolForCall(ctx context.Context, name string, validate bool) (*toolEntry, error) {
+	if !validate && c.state().era != mcp.EraModern {
+		return nil, nil
+	}
+	if e, fresh := c.tools.lookup(name); fresh {
+		return e, nil
+	}
+	e, err := c.toolEntry(ctx, name, false)
+	if err != nil {
+		if validate {
+			return nil, err
+		}
+		c.opts.Logger.Debug("tools/list failed; calling without Mcp-Param headers", "tool", name, "error", err)
+		return nil, nil
+	}
+	return e, nil
+}
+
+// callResultWire is a tools/call result as the client reads it; content
+// blocks stay raw until checked one by one.
+type callResultWire struct {
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent"`
+	IsError           bool              `json:"isError"`
+	ResultType        mcp.ResultType    `json:"resultType"`
+	Meta              mcp.Meta          `json:"_meta"`
+}
+
+// blockNames lists the members a content block may have, so that exact
+// decoding refuses a case variant of any of them ("Text" for "text") at
+// every level, as a case-insensitive reader would take it for the member.
+type blockNames struct {
+	Type        json.RawMessage `json:"type"`
+	Text        json.RawMessage `json:"text"`
+	Data        json.RawMessage `json:"data"`
+	MIMEType    json.RawMessage `json:"mimeType"`
+	URI         json.RawMessage `json:"uri"`
+	Name        json.RawMessage `json:"name"`
+	Title       json.RawMessage `json:"title"`
+	Description json.RawMessage `json:"description"`
+	Size        json.RawMessage `json:"size"`
+	Icons       []struct {
+		Src      json.RawMessage `json:"src"`
+		MIMEType json.RawMessage `json:"mimeType"`
+		Sizes    json.RawMessage `json:"sizes"`
+		Theme    json.RawMessage `json:"theme"`
+	} `json:"icons"`
+	Resource *struct {
+		URI      json.RawMessage `json:"uri"`
+		MIMEType json.RawMessage `json:"mimeType"`
+		Text     json.RawMessage `json:"text"`
+		Blob     json.RawMessage `json:"blob"`
+		Meta     json.RawMessage `json:"_meta"`
+	} `json:"resource"`
+	Annotations *struct {
+		Audience     json.RawMessage `json:"audience"`
+		Priority     json.RawMessage `json:"priority"`
+		LastModified json.RawMessage `json:"lastModified"`
+	} `json:"annotations"`
+	Meta json.RawMessage `json:"_meta"`
+}
+
+// decodeCallResult reads a tools/call result exactly (member names match
+// case-sensitively, none appears twice) and checks every content block
+// against its type; a bad block is named by its index.
+func decodeCallResult(op string, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var w callResultWire
+	if err := wirejson.Unmarshal(raw, &w); err != nil {
+		return nil, &ProtocolError{Op: op, Reason: "malformed result", Err: err}
+	}
+	if w.Content == nil {
+		return nil, &ProtocolError{Op: op, Reason: `malformed result: missing required member "content"`, Path: "/content"}
+	}
+	res := &mcp.CallToolResult{Content: make([]mcp.Content, len(w.Content)), IsError: w.IsError, ResultType: w.ResultType, Meta: w.Meta}
+	if string(w.StructuredContent) != "null" {
+		res.StructuredContent = w.StructuredContent
+	}
+	for i, b := range w.Content {
+		block, err := mcp.DecodeContentBlock(i, b)
+		if err == nil {
+			var names blockNames
+			if nerr := wirejson.Unmarshal(b, &names); nerr != nil {
+				err = &mcp.ContentError{Index: i, Reason: nerr.Error()}
+			}
+		}
+		if err != nil {
+			pe := &ProtocolError{Op: op, Reason: "bad content block", Path: fmt.Sprintf("content[%d]", i), Err: err}
+			var ce *mcp.ContentError
+			if !errors.As(err, &ce) {
+				pe.Reason = "malformed result"
+			}
+			return nil, pe
+		}
+		res.Content[i] = block
+	}
+	return res, nil
+}
+
+// checkOutput validates structuredContent against the cached outputSchema;
+// on a mismatch with a cache that may be stale it re-lists once and retries
+// the check, so a changed tool is not blamed on its old schema.
+func (c *Client) checkOutput(ctx context.Context, op, name string, e *toolEntry, res *mcp.CallToolResult) error {
+	err := validateOutput(op, e, res)
+	if err == nil {
+		return nil
+	}
+	if _, fresh := c.tools.lookup(name); !fresh {
+		if ne, lerr := c.toolEntry(ctx, name, true); lerr == nil && ne != nil {
+			return validateOutput(op, ne, res)
+		}
+	}
+	return err
+}
+
+func validateOutput(op string, e *toolEntry, res *mcp.CallToolResult) error {
+	s, err := e.outputSchema()
+	if err != nil {
+		return &ProtocolError{Op: op, Reason: "the tool's outputSchema cannot be used for validation (turn validation off to skip it)", Err: err}
+	}
+	if s == nil {
+		return nil
+	}
+	if len(res.StructuredContent) == 0 {
+		return &ProtocolError{Op: op, Reason: "the tool declares an outputSchema but the result has no structuredContent", Path: "/structuredContent"}
+	}
+	v, err := schema.DecodeValue(res.StructuredContent)
+	if err != nil {
+		return &ProtocolError{Op: op, Reason: "structuredContent is not valid JSON", Err: err}
+	}
+	if err := s.Validate(v); err != nil {
+		pe := &ProtocolError{Op: op, Reason: "structuredContent does not match the tool's outputSchema", Err: err}
+		var ve *schema.ValidationError
+		if errors.As(err, &ve) && len(ve.Violations) > 0 {
+			pe.Path = ve.Violations[0].Path
+			if pe.Path == "" {
+				pe.Path = "/"
+			}
+		}
+		return pe
+	}
+	return nil
+}
+
+// CallToolAs calls a tool and decodes its structuredContent into Out,
+// exactly (member names match case-sensitively, duplicates are refused). A
+// result without structuredContent falls back to its first text block,
+// read as JSON. A tool error is returned as *ToolError.
+func CallToolAs[Out any](ctx context.Context, c *Client, name string, args any, opts ...CallOption) (Out, error) {
+	var out Out
+	res, err := c.CallTool(ctx, name, args, opts...)
+	if err != nil {
+		return out, err
+	}
+	op := "tools/call " + name
+	raw := res.StructuredContent
+	if len(raw) == 0 {
+		for _, b := range res.Content {
+			if t, ok := b.(*mcp.TextContent); ok {
+				raw = json.RawMessage(t.Text)
+				break
+			}
+		}
+	}
+	if len(raw) == 0 {
+		return out, &ProtocolError{Op: op, Reason: fmt.Sprintf("result has no structuredContent to decode into %T", out)}
+	}
+	if err := wirejson.Unmarshal(raw, &out); err != nil {
+		return out, &ProtocolError{Op: op, Reason: fmt.Sprintf("structuredContent does not decode into %T", out), Err: err}
+	}
+	return out, nil
+}
