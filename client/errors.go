@@ -13,7 +13,8 @@ import (
 // returns after reaching for the server carries exactly one of these five.
 type Code string
 
-// The five error codes (seed 001's names, kept as the CLI's error names).
+// The five error codes. Their names are those declarative MCP clients
+// already use (ERR_MCP_TOOL_ERROR, ...), and the CLI's error names.
 const (
 	// CodeTransport: the server could not be reached or stopped answering:
 	// network failure, an HTTP status >= 400 other than the session ones

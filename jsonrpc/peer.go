@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // ErrPeerClosed is the error of a call made or pending when its Peer closed
@@ -110,12 +112,12 @@ func (p *Peer) Progress(params json.RawMessage) bool {
 	var head struct {
 		Token json.RawMessage `json:"progressToken"`
 	}
-	if json.Unmarshal(params, &head) != nil {
+	if wirejson.Unmarshal(params, &head) != nil {
 		return false
 	}
 	tok := string(bytes.TrimSpace(head.Token))
 	var s string
-	if json.Unmarshal(head.Token, &s) == nil {
+	if wirejson.Unmarshal(head.Token, &s) == nil {
 		tok = s
 	}
 	p.mu.Lock()
