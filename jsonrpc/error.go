@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // Standard JSON-RPC 2.0 error codes.
@@ -59,4 +61,21 @@ func AsError(err error) (*Error, bool) {
 		return e, true
 	}
 	return nil, false
+}
+
+// decodeErrorObject reads the error member of a response strictly: an
+// object whose names match exactly and appear once, at any depth.
+func decodeErrorObject(raw []byte) (*Error, *Error) {
+	if raw[0] != '{' {
+		return nil, NewError(CodeInvalidRequest, `"error" must be an object`)
+	}
+	var e Error
+	if err := wirejson.Unmarshal(raw, &e); err != nil {
+		var we *wirejson.Error
+		if errors.As(err, &we) {
+			err = &wirejson.Error{Pointer: "/error" + we.Pointer, Reason: we.Reason}
+		}
+		return nil, NewError(CodeInvalidRequest, "malformed error object: %v", err)
+	}
+	return &e, nil
 }

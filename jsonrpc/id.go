@@ -2,10 +2,11 @@ package jsonrpc
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
+	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // ID identifies a request. MCP allows strings and integers, never null; the zero
@@ -76,37 +77,114 @@ func (id ID) appendJSON(b []byte) []byte {
 	}
 }
 
-var errBadID = errors.New("id must be a string or an integer")
+// idError is the refusal of an id that is neither a string nor an integer.
+type idError struct{ problem string }
 
-// UnmarshalJSON accepts a string or an integer; null, fractions, booleans,
-// objects and arrays are rejected.
+func (e *idError) Error() string {
+	return "id must be a string or an integer, not " + e.problem
+}
+
+// UnmarshalJSON accepts a string or an integer; null, fractions, exponents,
+// integers beyond 64 bits, booleans, objects and arrays are rejected with an
+// error saying which.
 func (id *ID) UnmarshalJSON(data []byte) error {
-	data = bytes.TrimSpace(data)
+	v, problem := parseID(data)
+	if problem != "" {
+		return &idError{problem}
+	}
+	*id = v
+	return nil
+}
+
+// parseID reads an id, a string or an integer. When the value is neither,
+// problem says what it is instead: "null", "a boolean", "a fraction (1.5)",
+// and so on. It allocates only for a string id (and when refusing a number).
+func parseID(data []byte) (id ID, problem string) {
+	data = trimJSONSpace(data)
 	if len(data) == 0 {
-		return errBadID
+		return ID{}, "empty"
 	}
 	switch data[0] {
 	case '"':
 		if body, ok := plainJSONString(data); ok {
-			*id = StringID(string(body))
-			return nil
+			return StringID(string(body)), ""
 		}
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
-			return err
-		}
-		*id = StringID(s)
-		return nil
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		n, err := strconv.ParseInt(string(data), 10, 64)
+		s, err := jsontext.AppendUnquote(nil, data)
 		if err != nil {
-			// 1.0 or 1e3 are numbers but not integers MCP accepts.
-			return errBadID
+			return ID{}, "an invalid string"
 		}
-		*id = Int64ID(n)
-		return nil
+		return StringID(string(s)), ""
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		if n, ok := parseInt(data); ok {
+			return Int64ID(n), ""
+		}
+		return ID{}, describeNumber(data)
+	case 't', 'f':
+		return ID{}, "a boolean"
+	case 'n':
+		return ID{}, "null"
+	case '{':
+		return ID{}, "an object"
+	case '[':
+		return ID{}, "an array"
 	}
-	return errBadID
+	return ID{}, "an invalid value"
+}
+
+// parseInt parses a JSON number that is an integer within 64 bits.
+func parseInt(b []byte) (int64, bool) {
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 19 { // 19 digits always fit in a uint64
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	switch {
+	case neg && n <= 1<<63:
+		return int64(-n), true
+	case !neg && n < 1<<63:
+		return int64(n), true
+	}
+	return 0, false
+}
+
+// describeNumber says why a JSON number is not an id MCP accepts.
+func describeNumber(b []byte) string {
+	shown := string(b)
+	if len(shown) > 32 {
+		shown = shown[:32] + "…"
+	}
+	switch {
+	case bytes.IndexByte(b, '.') >= 0:
+		return fmt.Sprintf("a fraction (%s)", shown)
+	case bytes.IndexAny(b, "eE") >= 0:
+		return fmt.Sprintf("a number with an exponent (%s)", shown)
+	}
+	for _, c := range b[1:] {
+		if c < '0' || c > '9' {
+			return fmt.Sprintf("an invalid number (%s)", shown)
+		}
+	}
+	return fmt.Sprintf("an integer beyond 64 bits (%s)", shown)
+}
+
+func trimJSONSpace(b []byte) []byte {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // plainJSONString returns the contents of a quoted JSON string that needs no

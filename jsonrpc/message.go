@@ -4,7 +4,6 @@
 package jsonrpc
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -37,22 +36,22 @@ func (*Request) isMessage()      {}
 func (*Notification) isMessage() {}
 func (*Response) isMessage()     {}
 
-// wire is the envelope as it appears on the wire; pointers and raw fields let the
-// decoder tell "absent" from "null".
-type wire struct {
-	JSONRPC *string         `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
 // Decode parses one message. On failure it returns an *Error carrying the code
 // to answer with (-32700 for bytes that are not JSON, -32600 for JSON that is not
 // a valid message, including batches) and, where it could be read, the id of the
 // offending request so the reply can name it. The message's raw members (params,
 // result, error data) share memory with data, which must not change afterwards.
+//
+// Decoding is exact, so that whatever inspected the message before (a gateway,
+// a policy filter, an audit log) saw the message toolwire serves: "JSON" means
+// RFC 8259 with valid UTF-8 in every string (invalid UTF-8 anywhere, even in a
+// member nobody reads, is -32700); the envelope's member names match
+// case-sensitively, and a member whose name differs from "jsonrpc", "id",
+// "method", "params", "result" or "error" only by case is refused, as is any
+// top-level member name appearing twice (names compare after unescaping, so
+// "m\u0065thod" is "method"); other members are ignored. Duplicate names
+// inside params or result are left to whoever decodes them; the error object
+// of a response is decoded strictly here.
 func Decode(data []byte) (Message, ID, *Error) {
 	if e, ok := scanEnvelope(data); ok {
 		return build(e)
@@ -60,90 +59,59 @@ func Decode(data []byte) (Message, ID, *Error) {
 	return decodeSlow(data)
 }
 
-// decodeSlow is the reference path through encoding/json; Decode takes it for
-// anything the allocation-free scanner does not handle.
-func decodeSlow(data []byte) (Message, ID, *Error) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 {
-		return nil, ID{}, NewError(CodeParseError, "empty message")
-	}
-	switch data[0] {
-	case '[':
-		if !json.Valid(data) {
-			return nil, ID{}, NewError(CodeParseError, "message is not valid JSON")
-		}
-		return nil, ID{}, NewError(CodeInvalidRequest, "batch requests are not supported (removed in MCP 2025-06-18); send one message at a time")
-	case '{':
-	default:
-		if !json.Valid(data) {
-			return nil, ID{}, NewError(CodeParseError, "message is not valid JSON")
-		}
-		return nil, ID{}, NewError(CodeInvalidRequest, "message must be a JSON object")
-	}
-	var w wire
-	if err := json.Unmarshal(data, &w); err != nil {
-		if !json.Valid(data) {
-			return nil, ID{}, NewError(CodeParseError, "message is not valid JSON: %v", err)
-		}
-		return nil, ID{}, NewError(CodeInvalidRequest, "malformed message: %v", err)
-	}
-	e := envelope{id: w.ID, params: w.Params, result: w.Result, error: w.Error}
-	if w.JSONRPC != nil {
-		e.jsonrpc, e.hasJSONRPC = []byte(*w.JSONRPC), true
-	}
-	if w.Method != nil {
-		e.method, e.hasMethod = []byte(*w.Method), true
-	}
-	return build(e)
-}
-
 // build checks an envelope's members against JSON-RPC and MCP's rules.
 func build(w envelope) (Message, ID, *Error) {
 	var id ID
-	var idErr error
+	var idProblem string
 	hasID := w.id != nil
 	if hasID {
-		idErr = id.UnmarshalJSON(w.id)
+		id, idProblem = parseID(w.id)
 	}
 	if !w.hasJSONRPC || string(w.jsonrpc) != "2.0" {
 		return nil, id, NewError(CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
+	}
+	if w.badMethod {
+		return nil, id, NewError(CodeInvalidRequest, `"method" must be a string`)
 	}
 	if w.hasMethod {
 		if len(w.method) == 0 {
 			return nil, id, NewError(CodeInvalidRequest, `"method" must not be empty`)
 		}
-		if w.params != nil {
-			p := bytes.TrimSpace(w.params)
-			if len(p) == 0 || (p[0] != '{' && p[0] != '[') {
-				return nil, id, NewError(CodeInvalidRequest, `"params" must be an object`)
-			}
+		if w.params != nil && w.params[0] != '{' && w.params[0] != '[' {
+			return nil, id, NewError(CodeInvalidRequest, `"params" must be an object`)
 		}
 		if !hasID {
 			return &Notification{Method: string(w.method), Params: w.params}, ID{}, nil
 		}
-		if idErr != nil {
-			return nil, ID{}, NewError(CodeInvalidRequest, `"id" must be a string or an integer, never null`)
+		if idProblem != "" {
+			return nil, ID{}, badID(idProblem)
 		}
 		return &Request{ID: id, Method: string(w.method), Params: w.params}, id, nil
 	}
 	if w.result != nil || w.error != nil {
-		if idErr != nil && !(w.error != nil && string(bytes.TrimSpace(w.id)) == "null") {
-			return nil, ID{}, NewError(CodeInvalidRequest, `response "id" must be a string or an integer`)
+		if idProblem != "" && !(w.error != nil && idProblem == "null") {
+			return nil, ID{}, badID(idProblem)
 		}
 		if w.result != nil && w.error != nil {
 			return nil, id, NewError(CodeInvalidRequest, `response must not carry both "result" and "error"`)
 		}
 		r := &Response{ID: id, Result: w.result}
 		if w.error != nil {
-			var e Error
-			if err := json.Unmarshal(w.error, &e); err != nil {
-				return nil, id, NewError(CodeInvalidRequest, "malformed error object: %v", err)
+			e, err := decodeErrorObject(w.error)
+			if err != nil {
+				return nil, id, err
 			}
-			r.Error = &e
+			r.Error = e
 		}
 		return r, id, nil
 	}
 	return nil, id, NewError(CodeInvalidRequest, `message has neither "method" nor "result"/"error"`)
+}
+
+// badID is the refusal of an id that is neither a string nor an integer;
+// problem says what it is instead.
+func badID(problem string) *Error {
+	return NewError(CodeInvalidRequest, `"id" must be a string or an integer, not %s`, problem)
 }
 
 // Encode renders a message as one line of JSON (no trailing newline).

@@ -33,7 +33,7 @@ func TestDecodeClassifies(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":7,"method":"x","params":3}`, CodeInvalidRequest, "", "7"},
 		{`{"jsonrpc":"2.0","id":7}`, CodeInvalidRequest, "", "7"},
 		{`{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"m"}}`, CodeInvalidRequest, "", "7"},
-		{`{"jsonrpc":"2.0","id":7,"method":5}`, CodeInvalidRequest, "", "null"},
+		{`{"jsonrpc":"2.0","id":7,"method":5}`, CodeInvalidRequest, "", "7"},
 	}
 	for _, c := range cases {
 		msg, id, err := Decode([]byte(c.in))
@@ -139,7 +139,7 @@ func TestDecodeMatchesReference(t *testing.T) {
 	}
 }
 
-// compareDecode checks the fast path against encoding/json's: same message,
+// compareDecode checks the fast path against the strict fallback: same message,
 // same id, same error code.
 func compareDecode(t *testing.T, data []byte) {
 	t.Helper()

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // Content is one block of a tool result or prompt message. The set is closed:
@@ -189,9 +193,20 @@ type blockWire struct {
 
 // DecodeContent decodes a content array, rejecting a block of unknown type or
 // one missing a required field with a *ContentError naming the block.
+// Decoding is strict: member names match case-sensitively, a member whose
+// name differs from a block member's only by case is refused ("Text" is not
+// "text"), and so is any member name appearing twice in one object.
 func DecodeContent(data []byte) ([]Content, error) {
-	var raws []json.RawMessage
-	if err := json.Unmarshal(data, &raws); err != nil {
+	raws, err := wirejson.Elements(data)
+	if err != nil {
+		var we *wirejson.Error
+		if errors.As(err, &we) {
+			if first, rest, _ := strings.Cut(strings.TrimPrefix(we.Pointer, "/"), "/"); first != "" {
+				if i, aerr := strconv.Atoi(first); aerr == nil {
+					return nil, &ContentError{Index: i, Field: fieldPath("/" + rest), Reason: we.Reason}
+				}
+			}
+		}
 		return nil, fmt.Errorf(`"content" must be an array of blocks: %w`, err)
 	}
 	out := make([]Content, len(raws))
@@ -205,17 +220,31 @@ func DecodeContent(data []byte) ([]Content, error) {
 	return out, nil
 }
 
+// fieldPath renders a JSON Pointer below a block as a dotted field path
+// ("/annotations/priority" is "annotations.priority").
+func fieldPath(pointer string) string {
+	if pointer == "" || pointer == "/" {
+		return ""
+	}
+	tokens := strings.Split(pointer[1:], "/")
+	for i, t := range tokens {
+		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+	}
+	return strings.Join(tokens, ".")
+}
+
 // DecodeContentBlock decodes one block; index is used in errors only.
 func DecodeContentBlock(index int, raw []byte) (Content, error) {
 	var w blockWire
-	if err := json.Unmarshal(raw, &w); err != nil {
+	if err := wirejson.Unmarshal(raw, &w); err != nil {
 		ce := &ContentError{Index: index, Reason: "not a valid block: " + err.Error()}
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			ce.Field = te.Field
-			ce.Reason = fmt.Sprintf("expected %s, got JSON %s", te.Type, te.Value)
+		var we *wirejson.Error
+		if errors.As(err, &we) {
+			if ce.Field = fieldPath(we.Pointer); ce.Field != "" {
+				ce.Reason = we.Reason
+			}
 		}
-		if w.Type != nil {
+		if w.Type != nil && ce.Field != "type" {
 			ce.Type = *w.Type
 		}
 		return nil, ce

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -64,7 +66,7 @@ func TestDecodeContentErrorsNameBlockAndField(t *testing.T) {
 		{`[{"type":"resource","resource":{"uri":"u:1"}}]`, 0, "resource", "resource.text", "missing"},
 		{`[{"type":"resource","resource":{"text":"x"}}]`, 0, "resource", "resource.uri", "missing required field"},
 		{`[{"type":"image","data":"%%%","mimeType":"image/png"}]`, 0, "image", "data", "not valid base64"},
-		{`[{"type":"text","text":5}]`, 0, "text", "text", "expected string"},
+		{`[{"type":"text","text":5}]`, 0, "text", "text", "expected a string, got a number"},
 	}
 	for _, c := range cases {
 		_, err := mcp.DecodeContent([]byte(c.in))
@@ -126,4 +128,152 @@ func TestEmbeddedResourceNeedsContents(t *testing.T) {
 	if err == nil {
 		t.Error("resource with both text and blob accepted")
 	}
+}
+
+// Content blocks decode exactly: a case variant of a member is refused with
+// the member it resembles, and so is a name appearing twice, at any depth.
+func TestDecodeContentIsStrict(t *testing.T) {
+	cases := []struct {
+		in              string
+		index           int
+		typ, field, msg string
+	}{
+		{`[{"type":"text","Text":"x"}]`, 0, "text", "Text", `unknown member "Text": member names are case-sensitive (did you mean "text"?)`},
+		{`[{"TYPE":"text","text":"x"}]`, 0, "", "TYPE", `unknown member "TYPE": member names are case-sensitive (did you mean "type"?)`},
+		{`[{"type":"text","text":"a","text":"b"}]`, 0, "text", "text", `duplicate member name "text"`},
+		{`[{"type":"text","t\u0065xt":"a","text":"b"}]`, 0, "text", "text", `duplicate member name "text"`},
+		{`[{"type":"text","text":"ok"},{"type":"text","type":"image","data":"AA==","mimeType":"image/png","text":"x"}]`, 1, "", "type", `duplicate member name "type"`},
+		{`[{"type":"image","data":"AA==","mimeType":"image/png","MimeType":"text/html"}]`, 0, "image", "MimeType", `did you mean "mimeType"?`},
+		{`[{"type":"text","text":"a","annotations":{"Priority":1}}]`, 0, "text", "annotations.Priority", `did you mean "priority"?`},
+		{`[{"type":"text","text":"a","annotations":{"audience":["user"],"audience":["assistant"]}}]`, 0, "text", "annotations.audience", `duplicate member name "audience"`},
+		{`[{"type":"text","text":"a","_meta":{"k":1,"k":2}}]`, 0, "text", "_meta.k", `duplicate member name "k"`},
+		{`[{"type":"text","text":"a","_meta":{"k":{"x":1,"x":2}}}]`, 0, "text", "_meta.k.x", `duplicate member name "x"`},
+		{`[{"type":"resource_link","uri":"u:1","name":"n","icons":[{"src":"a","Src":"b"}]}]`, 0, "resource_link", "icons.0.Src", `did you mean "src"?`},
+		{`[{"type":"resource","resource":{"uri":"u:1","text":"a","Blob":"AA=="}}]`, 0, "resource", "resource.Blob", `did you mean "blob"?`},
+		{`[{"type":"resource","resource":{"uri":"u:1","uri":"u:2","text":"a"}}]`, 0, "resource", "resource.uri", `duplicate member name "uri"`},
+		{"[{\"type\":\"text\",\"text\":\"ok\"},{\"type\":\"text\",\"text\":\"\xff\"}]", 1, "", "text", "invalid UTF-8 in a string"},
+		{`[{"type":"text","text":"\ud800"}]`, 0, "", "text", "invalid surrogate pair"},
+		{`["text"]`, 0, "", "", "not a valid block: expected an object, got a string"},
+	}
+	for _, c := range cases {
+		_, err := mcp.DecodeContent([]byte(c.in))
+		var ce *mcp.ContentError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: got %v, want a *ContentError", c.in, err)
+			continue
+		}
+		if ce.Index != c.index || ce.Type != c.typ || ce.Field != c.field || !strings.Contains(ce.Reason, c.msg) {
+			t.Errorf("%s: got index %d type %q field %q reason %q", c.in, ce.Index, ce.Type, ce.Field, ce.Reason)
+		}
+	}
+	for _, bad := range []string{`{"type":"text"}`, `[{"type":"text","text":"a"}] []`, `[`} {
+		if _, err := mcp.DecodeContent([]byte(bad)); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+func TestCallToolResultIsStrict(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`{"content":[],"Content":[{"type":"text","text":"x"}]}`, `unknown member "Content": member names are case-sensitive (did you mean "content"?)`},
+		{`{"content":[],"content":[{"type":"text","text":"x"}]}`, `duplicate member name "content"`},
+		{`{"content":[],"isError":false,"IsError":true}`, `unknown member "IsError"`},
+		{`{"content":[],"structuredContent":{"a":1,"a":2}}`, `duplicate member name "a"`},
+		{`{"content":[{"type":"text","Text":"x"}]}`, `content[0] (text): field "Text": unknown member "Text"`},
+	}
+	for _, c := range cases {
+		// Strict whichever decoder calls it: the method decodes its members
+		// itself.
+		for name, unmarshal := range map[string]func([]byte, any) error{"encoding/json": json.Unmarshal, "wirejson": wirejson.Unmarshal} {
+			var r mcp.CallToolResult
+			err := unmarshal([]byte(c.in), &r)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s via %s: got %v, want %q", c.in, name, err, c.want)
+			}
+		}
+	}
+	// The client tells a bad block from a malformed result with errors.As.
+	var r mcp.CallToolResult
+	err := wirejson.Unmarshal([]byte(`{"content":[{"type":"text","text":"a"},{"type":"text","Text":"x"}]}`), &r)
+	var ce *mcp.ContentError
+	if !errors.As(err, &ce) || ce.Index != 1 || ce.Field != "Text" {
+		t.Errorf("got %#v, want a *ContentError for block 1", err)
+	}
+	if err := wirejson.Unmarshal([]byte(`{"content":[{"type":"text","text":"a"}],"structuredContent":{"a":1},"isError":true,"_meta":{"n":1.50}}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.IsError || string(r.StructuredContent) != `{"a":1}` || r.Meta["n"] != json.Number("1.50") {
+		t.Errorf("got %+v", r)
+	}
+}
+
+func TestMetaIsStrictAndExact(t *testing.T) {
+	var tool mcp.Tool
+	in := `{"name":"t","inputSchema":{"type":"object"},"_meta":{"big":12345678901234567890,"f":1.50,"nested":{"a":[1e2]}}}`
+	if err := wirejson.Unmarshal([]byte(in), &tool); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(&tool)
+	if !strings.Contains(string(out), `"_meta":{"big":12345678901234567890,"f":1.50,"nested":{"a":[1e2]}}`) {
+		t.Errorf("_meta numbers changed: %s", out)
+	}
+	for _, bad := range []string{`{"a":1,"a":2}`, `{"a":{"b":1,"b":2}}`, "{\"a\":\"\xff\"}", `[1]`} {
+		var m mcp.Meta
+		if err := json.Unmarshal([]byte(bad), &m); err == nil {
+			t.Errorf("_meta %s accepted", bad)
+		}
+	}
+	var m mcp.Meta
+	if err := json.Unmarshal([]byte(`null`), &m); err != nil || m != nil {
+		t.Errorf("null _meta: %v %v", err, m)
+	}
+}
+
+func TestResourceContentsIsStrict(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"uri":"u:1","text":"a","text":"b"}`, `field "text": duplicate member name "text"`},
+		{`{"URI":"u:1","text":"a"}`, `field "URI": unknown member "URI": member names are case-sensitive (did you mean "uri"?)`},
+		{`{"uri":"u:1","text":"a","_meta":{"x":1,"x":1}}`, `field "_meta.x": duplicate member name "x"`},
+		{`"u:1"`, `expected an object, got a string`},
+	} {
+		_, err := mcp.DecodeResourceContents([]byte(c.in))
+		if err == nil || err.Error() != c.want && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+// FuzzDecodeContent checks that every content array DecodeContent accepts is
+// strictly valid JSON (no name twice in an object, valid UTF-8) and that
+// what it decodes re-encodes to something it decodes to the same blocks.
+func FuzzDecodeContent(f *testing.F) {
+	for _, s := range []string{
+		`[{"type":"text","text":"t","annotations":{"audience":["user"],"priority":0.5},"_meta":{"k":1}}]`,
+		`[{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"audio","data":"","mimeType":"audio/wav"}]`,
+		`[{"type":"resource_link","uri":"u:1","name":"n","size":3,"icons":[{"src":"s","sizes":["1x1"]}]}]`,
+		`[{"type":"resource","resource":{"uri":"u:1","blob":"AQI="}},{"type":"resource","resource":{"uri":"u:2","text":"x"}}]`,
+		`[{"type":"text","Text":"x"}]`, `[{"type":"text","text":"a","text":"b"}]`, `[{"type":"text","t\u0065xt":"\ud83d\ude00"}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		blocks, err := mcp.DecodeContent(data)
+		if err != nil {
+			return
+		}
+		if !jsontext.Value(data).IsValid() {
+			t.Fatalf("%q: accepted JSON the strict decoder refuses", data)
+		}
+		out, err := json.Marshal(blocks)
+		if err != nil {
+			t.Fatalf("%q: decoded blocks do not encode: %v", data, err)
+		}
+		again, err := mcp.DecodeContent(out)
+		if err != nil {
+			t.Fatalf("%q: re-encoded as %s, which is refused: %v", data, out, err)
+		}
+		if out2, _ := json.Marshal(again); string(out2) != string(out) {
+			t.Fatalf("%q: %s decodes and re-encodes as %s", data, out, out2)
+		}
+	})
 }

@@ -8,14 +8,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/schema"
 )
 
 // TestSeedGolden decodes every MCP JSON example of the seed documents
-// (testdata/seeds, copied verbatim from them) into toolwire's types and
-// re-encodes it: the result must have the same members and values.
+// (testdata/seeds, copied verbatim from them) into toolwire's types, with the
+// strict decoder the wire is read with, and re-encodes it: the result must
+// have the same members and values.
 func TestSeedGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/seeds/*.json")
 	if err != nil || len(files) == 0 {
@@ -45,13 +47,13 @@ func roundTrip(t *testing.T, name string, in []byte) []byte {
 		return mustMarshal(t, blocks)
 	case strings.HasPrefix(name, "result-"):
 		var r mcp.CallToolResult
-		if err := json.Unmarshal(in, &r); err != nil {
+		if err := wirejson.Unmarshal(in, &r); err != nil {
 			t.Fatal(err)
 		}
 		return mustMarshal(t, &r)
 	case strings.HasPrefix(name, "tool-"):
 		var tool mcp.Tool
-		if err := json.Unmarshal(in, &tool); err != nil {
+		if err := wirejson.Unmarshal(in, &tool); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := schema.Compile(tool.InputSchema); err != nil {
@@ -65,7 +67,7 @@ func roundTrip(t *testing.T, name string, in []byte) []byte {
 		}
 		tool := mcp.Tool{Name: "x", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: s.Raw()}
 		var back mcp.Tool
-		if err := json.Unmarshal(mustMarshal(t, &tool), &back); err != nil {
+		if err := wirejson.Unmarshal(mustMarshal(t, &tool), &back); err != nil {
 			t.Fatal(err)
 		}
 		return back.OutputSchema
@@ -94,7 +96,7 @@ func roundTripMessage(t *testing.T, in []byte) []byte {
 			t.Fatalf("unexpected method %s", m.Method)
 		}
 		if len(m.Params) > 0 {
-			if err := json.Unmarshal(m.Params, params); err != nil {
+			if err := wirejson.Unmarshal(m.Params, params); err != nil {
 				t.Fatal(err)
 			}
 			m.Params = mustMarshal(t, params)
@@ -102,7 +104,7 @@ func roundTripMessage(t *testing.T, in []byte) []byte {
 	case *jsonrpc.Response:
 		if m.Error == nil {
 			var r mcp.CallToolResult
-			if err := json.Unmarshal(m.Result, &r); err != nil {
+			if err := wirejson.Unmarshal(m.Result, &r); err != nil {
 				t.Fatal(err)
 			}
 			m.Result = mustMarshal(t, &r)

@@ -3,21 +3,17 @@
 // messages, progress and cancellation. It knows nothing of transports.
 package mcp
 
-import (
-	"bytes"
-	"encoding/json"
-)
+import "github.com/toolwire/toolwire/internal/wirejson"
 
 // Meta is the `_meta` member: extension data keyed by optionally prefixed names.
 // Numbers decode as json.Number so they re-encode exactly as they arrived.
 type Meta map[string]any
 
-// UnmarshalJSON decodes with json.Number for numbers.
+// UnmarshalJSON decodes strictly (a name twice in one object, at any depth,
+// or invalid UTF-8 is an error), with json.Number for numbers.
 func (m *Meta) UnmarshalJSON(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
 	var v map[string]any
-	if err := dec.Decode(&v); err != nil {
+	if err := wirejson.UnmarshalUseNumber(data, &v); err != nil {
 		return err
 	}
 	*m = v
@@ -35,9 +31,8 @@ const (
 	MetaProgressToken      = "progressToken"
 )
 
-// decodeStrict decodes data into v with json.Number for loose values.
+// decodeNumbers decodes data into v strictly, with json.Number for numbers
+// held in interface values.
 func decodeNumbers(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	return dec.Decode(v)
+	return wirejson.UnmarshalUseNumber(data, v)
 }

@@ -2,8 +2,10 @@ package mcp
 
 import (
 	"encoding/base64"
-	"encoding/json"
+	"errors"
 	"fmt"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // ResourceContents is the body of a resource: *TextResourceContents or
@@ -39,7 +41,7 @@ type fieldError struct{ field, reason string }
 func (e *fieldError) Error() string { return fmt.Sprintf("field %q: %s", e.field, e.reason) }
 
 // DecodeResourceContents decodes a resource body: uri is required, and exactly
-// one of text and blob.
+// one of text and blob. Decoding is strict, as for DecodeContent.
 func DecodeResourceContents(data []byte) (ResourceContents, error) {
 	var w struct {
 		URI      *string `json:"uri"`
@@ -48,7 +50,11 @@ func DecodeResourceContents(data []byte) (ResourceContents, error) {
 		Blob     *string `json:"blob"`
 		Meta     Meta    `json:"_meta"`
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := wirejson.Unmarshal(data, &w); err != nil {
+		var we *wirejson.Error
+		if errors.As(err, &we) && we.Pointer != "" {
+			return nil, &fieldError{fieldPath(we.Pointer), we.Reason}
+		}
 		return nil, err
 	}
 	switch {

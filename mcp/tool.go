@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // Tool describes a tool as tools/list reports it.
@@ -132,7 +134,9 @@ func (r *CallToolResult) MarshalJSON() ([]byte, error) {
 	return json.Marshal(a)
 }
 
-// UnmarshalJSON decodes the closed content union, naming any bad block.
+// UnmarshalJSON decodes the closed content union, naming any bad block (a
+// *ContentError). Decoding is strict: names match case-sensitively, a case
+// variant of a member ("Content") or a name appearing twice is refused.
 func (r *CallToolResult) UnmarshalJSON(data []byte) error {
 	var w struct {
 		Content           json.RawMessage `json:"content"`
@@ -141,7 +145,7 @@ func (r *CallToolResult) UnmarshalJSON(data []byte) error {
 		ResultType        ResultType      `json:"resultType"`
 		Meta              Meta            `json:"_meta"`
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := wirejson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if w.Content == nil {

@@ -2,30 +2,60 @@ package schema
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// maxDepth bounds nesting, as encoding/json does, so hostile input cannot
-// exhaust the stack.
+// maxDepth bounds nesting: at most this many objects and arrays may be open
+// at once, as in the strict decoder the wire is read with, so hostile input
+// cannot exhaust the stack.
 const maxDepth = 10000
+
+// DecodeError is input DecodeValue refuses: where (a JSON Pointer to the
+// offending value or member, and a byte offset) and why.
+type DecodeError struct {
+	// Path is the JSON Pointer of the offending value ("" for the root);
+	// for a duplicate member name, the pointer of that member.
+	Path string
+	// Offset is the byte offset in the input where the problem was found.
+	Offset int
+	// Reason says what is wrong.
+	Reason string
+}
+
+func (e *DecodeError) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("invalid JSON at offset %d: %s", e.Offset, e.Reason)
+	}
+	return fmt.Sprintf("invalid JSON at %s (offset %d): %s", e.Path, e.Offset, e.Reason)
+}
 
 // DecodeValue decodes JSON the way the validator expects: objects as
 // map[string]any, arrays as []any, numbers as json.Number (exact), strings,
-// booleans and nil. It gives the same values and accepts the same inputs as
-// encoding/json with UseNumber, with fewer allocations: this runs on every
-// tool call.
+// booleans and nil. It is strict, so that the arguments a tool validates are
+// the arguments any other reader of the message sees: a member name that
+// appears twice in one object (compared after unescaping) and invalid UTF-8
+// (including an unpaired surrogate escape) are refused, at any depth, with a
+// *DecodeError carrying the path. It accepts what
+// github.com/go-json-experiment/json accepts by default, with fewer
+// allocations: this runs on every tool call.
 func DecodeValue(data []byte) (any, error) {
 	d := valueDecoder{data: data}
 	d.space()
 	v, err := d.value(0)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		d.space()
+		if d.pos != len(d.data) {
+			err = d.fail("unexpected data after the top-level value")
+		}
 	}
-	d.space()
-	if d.pos != len(d.data) {
-		return nil, d.errorf("unexpected data after the top-level value")
+	if err != nil {
+		return nil, err.done()
 	}
 	return v, nil
 }
@@ -35,8 +65,30 @@ type valueDecoder struct {
 	pos  int
 }
 
-func (d *valueDecoder) errorf(format string, args ...any) error {
-	return fmt.Errorf("invalid JSON at offset %d: %s", d.pos, fmt.Sprintf(format, args...))
+// decodeError is a DecodeError under construction: the path's tokens are
+// gathered innermost first as the error travels out of the nesting.
+type decodeError struct {
+	tokens []string
+	offset int
+	reason string
+}
+
+func (e *decodeError) at(token string) *decodeError {
+	e.tokens = append(e.tokens, token)
+	return e
+}
+
+func (e *decodeError) done() *DecodeError {
+	var b strings.Builder
+	for _, t := range slices.Backward(e.tokens) {
+		b.WriteByte('/')
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
+	}
+	return &DecodeError{Path: b.String(), Offset: e.offset, Reason: e.reason}
+}
+
+func (d *valueDecoder) fail(format string, args ...any) *decodeError {
+	return &decodeError{offset: d.pos, reason: fmt.Sprintf(format, args...)}
 }
 
 func (d *valueDecoder) space() {
@@ -50,17 +102,20 @@ func (d *valueDecoder) space() {
 	}
 }
 
-func (d *valueDecoder) value(depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, d.errorf("nested too deeply")
-	}
+// value reads one value; depth is the number of objects and arrays open
+// around it.
+func (d *valueDecoder) value(depth int) (any, *decodeError) {
 	if d.pos >= len(d.data) {
-		return nil, d.errorf("unexpected end of input")
+		return nil, d.fail("unexpected end of input")
 	}
 	switch c := d.data[d.pos]; {
-	case c == '{':
-		return d.object(depth)
-	case c == '[':
+	case c == '{' || c == '[':
+		if depth >= maxDepth {
+			return nil, d.fail("nested too deeply (more than %d levels)", maxDepth)
+		}
+		if c == '{' {
+			return d.object(depth)
+		}
 		return d.array(depth)
 	case c == '"':
 		return d.str()
@@ -73,19 +128,19 @@ func (d *valueDecoder) value(depth int) (any, error) {
 	case c == '-' || c >= '0' && c <= '9':
 		return d.number()
 	default:
-		return nil, d.errorf("unexpected character %q", c)
+		return nil, d.fail("unexpected character %q", c)
 	}
 }
 
-func (d *valueDecoder) literal(word string) error {
+func (d *valueDecoder) literal(word string) *decodeError {
 	if len(d.data)-d.pos < len(word) || string(d.data[d.pos:d.pos+len(word)]) != word {
-		return d.errorf("invalid literal, want %s", word)
+		return d.fail("invalid literal, want %s", word)
 	}
 	d.pos += len(word)
 	return nil
 }
 
-func (d *valueDecoder) object(depth int) (any, error) {
+func (d *valueDecoder) object(depth int) (any, *decodeError) {
 	d.pos++ // {
 	m := map[string]any{}
 	d.space()
@@ -96,26 +151,30 @@ func (d *valueDecoder) object(depth int) (any, error) {
 	for {
 		d.space()
 		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
-			return nil, d.errorf("want an object key")
+			return nil, d.fail("want an object key")
 		}
+		keyAt := d.pos
 		k, err := d.str()
 		if err != nil {
 			return nil, err
 		}
 		d.space()
 		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
-			return nil, d.errorf("want ':' after an object key")
+			return nil, d.fail("want ':' after an object key")
 		}
 		d.pos++
 		d.space()
 		v, err := d.value(depth + 1)
 		if err != nil {
-			return nil, err
+			return nil, err.at(k)
 		}
-		m[k] = v
+		n := len(m)
+		if m[k] = v; len(m) == n {
+			return nil, (&decodeError{offset: keyAt, reason: fmt.Sprintf("duplicate member name %q", k)}).at(k)
+		}
 		d.space()
 		if d.pos >= len(d.data) {
-			return nil, d.errorf("unexpected end of input in an object")
+			return nil, d.fail("unexpected end of input in an object")
 		}
 		switch d.data[d.pos] {
 		case ',':
@@ -124,12 +183,12 @@ func (d *valueDecoder) object(depth int) (any, error) {
 			d.pos++
 			return m, nil
 		default:
-			return nil, d.errorf("want ',' or '}' in an object")
+			return nil, d.fail("want ',' or '}' in an object")
 		}
 	}
 }
 
-func (d *valueDecoder) array(depth int) (any, error) {
+func (d *valueDecoder) array(depth int) (any, *decodeError) {
 	d.pos++ // [
 	a := []any{}
 	d.space()
@@ -141,12 +200,12 @@ func (d *valueDecoder) array(depth int) (any, error) {
 		d.space()
 		v, err := d.value(depth + 1)
 		if err != nil {
-			return nil, err
+			return nil, err.at(strconv.Itoa(len(a)))
 		}
 		a = append(a, v)
 		d.space()
 		if d.pos >= len(d.data) {
-			return nil, d.errorf("unexpected end of input in an array")
+			return nil, d.fail("unexpected end of input in an array")
 		}
 		switch d.data[d.pos] {
 		case ',':
@@ -155,15 +214,15 @@ func (d *valueDecoder) array(depth int) (any, error) {
 			d.pos++
 			return a, nil
 		default:
-			return nil, d.errorf("want ',' or ']' in an array")
+			return nil, d.fail("want ',' or ']' in an array")
 		}
 	}
 }
 
-// str reads a string. Plain ASCII-or-valid-UTF-8 strings without escapes
-// are sliced directly; anything else goes through encoding/json, whose
-// unescaping (surrogate pairs, invalid UTF-8 to U+FFFD) is the reference.
-func (d *valueDecoder) str() (string, error) {
+// str reads a string. Strings without escapes are sliced directly once
+// their UTF-8 is checked; anything else is unescaped by jsontext, which
+// refuses invalid UTF-8 and unpaired surrogate escapes.
+func (d *valueDecoder) str() (string, *decodeError) {
 	start := d.pos
 	d.pos++ // opening quote
 	simple := true
@@ -178,26 +237,39 @@ func (d *valueDecoder) str() (string, error) {
 				if utf8.Valid(body) {
 					return string(body), nil
 				}
+				return "", &decodeError{offset: start + 1 + invalidUTF8At(body), reason: "invalid UTF-8 in a string"}
 			}
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return "", d.errorf("invalid string: %v", err)
+			s, err := jsontext.AppendUnquote(nil, raw)
+			if err != nil {
+				return "", &decodeError{offset: start, reason: "invalid string: " + strings.TrimPrefix(err.Error(), "jsontext: ")}
 			}
-			return s, nil
+			return string(s), nil
 		case c == '\\':
 			simple = false
 			d.pos += 2
 		case c < 0x20:
-			return "", d.errorf("control character in a string")
+			return "", d.fail("control character in a string")
 		default:
 			d.pos++
 		}
 	}
-	return "", errors.New("invalid JSON: unterminated string")
+	return "", &decodeError{offset: len(d.data), reason: "unterminated string"}
+}
+
+// invalidUTF8At returns the offset of the first invalid UTF-8 in b.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
 }
 
 // number reads a number, checking JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (d *valueDecoder) number() (any, error) {
+func (d *valueDecoder) number() (any, *decodeError) {
 	start := d.pos
 	if d.data[d.pos] == '-' {
 		d.pos++
@@ -213,12 +285,12 @@ func (d *valueDecoder) number() (any, error) {
 	if d.pos < len(d.data) && d.data[d.pos] == '0' {
 		d.pos++
 	} else if digits() == 0 {
-		return nil, d.errorf("invalid number")
+		return nil, d.fail("invalid number")
 	}
 	if d.pos < len(d.data) && d.data[d.pos] == '.' {
 		d.pos++
 		if digits() == 0 {
-			return nil, d.errorf("invalid number: no digits after '.'")
+			return nil, d.fail("invalid number: no digits after '.'")
 		}
 	}
 	if d.pos < len(d.data) && (d.data[d.pos] == 'e' || d.data[d.pos] == 'E') {
@@ -227,7 +299,7 @@ func (d *valueDecoder) number() (any, error) {
 			d.pos++
 		}
 		if digits() == 0 {
-			return nil, d.errorf("invalid number: no digits in the exponent")
+			return nil, d.fail("invalid number: no digits in the exponent")
 		}
 	}
 	return json.Number(d.data[start:d.pos]), nil

@@ -1,24 +1,33 @@
 // Package jsonscan walks JSON objects without allocating: it validates and
 // slices, and leaves decoding to the caller. It accepts only the common,
-// unambiguous shape (plain member names, each at most once); callers fall back
-// to encoding/json when it declines, so behaviour never depends on which path
-// ran.
+// unambiguous shape (plain member names, each at most once, none differing
+// from a known name only by case, valid UTF-8 throughout); callers fall back
+// to a strict decoder (github.com/go-json-experiment/json) when it declines,
+// so behaviour never depends on which path ran. What it accepts is valid JSON
+// by that decoder's rules: RFC 8259 grammar, valid UTF-8 in every string, and
+// every \u escape of a surrogate half paired.
 package jsonscan
 
 import (
-	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
 // maxDepth bounds nesting; deeper input is declined, not rejected.
 const maxDepth = 1000
 
-// Members calls fn with each top-level member of the object in data: its name
-// and its raw value (a slice of data). It returns false, having possibly called
+// maxUnknown bounds how many distinct unknown member names Members tracks
+// for duplicates; an object with more is declined.
+const maxUnknown = 16
+
+// Members calls fn with each top-level member of the object in data whose
+// name is in known: its name and its raw value (a slice of data). Other
+// members are checked and skipped. It returns false, having possibly called
 // fn for some members, when data is not a single valid object with plain
-// names, when a name repeats, when a name differs from one in known only by
-// case (encoding/json would match it case-insensitively), or when fn returns
-// false.
+// (unescaped) names, when any name repeats, when a name differs from one in
+// known only by case (a case-insensitive decoder would take it for that
+// member), when the object has more than maxUnknown unknown members, or when
+// fn returns false. known must hold at most 64 names.
 func Members(data []byte, known []string, fn func(name, value []byte) bool) bool {
 	s := Scanner{data: data}
 	s.Space()
@@ -30,6 +39,8 @@ func Members(data []byte, known []string, fn func(name, value []byte) bool) bool
 		return s.End()
 	}
 	var seen uint64
+	var unknown [maxUnknown][]byte
+	nUnknown := 0
 	for {
 		s.Space()
 		name, ok := s.PlainString()
@@ -42,15 +53,29 @@ func Members(data []byte, known []string, fn func(name, value []byte) bool) bool
 				idx = i
 				break
 			}
-			if strings.EqualFold(string(name), k) {
+			if foldEqual(name, k) {
 				return false
 			}
 		}
-		if idx >= 0 && idx < 64 {
+		switch {
+		case idx >= 64:
+			return false
+		case idx >= 0:
 			if seen&(1<<idx) != 0 {
 				return false
 			}
 			seen |= 1 << idx
+		default:
+			for _, u := range unknown[:nUnknown] {
+				if string(u) == string(name) {
+					return false
+				}
+			}
+			if nUnknown == maxUnknown {
+				return false
+			}
+			unknown[nUnknown] = name
+			nUnknown++
 		}
 		s.Space()
 		if !s.Eat(':') {
@@ -208,6 +233,9 @@ func (s *Scanner) word(w string) bool {
 	return false
 }
 
+// skipString passes over a string, checking its escapes and that it is valid
+// UTF-8: raw bytes must form valid UTF-8 sequences, and an escaped surrogate
+// half must be a high one followed at once by an escaped low one.
 func (s *Scanner) skipString() bool {
 	if !s.Eat('"') {
 		return false
@@ -229,23 +257,58 @@ func (s *Scanner) skipString() bool {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				s.pos++
 			case 'u':
-				if len(s.data)-s.pos < 5 {
+				r, ok := s.hex4()
+				if !ok {
 					return false
 				}
-				for _, h := range s.data[s.pos+1 : s.pos+5] {
-					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+				switch {
+				case r >= 0xDC00 && r <= 0xDFFF:
+					return false // a low half with no high half before it
+				case r >= 0xD800 && r <= 0xDBFF:
+					if !s.Eat('\\') || s.pos >= len(s.data) || s.data[s.pos] != 'u' {
+						return false
+					}
+					if lo, ok := s.hex4(); !ok || lo < 0xDC00 || lo > 0xDFFF {
 						return false
 					}
 				}
-				s.pos += 5
 			default:
 				return false
 			}
-		default:
+		case c < utf8.RuneSelf:
 			s.pos++
+		default:
+			r, size := utf8.DecodeRune(s.data[s.pos:])
+			if r == utf8.RuneError && size == 1 {
+				return false
+			}
+			s.pos += size
 		}
 	}
 	return false
+}
+
+// hex4 reads the four hex digits after the 'u' of a \u escape; s.pos is at
+// the 'u' and ends after the digits.
+func (s *Scanner) hex4() (rune, bool) {
+	if len(s.data)-s.pos < 5 {
+		return 0, false
+	}
+	var r rune
+	for _, h := range s.data[s.pos+1 : s.pos+5] {
+		switch {
+		case h >= '0' && h <= '9':
+			r = r<<4 | rune(h-'0')
+		case h >= 'a' && h <= 'f':
+			r = r<<4 | rune(h-'a'+10)
+		case h >= 'A' && h <= 'F':
+			r = r<<4 | rune(h-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	s.pos += 5
+	return r, true
 }
 
 func (s *Scanner) skipNumber() bool {
@@ -274,4 +337,45 @@ func (s *Scanner) skipNumber() bool {
 		}
 	}
 	return true
+}
+
+// foldEqual is strings.EqualFold(string(name), k) without the conversion,
+// which allocates for names over 32 bytes (the io.modelcontextprotocol/...
+// _meta keys are): equal under Unicode simple case folding.
+func foldEqual(name []byte, k string) bool {
+	for len(name) > 0 && len(k) > 0 {
+		var a, b rune
+		if name[0] < utf8.RuneSelf {
+			a, name = rune(name[0]), name[1:]
+		} else {
+			r, n := utf8.DecodeRune(name)
+			a, name = r, name[n:]
+		}
+		if k[0] < utf8.RuneSelf {
+			b, k = rune(k[0]), k[1:]
+		} else {
+			r, n := utf8.DecodeRuneInString(k)
+			b, k = r, k[n:]
+		}
+		if a == b {
+			continue
+		}
+		if a > b {
+			a, b = b, a
+		}
+		if b < utf8.RuneSelf {
+			if 'A' <= a && a <= 'Z' && b == a+'a'-'A' {
+				continue
+			}
+			return false
+		}
+		r := unicode.SimpleFold(a)
+		for r != a && r < b {
+			r = unicode.SimpleFold(r)
+		}
+		if r != b {
+			return false
+		}
+	}
+	return len(name) == len(k)
 }

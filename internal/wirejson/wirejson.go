@@ -11,6 +11,7 @@
 package wirejson
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/base64"
 	stdjson "encoding/json"
@@ -244,4 +245,39 @@ func kindOf(t reflect.Type) string {
 		return "an array"
 	}
 	return "a different value"
+}
+
+// Elements returns the elements of the JSON array in data, as slices of
+// data. Everything is checked (syntax, UTF-8, nothing after the array)
+// except that member names may repeat inside an element: each element is
+// meant for its own Unmarshal, which refuses that and can say which element
+// held it. Use it to decode a union array element by element.
+func Elements(data []byte) ([][]byte, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true))
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, describe(err)
+	}
+	if k := tok.Kind(); k != '[' {
+		return nil, &Error{Reason: "expected an array, got " + jsonKind(k)}
+	}
+	var out [][]byte
+	for dec.PeekKind() != ']' {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, describe(err)
+		}
+		end := dec.InputOffset()
+		out = append(out, data[end-int64(len(v)):end:end])
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, describe(err)
+	}
+	switch _, err := dec.ReadToken(); {
+	case err == nil:
+		return nil, &Error{Reason: "unexpected data after the top-level value"}
+	case err != io.EOF:
+		return nil, describe(err)
+	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package wirejson
 
 import (
+	"bytes"
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
@@ -398,4 +399,73 @@ func BenchmarkUnmarshal(b *testing.B) {
 			}
 		})
 	}
+}
+
+func TestElements(t *testing.T) {
+	in := []byte(` [ {"a":1,"a":2} , "x", [1,{"b":1,"b":2}], 3 ] `)
+	got, err := Elements(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"a":1,"a":2}`, `"x"`, `[1,{"b":1,"b":2}]`, `3`}
+	if len(got) != len(want) {
+		t.Fatalf("got %q", got)
+	}
+	for i := range want {
+		if string(got[i]) != want[i] {
+			t.Errorf("element %d: %s, want %s", i, got[i], want[i])
+		}
+	}
+	if got, err := Elements([]byte(`[]`)); err != nil || len(got) != 0 {
+		t.Errorf("[]: %q %v", got, err)
+	}
+	for in, want := range map[string]string{
+		`{}`:                 "expected an array, got an object",
+		`[1] 2`:              "unexpected data after the top-level value",
+		`[1] x`:              "invalid character 'x' at start of value",
+		`[1,`:                "unexpected end of input",
+		"[\"ok\",\"\xff\"]":  "at /1: invalid UTF-8 in a string",
+		`[1,{"a":"\udc00"}]`: "at /1/a: invalid surrogate pair",
+		``:                   "unexpected end of input",
+		`[1 2]`:              "invalid character '2' after array element (expecting ',' or ']')",
+	} {
+		_, err := Elements([]byte(in))
+		var we *Error
+		if !errors.As(err, &we) || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", in, err, want)
+		}
+	}
+}
+
+func FuzzElements(f *testing.F) {
+	for _, s := range []string{`[]`, `[{"a":1,"a":2},"x",[1,{"b":1,"b":2}],3]`, `[1] 2`, "[\"\xff\"]", ` [ 1 , 2 ] `, `{}`, `[`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := Elements(data)
+		valid := jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true))
+		isArray := valid && jsontext.Value(bytes.TrimLeft(data, " \t\r\n")).Kind() == '['
+		if (err == nil) != isArray {
+			t.Fatalf("%q: error %v, valid array %v", data, err, isArray)
+		}
+		if err != nil {
+			return
+		}
+		// The elements, joined, are the array again.
+		var b []byte
+		b = append(b, '[')
+		for i, e := range got {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, e...)
+		}
+		b = append(b, ']')
+		want := jsontext.Value(bytes.Clone(data))
+		_ = want.Compact(jsontext.AllowDuplicateNames(true))
+		have := jsontext.Value(b)
+		if err := have.Compact(jsontext.AllowDuplicateNames(true)); err != nil || !bytes.Equal(have, want) {
+			t.Fatalf("%q: elements %q", data, got)
+		}
+	})
 }
