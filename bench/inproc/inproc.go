@@ -1,5 +1,6 @@
 // Package inproc drives each server's Streamable HTTP handler in process,
-// without a network: W6 of the benchmark (see inproc_test.go).
+// without a network: W6 (a 2025-11-25 session) and W8 (stateless
+// 2026-07-28) of the benchmark, in inproc_test.go and modern_test.go.
 package inproc
 
 import (
@@ -31,6 +32,16 @@ func Handler(impl string) (http.Handler, error) {
 	return nil, fmt.Errorf("unknown server %q", impl)
 }
 
+// ModernHandler builds the named server's handler for the stateless
+// 2026-07-28 revision: the same as Handler but for go-sdk, whose default
+// handler does not serve it (see gosdk.StatelessHandler).
+func ModernHandler(impl string) (http.Handler, error) {
+	if impl == impls.GoSDK {
+		return gosdk.StatelessHandler()
+	}
+	return Handler(impl)
+}
+
 // URL is what in-process requests are addressed to (a loopback Host, which
 // the handlers' DNS-rebinding checks accept).
 const URL = "http://127.0.0.1/mcp"
@@ -49,6 +60,24 @@ func (c *Client) Do(body []byte) *httptest.ResponseRecorder {
 	if c.Session != "" {
 		req.Header.Set("Mcp-Session-Id", c.Session)
 		req.Header.Set("Mcp-Protocol-Version", load.ProtocolVersion)
+	}
+	rec := httptest.NewRecorder()
+	c.H.ServeHTTP(rec, req)
+	return rec
+}
+
+// DoModern serves one stateless 2026-07-28 POST of body, whose method and
+// tool name (or "") the Mcp-* headers repeat. It sets the same number of
+// headers as a legacy Do plus Mcp-Name, so the harness's own allocations
+// differ by about one.
+func (c *Client) DoModern(body []byte, method, name string) *httptest.ResponseRecorder {
+	req, _ := http.NewRequest(http.MethodPost, URL, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", load.ModernVersion)
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
 	}
 	rec := httptest.NewRecorder()
 	c.H.ServeHTTP(rec, req)
@@ -81,4 +110,15 @@ func CheckCall(rec *httptest.ResponseRecorder, id int64, check load.Check) error
 		return err
 	}
 	return check(res)
+}
+
+// CheckModernCall checks one recorded 2026-07-28 tools/call reply fully: a
+// complete result (load.CheckComplete) that passes check.
+func CheckModernCall(rec *httptest.ResponseRecorder, id int64, check load.Check) error {
+	return CheckCall(rec, id, func(res *load.CallResult) error {
+		if err := load.CheckComplete(res); err != nil {
+			return err
+		}
+		return check(res)
+	})
 }

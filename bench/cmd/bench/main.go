@@ -1,7 +1,11 @@
 // Command bench runs the benchmark of issue 6: the same workloads against
 // four servers (toolwire, go-sdk, mcp-go and a bare net/http floor), each in
 // a fresh process per workload, the order rotated every repetition, and
-// prints medians with min-max and the ratios to the floor.
+// prints medians with min-max and the ratios to the floor. W1-W6 are
+// 2025-11-25 sessions; W7 and W8 are W1 and W6 in the stateless 2026-07-28
+// revision. C1 turns it around: the server is fixed (the floor) and the
+// client varies (toolwire's, go-sdk's, mcp-go's and a bare net/http caller),
+// each in its own process; its ratios are to the bare caller.
 //
 // Run it from bench/: `go run ./cmd/bench` (full, about 10 minutes) or
 // `go run ./cmd/bench -quick` (a few seconds; checks every reply, never a
@@ -20,24 +24,38 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolwire/toolwire/bench/clients"
 	"github.com/toolwire/toolwire/bench/impls"
 )
 
 var verbose = flag.Bool("v", false, "show server stderr and progress detail")
 
-// workload is one of W1..W6.
+// workload is one of W1..W8 (run against each server) or C1 (run with each
+// client, against the floor).
 type workload struct {
-	name string
-	run  func(c *config, ctx context.Context, impl string, rep int) (sample, error)
+	name    string
+	clients bool // the subjects are clients, not servers
+	run     func(c *config, ctx context.Context, subject string, rep int) (sample, error)
 }
 
 var workloads = []workload{
-	{"W1", (*config).w1},
-	{"W2", (*config).w2},
-	{"W3", (*config).w3},
-	{"W4", (*config).w4},
-	{"W5", (*config).w5},
-	{"W6", (*config).w6},
+	{"W1", false, (*config).w1},
+	{"W2", false, (*config).w2},
+	{"W3", false, (*config).w3},
+	{"W4", false, (*config).w4},
+	{"W5", false, (*config).w5},
+	{"W6", false, (*config).w6},
+	{"W7", false, (*config).w7},
+	{"W8", false, (*config).w8},
+	{"C1", true, (*config).c1},
+}
+
+func allWorkloads() string {
+	var n []string
+	for _, w := range workloads {
+		n = append(n, w.name)
+	}
+	return strings.Join(n, ",")
 }
 
 func main() {
@@ -45,32 +63,52 @@ func main() {
 	reps := flag.Int("reps", 3, "repetitions (medians need at least 3)")
 	dur := flag.Duration("dur", 3*time.Second, "measured time of each calls/s figure")
 	warmup := flag.Duration("warmup", 500*time.Millisecond, "unmeasured time before each calls/s figure")
-	latCalls := flag.Int("latency-calls", 5000, "W1 sequential calls timed for p50/p99")
+	latCalls := flag.Int("latency-calls", 5000, "W1, W7 and C1 sequential calls timed for p50/p99")
+	allocCalls := flag.Int("alloc-calls", 2000, "C1 sequential calls whose allocations and CPU time are counted")
 	sessions := flag.Int("sessions", 1000, "W5 idle sessions opened")
-	benchtime := flag.String("benchtime", "1s", "W6 -test.benchtime")
-	only := flag.String("impls", strings.Join(impls.All, ","), "servers to run, comma-separated")
-	wls := flag.String("workloads", "W1,W2,W3,W4,W5,W6", "workloads to run, comma-separated")
-	profile := flag.String("profile", "", "write toolwire CPU and alloc profiles of each workload run into this directory")
+	benchtime := flag.String("benchtime", "1s", "W6 and W8 -test.benchtime")
+	only := flag.String("impls", strings.Join(impls.All, ","), "servers to run W1-W8 against, comma-separated")
+	clientList := flag.String("clients", strings.Join(clients.All, ","), "clients to run C1 with, comma-separated")
+	wls := flag.String("workloads", allWorkloads(), "workloads to run, comma-separated")
+	profile := flag.String("profile", "", "write toolwire CPU and alloc profiles (its server's, or its client's in C1) of each workload run into this directory")
 	jsonOut := flag.String("json", "", "write every sample as JSON to this file")
 	timeout := flag.Duration("timeout", 30*time.Minute, "give up (exit 1) if the whole run takes longer: a hung server")
 	flag.Parse()
 	time.AfterFunc(*timeout, func() { fatalf("run exceeded -timeout %s", *timeout) })
 
 	if *quick {
-		*reps, *dur, *warmup, *latCalls, *sessions, *benchtime = 1, 100*time.Millisecond, 20*time.Millisecond, 100, 20, "20x"
+		*reps, *dur, *warmup, *latCalls, *allocCalls, *sessions, *benchtime = 1, 100*time.Millisecond, 20*time.Millisecond, 100, 50, 20, "20x"
 	}
-	cfg := &config{reps: *reps, dur: *dur, warmup: *warmup, latencyCalls: *latCalls, sessions: *sessions, benchtime: *benchtime}
+	cfg := &config{reps: *reps, dur: *dur, warmup: *warmup, latencyCalls: *latCalls, allocCalls: *allocCalls, sessions: *sessions, benchtime: *benchtime}
 	names := strings.Split(*only, ",")
 	for _, n := range names {
 		if !slices.Contains(impls.All, n) {
 			fatalf("unknown server %q (have %s)", n, strings.Join(impls.All, ", "))
 		}
 	}
+	clientNames := strings.Split(*clientList, ",")
+	for _, n := range clientNames {
+		if !slices.Contains(clients.All, n) {
+			fatalf("unknown client %q (have %s)", n, strings.Join(clients.All, ", "))
+		}
+	}
+	chosen := strings.Split(*wls, ",")
+	for _, n := range chosen {
+		if !slices.ContainsFunc(workloads, func(w workload) bool { return w.name == n }) {
+			fatalf("unknown workload %q (have %s)", n, allWorkloads())
+		}
+	}
 	var run []workload
 	for _, w := range workloads {
-		if slices.Contains(strings.Split(*wls, ","), w.name) {
+		if slices.Contains(chosen, w.name) {
 			run = append(run, w)
 		}
+	}
+	subjects := func(w workload) []string {
+		if w.clients {
+			return clientNames
+		}
+		return names
 	}
 	if *profile != "" {
 		abs, err := filepath.Abs(*profile)
@@ -90,7 +128,7 @@ func main() {
 		fatalf("%v", err)
 	}
 	defer os.RemoveAll(tmp)
-	if err := build(cfg, tmp, names); err != nil {
+	if err := build(cfg, tmp, binaries(run, names, clientNames)); err != nil {
 		fatalf("build: %v", err)
 	}
 	fmt.Fprintf(os.Stderr, "built in %.1fs\n", time.Since(start).Seconds())
@@ -99,19 +137,18 @@ func main() {
 	res := results{}
 	failed := 0
 	for rep := range cfg.reps {
-		order := rotate(names, rep)
 		for _, w := range run {
-			for _, impl := range order {
+			for _, subj := range rotate(subjects(w), rep) {
 				t := time.Now()
-				s, err := w.run(cfg, ctx, impl, rep)
+				s, err := w.run(cfg, ctx, subj, rep)
 				if err != nil {
 					failed++
-					fmt.Fprintf(os.Stderr, "FAIL rep %d %s %s: %v\n", rep+1, w.name, impl, err)
+					fmt.Fprintf(os.Stderr, "FAIL rep %d %s %s: %v\n", rep+1, w.name, subj, err)
 					continue
 				}
-				res.add(w.name, impl, s)
+				res.add(w.name, subj, s)
 				if *verbose {
-					fmt.Fprintf(os.Stderr, "rep %d %s %-8s %5.1fs %v\n", rep+1, w.name, impl, time.Since(t).Seconds(), s)
+					fmt.Fprintf(os.Stderr, "rep %d %s %-8s %5.1fs %v\n", rep+1, w.name, subj, time.Since(t).Seconds(), s)
 				}
 			}
 		}
@@ -130,10 +167,10 @@ func main() {
 		}
 	}
 	if *quick {
-		fmt.Printf("quick: %d replies checked across %s on %s; %d failures\n",
-			checked.Load(), strings.Join(names, ", "), wlNames(run), failed)
+		fmt.Printf("quick: %d replies checked across servers %s and clients %s on %s; %d failures\n",
+			checked.Load(), strings.Join(names, ", "), strings.Join(clientNames, ", "), wlNames(run), failed)
 	} else {
-		report(os.Stdout, cfg, env, names, res)
+		report(os.Stdout, cfg, env, names, clientNames, res)
 	}
 	if failed > 0 {
 		os.Exit(1)
@@ -154,16 +191,43 @@ func rotate(names []string, rep int) []string {
 	return append(slices.Clone(names[k:]), names[:k]...)
 }
 
-// build compiles each server and the in-process benchmark into dir.
-func build(c *config, dir string, names []string) error {
+// binaries lists the commands the chosen workloads need: the chosen
+// servers for W1-W8, the floor and the chosen clients for C1.
+func binaries(run []workload, servers, clientNames []string) []string {
+	var bins []string
+	add := func(b string) {
+		if !slices.Contains(bins, b) {
+			bins = append(bins, b)
+		}
+	}
+	for _, w := range run {
+		if w.clients {
+			add("srv-" + impls.Floor)
+			for _, n := range clientNames {
+				add("cli-" + n)
+			}
+			continue
+		}
+		for _, n := range servers {
+			add("srv-" + n)
+		}
+	}
+	return bins
+}
+
+// build compiles the commands bins (srv-*, cli-*) and the in-process
+// benchmark into dir.
+func build(c *config, dir string, bins []string) error {
 	c.bins = map[string]string{}
 	args := []string{"build", "-o", dir + "/"}
-	for _, n := range names {
-		args = append(args, "./cmd/srv-"+n)
-		c.bins[n] = filepath.Join(dir, "srv-"+n)
+	for _, b := range bins {
+		args = append(args, "./cmd/"+b)
+		c.bins[b] = filepath.Join(dir, b)
 	}
-	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("%v\n%s", err, out)
+	if len(bins) > 0 {
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("%v\n%s", err, out)
+		}
 	}
 	c.testBin = filepath.Join(dir, "inproc.test")
 	if out, err := exec.Command("go", "test", "-c", "-o", c.testBin, "./inproc").CombinedOutput(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolwire/toolwire/bench/clients"
 	"github.com/toolwire/toolwire/bench/impls"
 )
 
@@ -96,9 +97,10 @@ func loadavg() string {
 type figure struct {
 	w, m, label string
 	lowerBetter bool
-	ratio       bool // show a ratio to the floor
+	ratio       bool // show a ratio to the floor (servers) or the bare caller (clients)
 }
 
+// figures are the rows of the servers' tables.
 var figures = []figure{
 	{"W1", "p50", "W1 echo sequential p50 (µs)", true, true},
 	{"W1", "p99", "W1 echo sequential p99 (µs)", true, true},
@@ -116,6 +118,36 @@ var figures = []figure{
 	{"W6", "ns", "W6 in-process tools/call ns/op", true, true},
 	{"W6", "bytes", "W6 in-process tools/call B/op", true, true},
 	{"W6", "allocs", "W6 in-process tools/call allocs/op", true, true},
+	{"W7", "p50", "W7 2026 echo sequential p50 (µs)", true, true},
+	{"W7", "p99", "W7 2026 echo sequential p99 (µs)", true, true},
+	{"W7", "cps1", "W7 2026 echo calls/s, 1 caller", false, true},
+	{"W7", "cps8", "W7 2026 echo calls/s, 8 callers", false, true},
+	{"W7", "cps64", "W7 2026 echo calls/s, 64 callers", false, true},
+	{"W8", "ns", "W8 in-process 2026 tools/call ns/op", true, true},
+	{"W8", "bytes", "W8 in-process 2026 tools/call B/op", true, true},
+	{"W8", "allocs", "W8 in-process 2026 tools/call allocs/op", true, true},
+}
+
+// clientFigures are the rows of the clients' tables (C1, server: floor).
+var clientFigures = []figure{
+	{"C1", "p50", "C1 echo sequential p50 (µs)", true, true},
+	{"C1", "p99", "C1 echo sequential p99 (µs)", true, true},
+	{"C1", "cps1", "C1 echo calls/s, 1 caller", false, true},
+	{"C1", "cps8", "C1 echo calls/s, 8 callers", false, true},
+	{"C1", "cps64", "C1 echo calls/s, 64 callers", false, true},
+	{"C1", "allocs", "C1 allocs per call (client process)", true, true},
+	{"C1", "bytes", "C1 bytes allocated per call (client process)", true, true},
+	{"C1", "cpu", "C1 CPU µs per call (client process)", true, true},
+}
+
+// fig finds a figure by workload and measure.
+func fig(w, m string) figure {
+	for _, f := range append(slices.Clone(figures), clientFigures...) {
+		if f.w == w && f.m == m {
+			return f
+		}
+	}
+	panic("no figure " + w + " " + m)
 }
 
 func num(v float64) string {
@@ -142,100 +174,84 @@ func cell(v []float64) string {
 	return fmt.Sprintf("%s (%s–%s)", num(median(v)), num(slices.Min(v)), num(slices.Max(v)))
 }
 
-// ratio is impl's median over the floor's: how many times the floor's
-// throughput (or latency, or cost) it has.
-func ratio(r results, f figure, impl string) float64 {
-	a, b := r.get(f.w, impl, f.m), r.get(f.w, impls.Floor, f.m)
-	if len(a) == 0 || len(b) == 0 || median(b) == 0 {
+// med is the median of one figure of one subject, NaN when not measured.
+func (r results) med(w, subject, m string) float64 {
+	v := r.get(w, subject, m)
+	if len(v) == 0 {
 		return math.NaN()
 	}
-	return median(a) / median(b)
+	return median(v)
 }
 
-// target is one line of the issue's targets table.
-type target struct {
-	label  string
-	f      figure
-	useRat bool // compare the ratio to the floor, else the absolute value
-	goal   float64
-	atMost bool
-	show   string
+// ratio is subject's median over base's: how many times base's throughput
+// (or latency, or cost) it has.
+func ratio(r results, f figure, subject, base string) float64 {
+	a, b := r.med(f.w, subject, f.m), r.med(f.w, base, f.m)
+	if b == 0 {
+		return math.NaN()
+	}
+	return a / b
 }
 
-func report(w io.Writer, c *config, e envInfo, names []string, r results) {
-	fmt.Fprintf(w, "Run %s, %s; %d repetitions, %s per calls/s figure (+%s warm-up), %d sequential latency calls, %d W5 sessions, W6 benchtime %s; took %.0fs.\n\n",
-		e.Date, e.Command, c.reps, c.dur, c.warmup, c.latencyCalls, c.sessions, c.benchtime, e.Seconds)
+func report(w io.Writer, c *config, e envInfo, names, clientNames []string, r results) {
+	fmt.Fprintf(w, "Run %s, %s; %d repetitions, %s per calls/s figure (+%s warm-up), %d sequential latency calls, %d C1 cost calls, %d W5 sessions, W6/W8 benchtime %s; took %.0fs.\n\n",
+		e.Date, e.Command, c.reps, c.dur, c.warmup, c.latencyCalls, c.allocCalls, c.sessions, c.benchtime, e.Seconds)
 	fmt.Fprintf(w, "Machine: %d CPUs (%s), %s; load average (1, 5, 15 min) %s at start, %s at end.\n", e.CPUs, e.CPU, e.Go, e.Load1Start, e.Load1End)
-	fmt.Fprintf(w, "Measured: toolwire %s; %s.\n\n", e.Toolwire, strings.Join(e.Peers, "; "))
+	fmt.Fprintf(w, "Measured: toolwire %s; %s.\n", e.Toolwire, strings.Join(e.Peers, "; "))
 
-	fmt.Fprintf(w, "### Results: median (min–max) of %d repetitions\n\n", c.reps)
-	fmt.Fprintf(w, "| figure | %s |\n|---|%s\n", strings.Join(names, " | "), strings.Repeat("---|", len(names)))
-	for _, f := range figures {
-		if r[f.w] == nil {
-			continue
+	if tables(w, c, "Results", "Ratios to the floor", figures, names, impls.Floor, r) {
+		if (r["W7"] != nil || r["W8"] != nil) && slices.Contains(names, impls.GoSDK) {
+			fmt.Fprintf(w, "\nW7 and W8 run go-sdk's handler with StreamableHTTPOptions{Stateless: true}, the only mode in which v1.8.0 serves 2026-07-28.\n")
 		}
+		serverTargets(w, r)
+	}
+	if tables(w, c, "Clients against the floor (C1)", "Ratios to the bare caller", clientFigures, clientNames, clients.Bare, r) {
+		fmt.Fprintf(w, "\nEach client runs in its own process with one connected client shared by its callers, on the same keep-alive *http.Client; allocations, bytes and CPU time are runtime.MemStats and getrusage deltas of that process around sequential calls.\n")
+		clientTargets(w, r)
+	}
+}
+
+// tables prints the results of figs for subjects and their ratios to base;
+// false when none of figs was measured.
+func tables(w io.Writer, c *config, title, ratioTitle string, figs []figure, subjects []string, base string, r results) bool {
+	var shown []figure
+	for _, f := range figs {
+		if r[f.w] != nil {
+			shown = append(shown, f)
+		}
+	}
+	if len(shown) == 0 {
+		return false
+	}
+	fmt.Fprintf(w, "\n### %s: median (min–max) of %d repetitions\n\n", title, c.reps)
+	fmt.Fprintf(w, "| figure | %s |\n|---|%s\n", strings.Join(subjects, " | "), strings.Repeat("---|", len(subjects)))
+	for _, f := range shown {
 		row := []string{f.label}
-		for _, n := range names {
+		for _, n := range subjects {
 			row = append(row, cell(r.get(f.w, n, f.m)))
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
-
 	var others []string
-	for _, n := range names {
-		if n != impls.Floor {
+	for _, n := range subjects {
+		if n != base {
 			others = append(others, n)
 		}
 	}
-	if slices.Contains(names, impls.Floor) && len(others) > 0 {
-		fmt.Fprintf(w, "\n### Ratios to the floor (medians; throughput: higher is better, latency and cost: lower is better)\n\n")
-		fmt.Fprintf(w, "| figure | %s |\n|---|%s\n", strings.Join(others, " | "), strings.Repeat("---|", len(others)))
-		for _, f := range figures {
-			if !f.ratio || r[f.w] == nil {
-				continue
-			}
-			row := []string{f.label}
-			for _, n := range others {
-				row = append(row, num(ratio(r, f, n)))
-			}
-			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
-		}
+	if !slices.Contains(subjects, base) || len(others) == 0 {
+		return true
 	}
-
-	targets := []target{
-		{"W1 calls/s at 8 callers (ratio)", figures[3], true, 0.85, false, ">= 0.85"},
-		{"W1 calls/s at 64 callers (ratio)", figures[4], true, 0.85, false, ">= 0.85"},
-		{"W1 sequential p50 latency (ratio)", figures[0], true, 1.15, true, "<= 1.15x"},
-		{"W3 1 MiB results calls/s (ratio)", figures[6], true, 0.8, false, ">= 0.8"},
-		{"W4 stdio calls/s (ratio)", figures[8], true, 0.7, false, ">= 0.7"},
-		{"W5 live heap per idle session (KB)", figures[10], false, 1, true, "<= 1 KB"},
-		{"W5 goroutines per idle session", figures[11], false, 0.5, true, "0 (< 0.5)"},
-		{"W6 allocs per in-process call", figures[15], false, 70, true, "<= 70"},
-	}
-	fmt.Fprintf(w, "\n### Against the targets of issue 6 (same run)\n\n")
-	fmt.Fprintf(w, "| figure | go-sdk | mcp-go | toolwire | target | toolwire meets it |\n|---|---|---|---|---|---|\n")
-	for _, t := range targets {
-		if r[t.f.w] == nil {
+	fmt.Fprintf(w, "\n### %s (medians; throughput: higher is better, latency and cost: lower is better)\n\n", ratioTitle)
+	fmt.Fprintf(w, "| figure | %s |\n|---|%s\n", strings.Join(others, " | "), strings.Repeat("---|", len(others)))
+	for _, f := range shown {
+		if !f.ratio {
 			continue
 		}
-		val := func(impl string) float64 {
-			if t.useRat {
-				return ratio(r, t.f, impl)
-			}
-			v := r.get(t.f.w, impl, t.f.m)
-			if len(v) == 0 {
-				return math.NaN()
-			}
-			return median(v)
+		row := []string{f.label}
+		for _, n := range others {
+			row = append(row, num(ratio(r, f, n, base)))
 		}
-		tw := val(impls.Toolwire)
-		met := "no"
-		switch {
-		case math.IsNaN(tw):
-			met = "–"
-		case t.atMost && tw <= t.goal, !t.atMost && tw >= t.goal:
-			met = "yes"
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", t.label, num(val(impls.GoSDK)), num(val(impls.MCPGo)), num(tw), t.show, met)
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
+	return true
 }

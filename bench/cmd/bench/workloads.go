@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,10 +25,11 @@ type config struct {
 	dur          time.Duration // measured time per throughput figure
 	warmup       time.Duration
 	latencyCalls int
+	allocCalls   int // C1 sequential calls whose cost is counted
 	sessions     int
 	benchtime    string
 	profileDir   string
-	bins         map[string]string // impl -> server binary
+	bins         map[string]string // binary name (srv-floor, cli-bare, ...) -> path
 	testBin      string            // the compiled inproc test binary
 }
 
@@ -39,18 +39,32 @@ type sample map[string]float64
 // counter tallies checked calls across a run, for the quick mode's verdict.
 var checked atomic.Int64
 
-// serverArgs adds profiling flags for toolwire when asked.
-func (c *config) serverArgs(impl, w string, rep int) []string {
-	if c.profileDir == "" || impl != impls.Toolwire {
+// profileArgs adds profiling flags for toolwire's server or client when
+// asked.
+func (c *config) profileArgs(subject, w string, rep int) []string {
+	if c.profileDir == "" || subject != impls.Toolwire {
 		return nil
 	}
-	pre := filepath.Join(c.profileDir, fmt.Sprintf("%s-%s-rep%d", w, impl, rep))
+	pre := filepath.Join(c.profileDir, fmt.Sprintf("%s-%s-rep%d", w, subject, rep))
 	return []string{"-cpuprofile", pre + "-cpu.pprof", "-memprofile", pre + "-allocs.pprof"}
 }
 
+// serverArgs are a server's flags for a workload: the 2026-07-28 workloads
+// need go-sdk's stateless handler (see gosdk.StatelessHandler).
+func (c *config) serverArgs(impl, w string, rep int) []string {
+	args := c.profileArgs(impl, w, rep)
+	if impl == impls.GoSDK && modernWorkload(w) {
+		args = append(args, "-stateless")
+	}
+	return args
+}
+
+// modernWorkload tells the workloads of stateless 2026-07-28 calls.
+func modernWorkload(w string) bool { return w == "W7" || w == "W8" }
+
 // withServer starts a fresh HTTP server, runs f, and stops the server.
 func (c *config) withServer(ctx context.Context, impl, w string, rep int, f func(p *proc) (sample, error)) (sample, error) {
-	p, err := startHTTP(impl, c.bins[impl], c.serverArgs(impl, w, rep)...)
+	p, err := startHTTP(impl, c.bins["srv-"+impl], c.serverArgs(impl, w, rep)...)
 	if err != nil {
 		return nil, err
 	}
@@ -62,11 +76,16 @@ func (c *config) withServer(ctx context.Context, impl, w string, rep int, f func
 	return s, err
 }
 
-// openSessions opens n sessions on one shared keep-alive client.
-func openSessions(ctx context.Context, p *proc, n int) ([]*load.Session, error) {
+// openSessions opens n sessions on one shared keep-alive client; modern
+// ones are stateless 2026-07-28 callers, which open nothing on the server.
+func openSessions(ctx context.Context, p *proc, n int, modern bool) ([]*load.Session, error) {
 	hc := p.client(n)
 	ss := make([]*load.Session, n)
 	for i := range ss {
+		if modern {
+			ss[i] = load.NewStateless(hc, p.url)
+			continue
+		}
 		s, err := load.Open(ctx, hc, p.url)
 		if err != nil {
 			return nil, err
@@ -97,70 +116,42 @@ func bigCall(ctx context.Context, s *load.Session, i int) error {
 
 // throughput runs callers concurrent sessions for warmup+dur and returns the
 // calls per second and response bytes per second over dur.
-func (c *config) throughput(ctx context.Context, p *proc, callers int, call callFunc) (calls, bytesPerSec float64, err error) {
-	ss, err := openSessions(ctx, p, callers)
+func (c *config) throughput(ctx context.Context, p *proc, callers int, modern bool, call callFunc) (calls, bytesPerSec float64, err error) {
+	ss, err := openSessions(ctx, p, callers, modern)
 	if err != nil {
 		return 0, 0, err
 	}
-	var (
-		n, nbytes atomic.Int64
-		started   atomic.Int64 // callers that completed a call
-		stop      atomic.Bool
-		firstErr  error
-		errOnce   sync.Once
-		wg        sync.WaitGroup
-	)
-	for k, s := range ss {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; !stop.Load(); i++ {
-				before := s.Bytes
-				if err := call(ctx, s, k*1_000_000+i); err != nil {
-					errOnce.Do(func() { firstErr = err })
-					stop.Store(true)
-					return
-				}
-				if i == 0 {
-					started.Add(1)
-				}
-				n.Add(1)
-				nbytes.Add(s.Bytes - before)
-			}
-		}()
-	}
-	time.Sleep(c.warmup)
-	n0, b0, t0 := n.Load(), nbytes.Load(), time.Now()
-	time.Sleep(c.dur)
-	// The window stays open until a call completed in it, and the run until
-	// every caller made at least one call, so a slow server is measured, not
-	// failed; only a hang (callTimeout) is an error.
-	deadline := time.Now().Add(callTimeout)
-	for (n.Load() == n0 || started.Load() < int64(callers)) && !stop.Load() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	n1, b1, el := n.Load(), nbytes.Load(), time.Since(t0)
-	stop.Store(true)
-	wg.Wait()
-	checked.Add(n.Load())
-	if firstErr != nil {
-		return 0, 0, firstErr
-	}
-	if n1 == n0 || started.Load() < int64(callers) {
-		return 0, 0, fmt.Errorf("calls did not complete within %s", callTimeout)
-	}
-	return float64(n1-n0) / el.Seconds(), float64(b1-b0) / el.Seconds(), nil
+	cps, bps, total, err := load.Rate(callers, c.warmup, c.dur, callTimeout, func(k, i int) (int64, error) {
+		s := ss[k]
+		before := s.Bytes
+		err := call(ctx, s, k*1_000_000+i)
+		return s.Bytes - before, err
+	})
+	checked.Add(total)
+	return cps, bps, err
 }
 
 // callTimeout is how long a throughput figure waits for a call that
 // should have completed: past it the server is taken to hang.
 const callTimeout = time.Minute
 
-// w1 is echo over Streamable HTTP: a validation probe, sequential latency,
-// then calls/s at 1, 8 and 64 callers.
+// w1 is echo over Streamable HTTP in 2025-11-25 sessions.
 func (c *config) w1(ctx context.Context, impl string, rep int) (sample, error) {
-	return c.withServer(ctx, impl, "W1", rep, func(p *proc) (sample, error) {
-		ss, err := openSessions(ctx, p, 1)
+	return c.echoHTTP(ctx, impl, "W1", rep, false)
+}
+
+// w7 is W1 in the stateless 2026-07-28 revision: every call a
+// self-contained POST with _meta and the Mcp-* headers, no session, each
+// result checked for resultType "complete" and the server's identity.
+func (c *config) w7(ctx context.Context, impl string, rep int) (sample, error) {
+	return c.echoHTTP(ctx, impl, "W7", rep, true)
+}
+
+// echoHTTP is W1 and W7: a validation probe, sequential latency, then
+// calls/s at 1, 8 and 64 callers.
+func (c *config) echoHTTP(ctx context.Context, impl, w string, rep int, modern bool) (sample, error) {
+	return c.withServer(ctx, impl, w, rep, func(p *proc) (sample, error) {
+		ss, err := openSessions(ctx, p, 1, modern)
 		if err != nil {
 			return nil, err
 		}
@@ -176,22 +167,14 @@ func (c *config) w1(ctx context.Context, impl string, rep int) (sample, error) {
 				return nil, err
 			}
 		}
-		lat := make([]time.Duration, c.latencyCalls)
-		for i := range lat {
-			t := time.Now()
-			if err := call(ctx, s, i); err != nil {
-				return nil, err
-			}
-			lat[i] = time.Since(t)
+		p50, p99, err := load.Latencies(c.latencyCalls, func(i int) error { return call(ctx, s, i) })
+		if err != nil {
+			return nil, err
 		}
-		checked.Add(int64(len(lat)))
-		slices.Sort(lat)
-		out := sample{
-			"p50": float64(lat[len(lat)/2].Microseconds()),
-			"p99": float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds()),
-		}
+		checked.Add(int64(c.latencyCalls))
+		out := sample{"p50": p50, "p99": p99}
 		for _, callers := range []int{1, 8, 64} {
-			cps, _, err := c.throughput(ctx, p, callers, echoCall("c-"))
+			cps, _, err := c.throughput(ctx, p, callers, modern, echoCall("c-"))
 			if err != nil {
 				return nil, fmt.Errorf("%d callers: %w", callers, err)
 			}
@@ -204,7 +187,7 @@ func (c *config) w1(ctx context.Context, impl string, rep int) (sample, error) {
 // w2 is add at 8 callers.
 func (c *config) w2(ctx context.Context, impl string, rep int) (sample, error) {
 	return c.withServer(ctx, impl, "W2", rep, func(p *proc) (sample, error) {
-		cps, _, err := c.throughput(ctx, p, 8, addCall)
+		cps, _, err := c.throughput(ctx, p, 8, false, addCall)
 		return sample{"cps": cps}, err
 	})
 }
@@ -212,14 +195,14 @@ func (c *config) w2(ctx context.Context, impl string, rep int) (sample, error) {
 // w3 is big (1 MiB results) at 4 callers.
 func (c *config) w3(ctx context.Context, impl string, rep int) (sample, error) {
 	return c.withServer(ctx, impl, "W3", rep, func(p *proc) (sample, error) {
-		cps, bps, err := c.throughput(ctx, p, 4, bigCall)
+		cps, bps, err := c.throughput(ctx, p, 4, false, bigCall)
 		return sample{"cps": cps, "mbps": bps / 1e6}, err
 	})
 }
 
 // w4 is sequential echo over stdio.
 func (c *config) w4(ctx context.Context, impl string, rep int) (sample, error) {
-	s, err := load.StartStdio(ctx, stdioCmd(c.bins[impl], c.serverArgs(impl, "W4", rep)...))
+	s, err := load.StartStdio(ctx, stdioCmd(c.bins["srv-"+impl], c.serverArgs(impl, "W4", rep)...))
 	if err != nil {
 		return nil, err
 	}
@@ -291,16 +274,28 @@ func (c *config) w5(ctx context.Context, impl string, rep int) (sample, error) {
 	})
 }
 
-var benchLine = regexp.MustCompile(`^BenchmarkToolsCall/(\S+?)(?:-\d+)?\s+(\d+)\s+([\d.]+) ns/op\s+(\d+) B/op\s+(\d+) allocs/op`)
+var benchLine = regexp.MustCompile(`^(BenchmarkToolsCall\w*)/(\S+?)(?:-\d+)?\s+(\d+)\s+([\d.]+) ns/op\s+(\d+) B/op\s+(\d+) allocs/op`)
 
-// w6 runs the in-process benchmark of one server in its own process.
+// w6 runs the in-process benchmark of one server (a 2025-11-25 session) in
+// its own process.
 func (c *config) w6(ctx context.Context, impl string, rep int) (sample, error) {
-	args := []string{"-test.run", "^$", "-test.bench", "^BenchmarkToolsCall$/^" + regexp.QuoteMeta(impl) + "$",
+	return c.inproc(ctx, impl, "W6", "BenchmarkToolsCall", rep)
+}
+
+// w8 is W6 as a stateless 2026-07-28 call, measured the same way.
+func (c *config) w8(ctx context.Context, impl string, rep int) (sample, error) {
+	return c.inproc(ctx, impl, "W8", "BenchmarkToolsCall2026", rep)
+}
+
+// inproc runs the in-process benchmark bench of one server in its own
+// process and reads its ns/op, B/op and allocs/op.
+func (c *config) inproc(ctx context.Context, impl, w, bench string, rep int) (sample, error) {
+	args := []string{"-test.run", "^$", "-test.bench", "^" + bench + "$/^" + regexp.QuoteMeta(impl) + "$",
 		"-test.benchmem", "-test.benchtime", c.benchtime}
 	if c.profileDir != "" && impl == impls.Toolwire {
 		// Exact alloc counts need MemProfileRate 1, which would distort a CPU
 		// profile: the alloc profile gets a run of its own.
-		pre := filepath.Join(c.profileDir, fmt.Sprintf("W6-%s-rep%d", impl, rep))
+		pre := filepath.Join(c.profileDir, fmt.Sprintf("%s-%s-rep%d", w, impl, rep))
 		mem := append(slices.Clone(args), "-test.memprofile", pre+"-allocs.pprof", "-test.memprofilerate", "1")
 		if out, err := exec.CommandContext(ctx, c.testBin, mem...).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("in-process benchmark (alloc profile): %v\n%s", err, out)
@@ -315,14 +310,14 @@ func (c *config) w6(ctx context.Context, impl string, rep int) (sample, error) {
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		m := benchLine.FindStringSubmatch(sc.Text())
-		if m == nil || m[1] != impl {
+		if m == nil || m[1] != bench || m[2] != impl {
 			continue
 		}
-		iters, _ := strconv.ParseFloat(m[2], 64)
+		iters, _ := strconv.ParseFloat(m[3], 64)
 		checked.Add(int64(iters))
-		ns, _ := strconv.ParseFloat(m[3], 64)
-		bop, _ := strconv.ParseFloat(m[4], 64)
-		allocs, _ := strconv.ParseFloat(m[5], 64)
+		ns, _ := strconv.ParseFloat(m[4], 64)
+		bop, _ := strconv.ParseFloat(m[5], 64)
+		allocs, _ := strconv.ParseFloat(m[6], 64)
 		return sample{"ns": ns, "bytes": bop, "allocs": allocs}, nil
 	}
 	return nil, fmt.Errorf("in-process benchmark printed no result for %s:\n%s", impl, out)

@@ -1,7 +1,17 @@
 // Package floor is the benchmark's floor: a bare net/http handler that
 // decodes a JSON-RPC request with encoding/json, dispatches on the tool name
-// and writes a fixed-shape result. No MCP library, no validation, no session
-// state: what any MCP server must at least spend on a call.
+// and writes a fixed-shape result. No MCP library, no argument validation, no
+// session state: what any MCP server must at least spend on a call.
+//
+// It serves both eras on one endpoint, as the servers it is compared with
+// do: 2025-11-25 (initialize, then calls; it assigns no session id, which
+// the protocol allows) and the stateless 2026-07-28 (see modern.go), where it
+// applies the rules every correct server must (the version header against
+// _meta, clientCapabilities present, Mcp-Method and Mcp-Name against the
+// body) and answers with resultType and its serverInfo. It also answers
+// tools/list (see list.go) so that clients which list tools before calling
+// them (to check structuredContent against outputSchema) can be benchmarked
+// against it.
 package floor
 
 import (
@@ -23,6 +33,7 @@ type request struct {
 	Params  struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
+		Meta      *requestMeta    `json:"_meta"`
 	} `json:"params"`
 }
 
@@ -36,6 +47,7 @@ type response struct {
 type rpcError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
 }
 
 type text struct {
@@ -44,51 +56,86 @@ type text struct {
 }
 
 type callResult struct {
-	Content           []text `json:"content"`
-	StructuredContent any    `json:"structuredContent,omitempty"`
+	Content           []text      `json:"content"`
+	StructuredContent any         `json:"structuredContent,omitempty"`
+	ResultType        string      `json:"resultType,omitempty"` // 2026-07-28 only
+	Meta              *resultMeta `json:"_meta,omitempty"`      // 2026-07-28 only
 }
+
+// LegacyVersion is the session revision the floor answers initialize with.
+const LegacyVersion = "2025-11-25"
+
+// Name and Version are the floor's serverInfo.
+const (
+	Name    = "floor"
+	Version = "1.0.0"
+)
 
 var initResult = map[string]any{
-	"protocolVersion": "2025-11-25",
+	"protocolVersion": LegacyVersion,
 	"capabilities":    map[string]any{"tools": map[string]any{}},
-	"serverInfo":      map[string]any{"name": "floor", "version": "1.0.0"},
+	"serverInfo":      map[string]any{"name": Name, "version": Version},
 }
 
-// handle answers one request; ok is false for a notification (no reply).
-func handle(body []byte) (resp *response, ok bool) {
+// JSON-RPC error codes the floor answers with.
+const (
+	codeParse          = -32700
+	codeMethodNotFound = -32601
+	codeInvalidParams  = -32602
+	codeHeaderMismatch = -32020
+	codeUnsupported    = -32022
+)
+
+// handle answers one request. hdr is the HTTP request's header (nil over
+// stdio, where no header rule applies). status is the HTTP status to answer
+// with; ok is false for a notification (no reply).
+func handle(body []byte, hdr http.Header) (status int, resp *response, ok bool) {
 	var req request
 	if err := json.Unmarshal(body, &req); err != nil {
-		return &response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &rpcError{-32700, "parse error"}}, true
+		return http.StatusBadRequest, &response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &rpcError{Code: codeParse, Message: "parse error"}}, true
 	}
 	if len(req.ID) == 0 {
-		return nil, false
+		return http.StatusAccepted, nil, false
 	}
 	resp = &response{JSONRPC: "2.0", ID: req.ID}
+	if isModern(&req, hdr) {
+		return handleModern(&req, hdr, resp), resp, true
+	}
 	switch req.Method {
 	case "initialize":
 		resp.Result = initResult
 	case "ping":
 		resp.Result = struct{}{}
+	case "tools/list":
+		resp.Result = toolList
 	case "tools/call":
-		switch req.Params.Name {
-		case tools.Echo:
-			var in tools.EchoIn
-			_ = json.Unmarshal(req.Params.Arguments, &in)
-			resp.Result = callResult{Content: []text{{"text", in.Message}}}
-		case tools.Add:
-			var in tools.AddIn
-			_ = json.Unmarshal(req.Params.Arguments, &in)
-			out := tools.AddOut{Sum: in.A + in.B}
-			resp.Result = callResult{Content: []text{{"text", `{"sum":` + strconv.FormatFloat(out.Sum, 'g', -1, 64) + `}`}}, StructuredContent: out}
-		case tools.Big:
-			resp.Result = callResult{Content: []text{{"text", tools.BigText}}}
-		default:
-			resp.Error = &rpcError{-32602, "unknown tool"}
+		if res, e := call(&req); e != nil {
+			resp.Error = e
+		} else {
+			resp.Result = res
 		}
 	default:
-		resp.Error = &rpcError{-32601, "method not found"}
+		resp.Error = &rpcError{Code: codeMethodNotFound, Message: "method not found"}
 	}
-	return resp, true
+	return http.StatusOK, resp, true
+}
+
+// call runs one tools/call of either era; the result is the 2025-11-25 shape.
+func call(req *request) (*callResult, *rpcError) {
+	switch req.Params.Name {
+	case tools.Echo:
+		var in tools.EchoIn
+		_ = json.Unmarshal(req.Params.Arguments, &in)
+		return &callResult{Content: []text{{"text", in.Message}}}, nil
+	case tools.Add:
+		var in tools.AddIn
+		_ = json.Unmarshal(req.Params.Arguments, &in)
+		out := tools.AddOut{Sum: in.A + in.B}
+		return &callResult{Content: []text{{"text", `{"sum":` + strconv.FormatFloat(out.Sum, 'g', -1, 64) + `}`}}, StructuredContent: out}, nil
+	case tools.Big:
+		return &callResult{Content: []text{{"text", tools.BigText}}}, nil
+	}
+	return nil, &rpcError{Code: codeInvalidParams, Message: "unknown tool"}
 }
 
 // Handler returns the floor's HTTP handler: POST only, JSON replies.
@@ -103,12 +150,15 @@ func Handler() (http.Handler, error) {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		resp, ok := handle(body)
+		status, resp, ok := handle(body, r.Header)
 		if !ok {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if status != http.StatusOK {
+			w.WriteHeader(status)
+		}
 		_ = json.NewEncoder(w).Encode(resp)
 	}), nil
 }
@@ -120,7 +170,7 @@ func ServeStdio(ctx context.Context) error {
 	bw := bufio.NewWriter(os.Stdout)
 	enc := json.NewEncoder(bw)
 	for sc.Scan() {
-		resp, ok := handle(sc.Bytes())
+		_, resp, ok := handle(sc.Bytes(), nil)
 		if !ok {
 			continue
 		}

@@ -36,6 +36,16 @@ func Handler() (http.Handler, error) {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil), nil
 }
 
+// StatelessHandler returns the SDK's Streamable HTTP handler in stateless
+// mode (StreamableHTTPOptions.Stateless), the only mode in which v1.8.0
+// serves the stateless 2026-07-28 revision: the default, stateful handler
+// answers a 2026-07-28 request with -32022 (unsupported version).
+func StatelessHandler() (http.Handler, error) {
+	s := New()
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true}), nil
+}
+
 // ServeStdio serves on stdin and stdout.
 func ServeStdio(ctx context.Context) error {
 	return New().Run(ctx, &mcp.StdioTransport{})

@@ -25,13 +25,18 @@ func NewHTTPClient(conns int) *http.Client {
 	}}
 }
 
-// Session is one MCP session over Streamable HTTP. It is used by one
-// goroutine at a time.
+// Session is one MCP session over Streamable HTTP, or, when Modern is set,
+// a caller of the stateless 2026-07-28 revision (see modern.go). It is used
+// by one goroutine at a time.
 type Session struct {
 	URL  string
 	HTTP *http.Client
 	// ID is the Mcp-Session-Id the server assigned ("" if it assigns none).
-	ID     string
+	ID string
+	// Modern makes every request a stateless 2026-07-28 one: _meta and the
+	// Mcp-* headers on each, no handshake, and every result checked for
+	// resultType "complete" and the server's identity.
+	Modern bool
 	nextID int64
 	// Bytes counts response body bytes read.
 	Bytes int64
@@ -44,7 +49,7 @@ func Open(ctx context.Context, c *http.Client, url string) (*Session, error) {
 	body := []byte(`{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) +
 		`,"method":"initialize","params":{"protocolVersion":"` + ProtocolVersion +
 		`","capabilities":{},"clientInfo":{"name":"toolwire-bench","version":"1.0.0"}}}`)
-	r, hdr, err := s.post(ctx, body, id)
+	r, hdr, err := s.post(ctx, body, id, "initialize", "")
 	if err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
@@ -60,14 +65,23 @@ func Open(ctx context.Context, c *http.Client, url string) (*Session, error) {
 
 func (s *Session) next() int64 { s.nextID++; return s.nextID }
 
-func (s *Session) newRequest(ctx context.Context, body []byte) (*http.Request, error) {
+// newRequest builds a POST of body. method and name (the tool's, or "")
+// are the request's, which 2026-07-28 repeats in headers.
+func (s *Session) newRequest(ctx context.Context, body []byte, method, name string) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if s.ID != "" {
+	switch {
+	case s.Modern:
+		req.Header.Set("Mcp-Protocol-Version", ModernVersion)
+		req.Header.Set("Mcp-Method", method)
+		if name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+	case s.ID != "":
 		req.Header.Set("Mcp-Session-Id", s.ID)
 		req.Header.Set("Mcp-Protocol-Version", ProtocolVersion)
 	}
@@ -75,7 +89,7 @@ func (s *Session) newRequest(ctx context.Context, body []byte) (*http.Request, e
 }
 
 func (s *Session) notify(ctx context.Context, body []byte) error {
-	req, err := s.newRequest(ctx, body)
+	req, err := s.newRequest(ctx, body, "", "")
 	if err != nil {
 		return err
 	}
@@ -91,8 +105,8 @@ func (s *Session) notify(ctx context.Context, body []byte) error {
 	return nil
 }
 
-func (s *Session) post(ctx context.Context, body []byte, id int64) (*reply, http.Header, error) {
-	req, err := s.newRequest(ctx, body)
+func (s *Session) post(ctx context.Context, body []byte, id int64, method, name string) (*reply, http.Header, error) {
+	req, err := s.newRequest(ctx, body, method, name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,10 +120,10 @@ func (s *Session) post(ctx context.Context, body []byte, id int64) (*reply, http
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading reply: %w", err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, nil, fmt.Errorf("HTTP status %d: %.200q", resp.StatusCode, b)
-	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode != http.StatusOK {
+		return modernError(s.Modern, resp.StatusCode, mt, b, id)
+	}
 	var sse bool
 	switch mt {
 	case "application/json":
@@ -120,6 +134,24 @@ func (s *Session) post(ctx context.Context, body []byte, id int64) (*reply, http
 	}
 	r, err := parseReply(b, sse, id)
 	return r, resp.Header, err
+}
+
+// modernError reads a reply whose HTTP status is not 200. Only 2026-07-28
+// answers an error that way: a JSON-RPC error in a JSON body, with 400
+// (invalid params, header mismatch, unsupported version) or 404 (unknown
+// method). Anything else is an error of the exchange.
+func modernError(modern bool, status int, mediaType string, body []byte, id int64) (*reply, http.Header, error) {
+	if !modern || (status != http.StatusBadRequest && status != http.StatusNotFound) || mediaType != "application/json" {
+		return nil, nil, fmt.Errorf("HTTP status %d: %.200q", status, body)
+	}
+	r, err := parseReply(body, false, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("HTTP status %d: %w", status, err)
+	}
+	if r.Error == nil {
+		return nil, nil, fmt.Errorf("HTTP status %d with a result, not an error: %.200q", status, body)
+	}
+	return r, nil, nil
 }
 
 // callBody builds a tools/call request.
@@ -135,16 +167,31 @@ func callBody(id int64, tool string, args []byte) []byte {
 	return b
 }
 
-// Call runs one tools/call and checks its result.
+// body builds the session's tools/call request: with the 2026-07-28
+// _meta when Modern is set.
+func (s *Session) body(id int64, tool string, args []byte) []byte {
+	if s.Modern {
+		return modernCallBody(id, tool, args)
+	}
+	return callBody(id, tool, args)
+}
+
+// Call runs one tools/call and checks its result (and, when Modern is set,
+// that it is a complete 2026-07-28 result).
 func (s *Session) Call(ctx context.Context, tool string, args []byte, check Check) error {
 	id := s.next()
-	r, _, err := s.post(ctx, callBody(id, tool, args), id)
+	r, _, err := s.post(ctx, s.body(id, tool, args), id, "tools/call", tool)
 	if err != nil {
 		return fmt.Errorf("tools/call %s: %w", tool, err)
 	}
 	res, err := r.callResult()
 	if err != nil {
 		return fmt.Errorf("tools/call %s: %w", tool, err)
+	}
+	if s.Modern {
+		if err := CheckComplete(res); err != nil {
+			return fmt.Errorf("tools/call %s: %w", tool, err)
+		}
 	}
 	if err := check(res); err != nil {
 		return fmt.Errorf("tools/call %s: %w", tool, err)
@@ -156,7 +203,7 @@ func (s *Session) Call(ctx context.Context, tool string, args []byte, check Chec
 // checks that it was refused, by an isError result or a JSON-RPC error.
 func (s *Session) CallRejected(ctx context.Context, tool string, args []byte) error {
 	id := s.next()
-	r, _, err := s.post(ctx, callBody(id, tool, args), id)
+	r, _, err := s.post(ctx, s.body(id, tool, args), id, "tools/call", tool)
 	if err != nil {
 		return fmt.Errorf("tools/call %s (invalid): %w", tool, err)
 	}

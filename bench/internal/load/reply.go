@@ -39,6 +39,14 @@ type CallResult struct {
 	} `json:"content"`
 	StructuredContent json.RawMessage `json:"structuredContent"`
 	IsError           bool            `json:"isError"`
+	// ResultType and Meta are what a 2026-07-28 result adds (CheckComplete).
+	ResultType string `json:"resultType"`
+	Meta       struct {
+		ServerInfo *struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"io.modelcontextprotocol/serverInfo"`
+	} `json:"_meta"`
 }
 
 // Check verifies one tools/call result.
@@ -213,5 +221,5 @@ func ParseCallResult(body []byte, contentType string, id int64) (*CallResult, er
 	return r.callResult()
 }
 
-// CallBody builds the tools/call request with the given id.
+// CallBody builds the 2025-11-25 tools/call request with the given id.
 func CallBody(id int64, tool string, args []byte) []byte { return callBody(id, tool, args) }
