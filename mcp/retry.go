@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // MetaRetryGuidance is the `_meta` key under which a toolwire tool error
@@ -56,7 +57,7 @@ func (m Meta) RetryGuidance() (*RetryGuidance, error) {
 		if err != nil {
 			return nil, fmt.Errorf("_meta[%q]: %w", MetaRetryGuidance, err)
 		}
-		if err := json.Unmarshal(raw, &g); err != nil {
+		if err := wirejson.Unmarshal(raw, &g); err != nil {
 			return nil, fmt.Errorf("_meta[%q] is not retry guidance: %w", MetaRetryGuidance, err)
 		}
 	}

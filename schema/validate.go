@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,7 +73,10 @@ func dialectOf(s string) string {
 // Compile compiles a schema by its declared dialect (2020-12 when it declares
 // none). An unknown dialect is an *UnsupportedDialectError.
 func Compile(raw json.RawMessage) (*Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	// Schemas arrive over the wire too (proxied and generated tools): read
+	// exactly, so a repeated keyword is refused rather than silently won by
+	// its last copy.
+	doc, err := DecodeValue(raw)
 	if err != nil {
 		return nil, fmt.Errorf("schema is not valid JSON: %w", err)
 	}

@@ -175,7 +175,10 @@ var (
 // remembered; anything unusual goes through the exact decoder.
 func (s *Server) requestMetaOf(params json.RawMessage) (requestMeta, *jsonrpc.Error) {
 	var m requestMeta
-	if len(params) == 0 || !bytes.Contains(params, []byte(`"_meta"`)) {
+	// A member name spelled with escapes ("_m\u0065ta") is still _meta:
+	// params with any backslash are scanned, and the scanner hands escaped
+	// names to the exact decoder.
+	if len(params) == 0 || !bytes.Contains(params, []byte(`"_meta"`)) && bytes.IndexByte(params, '\\') < 0 {
 		return m, nil
 	}
 	var meta, version, caps, info []byte

@@ -89,6 +89,18 @@ func (p *peer) start(method string, params any) (jsonrpc.ID, chan *jsonrpc.Respo
 	return id, ch
 }
 
+// startRaw sends a raw message whose id is id and returns the channel its
+// response will arrive on.
+func (p *peer) startRaw(id jsonrpc.ID, msg string) (jsonrpc.ID, chan *jsonrpc.Response) {
+	p.t.Helper()
+	ch := make(chan *jsonrpc.Response, 1)
+	p.mu.Lock()
+	p.resps[id.String()] = ch
+	p.mu.Unlock()
+	p.sendRaw(msg)
+	return id, ch
+}
+
 func (p *peer) send(m jsonrpc.Message) {
 	p.t.Helper()
 	b, err := jsonrpc.Encode(m)

@@ -61,7 +61,7 @@ func (s *Server) encodeFor(c *call, result any) (json.RawMessage, error) {
 	// The common tool result has neither _meta nor resultType: its stamps
 	// are appended without scanning it.
 	if r, ok := result.(*mcp.CallToolResult); ok && r.Meta == nil && r.ResultType == "" && !cacheable {
-		return s.stampAppend(raw, kind, false, false, false), nil
+		return s.stampAppend(raw, kind, false, false, true), nil
 	}
 	return s.stamp(raw, kind, cacheable)
 }

@@ -45,7 +45,7 @@ type metaRead struct {
 	hasMeta    bool
 	version    []byte // raw JSON value of protocolVersion, nil when absent
 	caps       []byte // raw JSON value of clientCapabilities, nil when absent
-	malformed  bool   // params or _meta could not be read
+	malformed  error  // why params or _meta could not be read
 	versionStr string
 }
 
@@ -59,7 +59,10 @@ var (
 // exact decoder anything else.
 func readMeta(params []byte) metaRead {
 	var m metaRead
-	if len(params) == 0 || !bytes.Contains(params, []byte(`"_meta"`)) {
+	// A member name spelled with escapes ("_m\u0065ta") is still _meta:
+	// params with any backslash are scanned, and the scanner hands escaped
+	// names to the exact decoder.
+	if len(params) == 0 || !bytes.Contains(params, []byte(`"_meta"`)) && bytes.IndexByte(params, '\\') < 0 {
 		return m
 	}
 	var meta []byte
@@ -78,8 +81,8 @@ func readMeta(params []byte) metaRead {
 		var w struct {
 			Meta map[string]json.RawMessage `json:"_meta"`
 		}
-		if wirejson.Unmarshal(params, &w) != nil {
-			m.malformed = true
+		if err := wirejson.Unmarshal(params, &w); err != nil {
+			m.malformed = err
 			return m
 		}
 		if w.Meta == nil {
@@ -120,8 +123,8 @@ func checkModernRequest(h http.Header, req *jsonrpc.Request) *jsonrpc.Error {
 		return headerMismatch("the MCP-Protocol-Version header is required on every request")
 	}
 	m := readMeta(req.Params)
-	if m.malformed {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: not a readable object")
+	if m.malformed != nil {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: %v", m.malformed)
 	}
 	if m.version == nil {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params._meta must carry %q as a string", mcp.MetaProtocolVersion)
