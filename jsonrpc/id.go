@@ -165,7 +165,7 @@ func describeNumber(b []byte) string {
 	switch {
 	case bytes.IndexByte(b, '.') >= 0:
 		return fmt.Sprintf("a fraction (%s)", shown)
-	case bytes.IndexAny(b, "eE") >= 0:
+	case bytes.ContainsAny(b, "eE"):
 		return fmt.Sprintf("a number with an exponent (%s)", shown)
 	}
 	for _, c := range b[1:] {

@@ -31,8 +31,3 @@ const (
 	MetaProgressToken      = "progressToken"
 )
 
-// decodeNumbers decodes data into v strictly, with json.Number for numbers
-// held in interface values.
-func decodeNumbers(data []byte, v any) error {
-	return wirejson.UnmarshalUseNumber(data, v)
-}

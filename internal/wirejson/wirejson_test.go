@@ -57,7 +57,8 @@ func TestUnmarshalAccepts(t *testing.T) {
 	}
 	if got.Title != "T" || got.Name != "n" || *got.Size != 3 || got.Count != 255 || got.Ratio != 1500 || !got.OK ||
 		string(got.Data) != "\x01\x02" || got.Icons[0].Sizes[0] != "1x1" || got.ByName["x"].Src != "b" ||
-		*got.Annotations.Priority != 0 || string(got.Raw) != `{"a":[1,{"B":2}]}` || got.Loose != "l" || got.NoTag != "nt" {
+		*got.Annotations.Priority != 0 || string(got.Raw) != `{"a":[1,{"B":2}]}` || got.Loose != "l" || got.NoTag != "nt" ||
+		got.hidden != "" {
 		t.Errorf("decoded %+v", got)
 	}
 	// An escaped name is the name it spells.
