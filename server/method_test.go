@@ -30,7 +30,9 @@ func TestCapabilitiesFollowTheMethodTable(t *testing.T) {
 	}
 	type none struct{}
 	if err := server.AddMethod(s, server.MethodSpec{Name: "prompts/list", Capability: "prompts", CapabilityValue: json.RawMessage(`{"listChanged":false}`)},
-		func(context.Context, *server.Request, *none) (json.RawMessage, error) { return json.RawMessage(`{"prompts":[]}`), nil }); err != nil {
+		func(context.Context, *server.Request, *none) (json.RawMessage, error) {
+			return json.RawMessage(`{"prompts":[]}`), nil
+		}); err != nil {
 		t.Fatal(err)
 	}
 	if caps := s.Capabilities(); caps.Prompts == nil {
@@ -50,7 +52,9 @@ func TestCapabilitiesFollowTheMethodTable(t *testing.T) {
 	}
 	// A method of one era is not found in the other.
 	if err := server.AddMethod(s, server.MethodSpec{Name: "example/modern-only", Eras: server.Modern},
-		func(context.Context, *server.Request, *none) (*mcp.EmptyResult, error) { return &mcp.EmptyResult{}, nil }); err != nil {
+		func(context.Context, *server.Request, *none) (*mcp.EmptyResult, error) {
+			return &mcp.EmptyResult{}, nil
+		}); err != nil {
 		t.Fatal(err)
 	}
 	wantError(t, p.call("example/modern-only", nil), jsonrpc.CodeMethodNotFound)
