@@ -16,7 +16,7 @@ import (
 // connects the toolwire MCP client to them.
 func connectMCP(t *testing.T, env *seedEnv, era mcp.Era) *client.Client {
 	t.Helper()
-	h := streamable.NewHandler(newSeedServer(t, env), nil)
+	h := streamable.NewHandler(newSeedServer(t, env))
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() { h.Close(); ts.Close() })
 	c, err := client.Connect(t.Context(), &client.HTTP{URL: ts.URL + "/mcp"}, &client.Options{Era: era})

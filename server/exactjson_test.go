@@ -126,7 +126,7 @@ func TestExactJSONOverStdio(t *testing.T) {
 			outR, outW := io.Pipe()
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
-			go func() { done <- stdio.Serve(ctx, spyServer(t, &runs), inR, outW, nil) }()
+			go func() { done <- stdio.Serve(ctx, spyServer(t, &runs), inR, outW) }()
 			t.Cleanup(func() {
 				inW.Close()
 				cancel()
@@ -185,7 +185,7 @@ func TestExactJSONOverStdio(t *testing.T) {
 
 func TestExactJSONOverHTTP(t *testing.T) {
 	var runs atomic.Int32
-	h := streamable.NewHandler(spyServer(t, &runs), nil)
+	h := streamable.NewHandler(spyServer(t, &runs))
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() { h.Close(); ts.Close() })
 	post := func(body, session string, modern bool, name string) (int, string) {

@@ -43,7 +43,7 @@ func ExampleWithMiddleware() {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	conn := memory.Serve(ctx, s, nil)
+	conn := memory.Serve(ctx, s)
 	send := func(msg string) {
 		_ = conn.Write(ctx, []byte(msg))
 		_, _ = conn.Read(ctx)

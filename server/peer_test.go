@@ -31,7 +31,7 @@ const waitLimit = 10 * time.Second // a failure bound, never an assertion on spe
 func connect(t *testing.T, s *server.Server) *peer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	conn := memory.Serve(ctx, s, nil)
+	conn := memory.Serve(ctx, s)
 	p := &peer{t: t, conn: conn, resps: map[string]chan *jsonrpc.Response{},
 		notes: make(chan *jsonrpc.Notification, 100), other: make(chan *jsonrpc.Response, 10), reqs: make(chan *jsonrpc.Request, 10)}
 	t.Cleanup(func() { conn.Close(); cancel() })

@@ -37,7 +37,7 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("message exceeds the size limit of %d bytes", e.Limit)
 }
 
-// Defaults for ServeOptions.
+// Defaults for the ServeOption constructors.
 const (
 	DefaultMaxConcurrency = 64
 	DefaultMaxQueued      = 1024
@@ -45,45 +45,103 @@ const (
 	DefaultInlineBudget   = time.Millisecond
 )
 
-// ServeOptions bound a served connection. Zero values mean the defaults.
-type ServeOptions struct {
-	// MaxConcurrency is how many requests run at once.
-	MaxConcurrency int
-	// MaxQueued is how many more may wait for a slot; past that a request is
-	// refused at once with -32603.
-	MaxQueued int
-	// DrainTimeout is how long requests still running at end of input may
-	// finish before they are cancelled.
-	DrainTimeout time.Duration
-	// InlineBudget is how long a request may run on the goroutine that read
-	// it before reading passes to another goroutine; it bounds how late a
-	// pipelined message, such as a cancellation, is read.
-	InlineBudget time.Duration
-	// Logger receives transport diagnostics; nil logs nothing.
-	Logger *slog.Logger
+// ServeOption configures Serve, and the framed transports built on it
+// (stdio.Serve, memory.Serve). Options apply in order, so a later one
+// overrides an earlier one; nil options are ignored.
+type ServeOption interface{ applyServe(*serveConfig) }
+
+type serveConfig struct {
+	maxConcurrency int
+	maxQueued      int
+	drainTimeout   time.Duration
+	inlineBudget   time.Duration
+	maxMessageSize int
+	logger         *slog.Logger
 }
 
-func (o *ServeOptions) withDefaults() ServeOptions {
-	c := ServeOptions{}
-	if o != nil {
-		c = *o
+type serveOption func(*serveConfig)
+
+func (f serveOption) applyServe(c *serveConfig) { f(c) }
+
+// WithMaxConcurrency sets how many requests of one connection run at once
+// (default 64). Values below 1 mean the default.
+func WithMaxConcurrency(n int) ServeOption {
+	return serveOption(func(c *serveConfig) { c.maxConcurrency = n })
+}
+
+// WithMaxQueued sets how many more requests may wait for a slot once
+// WithMaxConcurrency are running (default 1024); past that a request is
+// refused at once with -32603 "server busy". Zero means the default; a
+// negative value means no queue: every request past the running ones is
+// refused.
+func WithMaxQueued(n int) ServeOption {
+	return serveOption(func(c *serveConfig) { c.maxQueued = n })
+}
+
+// WithDrainTimeout sets how long requests still running at the end of input
+// may finish before they are cancelled (default 5 s). Values of zero or less
+// mean the default.
+func WithDrainTimeout(d time.Duration) ServeOption {
+	return serveOption(func(c *serveConfig) { c.drainTimeout = d })
+}
+
+// WithInlineBudget sets how long a request may run on the goroutine that
+// read it before reading passes to another goroutine (default 1 ms); it
+// bounds how late a pipelined message, such as a cancellation, is read.
+// Values of zero or less mean the default.
+func WithInlineBudget(d time.Duration) ServeOption {
+	return serveOption(func(c *serveConfig) { c.inlineBudget = d })
+}
+
+// WithMaxMessageSize bounds one incoming message, in bytes, on a connection
+// that has a size limit (a SizeLimitedConn, such as stdio's): Serve sets it
+// before reading starts, and a message over it gets -32600 while serving
+// goes on. Values of zero or less leave the connection's own limit (for
+// stdio.Serve, stdio.DefaultMaxMessageSize: 8 MiB). Connections without a
+// limit (memory) ignore it.
+func WithMaxMessageSize(n int) ServeOption {
+	return serveOption(func(c *serveConfig) { c.maxMessageSize = n })
+}
+
+// WithLogger sets where transport diagnostics go (malformed messages, at
+// debug level). By default, and when l is nil, nothing is logged.
+func WithLogger(l *slog.Logger) ServeOption {
+	return serveOption(func(c *serveConfig) { c.logger = l })
+}
+
+// SizeLimitedConn is a Conn whose incoming message size limit can be set,
+// which Serve does from WithMaxMessageSize before it reads.
+type SizeLimitedConn interface {
+	Conn
+	// SetMaxMessageSize bounds one incoming message; n <= 0 means the
+	// connection's default. It is called before the first Read.
+	SetMaxMessageSize(n int)
+}
+
+// newServeConfig applies opts and then the defaults.
+func newServeConfig(opts []ServeOption) serveConfig {
+	var c serveConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyServe(&c)
+		}
 	}
-	if c.MaxConcurrency <= 0 {
-		c.MaxConcurrency = DefaultMaxConcurrency
+	if c.maxConcurrency <= 0 {
+		c.maxConcurrency = DefaultMaxConcurrency
 	}
-	if c.MaxQueued < 0 {
-		c.MaxQueued = 0
-	} else if c.MaxQueued == 0 {
-		c.MaxQueued = DefaultMaxQueued
+	if c.maxQueued < 0 {
+		c.maxQueued = 0
+	} else if c.maxQueued == 0 {
+		c.maxQueued = DefaultMaxQueued
 	}
-	if c.DrainTimeout <= 0 {
-		c.DrainTimeout = DefaultDrainTimeout
+	if c.drainTimeout <= 0 {
+		c.drainTimeout = DefaultDrainTimeout
 	}
-	if c.InlineBudget <= 0 {
-		c.InlineBudget = DefaultInlineBudget
+	if c.inlineBudget <= 0 {
+		c.inlineBudget = DefaultInlineBudget
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }
@@ -104,19 +162,22 @@ func NewSender(conn Conn) jsonrpc.Sender { return sender{conn} }
 
 // Serve reads messages from conn and hands them to a session opened on
 // opener until the input ends (a clean exit, returning nil), ctx is
-// cancelled, or writing fails. Requests run concurrently within the bounds of
-// opts; notifications are handled in order as they arrive, so a cancellation
-// is seen while its request runs. Bad input never stops the loop: it gets an
-// error reply.
+// cancelled, or writing fails. Requests run concurrently within the bounds
+// opts set (WithMaxConcurrency, WithMaxQueued); notifications are handled in
+// order as they arrive, so a cancellation is seen while its request runs.
+// Bad input never stops the loop: it gets an error reply.
 //
 // There is no dedicated reader: one goroutine at a time holds the reader's
 // role. It serves a request it reads itself, keeping the role if the request
-// is answered within InlineBudget and passing the role to an idle (or new)
-// goroutine otherwise. A quick request thus costs no hand-off between
-// goroutines, a slow one holds reading up for at most InlineBudget, and
-// goroutines are reused with their grown stacks.
-func Serve(ctx context.Context, conn Conn, opener jsonrpc.SessionOpener, opts *ServeOptions) error {
-	o := opts.withDefaults()
+// is answered within the inline budget (WithInlineBudget) and passing the
+// role to an idle (or new) goroutine otherwise. A quick request thus costs no
+// hand-off between goroutines, a slow one holds reading up for at most that
+// budget, and goroutines are reused with their grown stacks.
+func Serve(ctx context.Context, conn Conn, opener jsonrpc.SessionOpener, opts ...ServeOption) error {
+	o := newServeConfig(opts)
+	if sc, ok := conn.(SizeLimitedConn); ok && o.maxMessageSize > 0 {
+		sc.SetMaxMessageSize(o.maxMessageSize)
+	}
 	l := &loop{o: o, conn: conn, out: sender{conn}, role: make(chan struct{}), quit: make(chan struct{}), readDone: make(chan struct{})}
 	l.sess = opener.OpenSession(l.out)
 	defer l.sess.Close()
@@ -125,7 +186,7 @@ func Serve(ctx context.Context, conn Conn, opener jsonrpc.SessionOpener, opts *S
 	defer l.cancelReqs()
 	l.readCtx, l.stopReading = context.WithCancel(ctx)
 	defer l.stopReading()
-	l.busy = fmt.Sprintf("server busy: %d requests already in flight or queued", o.MaxConcurrency+o.MaxQueued)
+	l.busy = fmt.Sprintf("server busy: %d requests already in flight or queued", o.maxConcurrency+o.maxQueued)
 
 	go l.worker(true)
 
@@ -156,7 +217,7 @@ func Serve(ctx context.Context, conn Conn, opener jsonrpc.SessionOpener, opts *S
 	go func() { l.reqs.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(o.DrainTimeout):
+	case <-time.After(o.drainTimeout):
 		l.cancelReqs()
 		l.mu.Lock()
 		for range l.queue {
@@ -174,7 +235,7 @@ func Serve(ctx context.Context, conn Conn, opener jsonrpc.SessionOpener, opts *S
 
 // loop is the state of one Serve call.
 type loop struct {
-	o      ServeOptions
+	o      serveConfig
 	conn   Conn
 	out    sender
 	sess   jsonrpc.Session
@@ -261,12 +322,12 @@ func (l *loop) worker(reader bool) {
 
 // serveInline serves a request the reader just read, keeping the reader's
 // role: a quick request is answered with no hand-off at all. If it is still
-// running after InlineBudget, the role passes to another goroutine so that
+// running after the inline budget, the role passes to another goroutine so that
 // reading (and so cancellation) goes on. It reports whether this goroutine
 // still holds the role.
 func (l *loop) serveInline(req *jsonrpc.Request) bool {
 	var state atomic.Int32 // 0 running inline, 1 role passed on, 2 done
-	t := time.AfterFunc(l.o.InlineBudget, func() {
+	t := time.AfterFunc(l.o.inlineBudget, func() {
 		if state.CompareAndSwap(0, 1) {
 			l.passRole()
 		}
@@ -345,7 +406,7 @@ func (l *loop) dispatch(data []byte, err error) (req *jsonrpc.Request, more bool
 	}
 	msg, id, derr := jsonrpc.Decode(data)
 	if derr != nil {
-		l.o.Logger.Debug("bad message", "error", derr.Message)
+		l.o.logger.Debug("bad message", "error", derr.Message)
 		l.reply(&jsonrpc.Response{ID: id, Error: derr})
 		return nil, true
 	}
@@ -362,8 +423,8 @@ func (l *loop) dispatch(data []byte, err error) (req *jsonrpc.Request, more bool
 			return nil, true
 		}
 		l.mu.Lock()
-		if l.running >= l.o.MaxConcurrency {
-			if len(l.queue) >= l.o.MaxQueued {
+		if l.running >= l.o.maxConcurrency {
+			if len(l.queue) >= l.o.maxQueued {
 				l.mu.Unlock()
 				l.reply(&jsonrpc.Response{ID: m.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "%s", l.busy)})
 				return nil, true

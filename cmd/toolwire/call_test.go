@@ -51,7 +51,7 @@ func referenceURL(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := streamable.NewHandler(srv, nil)
+	h := streamable.NewHandler(srv)
 	hs := httptest.NewServer(h)
 	t.Cleanup(func() { hs.Close(); h.Close() })
 	return hs.URL + "/mcp"

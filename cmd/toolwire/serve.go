@@ -80,10 +80,10 @@ func newServeCmd() *cobra.Command {
 			}
 			if f.stdio {
 				logger.Info("serving reference tools on stdio", "tools", len(srv.Tools()))
-				return stdio.ServeStdio(cmd.Context(), srv, &stdio.Options{
-					MaxMessageSize: f.maxMessageSize,
-					ServeOptions:   transport.ServeOptions{MaxConcurrency: f.maxConcurrency, Logger: logger},
-				})
+				return stdio.ServeStdio(cmd.Context(), srv,
+					stdio.WithMaxMessageSize(f.maxMessageSize),
+					transport.WithMaxConcurrency(f.maxConcurrency),
+					transport.WithLogger(logger))
 			}
 			return serveHTTP(cmd, srv, &f, logger)
 		},
@@ -123,27 +123,26 @@ func serveHTTP(cmd *cobra.Command, srv *server.Server, f *serveFlags, logger *sl
 	if len(hosts) == 0 {
 		hosts = defaultAllowedHosts(f.addr, logger)
 	}
-	h := streamable.NewHandler(srv, &streamable.Options{
-		AllowedHosts:       hosts,
-		AllowedOrigins:     f.allowedOrigins,
-		MaxBodyBytes:       f.maxBodySize,
-		SessionIdleTimeout: f.sessionTTL,
-		MaxSessions:        f.maxSessions,
-		MaxInFlight:        f.maxInFlight,
-		ReadTimeout:        f.readTimeout,
-		WriteTimeout:       f.writeTimeout,
-		Logger:             logger,
-	})
-	return streamable.ListenAndServe(cmd.Context(), f.addr, h, &streamable.ServerOptions{
-		Path:              f.path,
-		ReadHeaderTimeout: f.readHeaderTimeout,
-		IdleTimeout:       f.idleTimeout,
-		ShutdownTimeout:   f.shutdownTimeout,
-		Logger:            logger,
-		OnListen: func(url string) {
+	logOpt := streamable.WithLogger(logger)
+	h := streamable.NewHandler(srv,
+		streamable.WithAllowedHosts(hosts...),
+		streamable.WithAllowedOrigins(f.allowedOrigins...),
+		streamable.WithMaxBodyBytes(f.maxBodySize),
+		streamable.WithSessionIdleTimeout(f.sessionTTL),
+		streamable.WithMaxSessions(f.maxSessions),
+		streamable.WithMaxInFlight(f.maxInFlight),
+		streamable.WithReadTimeout(f.readTimeout),
+		streamable.WithWriteTimeout(f.writeTimeout),
+		logOpt)
+	return streamable.ListenAndServe(cmd.Context(), f.addr, h,
+		streamable.WithPath(f.path),
+		streamable.WithReadHeaderTimeout(f.readHeaderTimeout),
+		streamable.WithIdleTimeout(f.idleTimeout),
+		streamable.WithShutdownTimeout(f.shutdownTimeout),
+		logOpt,
+		streamable.WithOnListen(func(url string) {
 			logger.Info("serving reference tools over Streamable HTTP", "url", url, "tools", len(srv.Tools()))
-		},
-	})
+		}))
 }
 
 // defaultAllowedHosts accepts the loopback names, plus the host --addr binds

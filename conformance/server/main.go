@@ -38,14 +38,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "conformance server:", err)
 		os.Exit(1)
 	}
-	h := streamable.NewHandler(srv, &streamable.Options{Logger: logger})
+	logOpt := streamable.WithLogger(logger)
+	h := streamable.NewHandler(srv, logOpt)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = streamable.ListenAndServe(ctx, *addr, h, &streamable.ServerOptions{
-		Logger:   logger,
-		OnListen: func(url string) { fmt.Println(url) },
-	})
+	err = streamable.ListenAndServe(ctx, *addr, h, logOpt,
+		streamable.WithOnListen(func(url string) { fmt.Println(url) }))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "conformance server:", err)
 		os.Exit(1)

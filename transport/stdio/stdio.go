@@ -27,17 +27,29 @@ type Conn struct {
 	closer io.Closer
 }
 
+var _ transport.SizeLimitedConn = (*Conn)(nil)
+
 // NewConn frames messages on r and w. maxSize bounds one incoming message;
-// 0 means DefaultMaxMessageSize. If w is an io.Closer, Close closes it.
+// 0 or less means DefaultMaxMessageSize. If w is an io.Closer, Close closes
+// it.
 func NewConn(r io.Reader, w io.Writer, maxSize int) *Conn {
-	if maxSize <= 0 {
-		maxSize = DefaultMaxMessageSize
-	}
-	c := &Conn{r: bufio.NewReaderSize(r, 64<<10), w: bufio.NewWriterSize(w, 64<<10), maxSize: maxSize}
+	c := &Conn{r: bufio.NewReaderSize(r, 64<<10), w: bufio.NewWriterSize(w, 64<<10)}
+	c.SetMaxMessageSize(maxSize)
 	if cl, ok := w.(io.Closer); ok {
 		c.closer = cl
 	}
 	return c
+}
+
+// SetMaxMessageSize bounds one incoming message; n <= 0 means
+// DefaultMaxMessageSize. It must not be called while a Read is running;
+// transport.Serve calls it, from transport.WithMaxMessageSize, before it
+// reads. It makes Conn a transport.SizeLimitedConn.
+func (c *Conn) SetMaxMessageSize(n int) {
+	if n <= 0 {
+		n = DefaultMaxMessageSize
+	}
+	c.maxSize = n
 }
 
 // Read returns the next non-empty line. A line longer than the limit is
@@ -114,24 +126,22 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-// Options configure Serve.
-type Options struct {
-	// MaxMessageSize bounds one incoming line; 0 means DefaultMaxMessageSize.
-	MaxMessageSize int
-	transport.ServeOptions
-}
+// WithMaxMessageSize bounds one incoming line, in bytes (default 8 MiB); a
+// longer line is skipped and answered with -32600, and serving goes on.
+// Values of zero or less mean the default. It is transport.WithMaxMessageSize,
+// named here so that stdio's one option of its own is found with stdio.
+func WithMaxMessageSize(n int) transport.ServeOption { return transport.WithMaxMessageSize(n) }
 
 // Serve serves a session over r and w until r ends (nil: a clean exit).
-// Only MCP messages are written to w; diagnostics go to opts.Logger.
-func Serve(ctx context.Context, opener jsonrpc.SessionOpener, r io.Reader, w io.Writer, opts *Options) error {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	return transport.Serve(ctx, NewConn(r, w, o.MaxMessageSize), opener, &o.ServeOptions)
+// opts are transport.ServeOption values: WithMaxMessageSize and every
+// transport option (transport.WithMaxConcurrency, transport.WithLogger, ...).
+// Only MCP messages are written to w; diagnostics go to the logger
+// transport.WithLogger sets.
+func Serve(ctx context.Context, opener jsonrpc.SessionOpener, r io.Reader, w io.Writer, opts ...transport.ServeOption) error {
+	return transport.Serve(ctx, NewConn(r, w, 0), opener, opts...)
 }
 
-// ServeStdio serves on the process's stdin and stdout.
-func ServeStdio(ctx context.Context, opener jsonrpc.SessionOpener, opts *Options) error {
-	return Serve(ctx, opener, os.Stdin, os.Stdout, opts)
+// ServeStdio serves on the process's stdin and stdout, like Serve.
+func ServeStdio(ctx context.Context, opener jsonrpc.SessionOpener, opts ...transport.ServeOption) error {
+	return Serve(ctx, opener, os.Stdin, os.Stdout, opts...)
 }

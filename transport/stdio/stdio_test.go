@@ -33,11 +33,11 @@ func echoServer(t *testing.T) *server.Server {
 }
 
 // runLines serves the given input to completion and returns every line written.
-func runLines(t *testing.T, s *server.Server, input string, opts *stdio.Options) []string {
+func runLines(t *testing.T, s *server.Server, input string, opts ...transport.ServeOption) []string {
 	t.Helper()
 	var out strings.Builder
 	done := make(chan error, 1)
-	go func() { done <- stdio.Serve(context.Background(), s, strings.NewReader(input), &out, opts) }()
+	go func() { done <- stdio.Serve(context.Background(), s, strings.NewReader(input), &out, opts...) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -68,7 +68,7 @@ func TestBadLinesGetErrorsAndServingGoesOn(t *testing.T) {
 		big,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"still here"}}}`,
 	}, "\n") + "\n"
-	lines := runLines(t, echoServer(t), input, &stdio.Options{MaxMessageSize: 200})
+	lines := runLines(t, echoServer(t), input, stdio.WithMaxMessageSize(200))
 	if len(lines) != 4 {
 		t.Fatalf("want 4 replies (init, -32700, too large, echo), got %d:\n%s", len(lines), strings.Join(lines, "\n"))
 	}
@@ -91,7 +91,7 @@ func TestBadLinesGetErrorsAndServingGoesOn(t *testing.T) {
 
 func TestLastLineWithoutNewlineAndCRLF(t *testing.T) {
 	input := initLine + "\r\n" + `{"jsonrpc":"2.0","id":5,"method":"ping"}`
-	lines := runLines(t, echoServer(t), input, nil)
+	lines := runLines(t, echoServer(t), input)
 	if len(lines) != 2 || !strings.Contains(lines[1], `"id":5`) {
 		t.Errorf("got %q", lines)
 	}
@@ -108,8 +108,8 @@ func TestQueueBoundRefusesExcess(t *testing.T) {
 	var out testenv.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- stdio.Serve(context.Background(), s, pr, &out, &stdio.Options{
-			ServeOptions: transport.ServeOptions{MaxConcurrency: 1, MaxQueued: 1}})
+		done <- stdio.Serve(context.Background(), s, pr, &out,
+			transport.WithMaxConcurrency(1), transport.WithMaxQueued(1))
 	}()
 	write := func(s string) {
 		if _, err := pw.Write([]byte(s + "\n")); err != nil {
@@ -149,7 +149,7 @@ func TestDrainCancelsStragglersAtEOF(t *testing.T) {
 		return "", ctx.Err()
 	})
 	input := initLine + "\n" + `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"forever"}}` + "\n"
-	runLines(t, s, input, &stdio.Options{ServeOptions: transport.ServeOptions{DrainTimeout: 20 * time.Millisecond}})
+	runLines(t, s, input, transport.WithDrainTimeout(20*time.Millisecond))
 	select {
 	case <-cancelled:
 	case <-time.After(10 * time.Second):
@@ -159,7 +159,7 @@ func TestDrainCancelsStragglersAtEOF(t *testing.T) {
 
 func TestWriteFailureEndsServe(t *testing.T) {
 	input := initLine + "\n"
-	err := stdio.Serve(context.Background(), echoServer(t), strings.NewReader(input), failWriter{}, nil)
+	err := stdio.Serve(context.Background(), echoServer(t), strings.NewReader(input), failWriter{})
 	if err == nil || !strings.Contains(err.Error(), "write failed") {
 		t.Errorf("got %v", err)
 	}
@@ -184,7 +184,7 @@ func TestSlowRequestsRunConcurrently(t *testing.T) {
 	input := initLine + "\n" +
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"meet"}}` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"meet"}}` + "\n"
-	lines := runLines(t, s, input, &stdio.Options{ServeOptions: transport.ServeOptions{InlineBudget: time.Millisecond}})
+	lines := runLines(t, s, input, transport.WithInlineBudget(time.Millisecond))
 	if got := strings.Count(strings.Join(lines, "\n"), `"text":"met"`); got != 2 {
 		t.Errorf("want both calls answered, got %d:\n%s", got, strings.Join(lines, "\n"))
 	}

@@ -39,25 +39,45 @@ type EventStore interface {
 	DropSession(session string)
 }
 
-// Defaults for MemoryLimits.
+// Defaults for the MemoryEventStoreOption constructors.
 const (
 	DefaultMaxEventsPerStream = 1024
 	DefaultMaxBytesPerSession = 8 << 20 // 8 MiB
 	memoryEventIDSeparator    = "_"
 )
 
-// MemoryLimits bound a memory event store. Zero values mean the defaults.
-type MemoryLimits struct {
-	// MaxEventsPerStream: older events of a stream are evicted past it.
-	MaxEventsPerStream int
-	// MaxBytesPerSession: the oldest events of a session are evicted past it.
-	MaxBytesPerSession int
+// MemoryEventStoreOption configures NewMemoryEventStore. Options apply in
+// order, so a later one overrides an earlier one; nil options are ignored.
+type MemoryEventStoreOption interface{ applyMemoryEventStore(*memoryLimits) }
+
+type memoryLimits struct {
+	maxEventsPerStream int
+	maxBytesPerSession int
+}
+
+type memoryEventStoreOption func(*memoryLimits)
+
+func (f memoryEventStoreOption) applyMemoryEventStore(l *memoryLimits) { f(l) }
+
+// WithMaxEventsPerStream bounds the events kept per stream (default 1024);
+// past it the stream's oldest events are evicted, and a client resuming
+// from before them gets 400 (ErrEventsLost). Values below 1 mean the
+// default.
+func WithMaxEventsPerStream(n int) MemoryEventStoreOption {
+	return memoryEventStoreOption(func(l *memoryLimits) { l.maxEventsPerStream = n })
+}
+
+// WithMaxBytesPerSession bounds the event data kept per session (default
+// 8 MiB); past it the oldest events of the session's largest stream are
+// evicted. Values below 1 mean the default.
+func WithMaxBytesPerSession(n int) MemoryEventStoreOption {
+	return memoryEventStoreOption(func(l *memoryLimits) { l.maxBytesPerSession = n })
 }
 
 // MemoryEventStore is a bounded in-memory EventStore. Event ids have the
 // form "<stream>_<seq>".
 type MemoryEventStore struct {
-	lim      MemoryLimits
+	lim      memoryLimits
 	mu       sync.Mutex
 	sessions map[string]*memSession
 }
@@ -77,17 +97,20 @@ type storedEvent struct {
 	data []byte
 }
 
-// NewMemoryEventStore returns an empty store; lim may be nil for defaults.
-func NewMemoryEventStore(lim *MemoryLimits) *MemoryEventStore {
-	l := MemoryLimits{}
-	if lim != nil {
-		l = *lim
+// NewMemoryEventStore returns an empty store bounded by opts
+// (WithMaxEventsPerStream, WithMaxBytesPerSession).
+func NewMemoryEventStore(opts ...MemoryEventStoreOption) *MemoryEventStore {
+	var l memoryLimits
+	for _, o := range opts {
+		if o != nil {
+			o.applyMemoryEventStore(&l)
+		}
 	}
-	if l.MaxEventsPerStream <= 0 {
-		l.MaxEventsPerStream = DefaultMaxEventsPerStream
+	if l.maxEventsPerStream <= 0 {
+		l.maxEventsPerStream = DefaultMaxEventsPerStream
 	}
-	if l.MaxBytesPerSession <= 0 {
-		l.MaxBytesPerSession = DefaultMaxBytesPerSession
+	if l.maxBytesPerSession <= 0 {
+		l.maxBytesPerSession = DefaultMaxBytesPerSession
 	}
 	return &MemoryEventStore{lim: l, sessions: map[string]*memSession{}}
 }
@@ -113,12 +136,12 @@ func (s *MemoryEventStore) Append(session, stream string, data []byte) (string, 
 	st.next++
 	st.events = append(st.events, storedEvent{seq: seq, data: data})
 	ms.bytes += len(data)
-	for len(st.events) > s.lim.MaxEventsPerStream {
+	for len(st.events) > s.lim.maxEventsPerStream {
 		ms.bytes -= len(st.events[0].data)
 		st.events[0] = storedEvent{}
 		st.events = st.events[1:]
 	}
-	for ms.bytes > s.lim.MaxBytesPerSession && ms.evictOldest() {
+	for ms.bytes > s.lim.maxBytesPerSession && ms.evictOldest() {
 	}
 	return stream + memoryEventIDSeparator + strconv.FormatUint(seq, 10), nil
 }

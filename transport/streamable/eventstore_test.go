@@ -7,7 +7,7 @@ import (
 )
 
 func TestMemoryEventStore(t *testing.T) {
-	s := NewMemoryEventStore(&MemoryLimits{MaxEventsPerStream: 3, MaxBytesPerSession: 10})
+	s := NewMemoryEventStore(WithMaxEventsPerStream(3), WithMaxBytesPerSession(10))
 	var ids []string
 	for i := range 3 {
 		id, err := s.Append("s1", "p1", []byte(fmt.Sprint(i)))
@@ -49,7 +49,7 @@ func TestMemoryEventStore(t *testing.T) {
 	}
 
 	// The byte bound evicts across streams.
-	big := NewMemoryEventStore(&MemoryLimits{MaxBytesPerSession: 8})
+	big := NewMemoryEventStore(WithMaxBytesPerSession(8))
 	a, _ := big.Append("s", "a", []byte("12345"))
 	big.Append("s", "b", []byte("12345"))
 	if big.Len() != 1 {

@@ -25,7 +25,7 @@ func ExampleNewHandler() {
 			return "Hello, " + in.Name, nil
 		})
 
-	h := streamable.NewHandler(srv, nil)
+	h := streamable.NewHandler(srv)
 	defer h.Close()
 	ts := httptest.NewServer(h)
 	defer ts.Close()

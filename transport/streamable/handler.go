@@ -27,7 +27,7 @@ import (
 // NewHandler; stop it with Shutdown.
 type Handler struct {
 	opener  jsonrpc.SessionOpener
-	o       Options
+	o       handlerConfig
 	policy  *hostPolicy
 	wd      *watchdog        // read and write timeouts
 	workers *workers         // goroutines serving 2025-era requests
@@ -46,13 +46,14 @@ type Handler struct {
 	janitorW sync.WaitGroup
 }
 
-// NewHandler returns a handler that opens sessions on opener. opts may be nil.
-func NewHandler(opener jsonrpc.SessionOpener, opts *Options) *Handler {
-	o := opts.withDefaults()
+// NewHandler returns a handler that opens sessions on opener, configured by
+// opts (WithAllowedHosts, WithMaxBodyBytes, WithLogger, ...).
+func NewHandler(opener jsonrpc.SessionOpener, opts ...HandlerOption) *Handler {
+	o := newHandlerConfig(opts)
 	return &Handler{
 		opener: opener, o: o,
-		policy:   newHostPolicy(o.AllowedHosts, o.AllowedOrigins),
-		wd:       newWatchdog(o.ReadTimeout, o.WriteTimeout),
+		policy:   newHostPolicy(o.allowedHosts, o.allowedOrigins),
+		wd:       newWatchdog(o.readTimeout, o.writeTimeout),
 		workers:  newWorkers(),
 		now:      time.Now,
 		sessions: map[string]*legacySession{},
@@ -121,9 +122,9 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	var watch *watched
 	if supportsDeadlines(w) {
 		watch = &watched{rc: http.NewResponseController(w)}
-		h.wd.start(watch, h.o.ReadTimeout)
+		h.wd.start(watch, h.o.readTimeout)
 	}
-	body, err := readBodySized(http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes), r.ContentLength, h.o.MaxBodyBytes)
+	body, err := readBodySized(http.MaxBytesReader(w, r.Body, h.o.maxBodyBytes), r.ContentLength, h.o.maxBodyBytes)
 	if watch != nil {
 		h.wd.stop(watch)
 	}
@@ -182,7 +183,8 @@ func modernHeader(r *http.Request) bool {
 }
 
 // begin counts a request in; it fails with the error to answer while
-// shutting down or when MaxInFlight requests are running.
+// shutting down or when as many requests as WithMaxInFlight allows are
+// running.
 func (h *Handler) begin() *jsonrpc.Error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -193,7 +195,7 @@ func (h *Handler) beginLocked() *jsonrpc.Error {
 	if h.draining {
 		return errShuttingDown
 	}
-	if h.active >= h.o.MaxInFlight {
+	if h.active >= h.o.maxInFlight {
 		return errBusy
 	}
 	h.active++

@@ -10,7 +10,7 @@ import (
 
 func TestHeaderMatches(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, nil)
+	_, ts := testServer(t, f)
 	call := func(args map[string]any, headers map[string]string) (int, *jsonrpc.Error) {
 		r := modernRequest(t, ts.URL, 1, "tools/call", map[string]any{"name": "headers", "arguments": args})
 		for k, v := range headers {

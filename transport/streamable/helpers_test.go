@@ -100,9 +100,9 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // testServer serves a handler on a real loopback listener.
-func testServer(t *testing.T, f *fixture, o *Options) (*Handler, *httptest.Server) {
+func testServer(t *testing.T, f *fixture, opts ...HandlerOption) (*Handler, *httptest.Server) {
 	t.Helper()
-	h := NewHandler(f.srv, o)
+	h := NewHandler(f.srv, opts...)
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		h.Close()

@@ -41,14 +41,14 @@ type legacySession struct {
 }
 
 func (h *Handler) newStream(ls *legacySession, id string, final bool) *stream {
-	return &stream{id: id, ls: ls, final: final, retry: h.o.RetryInterval, log: h.o.Logger}
+	return &stream{id: id, ls: ls, final: final, retry: h.o.retryInterval, log: h.o.logger}
 }
 
 // openSession creates and registers a session for owner, within the session
 // cap.
 func (h *Handler) openSession(owner string) (*legacySession, *jsonrpc.Error) {
 	h.mu.Lock()
-	full := len(h.sessions) >= h.o.MaxSessions
+	full := len(h.sessions) >= h.o.maxSessions
 	h.mu.Unlock()
 	if full {
 		h.sweep()
@@ -64,10 +64,10 @@ func (h *Handler) openSession(owner string) (*legacySession, *jsonrpc.Error) {
 		cancel()
 		return nil, errShuttingDown
 	}
-	if len(h.sessions) >= h.o.MaxSessions {
+	if len(h.sessions) >= h.o.maxSessions {
 		h.mu.Unlock()
 		cancel()
-		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions: the limit of %d is reached; try again later", h.o.MaxSessions)
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions: the limit of %d is reached; try again later", h.o.maxSessions)
 	}
 	h.sessions[ls.id] = ls
 	h.janitor.Do(h.startJanitor)
@@ -111,7 +111,7 @@ func (h *Handler) sessionFor(w http.ResponseWriter, r *http.Request, id jsonrpc.
 		return nil
 	}
 	if auth.PrincipalFrom(r.Context()).Key() != ls.owner {
-		h.o.Logger.Warn("request refused: the session belongs to another principal", "session", ls.id)
+		h.o.logger.Warn("request refused: the session belongs to another principal", "session", ls.id)
 		writeError(w, http.StatusForbidden, id, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "forbidden: this session was opened by another principal"))
 		return nil
 	}
@@ -377,7 +377,7 @@ func (ls *legacySession) attachStandalone(c *conn) *stream {
 // resume replays the stream an event belongs to after that event and, if the
 // stream is still going, attaches c to it.
 func (ls *legacySession) resume(c *conn, last string) (*stream, int, *jsonrpc.Error) {
-	store := ls.h.o.EventStore
+	store := ls.h.o.eventStore
 	streamID, _, err := store.After(ls.id, last)
 	if err != nil {
 		return nil, http.StatusBadRequest, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "cannot resume after event %q: %v", last, err)
@@ -446,7 +446,7 @@ func (ls *legacySession) append(stream string, data []byte) (string, error) {
 	if ls.closed {
 		return "", errSessionEnded
 	}
-	return ls.h.o.EventStore.Append(ls.id, stream, data)
+	return ls.h.o.eventStore.Append(ls.id, stream, data)
 }
 
 var errSessionEnded = errors.New("streamable: session has ended")
@@ -461,7 +461,7 @@ func (ls *legacySession) dropStream(id string) {
 	closed := ls.closed
 	ls.mu.Unlock()
 	if !closed {
-		ls.h.o.EventStore.DropStream(ls.id, id)
+		ls.h.o.eventStore.DropStream(ls.id, id)
 	}
 }
 
@@ -518,7 +518,7 @@ func (ls *legacySession) close() {
 		st.detachLocked()
 		st.mu.Unlock()
 	}
-	ls.h.o.EventStore.DropSession(ls.id)
+	ls.h.o.eventStore.DropSession(ls.id)
 }
 
 // sweep ends the sessions idle past the TTL.
@@ -527,21 +527,21 @@ func (h *Handler) sweep() {
 	var expired []*legacySession
 	h.mu.Lock()
 	for id, ls := range h.sessions {
-		if ls.idleFor(now, h.o.SessionIdleTimeout) {
+		if ls.idleFor(now, h.o.sessionIdleTimeout) {
 			expired = append(expired, ls)
 			delete(h.sessions, id)
 		}
 	}
 	h.mu.Unlock()
 	for _, ls := range expired {
-		h.o.Logger.Debug("session expired", "session", ls.id)
+		h.o.logger.Debug("session expired", "session", ls.id)
 		ls.close()
 	}
 }
 
 // startJanitor sweeps expired sessions in the background until Close.
 func (h *Handler) startJanitor() {
-	every := h.o.SessionIdleTimeout / 4
+	every := h.o.sessionIdleTimeout / 4
 	if every < 10*time.Millisecond {
 		every = 10 * time.Millisecond
 	}

@@ -2,10 +2,11 @@ package streamable
 
 import (
 	"log/slog"
+	"slices"
 	"time"
 )
 
-// Defaults for Options; every limit can be changed.
+// Defaults for the HandlerOption constructors; every limit can be changed.
 const (
 	DefaultMaxBodyBytes       = 4 << 20 // 4 MiB
 	DefaultSessionIdleTimeout = 10 * time.Minute
@@ -17,82 +18,166 @@ const (
 	DefaultMaxInFlight        = 4096
 )
 
-// Options configure a Handler. Zero values mean the defaults.
-type Options struct {
-	// AllowedHosts lists the Host header values accepted, as a host name (any
-	// port) or host:port. The default accepts localhost, 127.0.0.1 and [::1]
-	// only, which protects a loopback server against DNS rebinding. "*"
-	// accepts any host.
-	AllowedHosts []string
-	// AllowedOrigins lists the Origin header values accepted when a request
-	// carries one, as full origins ("https://app.example.com") or "*". The
-	// default accepts http and https origins on localhost, 127.0.0.1 and
-	// [::1]. A request whose Origin is not allowed gets 403.
-	AllowedOrigins []string
-	// MaxBodyBytes bounds a POST body; a larger one gets 413.
-	MaxBodyBytes int64
-	// SessionIdleTimeout ends a 2025-era session that has had no request and
-	// no open stream for this long.
-	SessionIdleTimeout time.Duration
-	// MaxSessions bounds how many 2025-era sessions may be open; an
-	// initialize past it gets 503.
-	MaxSessions int
-	// MaxInFlight bounds the requests being served at once, both eras
-	// together; past it a request gets 503. A 2025-era request whose client
-	// dropped its stream still counts until it finishes.
-	MaxInFlight int
-	// EventStore keeps the events of 2025-era SSE streams for resumption with
-	// Last-Event-ID. Nil means a NewMemoryEventStore with default limits.
-	EventStore EventStore
-	// RetryInterval is the SSE retry field sent with each priming event: how
-	// long a client waits before reconnecting a closed stream.
-	RetryInterval time.Duration
-	// KeepAliveInterval is how often an idle SSE stream gets a comment line,
-	// so proxies and clients do not time it out. Negative disables it.
-	KeepAliveInterval time.Duration
-	// WriteTimeout bounds each write to a client; a client that does not
-	// read for this long loses its stream.
-	WriteTimeout time.Duration
-	// ReadTimeout bounds reading one request body.
-	ReadTimeout time.Duration
-	// Logger receives transport diagnostics; nil logs nothing.
-	Logger *slog.Logger
+// HandlerOption configures NewHandler. Options apply in order, so a later
+// one overrides an earlier one; nil options are ignored.
+type HandlerOption interface{ applyHandler(*handlerConfig) }
+
+// ServerOption configures Serve and ListenAndServe. Options apply in order,
+// so a later one overrides an earlier one; nil options are ignored.
+type ServerOption interface{ applyServer(*serverConfig) }
+
+type handlerConfig struct {
+	allowedHosts       []string
+	allowedOrigins     []string
+	maxBodyBytes       int64
+	sessionIdleTimeout time.Duration
+	maxSessions        int
+	maxInFlight        int
+	eventStore         EventStore
+	retryInterval      time.Duration
+	keepAliveInterval  time.Duration
+	writeTimeout       time.Duration
+	readTimeout        time.Duration
+	logger             *slog.Logger
 }
 
-func (o *Options) withDefaults() Options {
-	c := Options{}
-	if o != nil {
-		c = *o
+type handlerOption func(*handlerConfig)
+
+func (f handlerOption) applyHandler(c *handlerConfig) { f(c) }
+
+// WithAllowedHosts sets the Host header values accepted, each a host name
+// (any port) or host:port; a request with another Host gets 403. By default,
+// and when hosts is empty, only localhost, 127.0.0.1 and [::1] are accepted,
+// which protects a loopback server against DNS rebinding. "*" accepts any
+// host. Each call replaces the list an earlier one set.
+func WithAllowedHosts(hosts ...string) HandlerOption {
+	hosts = slices.Clone(hosts)
+	return handlerOption(func(c *handlerConfig) { c.allowedHosts = hosts })
+}
+
+// WithAllowedOrigins sets the Origin header values accepted when a request
+// carries one, as full origins ("https://app.example.com") or "*"; a request
+// whose Origin is not allowed gets 403. By default, and when origins is
+// empty, http and https origins on localhost, 127.0.0.1 and [::1] are
+// accepted. Each call replaces the list an earlier one set.
+func WithAllowedOrigins(origins ...string) HandlerOption {
+	origins = slices.Clone(origins)
+	return handlerOption(func(c *handlerConfig) { c.allowedOrigins = origins })
+}
+
+// WithMaxBodyBytes bounds a POST body (default 4 MiB); a larger one gets 413
+// with a JSON-RPC error. Values of zero or less mean the default.
+func WithMaxBodyBytes(n int64) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.maxBodyBytes = n })
+}
+
+// WithSessionIdleTimeout ends a 2025-era session that has had no request and
+// no open stream for d (default 10 minutes); its id then gets 404. Values of
+// zero or less mean the default.
+func WithSessionIdleTimeout(d time.Duration) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.sessionIdleTimeout = d })
+}
+
+// WithMaxSessions bounds how many 2025-era sessions may be open at once
+// (default 10,000); an initialize past it gets 503. Values below 1 mean the
+// default.
+func WithMaxSessions(n int) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.maxSessions = n })
+}
+
+// WithMaxInFlight bounds the requests being served at once, both eras
+// together (default 4096); past it a request gets 503. A 2025-era request
+// whose client dropped its stream still counts until it finishes. Values
+// below 1 mean the default.
+func WithMaxInFlight(n int) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.maxInFlight = n })
+}
+
+// WithEventStore sets where the events of 2025-era SSE streams are kept for
+// resumption with Last-Event-ID. By default, and when s is nil, each handler
+// has its own NewMemoryEventStore with default limits.
+func WithEventStore(s EventStore) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.eventStore = s })
+}
+
+// WithRetryInterval sets the SSE retry field sent with each priming event:
+// how long a client waits before reconnecting a closed stream (default 1 s).
+// Values of zero or less mean the default.
+func WithRetryInterval(d time.Duration) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.retryInterval = d })
+}
+
+// WithKeepAliveInterval sets how often an idle SSE stream gets a comment
+// line, so that proxies and clients do not time it out (default 15 s). Zero
+// means the default; a negative value disables keep-alives.
+func WithKeepAliveInterval(d time.Duration) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.keepAliveInterval = d })
+}
+
+// WithWriteTimeout bounds each write to a client (default 30 s); a client
+// that does not read for this long loses its stream. Values of zero or less
+// mean the default.
+func WithWriteTimeout(d time.Duration) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.writeTimeout = d })
+}
+
+// WithReadTimeout bounds reading one request body (default 30 s). Values of
+// zero or less mean the default.
+func WithReadTimeout(d time.Duration) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.readTimeout = d })
+}
+
+// LoggerOption sets where diagnostics go. It is both a HandlerOption (a
+// request refused for using another principal's session, expired sessions,
+// replies not delivered, events not stored) and a ServerOption (errors of
+// the HTTP server, at warn level).
+type LoggerOption struct{ l *slog.Logger }
+
+// WithLogger sets where the handler's or the server's diagnostics go. By
+// default, and when l is nil, nothing is logged. Pass the same value to
+// NewHandler and to Serve to log both.
+func WithLogger(l *slog.Logger) LoggerOption { return LoggerOption{l} }
+
+func (o LoggerOption) applyHandler(c *handlerConfig) { c.logger = o.l }
+func (o LoggerOption) applyServer(c *serverConfig)   { c.logger = o.l }
+
+// newHandlerConfig applies opts and then the defaults.
+func newHandlerConfig(opts []HandlerOption) handlerConfig {
+	var c handlerConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyHandler(&c)
+		}
 	}
-	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
+	if c.maxBodyBytes <= 0 {
+		c.maxBodyBytes = DefaultMaxBodyBytes
 	}
-	if c.SessionIdleTimeout <= 0 {
-		c.SessionIdleTimeout = DefaultSessionIdleTimeout
+	if c.sessionIdleTimeout <= 0 {
+		c.sessionIdleTimeout = DefaultSessionIdleTimeout
 	}
-	if c.MaxSessions <= 0 {
-		c.MaxSessions = DefaultMaxSessions
+	if c.maxSessions <= 0 {
+		c.maxSessions = DefaultMaxSessions
 	}
-	if c.MaxInFlight <= 0 {
-		c.MaxInFlight = DefaultMaxInFlight
+	if c.maxInFlight <= 0 {
+		c.maxInFlight = DefaultMaxInFlight
 	}
-	if c.EventStore == nil {
-		c.EventStore = NewMemoryEventStore(nil)
+	if c.eventStore == nil {
+		c.eventStore = NewMemoryEventStore()
 	}
-	if c.RetryInterval <= 0 {
-		c.RetryInterval = DefaultRetryInterval
+	if c.retryInterval <= 0 {
+		c.retryInterval = DefaultRetryInterval
 	}
-	if c.KeepAliveInterval == 0 {
-		c.KeepAliveInterval = DefaultKeepAliveInterval
+	if c.keepAliveInterval == 0 {
+		c.keepAliveInterval = DefaultKeepAliveInterval
 	}
-	if c.WriteTimeout <= 0 {
-		c.WriteTimeout = DefaultWriteTimeout
+	if c.writeTimeout <= 0 {
+		c.writeTimeout = DefaultWriteTimeout
 	}
-	if c.ReadTimeout <= 0 {
-		c.ReadTimeout = DefaultReadTimeout
+	if c.readTimeout <= 0 {
+		c.readTimeout = DefaultReadTimeout
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }

@@ -47,7 +47,7 @@ func whoamiServer(t *testing.T, runs *atomic.Int32) *server.Server {
 
 func TestPrincipalReachesHandlersInBothEras(t *testing.T) {
 	var runs atomic.Int32
-	h := NewHandler(whoamiServer(t, &runs), nil)
+	h := NewHandler(whoamiServer(t, &runs))
 	ts := httptest.NewServer(bearerAuth(h))
 	t.Cleanup(func() { h.Close(); ts.Close() })
 

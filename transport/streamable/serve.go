@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Defaults for ServerOptions.
+// Defaults for ListenAndServe and the ServerOption constructors.
 const (
 	DefaultAddr              = "127.0.0.1:8080"
 	DefaultPath              = "/mcp"
@@ -19,56 +19,90 @@ const (
 	DefaultMaxHeaderBytes    = 64 << 10
 )
 
-// ServerOptions configure Serve and ListenAndServe. Zero values mean the
-// defaults.
-type ServerOptions struct {
-	// Path is where the MCP endpoint lives; other paths get 404.
-	Path string
-	// ReadHeaderTimeout bounds reading a request's headers.
-	ReadHeaderTimeout time.Duration
-	// IdleTimeout bounds how long a keep-alive connection waits for its next
-	// request.
-	IdleTimeout time.Duration
-	// MaxHeaderBytes bounds the size of a request's headers.
-	MaxHeaderBytes int
-	// ShutdownTimeout is how long requests in flight may finish once ctx is
-	// done, before they are cancelled.
-	ShutdownTimeout time.Duration
-	// OnListen, if set, is called with the endpoint URL once listening.
-	OnListen func(url string)
-	// Logger receives server errors; nil logs nothing.
-	Logger *slog.Logger
+type serverConfig struct {
+	path              string
+	readHeaderTimeout time.Duration
+	idleTimeout       time.Duration
+	maxHeaderBytes    int
+	shutdownTimeout   time.Duration
+	onListen          func(url string)
+	logger            *slog.Logger
 }
 
-func (o *ServerOptions) withDefaults() ServerOptions {
-	c := ServerOptions{}
-	if o != nil {
-		c = *o
+type serverOption func(*serverConfig)
+
+func (f serverOption) applyServer(c *serverConfig) { f(c) }
+
+// WithPath sets where the MCP endpoint lives (default "/mcp"); other paths
+// get 404. An empty path means the default.
+func WithPath(p string) ServerOption {
+	return serverOption(func(c *serverConfig) { c.path = p })
+}
+
+// WithReadHeaderTimeout bounds reading a request's headers (default 10 s).
+// Values of zero or less mean the default.
+func WithReadHeaderTimeout(d time.Duration) ServerOption {
+	return serverOption(func(c *serverConfig) { c.readHeaderTimeout = d })
+}
+
+// WithIdleTimeout bounds how long a keep-alive connection waits for its next
+// request (default 2 minutes). Values of zero or less mean the default.
+func WithIdleTimeout(d time.Duration) ServerOption {
+	return serverOption(func(c *serverConfig) { c.idleTimeout = d })
+}
+
+// WithMaxHeaderBytes bounds the size of a request's headers (default
+// 64 KiB). Values of zero or less mean the default.
+func WithMaxHeaderBytes(n int) ServerOption {
+	return serverOption(func(c *serverConfig) { c.maxHeaderBytes = n })
+}
+
+// WithShutdownTimeout sets how long requests in flight may finish once the
+// context is done, before they are cancelled (default 30 s). Values of zero
+// or less mean the default.
+func WithShutdownTimeout(d time.Duration) ServerOption {
+	return serverOption(func(c *serverConfig) { c.shutdownTimeout = d })
+}
+
+// WithOnListen sets a function called with the endpoint's URL
+// ("http://host:port/path") once the server is listening. By default, and
+// when f is nil, nothing is called.
+func WithOnListen(f func(url string)) ServerOption {
+	return serverOption(func(c *serverConfig) { c.onListen = f })
+}
+
+// newServerConfig applies opts and then the defaults.
+func newServerConfig(opts []ServerOption) serverConfig {
+	var c serverConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyServer(&c)
+		}
 	}
-	if c.Path == "" {
-		c.Path = DefaultPath
+	if c.path == "" {
+		c.path = DefaultPath
 	}
-	if c.ReadHeaderTimeout <= 0 {
-		c.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	if c.readHeaderTimeout <= 0 {
+		c.readHeaderTimeout = DefaultReadHeaderTimeout
 	}
-	if c.IdleTimeout <= 0 {
-		c.IdleTimeout = DefaultIdleTimeout
+	if c.idleTimeout <= 0 {
+		c.idleTimeout = DefaultIdleTimeout
 	}
-	if c.MaxHeaderBytes <= 0 {
-		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	if c.maxHeaderBytes <= 0 {
+		c.maxHeaderBytes = DefaultMaxHeaderBytes
 	}
-	if c.ShutdownTimeout <= 0 {
-		c.ShutdownTimeout = DefaultShutdownTimeout
+	if c.shutdownTimeout <= 0 {
+		c.shutdownTimeout = DefaultShutdownTimeout
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }
 
 // ListenAndServe listens on addr (DefaultAddr when empty: loopback only) and
 // serves h like Serve.
-func ListenAndServe(ctx context.Context, addr string, h *Handler, opts *ServerOptions) error {
+func ListenAndServe(ctx context.Context, addr string, h *Handler, opts ...ServerOption) error {
 	if addr == "" {
 		addr = DefaultAddr
 	}
@@ -76,28 +110,28 @@ func ListenAndServe(ctx context.Context, addr string, h *Handler, opts *ServerOp
 	if err != nil {
 		return err
 	}
-	return Serve(ctx, ln, h, opts)
+	return Serve(ctx, ln, h, opts...)
 }
 
-// Serve serves h at opts.Path on ln until ctx is done, then shuts down
-// gracefully: the listener closes, streams end, and requests in flight get
-// up to ShutdownTimeout to finish. There is no whole-request write timeout,
+// Serve serves h at the endpoint path (WithPath) on ln until ctx is done,
+// then shuts down gracefully: the listener closes, streams end, and requests
+// in flight get up to the shutdown timeout (WithShutdownTimeout) to finish. There is no whole-request write timeout,
 // which would cut SSE streams; the handler bounds each write instead.
-func Serve(ctx context.Context, ln net.Listener, h *Handler, opts *ServerOptions) error {
-	o := opts.withDefaults()
+func Serve(ctx context.Context, ln net.Listener, h *Handler, opts ...ServerOption) error {
+	o := newServerConfig(opts)
 	mux := http.NewServeMux()
-	mux.Handle(o.Path, h)
+	mux.Handle(o.path, h)
 	srv := &http.Server{
 		Handler:           mux,
-		ReadHeaderTimeout: o.ReadHeaderTimeout,
-		IdleTimeout:       o.IdleTimeout,
-		MaxHeaderBytes:    o.MaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
+		ReadHeaderTimeout: o.readHeaderTimeout,
+		IdleTimeout:       o.idleTimeout,
+		MaxHeaderBytes:    o.maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(o.logger.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	if o.OnListen != nil {
-		o.OnListen("http://" + ln.Addr().String() + o.Path)
+	if o.onListen != nil {
+		o.onListen("http://" + ln.Addr().String() + o.path)
 	}
 	select {
 	case err := <-errc:
@@ -105,7 +139,7 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, opts *ServerOptions
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
 	defer cancel()
 	serr := make(chan error, 1)
 	go func() { serr <- srv.Shutdown(sctx) }()

@@ -15,13 +15,10 @@ import (
 )
 
 // expiringHandler returns a handler whose sessions expire by a fake clock.
-func expiringHandler(t *testing.T, f *fixture, o Options) (*Handler, *fakeClock, *httptest.Server) {
+func expiringHandler(t *testing.T, f *fixture, opts ...HandlerOption) (*Handler, *fakeClock, *httptest.Server) {
 	t.Helper()
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	if o.SessionIdleTimeout == 0 {
-		o.SessionIdleTimeout = time.Minute
-	}
-	h := NewHandler(f.srv, &o)
+	h := NewHandler(f.srv, append([]HandlerOption{WithSessionIdleTimeout(time.Minute)}, opts...)...)
 	h.now = clock.Now
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
@@ -33,7 +30,7 @@ func expiringHandler(t *testing.T, f *fixture, o Options) (*Handler, *fakeClock,
 
 func TestSessionExpiry(t *testing.T) {
 	f := newFixture(t)
-	h, clock, ts := expiringHandler(t, f, Options{SessionIdleTimeout: time.Minute})
+	h, clock, ts := expiringHandler(t, f, WithSessionIdleTimeout(time.Minute))
 	idle := initialize(t, ts.URL)
 	busy := initialize(t, ts.URL)
 
@@ -61,7 +58,7 @@ func TestSessionExpiry(t *testing.T) {
 // session alive however long it is quiet.
 func TestSessionWithOpenStreamDoesNotExpire(t *testing.T) {
 	f := newFixture(t)
-	h, clock, ts := expiringHandler(t, f, Options{})
+	h, clock, ts := expiringHandler(t, f)
 	sid := initialize(t, ts.URL)
 	r, _ := http.NewRequest(http.MethodGet, ts.URL, nil)
 	r.Header.Set("Accept", "text/event-stream")
@@ -80,7 +77,7 @@ func TestSessionWithOpenStreamDoesNotExpire(t *testing.T) {
 
 func TestSessionCap(t *testing.T) {
 	f := newFixture(t)
-	h, clock, ts := expiringHandler(t, f, Options{MaxSessions: 2})
+	h, clock, ts := expiringHandler(t, f, WithMaxSessions(2))
 	initialize(t, ts.URL)
 	initialize(t, ts.URL)
 	resp := do(t, legacyRequest(t, ts.URL, "", initializeBody))
@@ -101,9 +98,9 @@ func TestSessionCap(t *testing.T) {
 // once the idle timeout passes. The clock is fake; no test waits.
 func TestAbandonedSessionsReleaseMemory(t *testing.T) {
 	f := newFixture(t)
-	store := NewMemoryEventStore(nil)
+	store := NewMemoryEventStore()
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	h := NewHandler(f.srv, &Options{SessionIdleTimeout: time.Minute, MaxSessions: 2000, EventStore: store})
+	h := NewHandler(f.srv, WithSessionIdleTimeout(time.Minute), WithMaxSessions(2000), WithEventStore(store))
 	h.now = clock.Now
 	defer h.Close()
 

@@ -16,7 +16,7 @@ import (
 // call in flight finishes and is answered.
 func TestShutdownLetsCallsFinish(t *testing.T) {
 	f := newFixture(t)
-	h, ts := testServer(t, f, nil)
+	h, ts := testServer(t, f)
 	sid := initialize(t, ts.URL)
 
 	replies := make(chan string, 2)
@@ -70,7 +70,7 @@ func TestShutdownLetsCallsFinish(t *testing.T) {
 // acknowledgement, a list change, and at shutdown its closing result.
 func TestShutdownEndsSubscription(t *testing.T) {
 	f := newFixture(t)
-	h, ts := testServer(t, f, nil)
+	h, ts := testServer(t, f)
 	resp := do(t, modernRequest(t, ts.URL, "L1", "subscriptions/listen",
 		map[string]any{"notifications": map[string]any{"toolsListChanged": true}}))
 	defer resp.Body.Close()
@@ -104,11 +104,11 @@ func TestServeGracefulShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := NewHandler(f.srv, nil)
+	h := NewHandler(f.srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	urls := make(chan string, 1)
 	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, ln, h, &ServerOptions{OnListen: func(u string) { urls <- u }}) }()
+	go func() { served <- Serve(ctx, ln, h, WithOnListen(func(u string) { urls <- u })) }()
 	url := waitFor(t, urls, "listening")
 	if !strings.HasSuffix(url, "/mcp") {
 		t.Fatalf("url %q", url)

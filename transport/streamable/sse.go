@@ -31,9 +31,9 @@ type conn struct {
 	done    chan struct{}
 }
 
-func newConn(w http.ResponseWriter, o *Options, wd *watchdog, header func(http.Header)) *conn {
-	c := &conn{w: w, rc: http.NewResponseController(w), writeTimeout: o.WriteTimeout,
-		keepAlive: o.KeepAliveInterval, header: header, done: make(chan struct{}), deadlines: supportsDeadlines(w), wd: wd}
+func newConn(w http.ResponseWriter, o *handlerConfig, wd *watchdog, header func(http.Header)) *conn {
+	c := &conn{w: w, rc: http.NewResponseController(w), writeTimeout: o.writeTimeout,
+		keepAlive: o.keepAliveInterval, header: header, done: make(chan struct{}), deadlines: supportsDeadlines(w), wd: wd}
 	c.watch = watched{rc: c.rc, write: true}
 	return c
 }

@@ -14,7 +14,7 @@ import (
 // checks the JSON-RPC error body that goes with it.
 func TestStatusCodes(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, &Options{MaxBodyBytes: 1024})
+	_, ts := testServer(t, f, WithMaxBodyBytes(1024))
 	url := ts.URL
 	sid := initialize(t, url)
 
@@ -167,7 +167,7 @@ func TestStatusCodes(t *testing.T) {
 // TestModernErrorsEchoID checks that 2026-era errors name the request.
 func TestModernErrorsEchoID(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, nil)
+	_, ts := testServer(t, f)
 	r := modernRequest(t, ts.URL, "req-7", "tools/list", nil)
 	r.Header.Del("Mcp-Method")
 	resp := do(t, r)
@@ -181,7 +181,7 @@ func TestModernErrorsEchoID(t *testing.T) {
 // requests are served again.
 func TestMaxInFlight(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, &Options{MaxInFlight: 1})
+	_, ts := testServer(t, f, WithMaxInFlight(1))
 	replies := make(chan string, 1)
 	go func() {
 		resp := do(t, modernRequest(t, ts.URL, 1, "tools/call", map[string]any{"name": "gate"}))
@@ -205,8 +205,8 @@ func TestMaxInFlight(t *testing.T) {
 // streams (and their events) for late resumption.
 func TestAnsweredStreamsAreBounded(t *testing.T) {
 	f := newFixture(t)
-	store := NewMemoryEventStore(nil)
-	h, ts := testServer(t, f, &Options{EventStore: store})
+	store := NewMemoryEventStore()
+	h, ts := testServer(t, f, WithEventStore(store))
 	sid := initialize(t, ts.URL)
 	for i := range retainedStreams + 10 {
 		resp := do(t, legacyRequest(t, ts.URL, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":1}}}`, i+10)))

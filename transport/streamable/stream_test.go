@@ -20,7 +20,7 @@ import (
 // switches it to SSE, primed with an id and a retry interval.
 func TestLegacyReplyKinds(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, nil)
+	_, ts := testServer(t, f)
 	sid := initialize(t, ts.URL)
 
 	resp := do(t, legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`))
@@ -89,7 +89,7 @@ func TestLegacyReplyKinds(t *testing.T) {
 // progress event it missed, then the result live.
 func TestResumeAfterServerClosesStream(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, nil)
+	_, ts := testServer(t, f)
 	sid := initialize(t, ts.URL)
 
 	resp := do(t, legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reconnect","_meta":{"progressToken":1}}}`))
@@ -145,7 +145,7 @@ func TestResumeAfterServerClosesStream(t *testing.T) {
 // the call goes on, and its result is replayed on a GET with Last-Event-ID.
 func TestResumeAfterClientDrop(t *testing.T) {
 	f := newFixture(t)
-	h, ts := testServer(t, f, nil)
+	h, ts := testServer(t, f)
 	sid := initialize(t, ts.URL)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -216,7 +216,7 @@ func TestResumeAfterClientDrop(t *testing.T) {
 // TestModernCancelOnClose: closing a 2026-era request's response cancels it.
 func TestModernCancelOnClose(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, nil)
+	_, ts := testServer(t, f)
 	ctx, cancel := context.WithCancel(context.Background())
 	req := modernRequest(t, ts.URL, 1, "tools/call", map[string]any{"name": "block"}).WithContext(ctx)
 	errc := make(chan error, 1)
@@ -242,7 +242,7 @@ func TestModernCancelOnClose(t *testing.T) {
 // result, on an SSE stream without session or priming.
 func TestModernProgressUsesSSE(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, nil)
+	_, ts := testServer(t, f)
 	meta := map[string]any{}
 	for k, v := range modernMeta {
 		meta[k] = v
@@ -288,7 +288,7 @@ func openGET(t *testing.T, url, sid, last string) *http.Response {
 // per session; a dropped GET stream resumes with what it missed.
 func TestStandaloneStream(t *testing.T) {
 	f := newFixture(t)
-	h, ts := testServer(t, f, nil)
+	h, ts := testServer(t, f)
 	sid := initialize(t, ts.URL)
 	resp := openGET(t, ts.URL, sid, "")
 	sr := newSSEReader(resp.Body)
@@ -338,7 +338,7 @@ func TestStandaloneStream(t *testing.T) {
 // TestKeepAlive: an idle SSE stream gets comment lines.
 func TestKeepAlive(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, &Options{KeepAliveInterval: time.Millisecond})
+	_, ts := testServer(t, f, WithKeepAliveInterval(time.Millisecond))
 	sid := initialize(t, ts.URL)
 	resp := openGET(t, ts.URL, sid, "")
 	defer resp.Body.Close()
@@ -352,10 +352,10 @@ func TestKeepAlive(t *testing.T) {
 }
 
 // TestWriteTimeoutDropsStuckClient: a client that stops reading loses its
-// stream once a write has waited past WriteTimeout.
+// stream once a write has waited past the write timeout.
 func TestWriteTimeoutDropsStuckClient(t *testing.T) {
 	f := newFixture(t)
-	h, ts := testServer(t, f, &Options{WriteTimeout: 20 * time.Millisecond, KeepAliveInterval: -1})
+	h, ts := testServer(t, f, WithWriteTimeout(20*time.Millisecond), WithKeepAliveInterval(-1))
 	sid := initialize(t, ts.URL)
 	resp := openGET(t, ts.URL, sid, "")
 	defer resp.Body.Close() // never read

@@ -10,11 +10,11 @@ import (
 )
 
 // TestReadTimeoutEndsStalledBody: a client that sends its headers and then
-// stalls the body is answered 400 once ReadTimeout has passed, instead of
+// stalls the body is answered 400 once the read timeout has passed, instead of
 // holding the handler forever.
 func TestReadTimeoutEndsStalledBody(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, &Options{ReadTimeout: 20 * time.Millisecond})
+	_, ts := testServer(t, f, WithReadTimeout(20*time.Millisecond))
 	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)

@@ -44,7 +44,7 @@ func Handler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return streamable.NewHandler(s, nil), nil
+	return streamable.NewHandler(s), nil
 }
 
 // ServeStdio serves on stdin and stdout with default options.
@@ -53,5 +53,5 @@ func ServeStdio(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return stdio.ServeStdio(ctx, s, nil)
+	return stdio.ServeStdio(ctx, s)
 }
