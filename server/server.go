@@ -52,7 +52,9 @@ type Server struct {
 func New(info mcp.Implementation, opts ...Option) *Server {
 	s := &Server{info: info, cfg: defaultConfig(), tools: map[string]*tool{}, sessions: map[*Session]struct{}{}}
 	for _, o := range opts {
-		o.applyServer(&s.cfg)
+		if o != nil { // a nil option is ignored, never a panic
+			o.applyServer(&s.cfg)
+		}
 	}
 	s.infoJSON, _ = json.Marshal(info)
 	s.infoMember = append(strconv.AppendQuote(nil, mcp.MetaServerInfo), ':')
