@@ -168,7 +168,15 @@ func TestAbandonedSessionsReleaseMemory(t *testing.T) {
 		if h.SessionCount() != 0 || f.srv.SessionCount() != 0 || store.Len() != 0 {
 			t.Fatalf("after expiry: handler %d sessions, server %d, store %d events", h.SessionCount(), f.srv.SessionCount(), store.Len())
 		}
-		return peak, heap()
+		// Goroutines of the closed sessions (list-change senders, say) may
+		// still be finishing on a loaded machine: what they hold is not
+		// retained, so the settled reading is the least of a few.
+		after = heap()
+		for range 5 {
+			time.Sleep(20 * time.Millisecond)
+			after = min(after, heap())
+		}
+		return peak, after
 	}
 
 	before := heap()
