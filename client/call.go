@@ -1,13 +1,13 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/jsonscan"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -20,39 +20,12 @@ import (
 // input_required rounds and Options.Middleware. params is anything that
 // encodes to a JSON object (or nil).
 func (c *Client) Call(ctx context.Context, method string, params any, opts ...CallOption) (json.RawMessage, error) {
-	var cc callConfig
-	for _, o := range opts {
-		o(&cc)
-	}
-	obj, err := paramsObject(params)
+	cc := newCallConfig(opts)
+	out, err := newOutgoing(method, params)
 	if err != nil {
 		return nil, err
 	}
-	return c.call(ctx, method, obj, &cc)
-}
-
-// paramsObject turns params into a mutable object of raw members. Raw
-// params from the caller are read exactly: a member named twice is refused
-// rather than silently resolved.
-func paramsObject(params any) (map[string]json.RawMessage, error) {
-	obj := map[string]json.RawMessage{}
-	if params == nil {
-		return obj, nil
-	}
-	raw, ok := params.(json.RawMessage)
-	if !ok {
-		var err error
-		if raw, err = json.Marshal(params); err != nil {
-			return nil, fmt.Errorf("client: cannot encode params: %w", err)
-		}
-	}
-	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
-		return obj, nil
-	}
-	if err := wirejson.Unmarshal(raw, &obj); err != nil {
-		return nil, fmt.Errorf("client: params must encode to a JSON object: %w", err)
-	}
-	return obj, nil
+	return c.call(ctx, out, cc, false)
 }
 
 // resultHead is what the client reads of every result: whether the server
@@ -63,49 +36,73 @@ type resultHead struct {
 	RequestState  json.RawMessage            `json:"requestState"`
 }
 
-// call runs input_required rounds around roundTrip (2026-07-28 MRTR).
-func (c *Client) call(ctx context.Context, method string, obj map[string]json.RawMessage, cc *callConfig) (json.RawMessage, error) {
-	if cc.hasTimeout || c.opts.Timeout > 0 {
-		d := c.opts.Timeout
-		if cc.hasTimeout {
-			d = cc.timeout
+// resultHeadNames are resultHead's members.
+var resultHeadNames = []string{"resultType", "inputRequests", "requestState"}
+
+// readHead reads the head of a result; nil means the result is complete.
+// The whole result is read exactly, unless skim is set because the caller
+// reads it exactly itself (CallTool): then a result whose only head member
+// is a resultType other than input_required is told apart by a scan that
+// refuses what the decoder would (a duplicate or case variant of a head
+// member, malformed JSON) by leaving it to the decoder.
+func readHead(method string, raw json.RawMessage, skim bool) (*resultHead, error) {
+	if skim && jsonscan.Members(raw, resultHeadNames, func(name, value []byte) bool {
+		if string(name) != "resultType" {
+			return false // input requests: read in full
 		}
-		if d > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeoutCause(ctx, d, &timeoutError{d})
-			defer cancel()
-		}
+		s, ok := jsonscan.PlainString(value)
+		return ok && string(s) != string(mcp.ResultInputRequired)
+	}) {
+		return nil, nil
 	}
+	var head resultHead
+	if err := wirejson.Unmarshal(raw, &head); err != nil {
+		return nil, &ProtocolError{Op: method, Reason: "malformed result", Err: err}
+	}
+	if head.ResultType != mcp.ResultInputRequired {
+		return nil, nil
+	}
+	return &head, nil
+}
+
+// call runs input_required rounds around roundTrip (2026-07-28 MRTR). skim
+// says the caller reads the result exactly itself (see readHead).
+func (c *Client) call(ctx context.Context, out outgoing, cc callConfig, skim bool) (json.RawMessage, error) {
+	d, cause := c.opts.Timeout, c.timeoutErr
+	if cc.hasTimeout && cc.timeout != d {
+		d, cause = cc.timeout, &timeoutError{cc.timeout}
+	}
+	var cancel context.CancelFunc
+	if d > 0 {
+		ctx, cancel = context.WithTimeoutCause(ctx, d, cause)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	n := c.callStarted(cancel) // Close ends the call with it
+	defer c.callEnded(n)
 	for round := 0; ; round++ {
-		raw, err := c.roundTrip(ctx, method, obj, cc)
+		raw, err := c.roundTrip(ctx, &out, cc)
 		if err != nil {
 			return nil, err
 		}
-		var head resultHead
-		if err := wirejson.Unmarshal(raw, &head); err != nil {
-			return nil, &ProtocolError{Op: method, Reason: "malformed result", Err: err}
+		head, err := readHead(out.method, raw, skim)
+		if err != nil {
+			return nil, err
 		}
-		if head.ResultType != mcp.ResultInputRequired {
+		if head == nil {
 			return raw, nil
 		}
 		if round+1 >= c.opts.MaxInputRounds {
-			return nil, &ProtocolError{Op: method, Reason: fmt.Sprintf("server still requires input after %d rounds (limit MaxInputRounds)", round+1)}
+			return nil, &ProtocolError{Op: out.method, Reason: fmt.Sprintf("server still requires input after %d rounds (limit MaxInputRounds)", round+1)}
 		}
-		responses, err := c.answerInputs(ctx, method, head.InputRequests)
+		responses, err := c.answerInputs(ctx, out.method, head.InputRequests)
 		if err != nil {
 			return nil, err
 		}
-		next := make(map[string]json.RawMessage, len(obj)+2)
-		for k, v := range obj {
-			if k != "inputResponses" && k != "requestState" {
-				next[k] = v
-			}
+		if out, err = nextRound(out, responses, head.RequestState); err != nil {
+			return nil, err
 		}
-		next["inputResponses"] = responses
-		if len(head.RequestState) > 0 && string(head.RequestState) != "null" {
-			next["requestState"] = head.RequestState // echoed byte for byte
-		}
-		obj = next
 	}
 }
 
@@ -139,42 +136,41 @@ func (c *Client) answerInputs(ctx context.Context, method string, reqs map[strin
 // roundTrip sends one request through Options.Middleware. The chain sees
 // the method and params as the caller gave them; the innermost handler
 // adds the id, _meta and headers and does the retries.
-func (c *Client) roundTrip(ctx context.Context, method string, obj map[string]json.RawMessage, cc *callConfig) (json.RawMessage, error) {
+func (c *Client) roundTrip(ctx context.Context, out *outgoing, cc callConfig) (json.RawMessage, error) {
 	if len(c.opts.Middleware) == 0 {
-		return c.retrying(ctx, method, obj, cc)
-	}
-	var params json.RawMessage
-	if len(obj) > 0 {
-		params = mustJSON(obj)
+		return c.retrying(ctx, out, cc)
 	}
 	base := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		o, err := paramsObject(req.Params)
+		o, err := newOutgoing(req.Method, req.Params)
 		if err != nil {
 			return nil, err
 		}
-		return c.retrying(ctx, req.Method, o, cc)
+		return c.retrying(ctx, &o, cc)
 	}
-	res, err := jsonrpc.Chain(base, c.opts.Middleware...)(ctx, &jsonrpc.Request{Method: method, Params: params})
+	res, err := jsonrpc.Chain(base, c.opts.Middleware...)(ctx, &jsonrpc.Request{Method: out.method, Params: out.params})
 	if err != nil {
 		return nil, err
 	}
 	raw, err := encodeResult(res)
 	if err != nil {
-		return nil, fmt.Errorf("client: a middleware's result for %s cannot be encoded: %w", method, err)
+		return nil, fmt.Errorf("client: a middleware's result for %s cannot be encoded: %w", out.method, err)
 	}
 	return raw, nil
 }
 
 // retrying sends one request, retrying once with a version the server
 // supports (-32022) and once on a fresh session (HTTP 404).
-func (c *Client) retrying(ctx context.Context, method string, obj map[string]json.RawMessage, cc *callConfig) (json.RawMessage, error) {
+func (c *Client) retrying(ctx context.Context, out *outgoing, cc callConfig) (json.RawMessage, error) {
 	versionRetried, sessionRetried := false, false
 	for {
-		raw, err := c.exchange(ctx, method, obj, cc)
+		raw, err := c.exchange(ctx, out, cc)
+		if err == nil {
+			return raw, nil
+		}
 		var sg *sessionGoneError
 		if errors.As(err, &sg) {
-			if sessionRetried || method == mcp.MethodInitialize {
-				return nil, &SessionInvalidError{Op: method, SessionID: sg.id}
+			if sessionRetried || out.method == mcp.MethodInitialize {
+				return nil, &SessionInvalidError{Op: out.method, SessionID: sg.id}
 			}
 			sessionRetried = true
 			c.opts.Logger.Info("session lost; re-initializing", "session", sg.id)
@@ -195,7 +191,7 @@ func (c *Client) retrying(ctx context.Context, method string, obj map[string]jso
 				continue
 			}
 		}
-		return raw, err
+		return nil, err
 	}
 }
 
@@ -216,10 +212,12 @@ type timeoutError struct{ d time.Duration }
 func (e *timeoutError) Error() string        { return fmt.Sprintf("no response within %v", e.d) }
 func (e *timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
 
-// exchange sends one request and waits for its response.
-func (c *Client) exchange(ctx context.Context, method string, obj map[string]json.RawMessage, cc *callConfig) (json.RawMessage, error) {
+// exchange sends one request and waits for its response: over HTTP on the
+// caller's goroutine, which sends the POST and reads the reply carrying the
+// response; over stdio and a Conn, whose reader hands the response over,
+// by writing the request and waiting.
+func (c *Client) exchange(ctx context.Context, out *outgoing, cc callConfig) (json.RawMessage, error) {
 	st := c.state()
-	modern := st.era == mcp.EraModern
 	var onProgress func(json.RawMessage)
 	if cc.progress != nil {
 		onProgress = c.progressFunc(cc.progress)
@@ -229,64 +227,80 @@ func (c *Client) exchange(ctx context.Context, method string, obj map[string]jso
 		return nil, err // the transport is gone: err is why
 	}
 	defer c.peer.Finish(p)
-
-	meta := map[string]json.RawMessage{}
-	if raw, ok := obj["_meta"]; ok && string(raw) != "null" {
-		if err := wirejson.Unmarshal(raw, &meta); err != nil {
-			return nil, fmt.Errorf("client: params._meta must be a JSON object: %w", err)
+	params, err := c.wireParams(out, &st, p.Token)
+	if err != nil {
+		return nil, err
+	}
+	modern := st.era == mcp.EraModern
+	if h, ok := c.conn.(*httpConn); ok {
+		w := wireInfo{method: out.method, version: st.version, modern: modern, call: p}
+		if modern {
+			w.name, w.params = c.nameHeaders(out)
 		}
+		err := h.send(ctx, &jsonrpc.Request{ID: p.ID, Method: out.method, Params: params}, &w)
+		return c.awaitHTTP(ctx, p, &w, err)
 	}
-	if modern {
-		meta[mcp.MetaProtocolVersion] = mustJSON(st.version)
-		meta[mcp.MetaClientCapabilities] = mustJSON(c.opts.Capabilities)
-		meta[mcp.MetaClientInfo] = mustJSON(c.opts.ClientInfo)
-	}
-	if p.Token != "" {
-		meta[mcp.MetaProgressToken] = mustJSON(p.Token)
-	}
-	send := obj
-	if len(meta) > 0 {
-		send = make(map[string]json.RawMessage, len(obj)+1)
-		for k, v := range obj {
-			send[k] = v
-		}
-		send["_meta"] = mustJSON(meta)
-	}
-	var params json.RawMessage
-	if len(send) > 0 || method != mcp.MethodPing {
-		params = mustJSON(send)
-	}
-	req := &jsonrpc.Request{ID: p.ID, Method: method, Params: params}
-	w := &wireInfo{method: method, version: st.version, modern: modern, call: p}
-	w.name, w.params = c.nameHeaders(method, obj, modern)
+	req := &jsonrpc.Request{ID: p.ID, Method: out.method, Params: params}
+	return c.awaitSend(ctx, req, &wireInfo{method: out.method, version: st.version, modern: modern, call: p})
+}
 
-	// The send ends with the exchange: a stream still open once the
-	// response came some other way must not outlive it.
-	sendCtx, cancelSend := context.WithCancel(ctx)
-	defer cancelSend()
+// awaitHTTP ends an exchange over HTTP. The POST was sent and its reply
+// read on the caller's goroutine, and returned with err: the response, once
+// handed over (in that reply or, meanwhile, on another stream), is the
+// outcome; else a failure (the context's when it ended, after telling a
+// legacy server to stop); else the server accepted the request to answer
+// it on another stream (202), where the response is awaited.
+func (c *Client) awaitHTTP(ctx context.Context, p *jsonrpc.Pending, w *wireInfo, err error) (json.RawMessage, error) {
+	select {
+	case o := <-p.Wait():
+		return c.finish(w.method, o)
+	default:
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			c.cancelRequest(p.ID, w)
+			return nil, &TransportError{Op: w.method, Err: ctxErr(ctx)}
+		}
+		return nil, err
+	}
+	select {
+	case o := <-p.Wait():
+		return c.finish(w.method, o)
+	case <-ctx.Done():
+		c.cancelRequest(p.ID, w)
+		return nil, &TransportError{Op: w.method, Err: ctxErr(ctx)}
+	}
+}
+
+// awaitSend sends a request over a link that carries messages both ways
+// (stdio, a Conn) and waits for its response, which the link's reader
+// hands over. The write runs on its own goroutine, so that a write stuck on
+// a full pipe still ends with the context.
+func (c *Client) awaitSend(ctx context.Context, req *jsonrpc.Request, w *wireInfo) (json.RawMessage, error) {
+	p := w.call
 	errc := make(chan error, 1)
-	go func() { errc <- c.conn.send(sendCtx, req, w) }()
+	go func() { errc <- c.conn.send(ctx, req, w) }()
 	for {
 		select {
 		case o := <-p.Wait():
-			return c.finish(method, o)
+			return c.finish(w.method, o)
 		case err := <-errc:
 			if err != nil {
 				select {
 				case o := <-p.Wait():
-					return c.finish(method, o)
+					return c.finish(w.method, o)
 				default:
 				}
 				if ctx.Err() != nil {
 					c.cancelRequest(p.ID, w)
-					return nil, &TransportError{Op: method, Err: ctxErr(ctx)}
+					return nil, &TransportError{Op: w.method, Err: ctxErr(ctx)}
 				}
 				return nil, err
 			}
 			errc = nil // sent; the response comes by dispatch
 		case <-ctx.Done():
 			c.cancelRequest(p.ID, w)
-			return nil, &TransportError{Op: method, Err: ctxErr(ctx)}
+			return nil, &TransportError{Op: w.method, Err: ctxErr(ctx)}
 		}
 	}
 }
@@ -332,59 +346,4 @@ func (c *Client) cancelRequest(id jsonrpc.ID, w *wireInfo) {
 	if err := c.conn.notify(ctx, n, &nw); err != nil {
 		c.opts.Logger.Debug("cannot send notifications/cancelled", "error", err)
 	}
-}
-
-// nameHeaders returns the Mcp-Name value and the Mcp-Param-* headers
-// (2026-07-28) for a request's params.
-func (c *Client) nameHeaders(method string, obj map[string]json.RawMessage, modern bool) (string, map[string]string) {
-	var key string
-	switch method {
-	case mcp.MethodCallTool, "prompts/get":
-		key = "name"
-	case "resources/read":
-		key = "uri"
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		key = "taskId"
-	default:
-		return "", nil
-	}
-	var name string
-	if raw, ok := obj[key]; ok {
-		_ = wirejson.Unmarshal(raw, &name) // not a string: no header, the server refuses the body
-	}
-	var params map[string]string
-	if method == mcp.MethodCallTool && modern {
-		if t := c.tools.get(name); t != nil {
-			params = paramHeaderValues(t.headers, obj["arguments"])
-		}
-	}
-	return mcp.EncodeHeaderValue(name), params
-}
-
-// paramHeaderValues returns the Mcp-Param-* headers for one call's
-// arguments: absent and null arguments, objects and arrays get no header.
-func paramHeaderValues(hs []mcp.ParamHeader, args json.RawMessage) map[string]string {
-	if len(hs) == 0 || len(args) == 0 {
-		return nil
-	}
-	var root any
-	if wirejson.UnmarshalUseNumber(args, &root) != nil {
-		return nil
-	}
-	out := map[string]string{}
-	for _, h := range hs {
-		v := root
-		for _, k := range h.Path {
-			m, ok := v.(map[string]any)
-			if !ok {
-				v = nil
-				break
-			}
-			v = m[k]
-		}
-		if s, ok := mcp.HeaderValueOf(v); ok {
-			out[mcp.HeaderParamPrefix+h.Name] = mcp.EncodeHeaderValue(s)
-		}
-	}
-	return out
 }

@@ -71,6 +71,18 @@ type Client struct {
 	reinitMu sync.Mutex
 
 	tools toolCache
+
+	// Made once at Connect for every request: the encoded capabilities and
+	// clientInfo of 2026-07-28 _meta, and the cause of Options.Timeout.
+	capsJSON, infoJSON json.RawMessage
+	timeoutErr         *timeoutError
+
+	// calls are the calls under way, by number, so that Close can end
+	// them: over HTTP a call reads its reply on its own goroutine, under
+	// its own context.
+	callsMu sync.Mutex
+	calls   map[uint64]context.CancelFunc
+	callSeq uint64
 }
 
 // state is what negotiation learned.
@@ -89,6 +101,8 @@ func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
 		return nil, errors.New("client: no transport given")
 	}
 	c := &Client{opts: opts.withDefaults(), peer: jsonrpc.NewPeer()}
+	c.capsJSON, c.infoJSON = mustJSON(c.opts.Capabilities), mustJSON(c.opts.ClientInfo)
+	c.timeoutErr = &timeoutError{c.opts.Timeout}
 	c.bg, c.stopBg = context.WithCancel(context.Background())
 	ln, err := t.dial(ctx, c)
 	if err != nil {
@@ -120,7 +134,31 @@ func (c *Client) Close() error {
 	err := c.conn.close()
 	c.stopBg()
 	c.fail(&TransportError{Op: "close", Err: errors.New("client closed")})
+	c.callsMu.Lock()
+	for _, cancel := range c.calls {
+		cancel() // their requests end; they return the failure above
+	}
+	c.callsMu.Unlock()
 	return err
+}
+
+// callStarted registers a call's cancel function for Close; callEnded, with
+// the number it returns, forgets it.
+func (c *Client) callStarted(cancel context.CancelFunc) uint64 {
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	if c.calls == nil {
+		c.calls = map[uint64]context.CancelFunc{}
+	}
+	c.callSeq++
+	c.calls[c.callSeq] = cancel
+	return c.callSeq
+}
+
+func (c *Client) callEnded(n uint64) {
+	c.callsMu.Lock()
+	delete(c.calls, n)
+	c.callsMu.Unlock()
 }
 
 // Era returns the negotiated era (mcp.EraModern or mcp.EraLegacy).

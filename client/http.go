@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 	"time"
 
@@ -50,6 +51,9 @@ type httpConn struct {
 	session      string
 	stopListen   context.CancelFunc
 	listenExited chan struct{}
+	// streams are the SSE replies being read, by the id of the request each
+	// answers (see closeStream).
+	streams map[jsonrpc.ID]*replyStream
 }
 
 func (h *httpConn) sessionID() string {
@@ -70,7 +74,10 @@ func (h *httpConn) resetSession() {
 	}
 }
 
-// newRequest builds a request with the headers every MCP exchange carries.
+// newRequest builds a request with the headers every MCP exchange carries:
+// MCP-Protocol-Version and Mcp-Session-Id (once there is a session) on all,
+// and on 2026-07-28 requests Mcp-Method, Mcp-Name and the Mcp-Param-*
+// headers, which the 2025 revisions do not define.
 func (h *httpConn) newRequest(ctx context.Context, method string, body []byte, w *wireInfo) (*http.Request, string, error) {
 	var rd io.Reader
 	if body != nil {
@@ -80,45 +87,70 @@ func (h *httpConn) newRequest(ctx context.Context, method string, body []byte, w
 	if err != nil {
 		return nil, "", &TransportError{Op: method, Err: err}
 	}
+	hdr := req.Header
 	for k, vs := range h.header {
-		req.Header[k] = append([]string(nil), vs...)
+		hdr[k] = append([]string(nil), vs...)
+	}
+	// The values share one array (a Header.Set each would allocate each);
+	// every slice is capped at its one value, so an append elsewhere copies.
+	vals := make([]string, 0, 6)
+	set := func(k, v string) {
+		vals = append(vals, v)
+		hdr[k] = vals[len(vals)-1 : len(vals) : len(vals)]
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		set("Content-Type", "application/json")
+		set("Accept", "application/json, text/event-stream")
 	} else {
-		req.Header.Set("Accept", "text/event-stream")
+		set("Accept", "text/event-stream")
 	}
 	if w != nil {
 		if w.version != "" {
-			req.Header.Set(mcp.HeaderProtocolVersion, w.version)
+			set(mcp.HeaderProtocolVersion, w.version)
 		}
-		if w.method != "" {
-			req.Header.Set(mcp.HeaderMethod, w.method)
-		}
-		if w.name != "" {
-			req.Header.Set(mcp.HeaderName, w.name)
-		}
-		for k, v := range w.params {
-			req.Header[http.CanonicalHeaderKey(k)] = []string{v}
+		if w.modern {
+			if w.method != "" {
+				set(mcp.HeaderMethod, w.method)
+			}
+			if w.name != "" {
+				set(mcp.HeaderName, w.name)
+			}
+			for k, v := range w.params {
+				hdr[http.CanonicalHeaderKey(k)] = []string{v}
+			}
 		}
 	}
 	sid := ""
 	if w == nil || w.method != mcp.MethodInitialize {
 		sid = h.sessionID()
 		if sid != "" {
-			req.Header.Set(mcp.HeaderSessionID, sid)
+			set(mcp.HeaderSessionID, sid)
 		}
 	}
 	return req, sid, nil
 }
 
-func (h *httpConn) send(ctx context.Context, req *jsonrpc.Request, w *wireInfo) error {
-	body, err := jsonrpc.Encode(req)
-	if err != nil {
-		return err
+// postOp names a POST in errors, "POST tools/call".
+func postOp(method string) string {
+	switch method { // the common ones without building the string
+	case mcp.MethodCallTool:
+		return "POST " + mcp.MethodCallTool
+	case mcp.MethodListTools:
+		return "POST " + mcp.MethodListTools
 	}
-	op := "POST " + req.Method
+	return "POST " + method
+}
+
+// send POSTs a request and reads the reply on the caller's goroutine: a
+// JSON response, or an SSE stream of notifications and server requests
+// ending with the response, each handed to the client as it arrives. It
+// returns once the response has been handed over, once the server has
+// accepted the request to answer it on another stream (202), or with why
+// the exchange failed. ctx, the caller's, bounds it all: when it ends, the
+// stream is closed, which is the cancellation in 2026-07-28.
+func (h *httpConn) send(ctx context.Context, req *jsonrpc.Request, w *wireInfo) error {
+	body := encodeRequest(req)
+	op := postOp(req.Method)
 	hreq, sid, err := h.newRequest(ctx, http.MethodPost, body, w)
 	if err != nil {
 		return err
@@ -148,17 +180,110 @@ func (h *httpConn) send(ctx context.Context, req *jsonrpc.Request, w *wireInfo) 
 	}
 	switch mediaType(resp) {
 	case "application/json":
-		return h.readJSON(op, resp.Body, req.ID)
+		return h.readJSON(op, resp, req.ID)
 	case "text/event-stream":
-		return h.readStream(ctx, op, resp.Body, req.ID, w)
+		s := h.trackStream(req.ID, resp.Body)
+		defer h.untrackStream(req.ID)
+		if w.call != nil && w.call.Answered() {
+			return nil // answered on another stream before this one opened
+		}
+		return h.readStream(ctx, op, resp.Body, req.ID, w, s)
 	default:
 		return &TransportError{Op: op, StatusCode: resp.StatusCode,
 			Err: fmt.Errorf("unexpected Content-Type %q (want application/json or text/event-stream)", resp.Header.Get("Content-Type"))}
 	}
 }
 
+// encodeRequest renders a request as jsonrpc.Encode does, but without
+// passing it as an interface, which would put every request on the heap.
+func encodeRequest(req *jsonrpc.Request) []byte {
+	b := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"method":"","params":}`)+20+len(req.Method)+len(req.Params))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	if req.ID.IsString() {
+		b = appendJSONString(b, req.ID.Str())
+	} else {
+		b = strconv.AppendInt(b, req.ID.Int(), 10) // the client's ids: integers
+	}
+	b = append(b, `,"method":`...)
+	b = appendJSONString(b, req.Method)
+	if len(req.Params) > 0 {
+		b = append(b, `,"params":`...)
+		b = append(b, req.Params...)
+	}
+	return append(b, '}')
+}
+
+// replyStream is an SSE reply being read on its caller's goroutine.
+type replyStream struct {
+	body   io.Closer // the stream read now: the POST's, then a resumption's
+	closed bool      // the response came on another stream
+}
+
+func (h *httpConn) trackStream(id jsonrpc.ID, body io.Closer) *replyStream {
+	s := &replyStream{body: body}
+	h.mu.Lock()
+	if h.streams == nil {
+		h.streams = map[jsonrpc.ID]*replyStream{}
+	}
+	h.streams[id] = s
+	h.mu.Unlock()
+	return s
+}
+
+func (h *httpConn) untrackStream(id jsonrpc.ID) {
+	h.mu.Lock()
+	delete(h.streams, id)
+	h.mu.Unlock()
+}
+
+// resumed makes body the stream s reads; false when the response came on
+// another stream meanwhile (body is then closed).
+func (h *httpConn) resumed(s *replyStream, body io.Closer) bool {
+	h.mu.Lock()
+	closed := s.closed
+	if !closed {
+		s.body = body
+	}
+	h.mu.Unlock()
+	if closed {
+		body.Close()
+	}
+	return !closed
+}
+
+// closeStream closes the reply stream of the request id, if one is being
+// read: the response came on another stream, and the reader, on the
+// caller's goroutine, must not wait for this one to end.
+func (h *httpConn) closeStream(id jsonrpc.ID) {
+	h.mu.Lock()
+	s := h.streams[id]
+	var body io.Closer
+	if s != nil && !s.closed {
+		s.closed, body = true, s.body
+	}
+	h.mu.Unlock()
+	if body != nil {
+		body.Close()
+	}
+}
+
+// deliver hands a message read from an SSE stream to the client. A
+// response to a request other than the one the stream answers (own; none
+// for the standalone stream) also ends that request's own reply stream.
+func (h *httpConn) deliver(m jsonrpc.Message, own jsonrpc.ID) {
+	h.c.dispatch(m)
+	if r, ok := m.(*jsonrpc.Response); ok && r.ID.IsValid() && r.ID != own {
+		h.closeStream(r.ID)
+	}
+}
+
 func mediaType(resp *http.Response) string {
-	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ct := resp.Header.Get("Content-Type")
+	switch ct {
+	case "application/json", "text/event-stream":
+		return ct // the usual value, as it is
+	}
+	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return ""
 	}
@@ -188,9 +313,9 @@ func (h *httpConn) errorStatus(op string, resp *http.Response, id jsonrpc.ID) er
 }
 
 // readJSON reads a single-message JSON reply.
-func (h *httpConn) readJSON(op string, body io.Reader, id jsonrpc.ID) error {
+func (h *httpConn) readJSON(op string, resp *http.Response, id jsonrpc.ID) error {
 	max := h.c.opts.MaxMessageSize
-	data, err := io.ReadAll(io.LimitReader(body, int64(max)+1))
+	data, err := readBody(resp.Body, resp.ContentLength, max)
 	if err != nil {
 		return &TransportError{Op: op, Err: fmt.Errorf("reading the response: %w", err)}
 	}
@@ -215,10 +340,34 @@ func (h *httpConn) readJSON(op string, body io.Reader, id jsonrpc.ID) error {
 	return nil
 }
 
+// readBody reads a body of size bytes (-1: unknown) into one buffer, at
+// most max+1 bytes of it (the caller refuses a body longer than max).
+func readBody(body io.Reader, size int64, max int) ([]byte, error) {
+	n := 512
+	if size >= 0 && size <= int64(max) {
+		n = int(size) + 1 // the extra byte sees the end without growing
+	}
+	data := make([]byte, 0, min(n, max+1))
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		m, err := body.Read(data[len(data):min(cap(data), max+1)])
+		data = data[:len(data)+m]
+		switch {
+		case len(data) > max || err == io.EOF:
+			return data, nil
+		case err != nil:
+			return nil, err
+		}
+	}
+}
+
 // readStream reads an SSE reply: any number of notifications and server
 // requests, then the response. A legacy stream that ends early is resumed
-// with GET and Last-Event-ID after the server's retry delay.
-func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser, id jsonrpc.ID, w *wireInfo) error {
+// with GET and Last-Event-ID after the server's retry delay. s tracks the
+// stream read, for closeStream.
+func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser, id jsonrpc.ID, w *wireInfo, s *replyStream) error {
 	sr := newSSEReader(body, h.c.opts.MaxMessageSize)
 	for resumes := 0; ; resumes++ {
 		done, err := h.consume(ctx, op, sr, id)
@@ -260,6 +409,9 @@ func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser
 			resp.Body.Close()
 			return &TransportError{Op: "GET (resume " + op + ")", StatusCode: resp.StatusCode, Err: errors.New("the server did not resume the stream")}
 		}
+		if !h.resumed(s, resp.Body) {
+			return nil // answered on another stream
+		}
 		prev := sr
 		sr = newSSEReader(resp.Body, h.c.opts.MaxMessageSize)
 		sr.lastID, sr.retry, sr.hasRetry = prev.lastID, prev.retry, prev.hasRetry
@@ -295,7 +447,7 @@ func (h *httpConn) consume(ctx context.Context, op string, sr *sseReader, id jso
 		if derr != nil {
 			return false, &ProtocolError{Op: op, Reason: "malformed SSE event", Err: derr}
 		}
-		h.c.dispatch(msg)
+		h.deliver(msg, id)
 		if r, ok := msg.(*jsonrpc.Response); ok && r.ID == id {
 			return true, nil
 		}
@@ -410,7 +562,7 @@ func (h *httpConn) listen(ctx context.Context, ready chan struct{}) {
 					continue
 				}
 				events++
-				h.c.dispatch(msg)
+				h.deliver(msg, jsonrpc.ID{})
 			}
 			resp.Body.Close()
 			lastID = sr.lastID

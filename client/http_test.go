@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -209,7 +210,7 @@ func TestHTTPStatusAndContentType(t *testing.T) {
 		status int
 	}{
 		{"500", func(w http.ResponseWriter) { http.Error(w, "boom", 500) }, 500},
-		{"401 without JSON-RPC body", func(w http.ResponseWriter) { http.Error(w, "who are you", 401) }, 401},
+		{"http.StatusUnauthorized without JSON-RPC body", func(w http.ResponseWriter) { http.Error(w, "who are you", 401) }, 401},
 		{"text/html", func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "text/html")
 			w.Write([]byte("<html>"))
@@ -472,5 +473,116 @@ func TestHTTPOnly404IsSessionLoss(t *testing.T) {
 	}
 	if n := len(f.calls("initialize")); n != 1 {
 		t.Errorf("%d initialize requests: a 410 must not re-initialize", n)
+	}
+}
+
+// TestHTTPResponseOnAnotherStream: a response that comes on the standalone
+// GET stream while the request's own SSE reply stays open ends the call,
+// and the reply stream is closed rather than left open. The legacy POST
+// carries the version and session headers, and not the 2026-07-28
+// Mcp-Method and Mcp-Name, which 2025 revisions do not define.
+func TestHTTPResponseOnAnotherStream(t *testing.T) {
+	f := newFake(t)
+	ids := make(chan string, 1)
+	reading := make(chan struct{}, 1) // the client is reading the reply stream
+	replyClosed := make(chan struct{})
+	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
+		if req.Method != "tools/call" {
+			return false
+		}
+		ids <- req.ID.String()
+		writeSSE(w, "id: 1\ndata: \n\n", sseData(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"working"}}`))
+		<-r.Context().Done()
+		close(replyClosed)
+		return true
+	}
+	f.get = func(w http.ResponseWriter, r *http.Request) {
+		writeSSE(w, ": standalone stream\n\n")
+		select {
+		case <-reading:
+			io.WriteString(w, sseData(`{"jsonrpc":"2.0","id":`+<-ids+`,"result":`+textResult("elsewhere")+`}`))
+			w.(http.Flusher).Flush()
+		case <-r.Context().Done():
+			return
+		}
+		<-r.Context().Done()
+	}
+	opts := legacy()
+	opts.OnLog = func(client.LogMessage) { reading <- struct{}{} }
+	c := connect(t, f.transport(), opts)
+	start := time.Now()
+	res, err := c.CallTool(context.Background(), "x", nil, client.WithTimeout(20*time.Second), client.WithoutOutputValidation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content[0].(*mcp.TextContent).Text != "elsewhere" {
+		t.Fatalf("result %+v", res)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the call took %v: it waited for its reply stream to end", d)
+	}
+	select {
+	case <-replyClosed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the reply stream was left open after the response came on another stream")
+	}
+	h := f.calls("tools/call")[0].Header
+	if h.Get("MCP-Protocol-Version") != "2025-11-25" || h.Get("Mcp-Session-Id") != "session-1" {
+		t.Errorf("legacy tools/call headers: %v", h)
+	}
+	if _, ok := h["Mcp-Method"]; ok {
+		t.Errorf("legacy tools/call sent Mcp-Method: %v", h)
+	}
+	if _, ok := h["Mcp-Name"]; ok {
+		t.Errorf("legacy tools/call sent Mcp-Name: %v", h)
+	}
+}
+
+// TestHTTPCloseEndsCallsInFlight: Close fails a call still waiting for its
+// reply (no headers yet, or an SSE stream still open) with a transport
+// error, and the server sees the request end.
+func TestHTTPCloseEndsCallsInFlight(t *testing.T) {
+	for _, sse := range []bool{false, true} {
+		t.Run(fmt.Sprint("sse=", sse), func(t *testing.T) {
+			f := newFake(t)
+			waiting := make(chan struct{})
+			ended := make(chan struct{})
+			f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
+				if req.Method != "tools/call" {
+					return false
+				}
+				if sse {
+					writeSSE(w, "id: 1\ndata: \n\n")
+				}
+				close(waiting)
+				<-r.Context().Done()
+				close(ended)
+				return true
+			}
+			c, err := client.Connect(context.Background(), f.transport(), &client.Options{Era: mcp.EraLegacy, Timeout: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			errc := make(chan error, 1)
+			go func() {
+				_, err := c.CallTool(context.Background(), "slow", nil, client.WithoutOutputValidation())
+				errc <- err
+			}()
+			<-waiting
+			c.Close()
+			select {
+			case err := <-errc:
+				if client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "client closed") {
+					t.Fatalf("err = %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("Close did not end the call in flight")
+			}
+			select {
+			case <-ended:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the server never saw the request end")
+			}
+		})
 	}
 }

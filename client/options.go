@@ -162,8 +162,9 @@ func WithTimeout(d time.Duration) CallOption {
 }
 
 // WithProgress asks the server for progress reports (a progressToken is
-// sent) and delivers them to fn, in order, on the client's reading
-// goroutine: fn must not block.
+// sent) and delivers them to fn, in order, on the goroutine reading them
+// (over HTTP, reports on the request's own reply stream are read on the
+// caller's): fn must not block.
 func WithProgress(fn func(Progress)) CallOption {
 	return func(c *callConfig) { c.progress = fn }
 }

@@ -26,8 +26,13 @@ import (
 
 // TestMain lets the test binary act as a scripted stdio server (see
 // fakeStdioServer) when started with TW_FAKE_STDIO set, or as a real
-// toolwire server that asks the client back (TW_FAKE_STDIO=toolwire-roots).
+// toolwire server that asks the client back (TW_FAKE_STDIO=toolwire-roots),
+// or as the benchmarks' HTTP floor server (TW_BENCH_FLOOR set).
 func TestMain(m *testing.M) {
+	if os.Getenv("TW_BENCH_FLOOR") != "" {
+		serveBenchFloor() // see bench_test.go
+		os.Exit(0)
+	}
 	if mode := os.Getenv("TW_FAKE_STDIO"); mode == "toolwire-roots" {
 		serveServerRequestsStdio()
 		os.Exit(0)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/toolwire/toolwire/internal/jsonscan"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/schema"
@@ -19,7 +20,7 @@ import (
 // returned together with a *ToolError carrying it.
 func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
 	cc := newCallConfig(opts)
-	params, err := toolCallParams(name, args)
+	out, err := toolCallParams(name, args)
 	if err != nil {
 		return nil, err
 	}
@@ -28,12 +29,11 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 	if err != nil {
 		return nil, err
 	}
-	op := "tools/call " + name
-	raw, err := c.call(ctx, mcp.MethodCallTool, params, &cc)
+	raw, err := c.call(ctx, out, cc, true)
 	if err != nil {
 		return nil, err
 	}
-	res, err := decodeCallResult(op, raw)
+	res, err := decodeCallResult(name, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 		return res, te
 	}
 	if validate && entry != nil {
-		if err := c.checkOutput(ctx, op, name, entry, res); err != nil {
+		if err := c.checkOutput(ctx, name, entry, res); err != nil {
 			return nil, err
 		}
 	}
@@ -66,47 +66,29 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 // when the tool's listing is at hand (a failed listing is not an error).
 func (c *Client) CallToolRaw(ctx context.Context, name string, args any, opts ...CallOption) (json.RawMessage, error) {
 	cc := newCallConfig(opts)
-	params, err := toolCallParams(name, args)
+	out, err := toolCallParams(name, args)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := c.toolForCall(ctx, name, false); err != nil {
 		return nil, err
 	}
-	return c.call(ctx, mcp.MethodCallTool, params, &cc)
+	return c.call(ctx, out, cc, false)
 }
 
 func newCallConfig(opts []CallOption) callConfig {
-	var cc callConfig
-	for _, o := range opts {
-		o(&cc)
+	if len(opts) == 0 {
+		return callConfig{}
 	}
-	return cc
+	cc := new(callConfig) // the options may keep it: only allocated when there are some
+	for _, o := range opts {
+		o(cc)
+	}
+	return *cc
 }
 
-// toolCallParams builds tools/call params; the arguments are sent as given
-// when they are raw JSON, and must be a JSON object read exactly.
-func toolCallParams(name string, args any) (map[string]json.RawMessage, error) {
-	params := map[string]json.RawMessage{"name": mustJSON(name)}
-	if args == nil {
-		return params, nil
-	}
-	raw, ok := args.(json.RawMessage)
-	if !ok {
-		var err error
-		if raw, err = json.Marshal(args); err != nil {
-			return nil, fmt.Errorf("client: cannot encode the arguments of %q: %w", name, err)
-		}
-	}
-	if len(raw) > 0 && string(raw) != "null" {
-		var probe map[string]json.RawMessage
-		if err := wirejson.Unmarshal(raw, &probe); err != nil {
-			return nil, fmt.Errorf("client: the arguments of %q must be a JSON object: %w", name, err)
-		}
-		params["arguments"] = raw
-	}
-	return params, nil
-}
+// toolOp names a tools/call in errors.
+func toolOp(name string) string { return "tools/call " + name }
 
 // toolForCall returns the cached listing of a tool, listing tools when the
 // cache is stale, if the call needs it: for the outputSchema check
@@ -177,13 +159,13 @@ type blockNames struct {
 // decodeCallResult reads a tools/call result exactly (member names match
 // case-sensitively, none appears twice) and checks every content block
 // against its type; a bad block is named by its index.
-func decodeCallResult(op string, raw json.RawMessage) (*mcp.CallToolResult, error) {
+func decodeCallResult(name string, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var w callResultWire
 	if err := wirejson.Unmarshal(raw, &w); err != nil {
-		return nil, &ProtocolError{Op: op, Reason: "malformed result", Err: err}
+		return nil, &ProtocolError{Op: toolOp(name), Reason: "malformed result", Err: err}
 	}
 	if w.Content == nil {
-		return nil, &ProtocolError{Op: op, Reason: `malformed result: missing required member "content"`, Path: "/content"}
+		return nil, &ProtocolError{Op: toolOp(name), Reason: `malformed result: missing required member "content"`, Path: "/content"}
 	}
 	res := &mcp.CallToolResult{Content: make([]mcp.Content, len(w.Content)), IsError: w.IsError, ResultType: w.ResultType, Meta: w.Meta}
 	if string(w.StructuredContent) != "null" {
@@ -192,13 +174,12 @@ func decodeCallResult(op string, raw json.RawMessage) (*mcp.CallToolResult, erro
 	for i, b := range w.Content {
 		block, err := mcp.DecodeContentBlock(i, b)
 		if err == nil {
-			var names blockNames
-			if nerr := wirejson.Unmarshal(b, &names); nerr != nil {
+			if nerr := checkBlockNames(b); nerr != nil {
 				err = &mcp.ContentError{Index: i, Reason: nerr.Error()}
 			}
 		}
 		if err != nil {
-			pe := &ProtocolError{Op: op, Reason: "bad content block", Path: fmt.Sprintf("content[%d]", i), Err: err}
+			pe := &ProtocolError{Op: toolOp(name), Reason: "bad content block", Path: fmt.Sprintf("content[%d]", i), Err: err}
 			var ce *mcp.ContentError
 			if !errors.As(err, &ce) {
 				pe.Reason = "malformed result"
@@ -210,39 +191,60 @@ func decodeCallResult(op string, raw json.RawMessage) (*mcp.CallToolResult, erro
 	return res, nil
 }
 
+// blockMemberNames are blockNames' members.
+var blockMemberNames = []string{"type", "text", "data", "mimeType", "uri", "name", "title", "description", "size", "icons", "resource", "annotations", "_meta"}
+
+// checkBlockNames refuses a content block with a case variant of a member
+// name (see blockNames). A block without nested objects to check (icons,
+// resource, annotations) is scanned; one the scan declines, or with nested
+// members, is decoded into blockNames, which then says what is wrong.
+func checkBlockNames(b []byte) error {
+	if jsonscan.Members(b, blockMemberNames, func(name, _ []byte) bool {
+		switch string(name) {
+		case "icons", "resource", "annotations":
+			return false
+		}
+		return true
+	}) {
+		return nil
+	}
+	var names blockNames
+	return wirejson.Unmarshal(b, &names)
+}
+
 // checkOutput validates structuredContent against the cached outputSchema;
 // on a mismatch with a cache that may be stale it re-lists once and retries
 // the check, so a changed tool is not blamed on its old schema.
-func (c *Client) checkOutput(ctx context.Context, op, name string, e *toolEntry, res *mcp.CallToolResult) error {
-	err := validateOutput(op, e, res)
+func (c *Client) checkOutput(ctx context.Context, name string, e *toolEntry, res *mcp.CallToolResult) error {
+	err := validateOutput(name, e, res)
 	if err == nil {
 		return nil
 	}
 	if _, fresh := c.tools.lookup(name); !fresh {
 		if ne, lerr := c.toolEntry(ctx, name, true); lerr == nil && ne != nil {
-			return validateOutput(op, ne, res)
+			return validateOutput(name, ne, res)
 		}
 	}
 	return err
 }
 
-func validateOutput(op string, e *toolEntry, res *mcp.CallToolResult) error {
+func validateOutput(name string, e *toolEntry, res *mcp.CallToolResult) error {
 	s, err := e.outputSchema()
 	if err != nil {
-		return &ProtocolError{Op: op, Reason: "the tool's outputSchema cannot be used for validation (turn validation off to skip it)", Err: err}
+		return &ProtocolError{Op: toolOp(name), Reason: "the tool's outputSchema cannot be used for validation (turn validation off to skip it)", Err: err}
 	}
 	if s == nil {
 		return nil
 	}
 	if len(res.StructuredContent) == 0 {
-		return &ProtocolError{Op: op, Reason: "the tool declares an outputSchema but the result has no structuredContent", Path: "/structuredContent"}
+		return &ProtocolError{Op: toolOp(name), Reason: "the tool declares an outputSchema but the result has no structuredContent", Path: "/structuredContent"}
 	}
 	v, err := schema.DecodeValue(res.StructuredContent)
 	if err != nil {
-		return &ProtocolError{Op: op, Reason: "structuredContent is not valid JSON", Err: err}
+		return &ProtocolError{Op: toolOp(name), Reason: "structuredContent is not valid JSON", Err: err}
 	}
 	if err := s.Validate(v); err != nil {
-		pe := &ProtocolError{Op: op, Reason: "structuredContent does not match the tool's outputSchema", Err: err}
+		pe := &ProtocolError{Op: toolOp(name), Reason: "structuredContent does not match the tool's outputSchema", Err: err}
 		var ve *schema.ValidationError
 		if errors.As(err, &ve) && len(ve.Violations) > 0 {
 			pe.Path = ve.Violations[0].Path
@@ -265,7 +267,6 @@ func CallToolAs[Out any](ctx context.Context, c *Client, name string, args any, 
 	if err != nil {
 		return out, err
 	}
-	op := "tools/call " + name
 	raw := res.StructuredContent
 	if len(raw) == 0 {
 		for _, b := range res.Content {
@@ -276,10 +277,10 @@ func CallToolAs[Out any](ctx context.Context, c *Client, name string, args any, 
 		}
 	}
 	if len(raw) == 0 {
-		return out, &ProtocolError{Op: op, Reason: fmt.Sprintf("result has no structuredContent to decode into %T", out)}
+		return out, &ProtocolError{Op: toolOp(name), Reason: fmt.Sprintf("result has no structuredContent to decode into %T", out)}
 	}
 	if err := wirejson.Unmarshal(raw, &out); err != nil {
-		return out, &ProtocolError{Op: op, Reason: fmt.Sprintf("structuredContent does not decode into %T", out), Err: err}
+		return out, &ProtocolError{Op: toolOp(name), Reason: fmt.Sprintf("structuredContent does not decode into %T", out), Err: err}
 	}
 	return out, nil
 }
