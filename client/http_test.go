@@ -210,7 +210,7 @@ func TestHTTPStatusAndContentType(t *testing.T) {
 		status int
 	}{
 		{"500", func(w http.ResponseWriter) { http.Error(w, "boom", 500) }, 500},
-		{"http.StatusUnauthorized without JSON-RPC body", func(w http.ResponseWriter) { http.Error(w, "who are you", 401) }, 401},
+		{"401 without JSON-RPC body", func(w http.ResponseWriter) { http.Error(w, "who are you", http.StatusUnauthorized) }, http.StatusUnauthorized},
 		{"text/html", func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "text/html")
 			w.Write([]byte("<html>"))
