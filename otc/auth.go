@@ -1,7 +1,6 @@
 package otc
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -10,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"math"
 	"net/http"
 	"strings"
@@ -111,7 +111,7 @@ func VerifyHS256(token string, secret []byte, audience string, now time.Time, ma
 		Alg  string `json:"alg"`
 		Crit []any  `json:"crit"`
 	}
-	if err := json.Unmarshal(hdr, &h); err != nil {
+	if err := wirejson.Unmarshal(hdr, &h); err != nil {
 		return fmt.Errorf("header is not a JSON object: %v", err)
 	}
 	if h.Alg != "HS256" {
@@ -133,11 +133,9 @@ func VerifyHS256(token string, secret []byte, audience string, now time.Time, ma
 	if err != nil {
 		return fmt.Errorf("payload is not base64url: %v", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.UseNumber()
 	var claims map[string]any
-	if err := dec.Decode(&claims); err != nil || claims == nil {
-		return errors.New("payload is not a JSON object")
+	if err := wirejson.UnmarshalUseNumber(payload, &claims); err != nil || claims == nil {
+		return errors.New("payload is not a JSON object with distinct member names")
 	}
 	exp, ok, err := numericDate(claims, "exp")
 	if err != nil {

@@ -1,6 +1,10 @@
 package otc_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -56,6 +60,15 @@ func TestJWTAuth(t *testing.T) {
 		return tok
 	}
 	exp := func(d time.Duration) int64 { return now.Add(d).Unix() }
+	// signRaw signs a header and payload given as raw JSON, as a token
+	// writer with its own encoder might.
+	signRaw := func(header, payload string) string {
+		enc := base64.RawURLEncoding
+		head := enc.EncodeToString([]byte(header)) + "." + enc.EncodeToString([]byte(payload))
+		mac := hmac.New(sha256.New, secret)
+		mac.Write([]byte(head))
+		return head + "." + enc.EncodeToString(mac.Sum(nil))
+	}
 	noneTok := func() string {
 		good := sign(secret, map[string]any{"exp": exp(time.Minute)})
 		parts := strings.Split(good, ".")
@@ -66,21 +79,27 @@ func TestJWTAuth(t *testing.T) {
 		status int
 		reason string
 	}{
-		"valid":                {"Bearer " + sign(secret, map[string]any{"exp": exp(10 * time.Minute)}), 200, ""},
-		"valid at 15 minutes":  {"Bearer " + sign(secret, map[string]any{"exp": exp(15 * time.Minute)}), 200, ""},
-		"lower-case scheme":    {"bearer " + sign(secret, map[string]any{"exp": exp(time.Minute)}), 200, ""},
-		"aud matches":          {"Bearer " + sign(secret, map[string]any{"exp": exp(time.Minute), "aud": "https://tools.example"}), 200, ""},
-		"aud array matches":    {"Bearer " + sign(secret, map[string]any{"exp": exp(time.Minute), "aud": []string{"x", "https://tools.example"}}), 200, ""},
-		"aud mismatch":         {"Bearer " + sign(secret, map[string]any{"exp": exp(time.Minute), "aud": "https://other.example"}), 401, "aud"},
-		"aud wrong type":       {"Bearer " + sign(secret, map[string]any{"exp": exp(time.Minute), "aud": 7}), 401, "aud"},
-		"no exp":               {"Bearer " + sign(secret, map[string]any{"sub": "me"}), 401, `"exp" is required`},
-		"exp not a number":     {"Bearer " + sign(secret, map[string]any{"exp": "soon"}), 401, "exp"},
-		"expired":              {"Bearer " + sign(secret, map[string]any{"exp": exp(-time.Second)}), 401, "expired"},
-		"exp now":              {"Bearer " + sign(secret, map[string]any{"exp": exp(0)}), 401, "expired"},
-		"exp too far ahead":    {"Bearer " + sign(secret, map[string]any{"exp": exp(16 * time.Minute)}), 401, "at most 15m0s"},
-		"nbf in the future":    {"Bearer " + sign(secret, map[string]any{"exp": exp(time.Minute), "nbf": exp(30 * time.Second)}), 401, "nbf"},
-		"wrong secret":         {"Bearer " + sign([]byte("another secret, also 32 bytes..."), map[string]any{"exp": exp(time.Minute)}), 401, "signature"},
-		"alg none":             {"Bearer " + noneTok(), 401, `alg "none"`},
+		"valid":               {"Bearer " + sign(secret, map[string]any{"exp": exp(10 * time.Minute)}), 200, ""},
+		"valid at 15 minutes": {"Bearer " + sign(secret, map[string]any{"exp": exp(15 * time.Minute)}), 200, ""},
+		"lower-case scheme":   {"bearer " + sign(secret, map[string]any{"exp": exp(time.Minute)}), 200, ""},
+		"aud matches":         {"Bearer " + sign(secret, map[string]any{"exp": exp(time.Minute), "aud": "https://tools.example"}), 200, ""},
+		"aud array matches":   {"Bearer " + sign(secret, map[string]any{"exp": exp(time.Minute), "aud": []string{"x", "https://tools.example"}}), 200, ""},
+		"aud mismatch":        {"Bearer " + sign(secret, map[string]any{"exp": exp(time.Minute), "aud": "https://other.example"}), 401, "aud"},
+		"aud wrong type":      {"Bearer " + sign(secret, map[string]any{"exp": exp(time.Minute), "aud": 7}), 401, "aud"},
+		"no exp":              {"Bearer " + sign(secret, map[string]any{"sub": "me"}), 401, `"exp" is required`},
+		"exp not a number":    {"Bearer " + sign(secret, map[string]any{"exp": "soon"}), 401, "exp"},
+		"expired":             {"Bearer " + sign(secret, map[string]any{"exp": exp(-time.Second)}), 401, "expired"},
+		"exp now":             {"Bearer " + sign(secret, map[string]any{"exp": exp(0)}), 401, "expired"},
+		"exp too far ahead":   {"Bearer " + sign(secret, map[string]any{"exp": exp(16 * time.Minute)}), 401, "at most 15m0s"},
+		"nbf in the future":   {"Bearer " + sign(secret, map[string]any{"exp": exp(time.Minute), "nbf": exp(30 * time.Second)}), 401, "nbf"},
+		"wrong secret":        {"Bearer " + sign([]byte("another secret, also 32 bytes..."), map[string]any{"exp": exp(time.Minute)}), 401, "signature"},
+		"alg none":            {"Bearer " + noneTok(), 401, `alg "none"`},
+		// Claims and header are read exactly: a reader that lets the last
+		// of two members win, or matches names case-insensitively, must
+		// not be able to see another token than this one.
+		"exp twice":            {"Bearer " + signRaw(`{"alg":"HS256"}`, fmt.Sprintf(`{"exp":%d,"exp":%d}`, exp(-time.Hour), exp(time.Minute))), 401, "distinct member names"},
+		"Alg variant":          {"Bearer " + signRaw(`{"alg":"HS256","Alg":"none"}`, fmt.Sprintf(`{"exp":%d}`, exp(time.Minute))), 401, "header"},
+		"raw valid":            {"Bearer " + signRaw(`{"alg":"HS256","typ":"JWT"}`, fmt.Sprintf(`{"exp":%d}`, exp(time.Minute))), 200, ""},
 		"not a JWT":            {"Bearer abc", 401, "compact JWT"},
 		"basic scheme":         {"Basic dXNlcjpwYXNz", 401, "Bearer"},
 		"no credentials":       {"", 401, "missing credentials"},

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"io"
 	"maps"
 	"net/http"
@@ -139,7 +140,7 @@ func (c *Client) ListTools(ctx context.Context) ([]ToolDefinition, error) {
 		return nil, err
 	}
 	var r ListToolsResponse
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := wirejson.Unmarshal(body, &r); err != nil {
 		return nil, fmt.Errorf("otc: GET /tools: malformed response: %w", err)
 	}
 	if r.Tools == nil {
@@ -190,7 +191,7 @@ func (c *Client) CallRequest(ctx context.Context, req *CallToolRequest) (*CallTo
 	var w struct {
 		Result json.RawMessage `json:"result"`
 	}
-	if err := json.Unmarshal(body, &w); err != nil {
+	if err := wirejson.Unmarshal(body, &w); err != nil {
 		return nil, fmt.Errorf("otc: POST /tools/call: malformed response: %w", err)
 	}
 	res := w.Result
@@ -198,7 +199,7 @@ func (c *Client) CallRequest(ctx context.Context, req *CallToolRequest) (*CallTo
 		res = body
 	}
 	var resp CallToolResponse
-	if err := json.Unmarshal(res, &resp); err != nil {
+	if err := wirejson.Unmarshal(res, &resp); err != nil {
 		return nil, fmt.Errorf("otc: POST /tools/call: malformed response: %w", err)
 	}
 	return &resp, nil
@@ -254,13 +255,13 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) ([]by
 	he := &HTTPError{Status: resp.StatusCode}
 	if resp.StatusCode == http.StatusUnprocessableEntity {
 		var v ValidationErrorResponse
-		if json.Unmarshal(data, &v) == nil && v.Message != "" {
+		if wirejson.Unmarshal(data, &v) == nil && v.Message != "" {
 			he.Validation = &v
 			return nil, he
 		}
 	}
 	var s ServerErrorResponse
-	if json.Unmarshal(data, &s) == nil && s.Message != "" {
+	if wirejson.Unmarshal(data, &s) == nil && s.Message != "" {
 		he.Server = &s
 	} else {
 		he.Body = strings.TrimSpace(string(data))

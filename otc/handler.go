@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"io"
 	"log/slog"
 	"math"
@@ -392,13 +393,12 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, d Dialect) {
 // parseCall reads the POST body. It returns the dialect the body asked for,
 // if it named one.
 func parseCall(body []byte) (*CallToolRequest, *Dialect, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
 	var env callEnvelope
-	if err := dec.Decode(&env); err != nil {
-		return nil, nil, fmt.Errorf("request body is not a JSON object: %v", err)
-	}
-	if dec.More() {
-		return nil, nil, errors.New("request body has data after the JSON object")
+	if err := wirejson.Unmarshal(body, &env); err != nil {
+		if strings.Contains(err.Error(), "after top-level value") {
+			return nil, nil, errors.New("request body has data after the JSON object")
+		}
+		return nil, nil, fmt.Errorf("request body is not a JSON object (read exactly: member names are case-sensitive and appear once): %v", err)
 	}
 	var asked *Dialect
 	if env.Schema != nil {
@@ -414,7 +414,7 @@ func parseCall(body []byte) (*CallToolRequest, *Dialect, error) {
 			return nil, asked, errors.New(`request body must be {"request": CallToolRequest} (or a CallToolRequest with "tool_id")`)
 		}
 		req = &CallToolRequest{}
-		if err := json.Unmarshal(body, req); err != nil {
+		if err := wirejson.Unmarshal(body, req); err != nil {
 			return nil, asked, fmt.Errorf("invalid CallToolRequest: %v", err)
 		}
 	}

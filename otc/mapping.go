@@ -3,6 +3,7 @@ package otc
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"strings"
 
 	"github.com/toolwire/toolwire/mcp"
@@ -142,7 +143,7 @@ func ResultFromResponse(resp *CallToolResponse) *mcp.CallToolResult {
 		return &mcp.CallToolResult{}
 	case v[0] == '"':
 		var s string
-		if json.Unmarshal(v, &s) == nil {
+		if wirejson.Unmarshal(v, &s) == nil {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 		}
 	case v[0] == '[':

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"strings"
 )
 
@@ -131,13 +132,13 @@ func (t *ToolDefinition) encode(d Dialect) definitionWire {
 // taken as the wrapper.
 func (t *ToolDefinition) UnmarshalJSON(data []byte) error {
 	var w definitionWire
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := wirejson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	in := w.InputSchema
 	if len(in) > 0 && !bytes.Equal(in, []byte("null")) {
 		var m map[string]json.RawMessage
-		if err := json.Unmarshal(in, &m); err != nil {
+		if err := wirejson.Unmarshal(in, &m); err != nil {
 			return fmt.Errorf("tool %q: input_schema must be an object: %w", w.ID, err)
 		}
 		if p, ok := m["parameters"]; ok && len(m) == 1 && bytes.HasPrefix(bytes.TrimSpace(p), []byte("{")) {
@@ -170,7 +171,7 @@ func (r *ListToolsResponse) UnmarshalJSON(data []byte) error {
 		Tools  []ToolDefinition `json:"tools"`
 		Items  []ToolDefinition `json:"items"`
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := wirejson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	r.Schema, r.Tools = w.Schema, w.Tools
@@ -271,7 +272,7 @@ func (r *CallToolResponse) UnmarshalJSON(data []byte) error {
 		Value    json.RawMessage `json:"value"`
 		Error    *ToolError      `json:"error"`
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := wirejson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	switch {
