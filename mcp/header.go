@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -89,7 +90,7 @@ func ParamHeaders(inputSchema json.RawMessage) ([]ParamHeader, error) {
 		return nil, nil
 	}
 	var root map[string]json.RawMessage
-	if err := json.Unmarshal(inputSchema, &root); err != nil {
+	if err := wirejson.Unmarshal(inputSchema, &root); err != nil {
 		return nil, nil // not an object schema: nothing is annotated
 	}
 	var out []ParamHeader
@@ -100,26 +101,26 @@ func ParamHeaders(inputSchema json.RawMessage) ([]ParamHeader, error) {
 			return nil
 		}
 		var props map[string]json.RawMessage
-		if raw, ok := node["properties"]; ok && json.Unmarshal(raw, &props) != nil {
+		if raw, ok := node["properties"]; ok && wirejson.Unmarshal(raw, &props) != nil {
 			return nil
 		}
 		for name, raw := range props {
 			var prop map[string]json.RawMessage
-			if json.Unmarshal(raw, &prop) != nil {
+			if wirejson.Unmarshal(raw, &prop) != nil {
 				continue
 			}
 			p := append(append([]string(nil), path...), name)
 			if hraw, ok := prop["x-mcp-header"]; ok {
 				where := strings.Join(p, ".")
 				var h string
-				if err := json.Unmarshal(hraw, &h); err != nil {
+				if err := wirejson.Unmarshal(hraw, &h); err != nil {
 					return fmt.Errorf("property %q: x-mcp-header must be a string", where)
 				}
 				if err := checkToken(h); err != nil {
 					return fmt.Errorf("property %q: x-mcp-header %q: %v", where, h, err)
 				}
 				var typ string
-				_ = json.Unmarshal(prop["type"], &typ)
+				_ = wirejson.Unmarshal(prop["type"], &typ)
 				if typ != "string" && typ != "integer" && typ != "boolean" {
 					return fmt.Errorf("property %q: x-mcp-header is only allowed on string, integer or boolean properties, not %q", where, typ)
 				}
