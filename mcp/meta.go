@@ -30,4 +30,3 @@ const (
 	MetaRelatedTask        = "io.modelcontextprotocol/related-task"
 	MetaProgressToken      = "progressToken"
 )
-
