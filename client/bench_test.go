@@ -183,7 +183,7 @@ func BenchmarkCallToolHTTP(b *testing.B) {
 			ctx := context.Background()
 			hc := benchHTTPClient()
 			defer hc.CloseIdleConnections()
-			c, err := client.Connect(ctx, &client.HTTP{URL: url, Client: hc}, &client.Options{Era: era})
+			c, err := client.Connect(ctx, &client.HTTP{URL: url, Client: hc}, client.WithEra(era))
 			if err != nil {
 				b.Fatal(err)
 			}

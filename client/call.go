@@ -17,8 +17,8 @@ import (
 // it: the bytes of the response's "result" member, member order and
 // whitespace included. It handles what every request shares: _meta, headers,
 // timeouts, cancellation, progress, the version retry, the session retry,
-// input_required rounds and Options.Middleware. params is anything that
-// encodes to a JSON object (or nil).
+// input_required rounds and the WithMiddleware chain. params is anything
+// that encodes to a JSON object (or nil).
 func (c *Client) Call(ctx context.Context, method string, params any, opts ...CallOption) (json.RawMessage, error) {
 	cc := newCallConfig(opts)
 	out, err := newOutgoing(method, params)
@@ -68,7 +68,7 @@ func readHead(method string, raw json.RawMessage, skim bool) (*resultHead, error
 // call runs input_required rounds around roundTrip (2026-07-28 MRTR). skim
 // says the caller reads the result exactly itself (see readHead).
 func (c *Client) call(ctx context.Context, out outgoing, cc callConfig, skim bool) (json.RawMessage, error) {
-	d, cause := c.opts.Timeout, c.timeoutErr
+	d, cause := c.cfg.timeout, c.timeoutErr
 	if cc.hasTimeout && cc.timeout != d {
 		d, cause = cc.timeout, &timeoutError{cc.timeout}
 	}
@@ -93,8 +93,8 @@ func (c *Client) call(ctx context.Context, out outgoing, cc callConfig, skim boo
 		if head == nil {
 			return raw, nil
 		}
-		if round+1 >= c.opts.MaxInputRounds {
-			return nil, &ProtocolError{Op: out.method, Reason: fmt.Sprintf("server still requires input after %d rounds (limit MaxInputRounds)", round+1)}
+		if round+1 >= c.cfg.maxInputRounds {
+			return nil, &ProtocolError{Op: out.method, Reason: fmt.Sprintf("server still requires input after %d rounds (limit WithMaxInputRounds)", round+1)}
 		}
 		responses, err := c.answerInputs(ctx, out.method, head.InputRequests)
 		if err != nil {
@@ -121,7 +121,7 @@ func (c *Client) answerInputs(ctx context.Context, method string, reqs map[strin
 		if err := wirejson.Unmarshal(raw, &r); err != nil || r.Method == "" {
 			return nil, &ProtocolError{Op: method, Reason: fmt.Sprintf("input request %q is not {method, params}", key), Err: err}
 		}
-		if c.opts.RequestHandler == nil && len(c.opts.ReceivingMiddleware) == 0 && r.Method != mcp.MethodPing {
+		if c.cfg.requestHandler == nil && len(c.cfg.receiving) == 0 && r.Method != mcp.MethodPing {
 			return nil, &ProtocolError{Op: method, Reason: fmt.Sprintf("server requires input %q (%s) but the client has no RequestHandler", key, r.Method)}
 		}
 		enc, err := c.answer(ctx, &jsonrpc.Request{ID: jsonrpc.StringID(key), Method: r.Method, Params: r.Params})
@@ -133,11 +133,11 @@ func (c *Client) answerInputs(ctx context.Context, method string, reqs map[strin
 	return json.Marshal(out)
 }
 
-// roundTrip sends one request through Options.Middleware. The chain sees
+// roundTrip sends one request through the WithMiddleware chain, which sees
 // the method and params as the caller gave them; the innermost handler
 // adds the id, _meta and headers and does the retries.
 func (c *Client) roundTrip(ctx context.Context, out *outgoing, cc callConfig) (json.RawMessage, error) {
-	if len(c.opts.Middleware) == 0 {
+	if len(c.cfg.middleware) == 0 {
 		return c.retrying(ctx, out, cc)
 	}
 	base := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
@@ -147,7 +147,7 @@ func (c *Client) roundTrip(ctx context.Context, out *outgoing, cc callConfig) (j
 		}
 		return c.retrying(ctx, &o, cc)
 	}
-	res, err := jsonrpc.Chain(base, c.opts.Middleware...)(ctx, &jsonrpc.Request{Method: out.method, Params: out.params})
+	res, err := jsonrpc.Chain(base, c.cfg.middleware...)(ctx, &jsonrpc.Request{Method: out.method, Params: out.params})
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func (c *Client) retrying(ctx context.Context, out *outgoing, cc callConfig) (js
 				return nil, &SessionInvalidError{Op: out.method, SessionID: sg.id}
 			}
 			sessionRetried = true
-			c.opts.Logger.Info("session lost; re-initializing", "session", sg.id)
+			c.cfg.logger.Info("session lost; re-initializing", "session", sg.id)
 			if err := c.reinitialize(ctx, sg.id); err != nil {
 				return nil, err
 			}
@@ -183,7 +183,7 @@ func (c *Client) retrying(ctx context.Context, out *outgoing, cc callConfig) (js
 		if errors.As(err, &je) && je.Code == mcp.CodeUnsupportedProtocolVersion && !versionRetried && c.state().era == mcp.EraModern {
 			var d mcp.UnsupportedVersionData
 			if derr := wirejson.Unmarshal(je.Data, &d); len(je.Data) > 0 && derr != nil {
-				c.opts.Logger.Debug("unreadable -32022 data", "error", derr)
+				c.cfg.logger.Debug("unreadable -32022 data", "error", derr)
 			}
 			if v := pickVersion(d.Supported, mcp.ModernVersions()); v != "" {
 				versionRetried = true
@@ -344,6 +344,6 @@ func (c *Client) cancelRequest(id jsonrpc.ID, w *wireInfo) {
 	nw := *w
 	nw.method, nw.name, nw.params, nw.call = mcp.NotificationCancelled, "", nil, nil
 	if err := c.conn.notify(ctx, n, &nw); err != nil {
-		c.opts.Logger.Debug("cannot send notifications/cancelled", "error", err)
+		c.cfg.logger.Debug("cannot send notifications/cancelled", "error", err)
 	}
 }

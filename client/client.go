@@ -50,7 +50,7 @@ type wireInfo struct {
 
 // Client is a connection to one MCP server. It is safe for concurrent use.
 type Client struct {
-	opts Options
+	cfg  config
 	conn link
 
 	// peer holds the requests sent and not yet answered: it allocates their
@@ -73,7 +73,7 @@ type Client struct {
 	tools toolCache
 
 	// Made once at Connect for every request: the encoded capabilities and
-	// clientInfo of 2026-07-28 _meta, and the cause of Options.Timeout.
+	// clientInfo of 2026-07-28 _meta, and the cause of the client-wide WithTimeout.
 	capsJSON, infoJSON json.RawMessage
 	timeoutErr         *timeoutError
 
@@ -96,13 +96,13 @@ type state struct {
 
 // Connect reaches the server through t and negotiates the era; the returned
 // client is ready for calls. Close it when done.
-func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
+func Connect(ctx context.Context, t Transport, opts ...Option) (*Client, error) {
 	if t == nil {
 		return nil, errors.New("client: no transport given")
 	}
-	c := &Client{opts: opts.withDefaults(), peer: jsonrpc.NewPeer()}
-	c.capsJSON, c.infoJSON = mustJSON(c.opts.Capabilities), mustJSON(c.opts.ClientInfo)
-	c.timeoutErr = &timeoutError{c.opts.Timeout}
+	c := &Client{cfg: newConfig(opts), peer: jsonrpc.NewPeer()}
+	c.capsJSON, c.infoJSON = mustJSON(c.cfg.capabilities), mustJSON(c.cfg.clientInfo)
+	c.timeoutErr = &timeoutError{c.cfg.timeout}
 	c.bg, c.stopBg = context.WithCancel(context.Background())
 	ln, err := t.dial(ctx, c)
 	if err != nil {
@@ -213,7 +213,7 @@ func (c *Client) dispatch(m jsonrpc.Message) {
 	switch m := m.(type) {
 	case *jsonrpc.Response:
 		if !c.peer.Deliver(m) {
-			c.opts.Logger.Debug("dropping a response to no pending request", "id", m.ID.String())
+			c.cfg.logger.Debug("dropping a response to no pending request", "id", m.ID.String())
 		}
 	case *jsonrpc.Notification:
 		c.notification(m)
@@ -235,7 +235,7 @@ func (c *Client) progressFunc(fn func(Progress)) func(json.RawMessage) {
 	return func(params json.RawMessage) {
 		var p progressWire
 		if err := wirejson.Unmarshal(params, &p); err != nil {
-			c.opts.Logger.Debug("ignoring malformed progress", "params", string(params), "error", err)
+			c.cfg.logger.Debug("ignoring malformed progress", "params", string(params), "error", err)
 			return
 		}
 		fn(Progress(p))
@@ -246,16 +246,16 @@ func (c *Client) notification(n *jsonrpc.Notification) {
 	switch n.Method {
 	case mcp.NotificationProgress:
 		if !c.peer.Progress(n.Params) {
-			c.opts.Logger.Debug("ignoring progress for no request of ours", "params", string(n.Params))
+			c.cfg.logger.Debug("ignoring progress for no request of ours", "params", string(n.Params))
 		}
 		return
 	case mcp.NotificationMessage:
-		if c.opts.OnLog != nil {
+		if c.cfg.onLog != nil {
 			var lm LogMessage
 			if err := wirejson.Unmarshal(n.Params, &lm); err == nil {
-				c.opts.OnLog(lm)
+				c.cfg.onLog(lm)
 			} else {
-				c.opts.Logger.Debug("ignoring malformed log message", "error", err)
+				c.cfg.logger.Debug("ignoring malformed log message", "error", err)
 			}
 		}
 		return
@@ -264,8 +264,8 @@ func (c *Client) notification(n *jsonrpc.Notification) {
 	case mcp.NotificationCancelled:
 		c.cancelServing(n.Params)
 	}
-	if c.opts.OnNotification != nil {
-		c.opts.OnNotification(n.Method, n.Params)
+	if c.cfg.onNotification != nil {
+		c.cfg.onNotification(n.Method, n.Params)
 	}
 }
 
@@ -277,7 +277,7 @@ var errCancelledByServer = errors.New("the server cancelled its request")
 func (c *Client) cancelServing(params json.RawMessage) {
 	var p mcp.CancelledParams
 	if err := wirejson.Unmarshal(params, &p); err != nil || p.RequestID == nil {
-		c.opts.Logger.Debug("ignoring malformed cancellation", "params", string(params))
+		c.cfg.logger.Debug("ignoring malformed cancellation", "params", string(params))
 		return
 	}
 	c.mu.Lock()
@@ -309,7 +309,7 @@ func (c *Client) serveRequest(req *jsonrpc.Request) {
 	resp := &jsonrpc.Response{ID: req.ID}
 	raw, err := c.answer(ctx, req)
 	if context.Cause(ctx) == errCancelledByServer {
-		c.opts.Logger.Debug("not answering a request the server cancelled", "method", req.Method, "id", req.ID.String())
+		c.cfg.logger.Debug("not answering a request the server cancelled", "method", req.Method, "id", req.ID.String())
 		return
 	}
 	if err != nil {
@@ -324,7 +324,7 @@ func (c *Client) serveRequest(req *jsonrpc.Request) {
 	rctx, rcancel := context.WithTimeout(c.bg, 30*time.Second)
 	defer rcancel()
 	if err := c.conn.reply(rctx, resp); err != nil {
-		c.opts.Logger.Warn("cannot answer a server request", "method", req.Method, "error", err)
+		c.cfg.logger.Warn("cannot answer a server request", "method", req.Method, "error", err)
 	}
 }
 
@@ -332,7 +332,7 @@ func (c *Client) serveRequest(req *jsonrpc.Request) {
 // input_required round) through the receiving middleware to the built-in
 // ping answer or the RequestHandler, and returns the answer's JSON.
 func (c *Client) answer(ctx context.Context, req *jsonrpc.Request) (json.RawMessage, error) {
-	h := jsonrpc.Chain(c.handleServerRequest, c.opts.ReceivingMiddleware...)
+	h := jsonrpc.Chain(c.handleServerRequest, c.cfg.receiving...)
 	res, err := h(ctx, req)
 	if err != nil {
 		return nil, err
@@ -350,10 +350,10 @@ func (c *Client) handleServerRequest(ctx context.Context, req *jsonrpc.Request) 
 	switch {
 	case req.Method == mcp.MethodPing:
 		return json.RawMessage(`{}`), nil
-	case c.opts.RequestHandler == nil:
+	case c.cfg.requestHandler == nil:
 		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "client does not handle %q", req.Method)
 	}
-	return c.opts.RequestHandler(ctx, req.Method, req.Params)
+	return c.cfg.requestHandler(ctx, req.Method, req.Params)
 }
 
 // encodeResult turns what a handler returned into result JSON: raw JSON as

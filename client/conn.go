@@ -61,7 +61,7 @@ func (f *framedLink) start() { go f.readLoop() }
 // it was cannot be told, every waiting request, rather than letting them
 // wait for their timeouts; reading goes on.
 func (f *framedLink) readLoop() {
-	max := f.c.opts.MaxMessageSize
+	max := f.c.cfg.maxMessageSize
 	var readErr error
 	for {
 		msg, err := f.conn.Read(f.readCtx)
@@ -80,7 +80,7 @@ func (f *framedLink) readLoop() {
 		m, id, derr := jsonrpc.Decode(msg)
 		if derr != nil {
 			perr := &ProtocolError{Op: "read", Reason: "malformed message from the server", Err: derr}
-			f.c.opts.Logger.Warn("malformed message from the server", "error", derr, "message", truncate(msg, 200))
+			f.c.cfg.logger.Warn("malformed message from the server", "error", derr, "message", truncate(msg, 200))
 			if !id.IsValid() || !f.c.peer.Fail(id, perr) {
 				f.c.peer.FailAll(perr)
 			}

@@ -61,7 +61,7 @@ func serverRequestsServer(cancelled chan<- error) *server.Server {
 // serveServerRequestsStdio is the body of the test binary started with
 // TW_FAKE_STDIO=toolwire-roots: the server above on stdin and stdout.
 func serveServerRequestsStdio() {
-	if err := stdio.ServeStdio(context.Background(), serverRequestsServer(nil), nil); err != nil {
+	if err := stdio.ServeStdio(context.Background(), serverRequestsServer(nil)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -71,29 +71,29 @@ func inProcess(t *testing.T, s *server.Server) *client.Conn {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	return &client.Conn{Conn: memory.Serve(ctx, s, nil)}
+	return &client.Conn{Conn: memory.Serve(ctx, s)}
 }
 
 // rootsOptions declares the roots capability and answers roots/list; seen
 // records every server request the receiving middleware saw.
-func rootsOptions(seen *[]string, mu *sync.Mutex) *client.Options {
-	return &client.Options{
-		Era:          mcp.EraLegacy, // server-to-client requests exist in 2025-era sessions only
-		Capabilities: mcp.ClientCapabilities{Roots: &mcp.ListChangedCapability{}},
-		RequestHandler: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+func rootsOptions(seen *[]string, mu *sync.Mutex) []client.Option {
+	return []client.Option{
+		client.WithEra(mcp.EraLegacy), // server-to-client requests exist in 2025-era sessions only
+		client.WithCapabilities(mcp.ClientCapabilities{Roots: &mcp.ListChangedCapability{}}),
+		client.WithRequestHandler(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 			if method != mcp.MethodListRoots {
 				return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "no %s here", method)
 			}
 			return mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///src", Name: "src"}, {URI: "file:///docs", Name: "docs"}}}, nil
-		},
-		ReceivingMiddleware: []jsonrpc.Middleware{func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
+		}),
+		client.WithReceivingMiddleware(func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
 			return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 				mu.Lock()
 				*seen = append(*seen, req.Method)
 				mu.Unlock()
 				return next(ctx, req)
 			}
-		}},
+		}),
 	}
 }
 
@@ -105,7 +105,7 @@ func TestServerRequestsEveryTransport(t *testing.T) {
 	transports := map[string]func(t *testing.T) client.Transport{
 		"stdio": func(t *testing.T) client.Transport { return fakeCommand(t, "toolwire-roots") },
 		"http": func(t *testing.T) client.Transport {
-			h := streamable.NewHandler(serverRequestsServer(nil), nil)
+			h := streamable.NewHandler(serverRequestsServer(nil))
 			hs := httptest.NewServer(h)
 			t.Cleanup(func() { hs.Close(); h.Close() })
 			return &client.HTTP{URL: hs.URL + "/mcp"}
@@ -116,7 +116,7 @@ func TestServerRequestsEveryTransport(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var seen []string
 			var mu sync.Mutex
-			c := connect(t, tr(t), rootsOptions(&seen, &mu))
+			c := connect(t, tr(t), rootsOptions(&seen, &mu)...)
 			if c.Era() != mcp.EraLegacy {
 				t.Fatalf("era %v", c.Era())
 			}
@@ -142,14 +142,14 @@ func TestServerRequestsEveryTransport(t *testing.T) {
 // server does not ask; with it but no RequestHandler the client answers
 // -32601, which the tool's caller learns of.
 func TestServerRequestRefused(t *testing.T) {
-	c := connect(t, inProcess(t, serverRequestsServer(nil)), &client.Options{Era: mcp.EraLegacy})
+	c := connect(t, inProcess(t, serverRequestsServer(nil)), client.WithEra(mcp.EraLegacy))
 	_, err := c.CallTool(context.Background(), "roots", nil)
 	var te *client.ToolError
 	if !errors.As(err, &te) || !strings.Contains(te.Error(), `"roots" capability`) {
 		t.Fatalf("err = %v", err)
 	}
-	c = connect(t, inProcess(t, serverRequestsServer(nil)), &client.Options{Era: mcp.EraLegacy,
-		Capabilities: mcp.ClientCapabilities{Roots: &mcp.ListChangedCapability{}}})
+	c = connect(t, inProcess(t, serverRequestsServer(nil)), client.WithEra(mcp.EraLegacy),
+		client.WithCapabilities(mcp.ClientCapabilities{Roots: &mcp.ListChangedCapability{}}))
 	_, err = c.CallTool(context.Background(), "roots", nil)
 	if !refusedByClient(err, jsonrpc.CodeMethodNotFound, `client does not handle "roots/list"`) {
 		t.Fatalf("err = %v", err)
@@ -188,7 +188,7 @@ func TestConnInProcess(t *testing.T) {
 				}
 				return fmt.Sprint("counted to ", in.N), nil
 			})
-			c := connect(t, inProcess(t, s), &client.Options{Era: era})
+			c := connect(t, inProcess(t, s), client.WithEra(era))
 			want := mcp.EraModern
 			if era == mcp.EraLegacy {
 				want = mcp.EraLegacy
@@ -229,7 +229,7 @@ func TestConnCancelSendsCancelled(t *testing.T) {
 	for _, era := range []mcp.Era{mcp.EraModern, mcp.EraLegacy} {
 		t.Run(era.String(), func(t *testing.T) {
 			cancelled := make(chan error, 1)
-			c := connect(t, inProcess(t, serverRequestsServer(cancelled)), &client.Options{Era: era})
+			c := connect(t, inProcess(t, serverRequestsServer(cancelled)), client.WithEra(era))
 			_, err := c.CallTool(context.Background(), "wait", nil, client.WithTimeout(100*time.Millisecond))
 			if !errors.Is(err, context.DeadlineExceeded) || client.CodeOf(err) != client.CodeTransport ||
 				!strings.Contains(err.Error(), "no response within 100ms") {
@@ -253,10 +253,10 @@ func TestConnClose(t *testing.T) {
 	client1, server1 := memory.NewPipe(8)
 	served := make(chan error, 1)
 	go func() {
-		served <- transport.Serve(context.Background(), server1, serverRequestsServer(nil), nil)
+		served <- transport.Serve(context.Background(), server1, serverRequestsServer(nil))
 		server1.Close()
 	}()
-	c, err := client.Connect(context.Background(), &client.Conn{Conn: client1}, &client.Options{Era: mcp.EraLegacy})
+	c, err := client.Connect(context.Background(), &client.Conn{Conn: client1}, client.WithEra(mcp.EraLegacy))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestConnClose(t *testing.T) {
 	if _, err := c.ListTools(context.Background()); client.CodeOf(err) != client.CodeTransport {
 		t.Fatalf("after Close: %v", err)
 	}
-	if _, err := client.Connect(context.Background(), &client.Conn{}, nil); client.CodeOf(err) != client.CodeTransport {
+	if _, err := client.Connect(context.Background(), &client.Conn{}); client.CodeOf(err) != client.CodeTransport {
 		t.Fatalf("no connection: %v", err)
 	}
 }
@@ -334,7 +334,7 @@ func TestConnMalformedOversizedAndEnd(t *testing.T) {
 		}
 		return "close"
 	})
-	c := connect(t, &client.Conn{Conn: conn}, &client.Options{Era: mcp.EraLegacy, MaxMessageSize: 1024, Timeout: 10 * time.Second})
+	c := connect(t, &client.Conn{Conn: conn}, client.WithEra(mcp.EraLegacy), client.WithMaxMessageSize(1024), client.WithTimeout(10*time.Second))
 	ctx := context.Background()
 	if _, err := c.CallTool(ctx, "x", nil, client.WithoutOutputValidation()); client.CodeOf(err) != client.CodeProtocol {
 		t.Fatalf("malformed: %v", err)
@@ -384,15 +384,15 @@ func TestServerCancelsItsRequest(t *testing.T) {
 		}
 	}()
 	ended := make(chan error, 1)
-	c := connect(t, &client.Conn{Conn: cl}, &client.Options{
-		Era:          mcp.EraLegacy,
-		Capabilities: mcp.ClientCapabilities{Roots: &mcp.ListChangedCapability{}},
-		RequestHandler: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	c := connect(t, &client.Conn{Conn: cl},
+		client.WithEra(mcp.EraLegacy),
+		client.WithCapabilities(mcp.ClientCapabilities{Roots: &mcp.ListChangedCapability{}}),
+		client.WithRequestHandler(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 			<-ctx.Done()
 			ended <- ctx.Err()
 			return mcp.ListRootsResult{}, nil
-		},
-	})
+		}),
+	)
 	if _, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation()); err != nil {
 		t.Fatal(err)
 	}

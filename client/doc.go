@@ -3,7 +3,7 @@
 // messages (Conn, such as an in-process server from memory.Serve), in
 // either protocol era: 2026-07-28 (server/discover, per-request _meta and
 // Mcp-* headers) or 2025-11-25 and older (initialize and a session),
-// probing the modern one first by default (Options.Era, mcp.EraAuto).
+// probing the modern one first by default (WithEra, mcp.EraAuto).
 //
 // Every failure carries one of five codes (CodeOf, and errors.As on the
 // matching type): ERR_MCP_TRANSPORT, ERR_MCP_PROTOCOL, ERR_MCP_JSON_RPC_ERROR,
@@ -19,8 +19,8 @@
 //
 // Requests are sent and matched through a jsonrpc.Peer, the same pending
 // table the server uses for its requests to clients, and wrapped in
-// jsonrpc.Middleware, the shape a server's middleware has: Options.Middleware
-// for the requests the client sends, Options.ReceivingMiddleware for the
+// jsonrpc.Middleware, the shape a server's middleware has: WithMiddleware
+// for the requests the client sends, WithReceivingMiddleware for the
 // requests a server sends it (ping, roots/list, sampling, elicitation, and
 // the inputRequests of 2026-07-28 input_required results).
 package client

@@ -22,11 +22,11 @@ import (
 // two of them: one that succeeds and one that reports a tool error.
 func Example() {
 	srv, _ := reference.NewServer()
-	hs := httptest.NewServer(streamable.NewHandler(srv, nil))
+	hs := httptest.NewServer(streamable.NewHandler(srv))
 	defer hs.Close()
 
 	ctx := context.Background()
-	c, err := client.Connect(ctx, &client.HTTP{URL: hs.URL + "/mcp"}, nil)
+	c, err := client.Connect(ctx, &client.HTTP{URL: hs.URL + "/mcp"})
 	if err != nil {
 		fmt.Println(client.CodeOf(err), err)
 		return
@@ -56,11 +56,11 @@ func Example() {
 // after checking it against the tool's outputSchema.
 func ExampleCallToolAs() {
 	srv, _ := reference.NewServer()
-	hs := httptest.NewServer(streamable.NewHandler(srv, nil))
+	hs := httptest.NewServer(streamable.NewHandler(srv))
 	defer hs.Close()
 
 	ctx := context.Background()
-	c, err := client.Connect(ctx, &client.HTTP{URL: hs.URL + "/mcp"}, &client.Options{Era: mcp.EraLegacy})
+	c, err := client.Connect(ctx, &client.HTTP{URL: hs.URL + "/mcp"}, client.WithEra(mcp.EraLegacy))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -73,7 +73,7 @@ func ExampleCallToolAs() {
 
 // ExampleCodeOf shows the five codes a caller can switch on.
 func ExampleCodeOf() {
-	_, err := client.Connect(context.Background(), &client.HTTP{URL: "ftp://example.com"}, nil)
+	_, err := client.Connect(context.Background(), &client.HTTP{URL: "ftp://example.com"})
 	switch client.CodeOf(err) {
 	case client.CodeTransport:
 		fmt.Println("transport:", err)
@@ -103,7 +103,7 @@ func ExampleConn() {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, srv, nil)}, nil)
+	c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, srv)})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -122,12 +122,12 @@ func ExampleConn() {
 	// Hello, Ada!
 }
 
-// ExampleOptions_middleware logs every request the client sends, with how
+// ExampleWithMiddleware logs every request the client sends, with how
 // long it took and whether it failed. The same jsonrpc.Middleware shape
 // wraps the requests a toolwire server receives, so one middleware can
 // serve both. (The example drops the time and the duration from the log
 // lines so that its output is stable.)
-func ExampleOptions_middleware() {
+func ExampleWithMiddleware() {
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey || a.Key == "took" {
@@ -148,8 +148,8 @@ func ExampleOptions_middleware() {
 	srv, _ := reference.NewServer()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, srv, nil)},
-		&client.Options{Middleware: []jsonrpc.Middleware{timing}})
+	c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, srv)},
+		client.WithMiddleware(timing))
 	if err != nil {
 		fmt.Println(err)
 		return

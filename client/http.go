@@ -314,7 +314,7 @@ func (h *httpConn) errorStatus(op string, resp *http.Response, id jsonrpc.ID) er
 
 // readJSON reads a single-message JSON reply.
 func (h *httpConn) readJSON(op string, resp *http.Response, id jsonrpc.ID) error {
-	max := h.c.opts.MaxMessageSize
+	max := h.c.cfg.maxMessageSize
 	data, err := readBody(resp.Body, resp.ContentLength, max)
 	if err != nil {
 		return &TransportError{Op: op, Err: fmt.Errorf("reading the response: %w", err)}
@@ -368,7 +368,7 @@ func readBody(body io.Reader, size int64, max int) ([]byte, error) {
 // with GET and Last-Event-ID after the server's retry delay. s tracks the
 // stream read, for closeStream.
 func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser, id jsonrpc.ID, w *wireInfo, s *replyStream) error {
-	sr := newSSEReader(body, h.c.opts.MaxMessageSize)
+	sr := newSSEReader(body, h.c.cfg.maxMessageSize)
 	for resumes := 0; ; resumes++ {
 		done, err := h.consume(ctx, op, sr, id)
 		if done || err != nil {
@@ -380,7 +380,7 @@ func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser
 		if ctx.Err() != nil {
 			return &TransportError{Op: op, Err: ctxErr(ctx)}
 		}
-		if w.modern || sr.lastID == "" || h.c.opts.MaxResumes < 0 || resumes >= h.c.opts.MaxResumes {
+		if w.modern || sr.lastID == "" || h.c.cfg.maxResumes < 0 || resumes >= h.c.cfg.maxResumes {
 			why := "the response stream ended before the response"
 			if resumes > 0 {
 				why += fmt.Sprintf(" (after %d resumptions)", resumes)
@@ -413,7 +413,7 @@ func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser
 			return nil // answered on another stream
 		}
 		prev := sr
-		sr = newSSEReader(resp.Body, h.c.opts.MaxMessageSize)
+		sr = newSSEReader(resp.Body, h.c.cfg.maxMessageSize)
 		sr.lastID, sr.retry, sr.hasRetry = prev.lastID, prev.retry, prev.hasRetry
 		defer resp.Body.Close()
 	}
@@ -433,7 +433,7 @@ func (h *httpConn) consume(ctx context.Context, op string, sr *sseReader, id jso
 				return false, &TransportError{Op: op, Err: ctxErr(ctx)}
 			}
 			if !errors.Is(err, io.EOF) {
-				h.c.opts.Logger.Debug("SSE stream broke", "op", op, "error", err)
+				h.c.cfg.logger.Debug("SSE stream broke", "op", op, "error", err)
 			}
 			return false, nil
 		}
@@ -536,16 +536,16 @@ func (h *httpConn) listen(ctx context.Context, ready chan struct{}) {
 		resp, err := h.get(ctx, lastID, h.c.state().version)
 		if err != nil {
 			signal()
-			h.c.opts.Logger.Debug("standalone GET stream failed", "error", err)
+			h.c.cfg.logger.Debug("standalone GET stream failed", "error", err)
 			failures++
 		} else if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
 			resp.Body.Close()
 			signal()
-			h.c.opts.Logger.Debug("server offers no standalone GET stream", "status", resp.StatusCode)
+			h.c.cfg.logger.Debug("server offers no standalone GET stream", "status", resp.StatusCode)
 			return
 		} else {
 			signal()
-			sr := newSSEReader(resp.Body, h.c.opts.MaxMessageSize)
+			sr := newSSEReader(resp.Body, h.c.cfg.maxMessageSize)
 			sr.lastID = lastID
 			events := 0
 			for {
@@ -558,7 +558,7 @@ func (h *httpConn) listen(ctx context.Context, ready chan struct{}) {
 				}
 				msg, _, derr := jsonrpc.Decode(ev.Data)
 				if derr != nil {
-					h.c.opts.Logger.Warn("ignoring a malformed event on the standalone stream", "error", derr)
+					h.c.cfg.logger.Warn("ignoring a malformed event on the standalone stream", "error", derr)
 					continue
 				}
 				events++
@@ -610,7 +610,7 @@ func (h *httpConn) close() error {
 	}
 	resp, err := h.hc.Do(req)
 	if err != nil {
-		h.c.opts.Logger.Debug("DELETE of the session failed", "error", err)
+		h.c.cfg.logger.Debug("DELETE of the session failed", "error", err)
 		return nil
 	}
 	resp.Body.Close()

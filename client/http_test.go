@@ -19,7 +19,7 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
-func legacy() *client.Options { return &client.Options{Era: mcp.EraLegacy} }
+func legacy() client.Option { return client.WithEra(mcp.EraLegacy) }
 
 func TestHTTPRefusedConnection(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -28,7 +28,7 @@ func TestHTTPRefusedConnection(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	_, err = client.Connect(context.Background(), &client.HTTP{URL: "http://" + addr + "/mcp"}, nil)
+	_, err = client.Connect(context.Background(), &client.HTTP{URL: "http://" + addr + "/mcp"})
 	var te *client.TransportError
 	if !errors.As(err, &te) || client.CodeOf(err) != client.CodeTransport {
 		t.Fatalf("err = %v, want a transport error", err)
@@ -41,7 +41,7 @@ func TestHTTPRefusedConnection(t *testing.T) {
 func TestHTTPAutoFallsBackToLegacy(t *testing.T) {
 	f := newFake(t)
 	f.handle = legacyOnly
-	c := connect(t, f.transport(), nil)
+	c := connect(t, f.transport())
 	if c.Era() != mcp.EraLegacy || c.ProtocolVersion() != "2025-11-25" {
 		t.Fatalf("era %v version %q", c.Era(), c.ProtocolVersion())
 	}
@@ -84,7 +84,7 @@ func TestHTTPSSENotificationsBeforeResponse(t *testing.T) {
 	var logs []client.LogMessage
 	var progress []client.Progress
 	var mu sync.Mutex
-	c := connect(t, f.transport(), &client.Options{Era: mcp.EraLegacy, OnLog: func(m client.LogMessage) { mu.Lock(); logs = append(logs, m); mu.Unlock() }})
+	c := connect(t, f.transport(), client.WithEra(mcp.EraLegacy), client.WithLogHandler(func(m client.LogMessage) { mu.Lock(); logs = append(logs, m); mu.Unlock() }))
 	res, err := c.CallTool(context.Background(), "slow", nil, client.WithoutOutputValidation(),
 		client.WithProgress(func(p client.Progress) { mu.Lock(); progress = append(progress, p); mu.Unlock() }))
 	if err != nil {
@@ -419,7 +419,7 @@ func TestHTTPMaxMessageSize(t *testing.T) {
 				}
 				return false
 			}
-			c := connect(t, f.transport(), &client.Options{Era: mcp.EraLegacy, MaxMessageSize: 1024})
+			c := connect(t, f.transport(), client.WithEra(mcp.EraLegacy), client.WithMaxMessageSize(1024))
 			_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
 			if client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "1024-byte limit") {
 				t.Fatalf("err = %v", err)
@@ -440,7 +440,7 @@ func TestHTTPCallerHeadersAndClient(t *testing.T) {
 	f := newFake(t)
 	f.handle = legacyOnly
 	rt := &countingTransport{}
-	c := connect(t, &client.HTTP{URL: f.url(), Header: http.Header{"Authorization": {"Bearer tok"}}, Client: &http.Client{Transport: rt}}, nil)
+	c := connect(t, &client.HTTP{URL: f.url(), Header: http.Header{"Authorization": {"Bearer tok"}}, Client: &http.Client{Transport: rt}})
 	if _, err := c.ListTools(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -507,9 +507,7 @@ func TestHTTPResponseOnAnotherStream(t *testing.T) {
 		}
 		<-r.Context().Done()
 	}
-	opts := legacy()
-	opts.OnLog = func(client.LogMessage) { reading <- struct{}{} }
-	c := connect(t, f.transport(), opts)
+	c := connect(t, f.transport(), legacy(), client.WithLogHandler(func(client.LogMessage) { reading <- struct{}{} }))
 	start := time.Now()
 	res, err := c.CallTool(context.Background(), "x", nil, client.WithTimeout(20*time.Second), client.WithoutOutputValidation())
 	if err != nil {
@@ -559,7 +557,7 @@ func TestHTTPCloseEndsCallsInFlight(t *testing.T) {
 				close(ended)
 				return true
 			}
-			c, err := client.Connect(context.Background(), f.transport(), &client.Options{Era: mcp.EraLegacy, Timeout: -1})
+			c, err := client.Connect(context.Background(), f.transport(), client.WithEra(mcp.EraLegacy), client.WithTimeout(-1))
 			if err != nil {
 				t.Fatal(err)
 			}

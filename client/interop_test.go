@@ -27,7 +27,7 @@ func referenceHTTP(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := streamable.NewHandler(srv, nil)
+	h := streamable.NewHandler(srv)
 	hs := httptest.NewServer(h)
 	t.Cleanup(func() { hs.Close(); h.Close() })
 	return hs.URL + "/mcp"
@@ -37,7 +37,7 @@ func TestReferenceOverHTTP(t *testing.T) {
 	url := referenceHTTP(t)
 	for _, era := range []mcp.Era{mcp.EraAuto, mcp.EraLegacy} {
 		t.Run(era.String(), func(t *testing.T) {
-			c := connect(t, &client.HTTP{URL: url}, &client.Options{Era: era})
+			c := connect(t, &client.HTTP{URL: url}, client.WithEra(era))
 			if want := map[mcp.Era]mcp.Era{mcp.EraAuto: mcp.EraModern, mcp.EraLegacy: mcp.EraLegacy}[era]; c.Era() != want {
 				t.Fatalf("era = %v, want %v", c.Era(), want)
 			}
@@ -131,7 +131,7 @@ func TestInteropServerEverything(t *testing.T) {
 	}
 	for name, target := range targets {
 		t.Run(name, func(t *testing.T) {
-			c := connect(t, target(t), nil)
+			c := connect(t, target(t))
 			if c.Era() != mcp.EraLegacy || c.ProtocolVersion() != "2025-11-25" {
 				t.Fatalf("negotiated %v %s; server-everything speaks 2025-11-25", c.Era(), c.ProtocolVersion())
 			}

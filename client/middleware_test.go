@@ -62,7 +62,7 @@ func TestMiddlewareObserves(t *testing.T) {
 		return false
 	}
 	var rec recorder
-	c := connect(t, f.transport(), &client.Options{Middleware: []jsonrpc.Middleware{rec.middleware}})
+	c := connect(t, f.transport(), client.WithMiddleware(rec.middleware))
 	_, err := c.CallTool(context.Background(), "x", map[string]int{"a": 1}, client.WithoutOutputValidation(), client.WithProgress(func(client.Progress) {}))
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func TestMiddlewareRewritesAndRefuses(t *testing.T) {
 			return next(ctx, &r)
 		}
 	}
-	c := connect(t, f.transport(), &client.Options{Era: mcp.EraLegacy, Middleware: []jsonrpc.Middleware{policy}})
+	c := connect(t, f.transport(), client.WithEra(mcp.EraLegacy), client.WithMiddleware(policy))
 	ctx := context.Background()
 
 	res, err := c.CallTool(ctx, "search", map[string]any{"q": "go", "limit": 1000}, client.WithoutOutputValidation())
@@ -170,7 +170,7 @@ func TestMiddlewareOrder(t *testing.T) {
 			}
 		}
 	}
-	c := connect(t, inProcess(t, serverRequestsServer(nil)), &client.Options{Era: mcp.EraModern, Middleware: []jsonrpc.Middleware{mw("outer"), mw("inner")}})
+	c := connect(t, inProcess(t, serverRequestsServer(nil)), client.WithEra(mcp.EraModern), client.WithMiddleware(mw("outer"), mw("inner")))
 	mu.Lock()
 	order = nil
 	mu.Unlock()
@@ -188,23 +188,23 @@ func TestMiddlewareOrder(t *testing.T) {
 // server request with an error instead of the RequestHandler.
 func TestReceivingMiddlewareRefuses(t *testing.T) {
 	var handled atomic.Bool
-	opts := &client.Options{
-		Era:          mcp.EraLegacy,
-		Capabilities: mcp.ClientCapabilities{Roots: &mcp.ListChangedCapability{}},
-		RequestHandler: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	opts := []client.Option{
+		client.WithEra(mcp.EraLegacy),
+		client.WithCapabilities(mcp.ClientCapabilities{Roots: &mcp.ListChangedCapability{}}),
+		client.WithRequestHandler(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 			handled.Store(true)
 			return mcp.ListRootsResult{Roots: []mcp.Root{}}, nil
-		},
-		ReceivingMiddleware: []jsonrpc.Middleware{func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
+		}),
+		client.WithReceivingMiddleware(func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
 			return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 				if req.Method == mcp.MethodListRoots {
 					return nil, jsonrpc.NewError(-32001, "roots are private")
 				}
 				return next(ctx, req)
 			}
-		}},
+		}),
 	}
-	c := connect(t, inProcess(t, serverRequestsServer(nil)), opts)
+	c := connect(t, inProcess(t, serverRequestsServer(nil)), opts...)
 	_, err := c.CallTool(context.Background(), "roots", nil)
 	if !refusedByClient(err, -32001, "roots are private") {
 		t.Fatalf("err = %v", err)
@@ -231,15 +231,15 @@ func TestReceivingMiddlewareSeesInputRequests(t *testing.T) {
 		writeResult(w, req.ID, textResult("hello "+string(p.InputResponses["who"])))
 	})
 	var seen []string
-	c := connect(t, f.transport(), &client.Options{
-		Capabilities: mcp.ClientCapabilities{Elicitation: json.RawMessage(`{}`)},
-		ReceivingMiddleware: []jsonrpc.Middleware{func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
+	c := connect(t, f.transport(),
+		client.WithCapabilities(mcp.ClientCapabilities{Elicitation: json.RawMessage(`{}`)}),
+		client.WithReceivingMiddleware(func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
 			return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 				seen = append(seen, req.ID.String()+" "+req.Method+" "+string(req.Params))
 				return map[string]any{"action": "accept", "content": map[string]string{"name": "Ada"}}, nil
 			}
-		}},
-	})
+		}),
+	)
 	res, err := c.CallTool(context.Background(), "greet", nil, client.WithoutOutputValidation())
 	if err != nil {
 		t.Fatal(err)

@@ -54,7 +54,7 @@ func TestModernHeadersAndMeta(t *testing.T) {
 	f := modernFake(t, headerTools, func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
 		writeResult(w, req.ID, `{"resultType":"complete","content":[]}`)
 	})
-	c := connect(t, f.transport(), &client.Options{ClientInfo: mcp.Implementation{Name: "tester", Version: "9"}})
+	c := connect(t, f.transport(), client.WithClientInfo(mcp.Implementation{Name: "tester", Version: "9"}))
 	if c.Era() != mcp.EraModern || c.ServerInfo().Name != "modern-fake" {
 		t.Fatalf("era %v server %+v", c.Era(), c.ServerInfo())
 	}
@@ -126,7 +126,7 @@ func TestModernRetriesWithSupportedVersion(t *testing.T) {
 		}
 		return false
 	}
-	c := connect(t, f.transport(), &client.Options{Era: mcp.EraModern})
+	c := connect(t, f.transport(), client.WithEra(mcp.EraModern))
 	if c.Era() != mcp.EraModern {
 		t.Fatal("not modern")
 	}
@@ -142,7 +142,7 @@ func TestModernOutputValidation(t *testing.T) {
 	f := modernFake(t, tools, func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
 		writeResult(w, req.ID, reply.Load().(string))
 	})
-	c := connect(t, f.transport(), nil)
+	c := connect(t, f.transport())
 	ctx := context.Background()
 
 	reply.Store(`{"resultType":"complete","content":[],"structuredContent":{"temp":21.5,"city":"Oslo"}}`)
@@ -178,10 +178,10 @@ func TestModernOutputValidation(t *testing.T) {
 	if n := len(f.calls("tools/list")); n != 1 {
 		t.Errorf("tools/list sent %d times; the cache should serve every call", n)
 	}
-	c2 := connect(t, f.transport(), &client.Options{DisableOutputValidation: true})
+	c2 := connect(t, f.transport(), client.WithoutOutputValidation())
 	reply.Store(`{"resultType":"complete","content":[],"structuredContent":{"temp":"warm"}}`)
 	if _, err := c2.CallTool(ctx, "weather", nil); err != nil {
-		t.Fatalf("DisableOutputValidation: %v", err)
+		t.Fatalf("client-wide WithoutOutputValidation: %v", err)
 	}
 }
 
@@ -210,7 +210,7 @@ func TestListChangedDropsCache(t *testing.T) {
 		}
 		return true
 	}
-	c := connect(t, f.transport(), nil)
+	c := connect(t, f.transport())
 	ctx := context.Background()
 	if _, err := c.CallTool(ctx, "t", nil); err != nil {
 		t.Fatal(err)
@@ -250,7 +250,7 @@ func TestToolPagesAndCursorLoop(t *testing.T) {
 		}
 		return true
 	}
-	c := connect(t, f.transport(), nil)
+	c := connect(t, f.transport())
 	ctx := context.Background()
 	var pages [][]string
 	for page, err := range c.ToolPages(ctx) {
@@ -283,7 +283,7 @@ func TestTimeoutCancelsModernByClosingStream(t *testing.T) {
 		<-r.Context().Done()
 		closed <- struct{}{}
 	})
-	c := connect(t, f.transport(), nil)
+	c := connect(t, f.transport())
 	_, err := c.CallTool(context.Background(), "slow", nil, client.WithTimeout(200*time.Millisecond), client.WithoutOutputValidation())
 	if client.CodeOf(err) != client.CodeTransport || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
@@ -329,7 +329,7 @@ func TestCancelLegacyHTTPSendsCancelled(t *testing.T) {
 
 func TestStdioCancelSendsCancelled(t *testing.T) {
 	var logs testenv.SyncBuffer
-	c := connect(t, fakeCommand(t, "cancel"), &client.Options{Era: mcp.EraLegacy, Logger: newTextLogger(&logs)})
+	c := connect(t, fakeCommand(t, "cancel"), client.WithEra(mcp.EraLegacy), client.WithLogger(newTextLogger(&logs)))
 	_, err := c.CallTool(context.Background(), "work", nil, client.WithTimeout(100*time.Millisecond), client.WithoutOutputValidation())
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
@@ -362,15 +362,15 @@ func TestInputRequiredRounds(t *testing.T) {
 			writeResult(w, req.ID, `{"resultType":"complete","content":[{"type":"text","text":"hello Ada"}]}`)
 		}
 	})
-	c := connect(t, f.transport(), &client.Options{
-		Capabilities: mcp.ClientCapabilities{Elicitation: json.RawMessage(`{}`)},
-		RequestHandler: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	c := connect(t, f.transport(),
+		client.WithCapabilities(mcp.ClientCapabilities{Elicitation: json.RawMessage(`{}`)}),
+		client.WithRequestHandler(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 			if method != "elicitation/create" {
 				return nil, fmt.Errorf("unexpected %s", method)
 			}
 			return map[string]any{"action": "accept", "content": map[string]string{"name": "Ada"}}, nil
-		},
-	})
+		}),
+	)
 	res, err := c.CallTool(context.Background(), "greet", nil, client.WithoutOutputValidation())
 	if err != nil {
 		t.Fatal(err)

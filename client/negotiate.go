@@ -16,7 +16,7 @@ var legacyAccepted = append(mcp.LegacyVersions(), "2024-11-05")
 // negotiate settles the era: modern via server/discover, legacy via
 // initialize, or auto (probe modern, fall back to legacy).
 func (c *Client) negotiate(ctx context.Context) error {
-	switch c.opts.Era {
+	switch c.cfg.era {
 	case mcp.EraLegacy:
 		return c.initialize(ctx)
 	case mcp.EraModern:
@@ -29,10 +29,10 @@ func (c *Client) negotiate(ctx context.Context) error {
 		if !c.fallbackable(ctx, err) {
 			return err
 		}
-		c.opts.Logger.Debug("server/discover probe failed; falling back to initialize", "error", err)
+		c.cfg.logger.Debug("server/discover probe failed; falling back to initialize", "error", err)
 		return c.initialize(ctx)
 	}
-	return fmt.Errorf("client: unknown era %d", c.opts.Era)
+	return fmt.Errorf("client: unknown era %d", c.cfg.era)
 }
 
 // errNotModern: the server answered discover but speaks no modern version.
@@ -63,13 +63,13 @@ func (c *Client) fallbackable(ctx context.Context, err error) bool {
 }
 
 func (c *Client) preferred(era mcp.Era) string {
-	if v := c.opts.ProtocolVersion; v != "" && mcp.EraOf(v) == era {
+	if v := c.cfg.protocolVersion; v != "" && mcp.EraOf(v) == era {
 		return v
 	}
 	if era == mcp.EraModern {
 		return mcp.LatestVersion
 	}
-	if v := c.opts.ProtocolVersion; v != "" && slices.Contains(legacyAccepted, v) {
+	if v := c.cfg.protocolVersion; v != "" && slices.Contains(legacyAccepted, v) {
 		return v
 	}
 	return mcp.LatestLegacyVersion
@@ -93,7 +93,7 @@ func (c *Client) discover(ctx context.Context, probe bool) error {
 	c.setState(func(s *state) { s.era, s.version = mcp.EraModern, c.preferred(mcp.EraModern) })
 	var opts []CallOption
 	if probe {
-		opts = append(opts, WithTimeout(c.opts.ProbeTimeout))
+		opts = append(opts, WithTimeout(c.cfg.probeTimeout))
 	}
 	raw, err := c.Call(ctx, mcp.MethodDiscover, nil, opts...)
 	if err != nil {
@@ -105,7 +105,7 @@ func (c *Client) discover(ctx context.Context, probe bool) error {
 			if errors.As(err, &je) && je.Code == mcp.CodeUnsupportedProtocolVersion {
 				return err // even the retried version was refused
 			}
-			c.opts.Logger.Info("server/discover failed; carrying on in the modern era", "error", err)
+			c.cfg.logger.Info("server/discover failed; carrying on in the modern era", "error", err)
 			return nil
 		}
 		return err
@@ -139,7 +139,7 @@ func (c *Client) initialize(ctx context.Context) error {
 	want := c.preferred(mcp.EraLegacy)
 	c.setState(func(s *state) { s.era, s.version = mcp.EraLegacy, want })
 	raw, err := c.Call(ctx, mcp.MethodInitialize, mcp.InitializeParams{
-		ProtocolVersion: want, Capabilities: c.opts.Capabilities, ClientInfo: c.opts.ClientInfo,
+		ProtocolVersion: want, Capabilities: c.cfg.capabilities, ClientInfo: c.cfg.clientInfo,
 	})
 	if err != nil {
 		return err
@@ -155,7 +155,7 @@ func (c *Client) initialize(ctx context.Context) error {
 		s.version, s.server, s.caps, s.instructions = r.ProtocolVersion, r.ServerInfo, r.Capabilities, r.Instructions
 	})
 	if err := c.notify(ctx, mcp.NotificationInitialized, nil); err != nil {
-		c.opts.Logger.Warn("cannot send notifications/initialized", "error", err)
+		c.cfg.logger.Warn("cannot send notifications/initialized", "error", err)
 	}
 	if h, ok := c.conn.(interface{ sessionStarted(context.Context) }); ok {
 		h.sessionStarted(ctx)

@@ -10,7 +10,7 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
-// Defaults for the limits in Options; each can be changed there.
+// Defaults for the limits the Option constructors set; each can be changed.
 const (
 	DefaultTimeout        = 60 * time.Second
 	DefaultProbeTimeout   = 10 * time.Second
@@ -21,6 +21,9 @@ const (
 	DefaultResumeDelay    = time.Second
 	DefaultGracePeriod    = 2 * time.Second
 )
+
+// Version is the client's default clientInfo version.
+const Version = "0.1.0"
 
 // RequestHandler answers what a server asks of the client: legacy
 // server-to-client requests (elicitation/create, sampling/createMessage,
@@ -45,108 +48,233 @@ type LogMessage struct {
 	Data   json.RawMessage `json:"data"`
 }
 
-// Options configure a Client. The zero value is usable.
-type Options struct {
-	// ClientInfo names this client; default {toolwire-client, <version>}.
-	ClientInfo mcp.Implementation
-	// Capabilities are declared to the server (in initialize, or in every
-	// modern request's _meta). Declare only what RequestHandler can answer.
-	Capabilities mcp.ClientCapabilities
-	// Era picks the protocol family: mcp.EraModern (2026-07-28:
-	// server/discover, per-request _meta and headers), mcp.EraLegacy
-	// (2025-11-25 and older: initialize, then a session) or the zero value,
-	// mcp.EraAuto, which probes with server/discover, falls back to
-	// initialize, and remembers the answer.
-	Era mcp.Era
-	// ProtocolVersion, when set, is the version asked for first (for example
-	// "2025-06-18" with EraLegacy). Default: the newest of the era.
-	ProtocolVersion string
-	// Timeout bounds each request unless a call sets its own; 0 means
-	// DefaultTimeout, a negative value means no limit.
-	Timeout time.Duration
-	// ProbeTimeout bounds the server/discover probe of EraAuto; 0 means
-	// DefaultProbeTimeout.
-	ProbeTimeout time.Duration
-	// MaxMessageSize bounds one incoming message (a JSON body, an SSE event,
-	// a stdio line or a message read from a Conn) in bytes; 0 means
-	// DefaultMaxMessageSize.
-	MaxMessageSize int
-	// DisableOutputValidation turns off checking structuredContent against
-	// the tool's outputSchema.
-	DisableOutputValidation bool
-	// MaxInputRounds bounds input_required round trips per call; 0 means
-	// DefaultMaxInputRounds.
-	MaxInputRounds int
-	// MaxPages bounds the pages one listing follows; 0 means DefaultMaxPages.
-	MaxPages int
-	// MaxResumes bounds Last-Event-ID reconnections per request; 0 means
-	// DefaultMaxResumes, a negative value disables resumption.
-	MaxResumes int
-	// RequestHandler answers server requests; nil answers every one but
-	// ping with "method not found". ping is answered by the client itself.
-	RequestHandler RequestHandler
-	// Middleware wraps every request the client sends, outermost first: the
-	// handler gets the request's method and params as the caller gave them
-	// (no id yet, no _meta the client adds) and returns the raw result
-	// (json.RawMessage) or the error. A middleware can observe (log, time,
-	// count), rewrite the params, or refuse by returning an error without
-	// calling next, in which case nothing is sent. Every wire request passes
-	// through it, including server/discover, initialize, each page of a
-	// listing and each round of an input_required call.
-	Middleware []jsonrpc.Middleware
-	// ReceivingMiddleware wraps every request the server sends the client,
-	// outermost first, before the answer is chosen (ping, or RequestHandler):
-	// legacy server-to-client requests (the request's ID is the server's)
-	// and the inputRequests of 2026-07-28 input_required results (the ID is
-	// the input's key, a string). What the chain returns is the answer; an
-	// error becomes the JSON-RPC error reply, or fails the call.
-	ReceivingMiddleware []jsonrpc.Middleware
-	// OnLog receives notifications/message.
-	OnLog func(LogMessage)
-	// OnNotification receives every other server notification (method and
-	// raw params), after the client has acted on it.
-	OnNotification func(method string, params json.RawMessage)
-	// Logger receives diagnostics and a stdio child's stderr; default: discard.
-	Logger *slog.Logger
+// Option configures Connect. Options apply in order, so a later one
+// overrides an earlier one (the middleware constructors add to the chain
+// instead); nil options are ignored. The defaults are applied after all
+// options, so a value a constructor treats as "the default" resets an
+// earlier option.
+type Option interface{ applyClient(*config) }
+
+// CallOption adjusts one request (Call, CallTool, CallToolRaw, CallToolAs).
+// Options apply in order, so a later one overrides an earlier one; nil
+// options are ignored.
+type CallOption interface{ applyCall(*callConfig) }
+
+// config is what the options set, with the defaults applied by newConfig.
+type config struct {
+	clientInfo      mcp.Implementation
+	capabilities    mcp.ClientCapabilities
+	era             mcp.Era
+	protocolVersion string
+	timeout         time.Duration
+	probeTimeout    time.Duration
+	maxMessageSize  int
+	noValidate      bool
+	maxInputRounds  int
+	maxPages        int
+	maxResumes      int
+	requestHandler  RequestHandler
+	middleware      []jsonrpc.Middleware
+	receiving       []jsonrpc.Middleware
+	onLog           func(LogMessage)
+	onNotification  func(method string, params json.RawMessage)
+	logger          *slog.Logger
 }
 
-func (o *Options) withDefaults() Options {
-	var c Options
-	if o != nil {
-		c = *o
+// newConfig applies opts and then the defaults.
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o.applyClient(&c)
+		}
 	}
-	if c.ClientInfo.Name == "" {
-		c.ClientInfo = mcp.Implementation{Name: "toolwire-client", Version: Version}
+	if c.clientInfo.Name == "" {
+		c.clientInfo = mcp.Implementation{Name: "toolwire-client", Version: Version}
 	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
+	if c.timeout == 0 {
+		c.timeout = DefaultTimeout
 	}
-	if c.ProbeTimeout <= 0 {
-		c.ProbeTimeout = DefaultProbeTimeout
+	if c.probeTimeout <= 0 {
+		c.probeTimeout = DefaultProbeTimeout
 	}
-	if c.MaxMessageSize <= 0 {
-		c.MaxMessageSize = DefaultMaxMessageSize
+	if c.maxMessageSize <= 0 {
+		c.maxMessageSize = DefaultMaxMessageSize
 	}
-	if c.MaxInputRounds <= 0 {
-		c.MaxInputRounds = DefaultMaxInputRounds
+	if c.maxInputRounds <= 0 {
+		c.maxInputRounds = DefaultMaxInputRounds
 	}
-	if c.MaxPages <= 0 {
-		c.MaxPages = DefaultMaxPages
+	if c.maxPages <= 0 {
+		c.maxPages = DefaultMaxPages
 	}
-	if c.MaxResumes == 0 {
-		c.MaxResumes = DefaultMaxResumes
+	if c.maxResumes == 0 {
+		c.maxResumes = DefaultMaxResumes
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }
 
-// Version is the client's default clientInfo version.
-const Version = "0.1.0"
+type clientOption func(*config)
 
-// CallOption adjusts one request.
-type CallOption func(*callConfig)
+func (f clientOption) applyClient(c *config) { f(c) }
+
+// WithClientInfo sets the clientInfo sent in initialize and in every
+// 2026-07-28 request's _meta. By default, and when info.Name is empty, it is
+// {toolwire-client, Version}.
+func WithClientInfo(info mcp.Implementation) Option {
+	return clientOption(func(c *config) { c.clientInfo = info })
+}
+
+// WithCapabilities sets the capabilities declared to the server: in
+// initialize, or in every 2026-07-28 request's _meta. By default none are
+// declared. Declare only what WithRequestHandler can answer.
+func WithCapabilities(caps mcp.ClientCapabilities) Option {
+	return clientOption(func(c *config) { c.capabilities = caps })
+}
+
+// WithEra picks the protocol family: mcp.EraModern (2026-07-28:
+// server/discover, per-request _meta and headers), mcp.EraLegacy
+// (2025-11-25 and older: initialize, then a session) or mcp.EraAuto, the
+// default, which probes with server/discover, falls back to initialize, and
+// remembers the answer. Any other value makes Connect fail.
+func WithEra(era mcp.Era) Option {
+	return clientOption(func(c *config) { c.era = era })
+}
+
+// WithProtocolVersion sets the protocol version asked for first (for
+// example "2025-06-18" with mcp.EraLegacy). By default, and when v is empty
+// or not a version the client speaks in the era being negotiated, the
+// newest version of that era is asked for.
+func WithProtocolVersion(v string) Option {
+	return clientOption(func(c *config) { c.protocolVersion = v })
+}
+
+// WithMaxMessageSize bounds one incoming message (a JSON body, an SSE
+// event, a stdio line or a message read from a Conn), in bytes (default
+// 16 MiB); a larger one fails the request it answers with a transport
+// error. Values of zero or less mean the default.
+func WithMaxMessageSize(n int) Option {
+	return clientOption(func(c *config) { c.maxMessageSize = n })
+}
+
+// WithProbeTimeout bounds the server/discover probe mcp.EraAuto sends
+// before falling back to initialize (default 10 s). Values of zero or less
+// mean the default.
+func WithProbeTimeout(d time.Duration) Option {
+	return clientOption(func(c *config) { c.probeTimeout = d })
+}
+
+// WithMaxInputRounds bounds the 2026-07-28 input_required round trips of
+// one request (default 8); past it the call fails with a protocol error.
+// Values of zero or less mean the default.
+func WithMaxInputRounds(n int) Option {
+	return clientOption(func(c *config) { c.maxInputRounds = n })
+}
+
+// WithMaxPages bounds the pages one listing (tools/list) follows by
+// nextCursor (default 1000); past it the listing fails with a protocol
+// error. Values of zero or less mean the default.
+func WithMaxPages(n int) Option {
+	return clientOption(func(c *config) { c.maxPages = n })
+}
+
+// WithMaxResumes bounds the Last-Event-ID reconnections of one request's
+// 2025-era SSE stream (default 5). Zero means the default; a negative value
+// disables resumption.
+func WithMaxResumes(n int) Option {
+	return clientOption(func(c *config) { c.maxResumes = n })
+}
+
+// WithRequestHandler sets what answers the requests a server sends the
+// client (legacy server-to-client requests and 2026-07-28 inputRequests).
+// ping is answered by the client itself. By default, and when h is nil,
+// every other request is answered with -32601 (method not found).
+func WithRequestHandler(h RequestHandler) Option {
+	return clientOption(func(c *config) { c.requestHandler = h })
+}
+
+// WithLogHandler sets what receives the server's notifications/message. By
+// default, and when fn is nil, they are dropped. fn runs on the goroutine
+// reading them and must not block.
+func WithLogHandler(fn func(LogMessage)) Option {
+	return clientOption(func(c *config) { c.onLog = fn })
+}
+
+// WithNotificationHandler sets what receives the server's notifications
+// other than notifications/progress (see WithProgress) and
+// notifications/message (see WithLogHandler), as method and raw params,
+// after the client has acted on them: notifications/tools/list_changed
+// drops the cached tools/list, notifications/cancelled cancels the server
+// request it names. By default, and when fn is nil, they are dropped. fn
+// runs on the goroutine reading them and must not block.
+func WithNotificationHandler(fn func(method string, params json.RawMessage)) Option {
+	return clientOption(func(c *config) { c.onNotification = fn })
+}
+
+// WithLogger sets where diagnostics go (malformed messages, broken SSE
+// streams, session re-initialization) and a stdio child's stderr. By
+// default, and when l is nil, nothing is logged.
+func WithLogger(l *slog.Logger) Option {
+	return clientOption(func(c *config) { c.logger = l })
+}
+
+// WithMiddleware wraps every request the client sends in mws, the first
+// outermost; each call adds to the chain after (inside) the middleware
+// earlier calls gave. A middleware gets the request's method and params as
+// the caller gave them (no id yet, no _meta the client adds) and returns
+// the raw result (json.RawMessage) or the error. It can observe (log, time,
+// count), rewrite the params, or refuse by returning an error without
+// calling next, in which case nothing is sent. Every wire request passes
+// through it, including server/discover, initialize, each page of a
+// listing and each round of an input_required call.
+func WithMiddleware(mws ...jsonrpc.Middleware) Option {
+	return clientOption(func(c *config) { c.middleware = append(c.middleware, mws...) })
+}
+
+// WithReceivingMiddleware wraps every request the server sends the client
+// in mws, the first outermost, before the answer is chosen (ping, or the
+// RequestHandler); each call adds to the chain after (inside) the
+// middleware earlier calls gave. It sees legacy server-to-client requests
+// (the request's ID is the server's) and the inputRequests of 2026-07-28
+// input_required results (the ID is the input's key, a string). What the
+// chain returns is the answer; an error becomes the JSON-RPC error reply,
+// or fails the call.
+func WithReceivingMiddleware(mws ...jsonrpc.Middleware) Option {
+	return clientOption(func(c *config) { c.receiving = append(c.receiving, mws...) })
+}
+
+// TimeoutOption bounds how long a request may wait for its response. As an
+// Option it is the default for every request; as a CallOption it applies to
+// that one request.
+type TimeoutOption struct{ d time.Duration }
+
+// WithTimeout bounds how long a request waits for its response (default
+// 60 s), input_required rounds included. When it expires the server is told
+// the request is cancelled (notifications/cancelled, or over 2026-07-28 HTTP
+// by closing the response stream) and the call fails with a transport error
+// that matches context.DeadlineExceeded. Zero means the default (for a call,
+// the client's timeout); a negative value means no limit.
+func WithTimeout(d time.Duration) TimeoutOption { return TimeoutOption{d} }
+
+func (o TimeoutOption) applyClient(c *config) { c.timeout = o.d }
+func (o TimeoutOption) applyCall(c *callConfig) {
+	c.timeout, c.hasTimeout = o.d, o.d != 0
+}
+
+// NoOutputValidationOption turns off the check of a tools/call result's
+// structuredContent against the tool's outputSchema. As an Option it applies
+// to every call; as a CallOption to that one call.
+type NoOutputValidationOption struct{}
+
+// WithoutOutputValidation skips the outputSchema check, so CallTool needs
+// no tools/list first. By default structuredContent is validated against
+// the outputSchema from tools/list.
+func WithoutOutputValidation() NoOutputValidationOption { return NoOutputValidationOption{} }
+
+func (NoOutputValidationOption) applyClient(c *config)   { c.noValidate = true }
+func (NoOutputValidationOption) applyCall(c *callConfig) { c.noValidate = true }
 
 type callConfig struct {
 	timeout    time.Duration
@@ -155,21 +283,29 @@ type callConfig struct {
 	noValidate bool
 }
 
-// WithTimeout bounds this request (a negative value: no limit), overriding
-// Options.Timeout.
-func WithTimeout(d time.Duration) CallOption {
-	return func(c *callConfig) { c.timeout, c.hasTimeout = d, true }
-}
+// progressOption is a CallOption holding only a func, so that it is stored
+// in the interface as it is, without an allocation.
+type progressOption struct{ fn func(Progress) }
+
+func (o progressOption) applyCall(c *callConfig) { c.progress = o.fn }
 
 // WithProgress asks the server for progress reports (a progressToken is
 // sent) and delivers them to fn, in order, on the goroutine reading them
 // (over HTTP, reports on the request's own reply stream are read on the
-// caller's): fn must not block.
-func WithProgress(fn func(Progress)) CallOption {
-	return func(c *callConfig) { c.progress = fn }
-}
+// caller's): fn must not block. By default, and when fn is nil, no
+// progressToken is sent.
+func WithProgress(fn func(Progress)) CallOption { return progressOption{fn} }
 
-// WithoutOutputValidation skips the outputSchema check for this call.
-func WithoutOutputValidation() CallOption {
-	return func(c *callConfig) { c.noValidate = true }
+// newCallConfig applies opts in order.
+func newCallConfig(opts []CallOption) callConfig {
+	if len(opts) == 0 {
+		return callConfig{}
+	}
+	cc := new(callConfig) // the options may keep it: only allocated when there are some
+	for _, o := range opts {
+		if o != nil {
+			o.applyCall(cc)
+		}
+	}
+	return *cc
 }

@@ -90,7 +90,7 @@ func TestParamsOnTheWire(t *testing.T) {
 		f := modernFake(t, `[]`, func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
 			writeResult(w, req.ID, `{"resultType":"complete","content":[]}`)
 		})
-		c := connect(t, f.transport(), &client.Options{ClientInfo: mcp.Implementation{Name: "tester", Version: "9"}})
+		c := connect(t, f.transport(), client.WithClientInfo(mcp.Implementation{Name: "tester", Version: "9"}))
 		if _, err := c.Call(ctx, "tools/call", json.RawMessage(`{"name":"m","_meta":{"trace":"t1","io.modelcontextprotocol/protocolVersion":"1999-01-01"}}`)); err != nil {
 			t.Fatal(err)
 		}

@@ -57,7 +57,7 @@ func TestRawResultsAreExact(t *testing.T) {
 	}
 	for name, tr := range transports {
 		t.Run(name, func(t *testing.T) {
-			c := connect(t, tr(t), &client.Options{Era: mcp.EraLegacy})
+			c := connect(t, tr(t), client.WithEra(mcp.EraLegacy))
 			ctx := context.Background()
 			raw, err := c.CallToolRaw(ctx, "odd", map[string]int{"a": 1})
 			if err != nil {
@@ -89,7 +89,7 @@ func TestCallToolRawPassesResultsOn(t *testing.T) {
 	for _, want := range results {
 		f := modernFake(t, `[{"name":"weather","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"temp":{"type":"number"}}}}]`,
 			func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) { writeResult(w, req.ID, want) })
-		c := connect(t, f.transport(), nil)
+		c := connect(t, f.transport())
 		raw, err := c.CallToolRaw(context.Background(), "weather", nil)
 		if err != nil || string(raw) != want {
 			t.Errorf("CallToolRaw = %s, %v; want %s", raw, err, want)
@@ -158,7 +158,7 @@ func TestExactJSON(t *testing.T) {
 			}
 			return false
 		}
-		_, err := client.Connect(context.Background(), f.transport(), &client.Options{Era: mcp.EraModern})
+		_, err := client.Connect(context.Background(), f.transport(), client.WithEra(mcp.EraModern))
 		if client.CodeOf(err) != client.CodeProtocol {
 			t.Fatalf("err = %v", err)
 		}

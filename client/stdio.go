@@ -51,7 +51,7 @@ func (cmd *Command) dial(ctx context.Context, c *Client) (link, error) {
 		return nil, &TransportError{Op: "start " + cmd.Path, Err: err}
 	}
 	// Closing the connection closes the child's stdin.
-	s.framedLink = newFramedLink(c, stdio.NewConn(stdout, stdin, c.opts.MaxMessageSize), "stdio")
+	s.framedLink = newFramedLink(c, stdio.NewConn(stdout, stdin, c.cfg.maxMessageSize), "stdio")
 	s.ended = s.exited
 	return s, nil
 }
@@ -150,7 +150,7 @@ func (l *stderrLog) Write(p []byte) (int, error) {
 		if line == "" {
 			continue
 		}
-		l.c.opts.Logger.Info("server stderr", "line", line)
+		l.c.cfg.logger.Info("server stderr", "line", line)
 		l.last = append(l.last, truncate([]byte(line), 300))
 		if len(l.last) > stderrTailLines {
 			l.last = l.last[1:]

@@ -122,11 +122,11 @@ func toolwireServe(t *testing.T) *client.Command {
 	return &client.Command{Path: testenv.Toolwire(t), Args: []string{"serve", "--stdio", "--log-level", "warn"}}
 }
 
-func connect(t *testing.T, tr client.Transport, opts *client.Options) *client.Client {
+func connect(t *testing.T, tr client.Transport, opts ...client.Option) *client.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := client.Connect(ctx, tr, opts)
+	c, err := client.Connect(ctx, tr, opts...)
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
@@ -137,7 +137,7 @@ func connect(t *testing.T, tr client.Transport, opts *client.Options) *client.Cl
 func TestStdioToolwireServe(t *testing.T) {
 	for _, era := range []mcp.Era{mcp.EraAuto, mcp.EraModern, mcp.EraLegacy} {
 		t.Run(era.String(), func(t *testing.T) {
-			c := connect(t, toolwireServe(t), &client.Options{Era: era})
+			c := connect(t, toolwireServe(t), client.WithEra(era))
 			wantEra := mcp.EraModern
 			if era == mcp.EraLegacy {
 				wantEra = mcp.EraLegacy
@@ -188,7 +188,7 @@ func TestStdioToolwireServe(t *testing.T) {
 }
 
 func TestStdioProgress(t *testing.T) {
-	c := connect(t, toolwireServe(t), nil)
+	c := connect(t, toolwireServe(t))
 	var mu sync.Mutex
 	var got []client.Progress
 	res, err := c.CallTool(context.Background(), "trigger-long-running-operation", map[string]any{"duration": 0.2, "steps": 4},
@@ -212,7 +212,7 @@ func TestStdioProgress(t *testing.T) {
 }
 
 func TestStdioChildDiesMidCall(t *testing.T) {
-	c := connect(t, fakeCommand(t, "die"), &client.Options{Era: mcp.EraLegacy})
+	c := connect(t, fakeCommand(t, "die"), client.WithEra(mcp.EraLegacy))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err := c.CallTool(ctx, "work", nil, client.WithoutOutputValidation())
@@ -234,7 +234,7 @@ func TestStdioChildDiesMidCall(t *testing.T) {
 }
 
 func TestStdioMalformedReply(t *testing.T) {
-	c := connect(t, fakeCommand(t, "garbage"), &client.Options{Era: mcp.EraLegacy, Timeout: 10 * time.Second})
+	c := connect(t, fakeCommand(t, "garbage"), client.WithEra(mcp.EraLegacy), client.WithTimeout(10*time.Second))
 	_, err := c.CallTool(context.Background(), "work", nil, client.WithoutOutputValidation())
 	if client.CodeOf(err) != client.CodeProtocol {
 		t.Fatalf("err = %v, want a protocol error", err)
@@ -245,7 +245,7 @@ func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandl
 
 func TestStdioCloseEscalatesToKill(t *testing.T) {
 	var logs testenv.SyncBuffer
-	c, err := client.Connect(context.Background(), fakeCommand(t, "stubborn"), &client.Options{Era: mcp.EraLegacy, Logger: newTextLogger(&logs)})
+	c, err := client.Connect(context.Background(), fakeCommand(t, "stubborn"), client.WithEra(mcp.EraLegacy), client.WithLogger(newTextLogger(&logs)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestStdioCloseEscalatesToKill(t *testing.T) {
 }
 
 func TestStdioMaxMessageSize(t *testing.T) {
-	c := connect(t, fakeCommand(t, "huge"), &client.Options{Era: mcp.EraLegacy, MaxMessageSize: 4096})
+	c := connect(t, fakeCommand(t, "huge"), client.WithEra(mcp.EraLegacy), client.WithMaxMessageSize(4096))
 	_, err := c.CallTool(context.Background(), "work", nil, client.WithoutOutputValidation())
 	if client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "4096-byte limit") {
 		t.Fatalf("err = %v", err)

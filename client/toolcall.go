@@ -15,7 +15,7 @@ import (
 // CallTool calls a tool and returns its decoded result. args is anything
 // that encodes to a JSON object (or nil). The result's content has been
 // checked block by block, and its structuredContent against the tool's
-// outputSchema (see Options.DisableOutputValidation); a mismatch is a
+// outputSchema (see WithoutOutputValidation); a mismatch is a
 // *ProtocolError. When the tool reports failure (isError), the result is
 // returned together with a *ToolError carrying it.
 func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
@@ -24,7 +24,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 	if err != nil {
 		return nil, err
 	}
-	validate := !c.opts.DisableOutputValidation && !cc.noValidate
+	validate := !c.cfg.noValidate && !cc.noValidate
 	entry, err := c.toolForCall(ctx, name, validate)
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 		if g, gerr := res.RetryGuidance(); gerr == nil {
 			te.RetryGuidance = g
 		} else {
-			c.opts.Logger.Debug("ignoring malformed retry guidance", "tool", name, "error", gerr)
+			c.cfg.logger.Debug("ignoring malformed retry guidance", "tool", name, "error", gerr)
 		}
 		return res, te
 	}
@@ -61,9 +61,10 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 // block checks, no outputSchema validation) and nothing is re-encoded. A
 // tool that reports failure (isError: true) is a result like any other
 // here, not an error. Timeouts, progress, cancellation, input_required
-// rounds, the session and version retries and Options.Middleware apply as
-// for CallTool, and over 2026-07-28 HTTP the Mcp-Param-* headers are sent
-// when the tool's listing is at hand (a failed listing is not an error).
+// rounds, the session and version retries and the WithMiddleware chain
+// apply as for CallTool, and over 2026-07-28 HTTP the Mcp-Param-* headers
+// are sent when the tool's listing is at hand (a failed listing is not an
+// error).
 func (c *Client) CallToolRaw(ctx context.Context, name string, args any, opts ...CallOption) (json.RawMessage, error) {
 	cc := newCallConfig(opts)
 	out, err := toolCallParams(name, args)
@@ -74,17 +75,6 @@ func (c *Client) CallToolRaw(ctx context.Context, name string, args any, opts ..
 		return nil, err
 	}
 	return c.call(ctx, out, cc, false)
-}
-
-func newCallConfig(opts []CallOption) callConfig {
-	if len(opts) == 0 {
-		return callConfig{}
-	}
-	cc := new(callConfig) // the options may keep it: only allocated when there are some
-	for _, o := range opts {
-		o(cc)
-	}
-	return *cc
 }
 
 // toolOp names a tools/call in errors.
@@ -106,7 +96,7 @@ func (c *Client) toolForCall(ctx context.Context, name string, validate bool) (*
 		if validate {
 			return nil, err
 		}
-		c.opts.Logger.Debug("tools/list failed; calling without Mcp-Param headers", "tool", name, "error", err)
+		c.cfg.logger.Debug("tools/list failed; calling without Mcp-Param headers", "tool", name, "error", err)
 		return nil, nil
 	}
 	return e, nil

@@ -90,8 +90,8 @@ func (c *Client) pages(ctx context.Context, yield func(*listPage, error) bool) {
 	cursor, hasCursor := "", false
 	seen := map[string]bool{}
 	for page := 0; ; page++ {
-		if page >= c.opts.MaxPages {
-			yield(nil, &ProtocolError{Op: mcp.MethodListTools, Reason: fmt.Sprintf("more than %d pages (limit MaxPages)", c.opts.MaxPages)})
+		if page >= c.cfg.maxPages {
+			yield(nil, &ProtocolError{Op: mcp.MethodListTools, Reason: fmt.Sprintf("more than %d pages (limit WithMaxPages)", c.cfg.maxPages)})
 			return
 		}
 		var params any
@@ -158,7 +158,7 @@ func (c *Client) decodeToolsPage(raw json.RawMessage) (*listPage, error) {
 		}
 		if isHTTP && modern {
 			if _, err := mcp.ParamHeaders(t.InputSchema); err != nil {
-				c.opts.Logger.Warn("dropping a tool with invalid x-mcp-header annotations", "tool", t.Name, "error", err)
+				c.cfg.logger.Warn("dropping a tool with invalid x-mcp-header annotations", "tool", t.Name, "error", err)
 				continue
 			}
 		}

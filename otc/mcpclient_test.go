@@ -19,7 +19,7 @@ func connectMCP(t *testing.T, env *seedEnv, era mcp.Era) *client.Client {
 	h := streamable.NewHandler(newSeedServer(t, env))
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() { h.Close(); ts.Close() })
-	c, err := client.Connect(t.Context(), &client.HTTP{URL: ts.URL + "/mcp"}, &client.Options{Era: era})
+	c, err := client.Connect(t.Context(), &client.HTTP{URL: ts.URL + "/mcp"}, client.WithEra(era))
 	if err != nil {
 		t.Fatal(err)
 	}

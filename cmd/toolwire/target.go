@@ -65,22 +65,22 @@ func splitTarget(cmd *cobra.Command, args []string) (target, []string, error) {
 	return target{}, nil, usageError{"no server given: put an http(s):// URL first, or a command after -- at the end"}
 }
 
-func (f *targetFlags) options() (*client.Options, error) {
-	o := &client.Options{
-		MaxMessageSize:          f.maxMessageSize,
-		DisableOutputValidation: f.noValidate,
-		Timeout:                 f.timeout,
+func (f *targetFlags) options() ([]client.Option, error) {
+	timeout := f.timeout
+	if timeout == 0 {
+		timeout = -1 // --timeout 0 means no limit; client.WithTimeout(0) means the default
 	}
-	if f.timeout == 0 {
-		o.Timeout = -1
+	opts := []client.Option{client.WithMaxMessageSize(f.maxMessageSize), client.WithTimeout(timeout)}
+	if f.noValidate {
+		opts = append(opts, client.WithoutOutputValidation())
 	}
 	switch f.era {
 	case "auto":
-		o.Era = mcp.EraAuto
+		opts = append(opts, client.WithEra(mcp.EraAuto))
 	case "modern":
-		o.Era = mcp.EraModern
+		opts = append(opts, client.WithEra(mcp.EraModern))
 	case "legacy":
-		o.Era = mcp.EraLegacy
+		opts = append(opts, client.WithEra(mcp.EraLegacy))
 	default:
 		return nil, usageError{fmt.Sprintf("invalid --era %q: want auto, modern or legacy", f.era)}
 	}
@@ -89,8 +89,8 @@ func (f *targetFlags) options() (*client.Options, error) {
 	if f.verbose {
 		w = os.Stderr
 	}
-	o.Logger = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
-	return o, nil
+	opts = append(opts, client.WithLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))))
+	return opts, nil
 }
 
 func (f *targetFlags) transport(t target) (client.Transport, error) {
@@ -112,12 +112,12 @@ func (f *targetFlags) transport(t target) (client.Transport, error) {
 }
 
 // connect opens a client to the target.
-func (f *targetFlags) connect(ctx context.Context, t target, opts *client.Options) (*client.Client, error) {
+func (f *targetFlags) connect(ctx context.Context, t target, opts []client.Option) (*client.Client, error) {
 	tr, err := f.transport(t)
 	if err != nil {
 		return nil, err
 	}
-	return client.Connect(ctx, tr, opts)
+	return client.Connect(ctx, tr, opts...)
 }
 
 // Exit statuses of `tools` and `call`; 2 is a usage error, as everywhere.

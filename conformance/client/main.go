@@ -40,33 +40,32 @@ func main() {
 // scenario out.
 func run(ctx context.Context, scenario, url string, logger *slog.Logger) error {
 	version := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION")
-	opts := &client.Options{
-		ClientInfo: mcp.Implementation{Name: "toolwire-conformance-client", Version: client.Version},
-		Logger:     logger,
-		Timeout:    20 * time.Second,
+	opts := []client.Option{
+		client.WithClientInfo(mcp.Implementation{Name: "toolwire-conformance-client", Version: client.Version}),
+		client.WithLogger(logger),
+		client.WithTimeout(20 * time.Second),
 	}
 	switch {
 	case version == "":
-		opts.Era = mcp.EraAuto
+		opts = append(opts, client.WithEra(mcp.EraAuto))
 	case mcp.EraOf(version) == mcp.EraModern:
-		opts.Era, opts.ProtocolVersion = mcp.EraModern, version
+		opts = append(opts, client.WithEra(mcp.EraModern), client.WithProtocolVersion(version))
 	default:
-		opts.Era, opts.ProtocolVersion = mcp.EraLegacy, version
+		opts = append(opts, client.WithEra(mcp.EraLegacy), client.WithProtocolVersion(version))
 	}
 	var c *client.Client
 	var mrtr mrtrState
+	elicitation := client.WithCapabilities(mcp.ClientCapabilities{Elicitation: json.RawMessage(`{}`)})
 	switch scenario {
 	case "elicitation-sep1034-client-defaults":
-		opts.Capabilities.Elicitation = json.RawMessage(`{}`)
-		opts.RequestHandler = elicitWithDefaults
+		opts = append(opts, elicitation, client.WithRequestHandler(elicitWithDefaults))
 	case "sep-2322-client-request-state":
-		opts.Capabilities.Elicitation = json.RawMessage(`{}`)
-		opts.RequestHandler = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		opts = append(opts, elicitation, client.WithRequestHandler(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 			return mrtr.answer(ctx, c, method, params)
-		}
+		}))
 	}
 	var err error
-	c, err = client.Connect(ctx, &client.HTTP{URL: url}, opts)
+	c, err = client.Connect(ctx, &client.HTTP{URL: url}, opts...)
 	if err != nil {
 		return err
 	}

@@ -20,10 +20,10 @@ type caller struct{ c *client.Client }
 
 // Connect opens a 2025-11-25 session on url.
 func Connect(ctx context.Context, url string, hc *http.Client) (clients.Caller, error) {
-	c, err := client.Connect(ctx, &client.HTTP{URL: url, Client: hc}, &client.Options{
-		Era:        mcp.EraLegacy,
-		ClientInfo: mcp.Implementation{Name: "bench-toolwire-client", Version: "1.0.0"},
-	})
+	c, err := client.Connect(ctx, &client.HTTP{URL: url, Client: hc},
+		client.WithEra(mcp.EraLegacy),
+		client.WithClientInfo(mcp.Implementation{Name: "bench-toolwire-client", Version: "1.0.0"}),
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,157 @@
+package client
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
+)
+
+// Both-ways options are one value usable in either list.
+var (
+	_ Option     = WithTimeout(0)
+	_ CallOption = WithTimeout(0)
+	_ Option     = WithoutOutputValidation()
+	_ CallOption = WithoutOutputValidation()
+)
+
+func TestConfigDefaults(t *testing.T) {
+	c := newConfig(nil)
+	if c.clientInfo.Name != "toolwire-client" || c.clientInfo.Version != Version {
+		t.Errorf("clientInfo = %+v", c.clientInfo)
+	}
+	if c.era != mcp.EraAuto || c.protocolVersion != "" || c.noValidate {
+		t.Errorf("era %v, version %q, noValidate %v", c.era, c.protocolVersion, c.noValidate)
+	}
+	if c.timeout != DefaultTimeout || c.probeTimeout != DefaultProbeTimeout {
+		t.Errorf("timeout %v, probe timeout %v", c.timeout, c.probeTimeout)
+	}
+	if c.maxMessageSize != DefaultMaxMessageSize || c.maxInputRounds != DefaultMaxInputRounds ||
+		c.maxPages != DefaultMaxPages || c.maxResumes != DefaultMaxResumes {
+		t.Errorf("limits %d %d %d %d", c.maxMessageSize, c.maxInputRounds, c.maxPages, c.maxResumes)
+	}
+	if c.logger == nil || c.logger.Enabled(context.Background(), slog.LevelError) {
+		t.Error("the default logger is missing or logs")
+	}
+	if c.requestHandler != nil || c.onLog != nil || c.onNotification != nil || c.middleware != nil || c.receiving != nil {
+		t.Error("a handler or middleware is set by default")
+	}
+}
+
+func TestConfigOutOfRange(t *testing.T) {
+	c := newConfig([]Option{
+		WithClientInfo(mcp.Implementation{Version: "9"}), // no name: the default
+		WithProbeTimeout(-time.Second),
+		WithMaxMessageSize(-1),
+		WithMaxInputRounds(-1),
+		WithMaxPages(-1),
+		WithLogger(nil),
+	})
+	if c.clientInfo.Name != "toolwire-client" || c.clientInfo.Version != Version {
+		t.Errorf("clientInfo = %+v", c.clientInfo)
+	}
+	if c.probeTimeout != DefaultProbeTimeout || c.maxMessageSize != DefaultMaxMessageSize ||
+		c.maxInputRounds != DefaultMaxInputRounds || c.maxPages != DefaultMaxPages || c.logger == nil {
+		t.Errorf("negative values not replaced by the defaults: %+v", c)
+	}
+	for _, tc := range []struct {
+		timeout, want        time.Duration
+		resumes, wantResumes int
+	}{
+		{0, DefaultTimeout, 0, DefaultMaxResumes},
+		{-1, -1, -1, -1}, // no limit; no resumption
+		{time.Second, time.Second, 2, 2},
+	} {
+		c := newConfig([]Option{WithTimeout(tc.timeout), WithMaxResumes(tc.resumes)})
+		if c.timeout != tc.want || c.maxResumes != tc.wantResumes {
+			t.Errorf("WithTimeout(%v), WithMaxResumes(%d): timeout %v, resumes %d", tc.timeout, tc.resumes, c.timeout, c.maxResumes)
+		}
+	}
+}
+
+func TestConfigLaterWinsAndNilIgnored(t *testing.T) {
+	l := slog.New(slog.DiscardHandler)
+	c := newConfig([]Option{
+		nil,
+		WithEra(mcp.EraModern), WithEra(mcp.EraLegacy),
+		WithProtocolVersion("2025-11-25"), WithProtocolVersion("2025-06-18"),
+		WithMaxPages(3), nil, WithMaxPages(7),
+		WithTimeout(time.Second), WithTimeout(2 * time.Second),
+		WithLogger(l),
+	})
+	if c.era != mcp.EraLegacy || c.protocolVersion != "2025-06-18" || c.maxPages != 7 || c.timeout != 2*time.Second || c.logger != l {
+		t.Errorf("era %v, version %q, pages %d, timeout %v", c.era, c.protocolVersion, c.maxPages, c.timeout)
+	}
+	// A value that means "the default" resets an earlier option.
+	c = newConfig([]Option{WithTimeout(time.Second), WithTimeout(0), WithMaxPages(3), WithMaxPages(0), WithLogger(l), WithLogger(nil)})
+	if c.timeout != DefaultTimeout || c.maxPages != DefaultMaxPages || c.logger == l || c.logger == nil {
+		t.Errorf("timeout %v, pages %d: not reset to the defaults", c.timeout, c.maxPages)
+	}
+	if c := newConfig([]Option{nil, nil}); c.timeout != DefaultTimeout {
+		t.Error("nil options broke the defaults")
+	}
+}
+
+func TestConfigMiddlewareAccumulates(t *testing.T) {
+	var order []string
+	mw := func(name string) jsonrpc.Middleware {
+		return func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
+			return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+				order = append(order, name)
+				return next(ctx, req)
+			}
+		}
+	}
+	mws := []jsonrpc.Middleware{mw("b"), mw("c")}
+	c := newConfig([]Option{WithMiddleware(mw("a")), WithMiddleware(mws...), WithReceivingMiddleware(mw("r")), WithMiddleware()})
+	mws[0] = mw("changed") // the option holds what it was given, not the caller's slice
+	if len(c.middleware) != 3 || len(c.receiving) != 1 {
+		t.Fatalf("%d sending, %d receiving middleware", len(c.middleware), len(c.receiving))
+	}
+	h := jsonrpc.Chain(func(context.Context, *jsonrpc.Request) (any, error) { return nil, nil }, c.middleware...)
+	if _, err := h(context.Background(), &jsonrpc.Request{Method: "ping"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(order, " "); got != "a b c" {
+		t.Errorf("order %q, want a b c (the first outermost)", got)
+	}
+}
+
+func TestCallConfig(t *testing.T) {
+	if cc := newCallConfig(nil); cc.hasTimeout || cc.timeout != 0 || cc.noValidate || cc.progress != nil {
+		t.Errorf("no options: %+v", cc)
+	}
+	var got []Progress
+	cc := newCallConfig([]CallOption{nil, WithTimeout(time.Second), WithoutOutputValidation(), WithProgress(func(p Progress) { got = append(got, p) }), nil})
+	if !cc.hasTimeout || cc.timeout != time.Second || !cc.noValidate || cc.progress == nil {
+		t.Fatalf("%+v", cc)
+	}
+	cc.progress(Progress{Progress: 1})
+	if len(got) != 1 {
+		t.Error("WithProgress did not keep fn")
+	}
+	for _, tc := range []struct {
+		opts    []CallOption
+		has     bool
+		timeout time.Duration
+	}{
+		{[]CallOption{WithTimeout(time.Second), WithTimeout(2 * time.Second)}, true, 2 * time.Second},
+		{[]CallOption{WithTimeout(-1)}, true, -1},                          // no limit for this call
+		{[]CallOption{WithTimeout(0)}, false, 0},                           // the client's timeout
+		{[]CallOption{WithTimeout(time.Second), WithTimeout(0)}, false, 0}, // later wins: back to the client's
+		{[]CallOption{WithProgress(nil)}, false, 0},
+	} {
+		cc := newCallConfig(tc.opts)
+		if cc.hasTimeout != tc.has || cc.timeout != tc.timeout {
+			t.Errorf("%d options: hasTimeout %v, timeout %v", len(tc.opts), cc.hasTimeout, cc.timeout)
+		}
+	}
+	// WithoutOutputValidation as a client Option sets the client-wide switch.
+	if c := newConfig([]Option{WithoutOutputValidation()}); !c.noValidate {
+		t.Error("client-wide WithoutOutputValidation not set")
+	}
+}
