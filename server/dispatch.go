@@ -26,6 +26,14 @@ func (ss *Session) HandleRequest(ctx context.Context, req *jsonrpc.Request, w js
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	r := &call{Request: Request{Method: req.Method, ID: req.ID, Params: req.Params, Peer: peer, session: ss, sender: w,
+		http: transport.HTTPRequest(ctx), principal: auth.PrincipalFrom(ctx)},
+		cancel: cancel, listen: req.Method == mcp.MethodSubscriptionListen}
+	if req.Method == mcp.MethodInitialize {
+		// initialize is never cancelled (clients must not), so it takes no
+		// in-flight entry: an idle session keeps no in-flight table.
+		return ss.serve(ctx, r, req)
+	}
 	ss.mu.Lock()
 	if ss.closed {
 		ss.mu.Unlock()
@@ -38,9 +46,6 @@ func (ss *Session) HandleRequest(ctx context.Context, req *jsonrpc.Request, w js
 		ss.mu.Unlock()
 		return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "request id %s is already in use by a request in flight", req.ID)}
 	}
-	r := &call{Request: Request{Method: req.Method, ID: req.ID, Params: req.Params, Peer: peer, session: ss, sender: w,
-		http: transport.HTTPRequest(ctx), principal: auth.PrincipalFrom(ctx)},
-		cancel: cancel, listen: req.Method == mcp.MethodSubscriptionListen}
 	ss.inflight[req.ID] = r
 	ss.mu.Unlock()
 	defer func() {
@@ -48,7 +53,12 @@ func (ss *Session) HandleRequest(ctx context.Context, req *jsonrpc.Request, w js
 		delete(ss.inflight, req.ID)
 		ss.mu.Unlock()
 	}()
+	return ss.serve(ctx, r, req)
+}
 
+// serve runs a request through the middleware and the method table and
+// encodes its answer; nil when the client cancelled it.
+func (ss *Session) serve(ctx context.Context, r *call, req *jsonrpc.Request) *jsonrpc.Response {
 	ctx = context.WithValue(ctx, requestKey{}, r)
 	result, err := ss.srv.handler(ctx, req)
 	if ctx.Err() != nil && context.Cause(ctx) != ErrTimeout {

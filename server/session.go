@@ -22,18 +22,17 @@ type Session struct {
 	mu          sync.Mutex
 	initialized bool // initialize answered
 	ready       bool // notifications/initialized received
+	closed      bool
+	registered  bool      // in the server's session set, for list changes
+	notifier    bool      // a goroutine is sending list changes
+	changed     changeSet // list changes not yet sent
 	version     string
 	clientInfo  mcp.Implementation
 	clientCaps  mcp.ClientCapabilities
 	inflight    map[jsonrpc.ID]*call
 	listeners   map[*listener]struct{}
 	calls       *jsonrpc.Peer // requests this server sent the client
-	closed      bool
-	registered  bool // in the server's session set, for list changes
 	closing     chan struct{}
-
-	changed  changeSet // list changes not yet sent
-	notifier bool      // a goroutine is sending them
 }
 
 var (
