@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -70,33 +69,4 @@ func TestCapabilitiesFollowTheMethodTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantError(t, p.call("example/named", map[string]any{"Name": "x"}), jsonrpc.CodeInvalidParams)
-}
-
-// A burst of changes reaches a session's client as far fewer notifications
-// than changes, but at least one.
-func TestListChangedIsCoalesced(t *testing.T) {
-	s := server.New(mcp.Implementation{Name: "burst", Version: "1"})
-	addNamed(t, s, "seed")
-	p := connect(t, s)
-	p.initialize("2025-11-25")
-	const burst = 200
-	for i := range burst {
-		addNamed(t, s, "tool-"+string(rune('a'+i%26))+string(rune('a'+i/26)))
-	}
-	n := 0
-	for {
-		select {
-		case m := <-p.notes:
-			if m.Method != mcp.NotificationToolsListChanged {
-				t.Fatalf("unexpected %s", m.Method)
-			}
-			n++
-			continue
-		case <-time.After(100 * time.Millisecond):
-		}
-		break
-	}
-	if n == 0 || n >= burst/2 {
-		t.Errorf("%d notifications for %d changes", n, burst)
-	}
 }
