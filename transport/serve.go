@@ -5,6 +5,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +15,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
 )
 
 // Conn is a connection that carries whole messages.
@@ -30,8 +35,15 @@ type Conn interface {
 }
 
 // TooLargeError reports a message over the connection's size limit; it was
-// skipped.
-type TooLargeError struct{ Limit int }
+// skipped. Serve answers it with -32600, carrying the message's id when the
+// id can be read from Prefix (see Serve), and null otherwise.
+type TooLargeError struct {
+	Limit int
+	// Prefix is the start of the message, at most Limit bytes (nil when the
+	// connection kept none): enough to read the id of a request that puts
+	// "id" and "method" before its params, as clients do.
+	Prefix []byte
+}
 
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("message exceeds the size limit of %d bytes", e.Limit)
@@ -71,7 +83,9 @@ func WithMaxConcurrency(n int) ServeOption {
 
 // WithMaxQueued sets how many more requests may wait for a slot once
 // WithMaxConcurrency are running (default 1024); past that a request is
-// refused at once with -32603 "server busy". Zero means the default; a
+// refused at once with -32603 "server busy". A queued request the client
+// cancels (notifications/cancelled) leaves the queue at once, unanswered,
+// and never runs. Zero means the default; a
 // negative value means no queue: every request past the running ones is
 // refused.
 func WithMaxQueued(n int) ServeOption {
@@ -96,9 +110,10 @@ func WithInlineBudget(d time.Duration) ServeOption {
 // WithMaxMessageSize bounds one incoming message, in bytes, on a connection
 // that has a size limit (a SizeLimitedConn, such as stdio's): Serve sets it
 // before reading starts, and a message over it gets -32600 while serving
-// goes on. Values of zero or less leave the connection's own limit (for
-// stdio.Serve, stdio.DefaultMaxMessageSize: 8 MiB). Connections without a
-// limit (memory) ignore it.
+// goes on, with the request's id when the message's first bytes show it
+// (TooLargeError.Prefix) and null otherwise. Values of zero or less leave
+// the connection's own limit (for stdio.Serve, stdio.DefaultMaxMessageSize:
+// 8 MiB). Connections without a limit (memory) ignore it.
 func WithMaxMessageSize(n int) ServeOption {
 	return serveOption(func(c *serveConfig) { c.maxMessageSize = n })
 }
@@ -164,7 +179,10 @@ func NewSender(conn Conn) jsonrpc.Sender { return sender{conn} }
 // opener until the input ends (a clean exit, returning nil), ctx is
 // cancelled, or writing fails. Requests run concurrently within the bounds
 // opts set (WithMaxConcurrency, WithMaxQueued); notifications are handled in
-// order as they arrive, so a cancellation is seen while its request runs.
+// order as they arrive, so a cancellation is seen while its request runs. A
+// notifications/cancelled naming a request still waiting in the queue removes
+// it: it never runs and is never answered (a cancelled request gets no
+// response), and the session sees the notification too.
 // Bad input never stops the loop: it gets an error reply.
 //
 // There is no dedicated reader: one goroutine at a time holds the reader's
@@ -395,7 +413,9 @@ func (l *loop) dispatch(data []byte, err error) (req *jsonrpc.Request, more bool
 	if err != nil {
 		var tl *TooLargeError
 		if errors.As(err, &tl) {
-			l.reply(&jsonrpc.Response{Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "%s", tl.Error())})
+			id := prefixID(tl.Prefix)
+			l.o.logger.Debug("message too large", "limit", tl.Limit, "id", id.String())
+			l.reply(&jsonrpc.Response{ID: id, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "%s", tl.Error())})
 			return nil, true
 		}
 		if errors.Is(err, io.EOF) {
@@ -412,6 +432,11 @@ func (l *loop) dispatch(data []byte, err error) (req *jsonrpc.Request, more bool
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Notification:
+		if id, ok := cancelledRequest(m); ok {
+			l.dropQueued(id)
+		}
+		// The session sees every cancellation: it cancels a request that
+		// is already running.
 		l.sess.HandleNotification(l.reqCtx, m)
 	case *jsonrpc.Response:
 		l.sess.HandleResponse(l.reqCtx, m)
@@ -440,4 +465,189 @@ func (l *loop) dispatch(data []byte, err error) (req *jsonrpc.Request, more bool
 		return m, true
 	}
 	return nil, true
+}
+
+// cancelledRequest reports the request a notifications/cancelled names. The
+// params are read as strictly as the session reads them, so the transport and
+// the session never disagree about which request a cancellation names;
+// malformed params name none (the session ignores them too).
+func cancelledRequest(n *jsonrpc.Notification) (jsonrpc.ID, bool) {
+	if n.Method != mcp.NotificationCancelled {
+		return jsonrpc.ID{}, false
+	}
+	var p mcp.CancelledParams
+	if err := wirejson.Unmarshal(n.Params, &p); err != nil || p.RequestID == nil || !p.RequestID.IsValid() {
+		return jsonrpc.ID{}, false
+	}
+	return *p.RequestID, true
+}
+
+// dropQueued removes the requests with the given id that still wait for a
+// slot: the client cancelled them, so they never run, and under JSON-RPC and
+// MCP rules a cancelled request gets no response. Their slots in the queue
+// are free at once, so cancelling queued work drains the queue. A request
+// that already runs is the session's to cancel.
+func (l *loop) dropQueued(id jsonrpc.ID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kept := l.queue[:0]
+	for _, q := range l.queue {
+		if q.ID == id {
+			l.reqs.Done()
+			continue
+		}
+		kept = append(kept, q)
+	}
+	clear(l.queue[len(kept):]) // let the dropped requests be collected
+	l.queue = kept
+}
+
+// prefixID recovers the id of a request from the first bytes of a message
+// too large to decode, so that the -32600 reply can be matched by the client
+// (without it, a client waits for an answer that never comes or drops the
+// session). It reads top-level members up to the first one the prefix cuts
+// short, without decoding nested values, and returns the id only when the
+// bytes read show a request: one "id" member holding a string or an integer
+// (a number must end within the prefix), a "method" member, and no "result"
+// or "error" member. A response's id is the server's own, so echoing it
+// would fail an unrelated call of the client's. Otherwise (not an object,
+// the id or method past the prefix, a repeated or invalid id) it returns
+// the absent id: the reply carries null.
+func prefixID(b []byte) jsonrpc.ID {
+	s := prefixScan{b: b}
+	s.space()
+	if !s.eat('{') {
+		return jsonrpc.ID{}
+	}
+	var id jsonrpc.ID
+	var idSeen, method bool
+	for {
+		s.space()
+		start := s.p
+		if !s.skipString() {
+			break
+		}
+		name := memberName(b[start:s.p])
+		s.space()
+		if !s.eat(':') {
+			break
+		}
+		s.space()
+		start = s.p
+		complete := s.skipValue()
+		switch name {
+		case "id":
+			if idSeen || !complete {
+				return jsonrpc.ID{}
+			}
+			idSeen = true
+			if err := id.UnmarshalJSON(b[start:s.p]); err != nil {
+				return jsonrpc.ID{}
+			}
+		case "method":
+			method = true
+		case "result", "error":
+			return jsonrpc.ID{}
+		}
+		if !complete {
+			break
+		}
+		s.space()
+		if !s.eat(',') {
+			break
+		}
+	}
+	if !method {
+		return jsonrpc.ID{}
+	}
+	return id
+}
+
+// memberName returns the name a quoted member name spells ("\u0069d" is
+// "id", as the envelope decoder reads it), or "" when it cannot be read.
+func memberName(quoted []byte) string {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		return string(quoted[1 : len(quoted)-1])
+	}
+	name, err := jsontext.AppendUnquote(nil, quoted)
+	if err != nil {
+		return ""
+	}
+	return string(name)
+}
+
+// prefixScan walks JSON that may be cut short at any byte.
+type prefixScan struct {
+	b []byte
+	p int
+}
+
+func (s *prefixScan) space() {
+	for s.p < len(s.b) && (s.b[s.p] == ' ' || s.b[s.p] == '\t' || s.b[s.p] == '\n' || s.b[s.p] == '\r') {
+		s.p++
+	}
+}
+
+func (s *prefixScan) eat(c byte) bool {
+	if s.p < len(s.b) && s.b[s.p] == c {
+		s.p++
+		return true
+	}
+	return false
+}
+
+// skipString passes over a quoted string and reports whether it ended
+// within the prefix.
+func (s *prefixScan) skipString() bool {
+	if !s.eat('"') {
+		return false
+	}
+	for s.p < len(s.b) {
+		switch s.b[s.p] {
+		case '"':
+			s.p++
+			return true
+		case '\\':
+			s.p++
+		}
+		s.p++
+	}
+	return false
+}
+
+// skipValue passes over one value, nested ones by counting brackets (no
+// recursion, so depth costs nothing), and reports whether it ended within
+// the prefix. A scalar ends at the first delimiter after it, so a number
+// running to the end of the prefix is not complete: its digits may go on.
+func (s *prefixScan) skipValue() bool {
+	depth := 0
+	for s.p < len(s.b) {
+		switch c := s.b[s.p]; c {
+		case '"':
+			if !s.skipString() {
+				return false
+			}
+			if depth == 0 {
+				return true
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 { // the end of the object a scalar was in
+				return true
+			}
+			depth--
+			if depth == 0 {
+				s.p++
+				return true
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return true
+			}
+		}
+		s.p++
+	}
+	return false
 }

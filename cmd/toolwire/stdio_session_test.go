@@ -337,6 +337,69 @@ func TestStdioSessionThroughBinary(t *testing.T) {
 	})
 }
 
+// Issue 10, defect 5, through the binary: with one request running at a
+// time, a call queued behind a long one and cancelled never runs and is never
+// answered, and cancelling the long one frees the connection at once: the
+// next request is answered long before the long call's 5 s would have ended.
+func TestStdioCancelQueuedRequest(t *testing.T) {
+	p := startStdio(t, "--max-concurrency", "1")
+	p.initialize("2025-11-25") // id 1
+	p.writeLine(`{"jsonrpc":"2.0","id":"1","method":"tools/call","params":{"name":"trigger-long-running-operation","arguments":{"duration":5,"steps":5}}}`)
+	p.writeLine(`{"jsonrpc":"2.0","id":"2","method":"tools/call","params":{"name":"echo","arguments":{"message":"queued"}}}`)
+	p.writeLine(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"2","reason":"test"}}`)
+	p.writeLine(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"1","reason":"test"}}`)
+	p.writeLine(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	// Failure bound: well under the long call's 5 s, which a cancellation
+	// that did not free the slot would have to wait out.
+	deadline := time.After(4 * time.Second)
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				t.Fatal("server closed stdout")
+			}
+			m, _, err := jsonrpc.Decode([]byte(line))
+			if err != nil {
+				t.Fatalf("bad line %q: %v", line, err)
+			}
+			r, ok := m.(*jsonrpc.Response)
+			if !ok {
+				continue // progress of the long call
+			}
+			if r.ID != jsonrpc.Int64ID(3) {
+				t.Fatalf("a cancelled request was answered: %s", line)
+			}
+			if r.Error != nil {
+				t.Fatalf("ping: %+v", r.Error)
+			}
+			p.next = 3
+			// Nothing for ids "1" or "2" follows either.
+			if r := p.call("echo", map[string]any{"message": "after"}); texts(toolResult(t, r))[0] != "Echo: after" {
+				t.Errorf("call after the cancellations: %+v", r)
+			}
+			return
+		case <-deadline:
+			t.Fatal("no answer to a ping within 4 s of cancelling the queued and the running call")
+		}
+	}
+}
+
+// Issue 10, defect 17, through the binary: a line over --max-message-size is
+// answered with -32600 carrying the request's id, read from the start of the
+// line, and the session goes on.
+func TestStdioTooLargeLineKeepsItsID(t *testing.T) {
+	p := startStdio(t, "--max-message-size", "300")
+	p.initialize("2025-11-25")
+	p.writeLine(`{"jsonrpc":"2.0","id":"big-7","method":"tools/call","params":{"name":"echo","arguments":{"message":"` + strings.Repeat("x", 1000) + `"}}}`)
+	e := mustCode(t, p.await(jsonrpc.StringID("big-7")), jsonrpc.CodeInvalidRequest)
+	if !strings.Contains(e.Message, "300 bytes") {
+		t.Errorf("message %q does not name the limit", e.Message)
+	}
+	if r := p.call("echo", map[string]any{"message": "after"}); texts(toolResult(t, r))[0] != "Echo: after" {
+		t.Errorf("call after the oversized line: %+v", r)
+	}
+}
+
 func TestStdioModernWithoutInitialize(t *testing.T) {
 	p := startStdio(t)
 	meta := map[string]any{mcp.MetaProtocolVersion: "2026-07-28", mcp.MetaClientCapabilities: map[string]any{}}

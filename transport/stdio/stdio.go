@@ -53,8 +53,10 @@ func (c *Conn) SetMaxMessageSize(n int) {
 }
 
 // Read returns the next non-empty line. A line longer than the limit is
-// skipped up to its newline and reported as a *transport.TooLargeError.
-// Reading cannot be interrupted by ctx; Serve reads on its own goroutine.
+// skipped up to its newline and reported as a *transport.TooLargeError
+// carrying the line's first bytes (at most the limit), from which Serve
+// recovers the request's id for its -32600 reply. Reading cannot be
+// interrupted by ctx; Serve reads on its own goroutine.
 func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	for {
 		line, err := c.readLine()
@@ -71,6 +73,9 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	}
 }
 
+// readLine reads up to the next newline. It never holds more than the limit
+// plus the newline: past that, it keeps the first maxSize bytes (the prefix
+// the error carries) and discards the rest of the line as it arrives.
 func (c *Conn) readLine() ([]byte, error) {
 	var buf []byte
 	tooLarge := false
@@ -78,22 +83,24 @@ func (c *Conn) readLine() ([]byte, error) {
 		chunk, err := c.r.ReadSlice('\n')
 		if !tooLarge {
 			if len(buf)+len(chunk) > c.maxSize+1 { // +1: the newline itself
-				tooLarge, buf = true, nil
+				tooLarge = true
+				buf = appendBounded(buf, chunk[:max(0, c.maxSize-len(buf))], c.maxSize)
+				buf = buf[:min(len(buf), c.maxSize)]
 			} else {
-				buf = append(buf, chunk...)
+				buf = appendBounded(buf, chunk, c.maxSize+1)
 			}
 		}
 		switch {
 		case err == nil:
 			if tooLarge {
-				return nil, &transport.TooLargeError{Limit: c.maxSize}
+				return nil, c.tooLarge(buf)
 			}
 			return buf[:len(buf)-1], nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case errors.Is(err, io.EOF):
-			if tooLarge {
-				return nil, &transport.TooLargeError{Limit: c.maxSize}
+			if tooLarge || len(buf) > c.maxSize { // a last line without newline has no +1
+				return nil, c.tooLarge(buf[:min(len(buf), c.maxSize)])
 			}
 			if len(buf) > 0 {
 				return buf, nil // a last line without newline still counts
@@ -103,6 +110,22 @@ func (c *Conn) readLine() ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+func (c *Conn) tooLarge(prefix []byte) error {
+	return &transport.TooLargeError{Limit: c.maxSize, Prefix: prefix}
+}
+
+// appendBounded appends b to buf, growing buf's capacity to at most limit
+// bytes (len(buf)+len(b) must not exceed it), so that an oversized line
+// never makes the buffer larger than the limit.
+func appendBounded(buf, b []byte, limit int) []byte {
+	if need := len(buf) + len(b); need > cap(buf) {
+		grown := make([]byte, len(buf), min(max(need, 2*cap(buf)), limit))
+		copy(grown, buf)
+		buf = grown
+	}
+	return append(buf, b...)
 }
 
 // Write sends one message followed by a newline, flushed at once.
@@ -126,10 +149,15 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-// WithMaxMessageSize bounds one incoming line, in bytes (default 8 MiB); a
-// longer line is skipped and answered with -32600, and serving goes on.
-// Values of zero or less mean the default. It is transport.WithMaxMessageSize,
-// named here so that stdio's one option of its own is found with stdio.
+// WithMaxMessageSize bounds one incoming line, in bytes (default 8 MiB; any
+// positive value). A longer line is skipped, with at most the limit buffered,
+// and answered with -32600; serving goes on. The reply carries the request's
+// id when the first limit bytes show it (a top-level "id", a string or an
+// integer, beside a "method" member, as clients write requests) so the
+// client can match it to its call; when they do not (the id comes later, or
+// the line is a response or not an object) the id is null. Values of zero
+// or less mean the default. It is transport.WithMaxMessageSize, named here
+// so that stdio's one option of its own is found with stdio.
 func WithMaxMessageSize(n int) transport.ServeOption { return transport.WithMaxMessageSize(n) }
 
 // Serve serves a session over r and w until r ends (nil: a clean exit).
