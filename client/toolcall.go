@@ -16,8 +16,10 @@ import (
 // that encodes to a JSON object (or nil). The result's content has been
 // checked block by block, and its structuredContent against the tool's
 // outputSchema (see WithoutOutputValidation); a mismatch is a
-// *ProtocolError. When the tool reports failure (isError), the result is
-// returned together with a *ToolError carrying it.
+// *ProtocolError. A structuredContent of null is kept as the JSON null
+// (StructuredContent is "null") and validated like any other value. When
+// the tool reports failure (isError), the result is returned together with
+// a *ToolError carrying it.
 func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
 	cc := newCallConfig(opts)
 	out, err := toolCallParams(name, args)
@@ -148,7 +150,9 @@ type blockNames struct {
 
 // decodeCallResult reads a tools/call result exactly (member names match
 // case-sensitively, none appears twice) and checks every content block
-// against its type; a bad block is named by its index.
+// against its type; a bad block is named by its index. A structuredContent
+// member that is present is kept as it is, "null" included; an absent one
+// leaves StructuredContent nil.
 func decodeCallResult(name string, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var w callResultWire
 	if err := wirejson.Unmarshal(raw, &w); err != nil {
@@ -157,10 +161,10 @@ func decodeCallResult(name string, raw json.RawMessage) (*mcp.CallToolResult, er
 	if w.Content == nil {
 		return nil, &ProtocolError{Op: toolOp(name), Reason: `malformed result: missing required member "content"`, Path: "/content"}
 	}
-	res := &mcp.CallToolResult{Content: make([]mcp.Content, len(w.Content)), IsError: w.IsError, ResultType: w.ResultType, Meta: w.Meta}
-	if string(w.StructuredContent) != "null" {
-		res.StructuredContent = w.StructuredContent
-	}
+	// A present structuredContent is kept as sent, null included: it is a
+	// value the outputSchema decides on; only an absent member is none.
+	res := &mcp.CallToolResult{Content: make([]mcp.Content, len(w.Content)), IsError: w.IsError, ResultType: w.ResultType, Meta: w.Meta,
+		StructuredContent: w.StructuredContent}
 	for i, b := range w.Content {
 		block, err := mcp.DecodeContentBlock(i, b)
 		if err == nil {
@@ -218,6 +222,12 @@ func (c *Client) checkOutput(ctx context.Context, name string, e *toolEntry, res
 	return err
 }
 
+// validateOutput checks structuredContent against the tool's outputSchema.
+// A present structuredContent, null included, is a value like any other: a
+// schema that allows null accepts it, one that does not gets a
+// *ProtocolError naming the path ("/" for the root). A tool that declares an
+// outputSchema and sends no structuredContent member breaks the spec (the
+// server MUST provide it): a *ProtocolError too.
 func validateOutput(name string, e *toolEntry, res *mcp.CallToolResult) error {
 	s, err := e.outputSchema()
 	if err != nil {
@@ -249,8 +259,10 @@ func validateOutput(name string, e *toolEntry, res *mcp.CallToolResult) error {
 
 // CallToolAs calls a tool and decodes its structuredContent into Out,
 // exactly (member names match case-sensitively, duplicates are refused). A
-// result without structuredContent falls back to its first text block,
-// read as JSON. A tool error is returned as *ToolError.
+// structuredContent of null (which the outputSchema allowed) leaves Out its
+// zero value: nil for a pointer. A result without structuredContent falls
+// back to its first text block, read as JSON. A tool error is returned as
+// *ToolError.
 func CallToolAs[Out any](ctx context.Context, c *Client, name string, args any, opts ...CallOption) (Out, error) {
 	var out Out
 	res, err := c.CallTool(ctx, name, args, opts...)

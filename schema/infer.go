@@ -1,6 +1,28 @@
 // Package schema infers JSON Schemas from Go types and validates JSON values
 // against schemas of the dialects MCP allows (2020-12 by default, draft-07 and
 // the other drafts on request through "$schema").
+//
+// # Portable roots, nullable fields
+//
+// An inferred schema's root "type" is always one string, never a type array,
+// because MCP clients decode a tool's inputSchema and outputSchema root as an
+// object schema with a string "type" (mcp-go cannot read a tools/list with
+// "type": ["null","object"] at a root at all, and a 2025-11-25 client sees an
+// outputSchema only when its root is an object). So at the root:
+//
+//   - a pointer (*T, **T) is the schema of T: a tool that outputs *T outputs
+//     a T, and a nil value is a tool-side decision (the server refuses it
+//     as output that breaks its outputSchema), not a schema type;
+//   - a slice is {"type": "array", "items": ...}: the server encodes a nil
+//     slice output as [], never null.
+//
+// Below the root, properties and items keep the form github.com/google/jsonschema-go
+// (the inference go-sdk publishes) gives them: a pointer or slice field is
+// "type": ["null", T], since encoding/json writes a nil one as null when the
+// field has no omitempty. A type array inside "properties" or "items" is
+// plain JSON Schema in every dialect MCP allows, and the clients toolwire is
+// tested against (go-sdk, mcp-go, the TypeScript SDK) read it: they keep
+// nested schemas as generic JSON.
 package schema
 
 import (
@@ -30,6 +52,7 @@ func ForType(t reflect.Type) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: infer from %s: %w", t, err)
 	}
+	portableRoot(t, s)
 	if err := applyTags(t, s, map[reflect.Type]bool{}); err != nil {
 		return nil, fmt.Errorf("schema: infer from %s: %w", t, err)
 	}
@@ -38,6 +61,32 @@ func ForType(t reflect.Type) (json.RawMessage, error) {
 		return nil, fmt.Errorf("schema: encode schema of %s: %w", t, err)
 	}
 	return raw, nil
+}
+
+// portableRoot removes "null" from the root type array that jsonschema-go
+// infers for a pointer or a slice, leaving one type: a nil root value is not
+// part of the schema (see the package documentation).
+func portableRoot(t reflect.Type, s *jsonschema.Schema) {
+	if k := t.Kind(); k != reflect.Pointer && k != reflect.Slice {
+		return
+	}
+	if len(s.Types) == 0 {
+		return
+	}
+	types := make([]string, 0, len(s.Types))
+	for _, ty := range s.Types {
+		if ty != "null" {
+			types = append(types, ty)
+		}
+	}
+	switch len(types) {
+	case 0:
+		// Only null: leave such a schema as it was given.
+	case 1:
+		s.Type, s.Types = types[0], nil
+	default:
+		s.Types = types
+	}
 }
 
 // applyTags walks struct fields alongside their inferred property schemas and

@@ -126,8 +126,11 @@ func (s *Server) callTool(ctx context.Context, r *Request) (any, error) {
 			return s.handlerError(t, &outputError{tool: t.name, err: err})
 		}
 	}
-	if r.Peer.Era == mcp.EraLegacy && len(res.StructuredContent) > 0 && res.StructuredContent[0] != '{' {
-		// 2025-11-25 requires an object; the text block still carries the value.
+	if r.Peer.Era == mcp.EraLegacy && len(res.StructuredContent) > 0 &&
+		(res.StructuredContent[0] != '{' || t.output != nil && !t.outObject) {
+		// 2025-11-25 requires an object, and a tool listed to legacy
+		// sessions without its outputSchema (its root is not an object)
+		// sends them none; the text block still carries the value.
 		cp := *res
 		cp.StructuredContent = nil
 		return &cp, nil

@@ -17,7 +17,10 @@ import (
 //
 // What it returns becomes the result:
 //   - Out of any type but those below: structuredContent, plus the same JSON
-//     as a text block for clients that read only content.
+//     as a text block for clients that read only content. The inferred
+//     outputSchema of a pointer is the pointed-to value's, so a nil pointer
+//     breaks it (a -32603 error saying the tool returned nil); a nil slice is
+//     sent as [] and a nil map as {}.
 //   - Out = string: one text block, no structured content.
 //   - Out = *mcp.CallToolResult: sent as it is (the handler builds content).
 //   - a non-nil error: an isError result carrying the error's text, so the
@@ -116,9 +119,16 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolFunc[In, Out], opts ...T
 		case outText:
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: any(out).(string)}}}, nil
 		}
-		raw, err := json.Marshal(out)
+		raw, err := encodeOutput(outType, out)
 		if err != nil {
 			return nil, &outputError{tool: req.Name, err: fmt.Errorf("cannot encode output: %w", err)}
+		}
+		if string(raw) == "null" && rt.output != nil && s.cfg.validateOutput {
+			// A nil pointer: the schema is the pointed-to value's (see
+			// package schema), so nil is the tool's bug, said plainly.
+			if verr := rt.output.ValidateJSON(raw); verr != nil {
+				return nil, &outputError{tool: req.Name, err: fmt.Errorf("the tool returned nil, which encodes as null: %w", verr)}
+			}
 		}
 		return &mcp.CallToolResult{
 			Content:           []mcp.Content{&mcp.TextContent{Text: string(raw)}},
@@ -126,6 +136,29 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolFunc[In, Out], opts ...T
 		}, nil
 	}
 	return s.register(rt)
+}
+
+var marshalerType = reflect.TypeFor[json.Marshaler]()
+
+// encodeOutput encodes a typed tool's output as structuredContent. A nil
+// slice is [] and a nil map {}, as their inferred schemas ("type": "array",
+// "type": "object") require; encoding/json would write null. A type with its
+// own MarshalJSON, a []byte (a base64 string) and a nil pointer are encoded
+// as encoding/json encodes them.
+func encodeOutput[Out any](t reflect.Type, out Out) ([]byte, error) {
+	if !t.Implements(marshalerType) {
+		switch t.Kind() {
+		case reflect.Slice:
+			if t.Elem().Kind() != reflect.Uint8 && reflect.ValueOf(out).IsNil() {
+				return []byte("[]"), nil
+			}
+		case reflect.Map:
+			if reflect.ValueOf(out).IsNil() {
+				return []byte("{}"), nil
+			}
+		}
+	}
+	return json.Marshal(out)
 }
 
 // newTool compiles a tool's schemas and prepares its two views: legacy
