@@ -159,7 +159,8 @@ func (c *Client) roundTrip(ctx context.Context, out *outgoing, cc callConfig) (j
 }
 
 // retrying sends one request, retrying once with a version the server
-// supports (-32022) and once on a fresh session (HTTP 404).
+// supports (-32022) and once on a fresh session (the server does not know
+// the session: HTTP 404, or 400 with -32000 naming it).
 func (c *Client) retrying(ctx context.Context, out *outgoing, cc callConfig) (json.RawMessage, error) {
 	versionRetried, sessionRetried := false, false
 	for {
@@ -170,7 +171,7 @@ func (c *Client) retrying(ctx context.Context, out *outgoing, cc callConfig) (js
 		var sg *sessionGoneError
 		if errors.As(err, &sg) {
 			if sessionRetried || out.method == mcp.MethodInitialize {
-				return nil, &SessionInvalidError{Op: out.method, SessionID: sg.id}
+				return nil, &SessionInvalidError{Op: out.method, SessionID: sg.id, StatusCode: sg.status}
 			}
 			sessionRetried = true
 			c.cfg.logger.Info("session lost; re-initializing", "session", sg.id)

@@ -209,7 +209,13 @@ func (c *Client) deadErr() error {
 
 // dispatch routes one incoming message: a response to its request, a
 // notification to the callbacks, a server request to the handler.
-func (c *Client) dispatch(m jsonrpc.Message) {
+func (c *Client) dispatch(m jsonrpc.Message) { c.dispatchFor(m, jsonrpc.ID{}) }
+
+// dispatchFor is dispatch for a message read on the reply stream of the
+// client's request call (an invalid ID when it came on no such stream): a
+// server request there is part of that call, which fails when the answer
+// to it cannot be delivered.
+func (c *Client) dispatchFor(m jsonrpc.Message, call jsonrpc.ID) {
 	switch m := m.(type) {
 	case *jsonrpc.Response:
 		if !c.peer.Deliver(m) {
@@ -218,7 +224,7 @@ func (c *Client) dispatch(m jsonrpc.Message) {
 	case *jsonrpc.Notification:
 		c.notification(m)
 	case *jsonrpc.Request:
-		go c.serveRequest(m)
+		go c.serveRequest(m, call)
 	}
 }
 
@@ -290,8 +296,11 @@ func (c *Client) cancelServing(params json.RawMessage) {
 
 // serveRequest answers a server-to-client request through the receiving
 // middleware; the answer goes back over the same transport (over HTTP, a
-// POST carrying the session id).
-func (c *Client) serveRequest(req *jsonrpc.Request) {
+// POST carrying the session id). When the answer cannot be delivered (the
+// server refuses its POST, with 400 say), the server will not go on with
+// the call the request came with (call, when valid): that call fails at
+// once with why, rather than waiting for its timeout.
+func (c *Client) serveRequest(req *jsonrpc.Request, call jsonrpc.ID) {
 	ctx, cancel := context.WithCancelCause(c.bg)
 	defer cancel(nil)
 	c.mu.Lock()
@@ -325,6 +334,34 @@ func (c *Client) serveRequest(req *jsonrpc.Request) {
 	defer rcancel()
 	if err := c.conn.reply(rctx, resp); err != nil {
 		c.cfg.logger.Warn("cannot answer a server request", "method", req.Method, "error", err)
+		if call.IsValid() && c.bg.Err() == nil {
+			c.failCall(call, answerError(req, err))
+		}
+	}
+}
+
+// answerError is why a call failed when the answer to the server request
+// req that came with it could not be delivered (err).
+func answerError(req *jsonrpc.Request, err error) error {
+	te := &TransportError{Op: "answer to " + req.Method}
+	cause := err
+	var inner *TransportError
+	if errors.As(err, &inner) {
+		te.Op = inner.Op + " (answer to " + req.Method + ")"
+		te.StatusCode, cause = inner.StatusCode, inner.Err
+	}
+	te.Err = fmt.Errorf("the server did not take the client's answer to its request %s, so the call cannot go on: %w", req.ID, cause)
+	return te
+}
+
+// failCall ends the wait of the client's request id with err and closes its
+// reply stream, if one is being read.
+func (c *Client) failCall(id jsonrpc.ID, err error) {
+	if !c.peer.Fail(id, err) {
+		return
+	}
+	if h, ok := c.conn.(interface{ closeStream(jsonrpc.ID) }); ok {
+		h.closeStream(id)
 	}
 }
 
@@ -391,9 +428,14 @@ func mustJSON(v any) json.RawMessage {
 	return raw
 }
 
-// sessionGoneError is what the HTTP transport returns on a 404 for a session.
-type sessionGoneError struct{ id string }
+// sessionGoneError is what the HTTP transport returns when the server does
+// not know the session: a 404, or a 400 with JSON-RPC -32000 naming the
+// session (see rejectsSession).
+type sessionGoneError struct {
+	id     string
+	status int
+}
 
 func (e *sessionGoneError) Error() string {
-	return fmt.Sprintf("session %q not found (HTTP 404)", e.id)
+	return fmt.Sprintf("session %q not found (HTTP %d)", e.id, e.status)
 }

@@ -31,8 +31,10 @@ const (
 	CodeJSONRPC Code = "ERR_MCP_JSON_RPC_ERROR"
 	// CodeToolError: the tool ran and failed (isError: true).
 	CodeToolError Code = "ERR_MCP_TOOL_ERROR"
-	// CodeSessionInvalid: HTTP only; the server rejected the session (404)
-	// again after the client re-initialized once.
+	// CodeSessionInvalid: HTTP only; the server rejected the session (404,
+	// or 400 with JSON-RPC -32000 naming the session, as servers built on
+	// the TypeScript SDK's Express example answer) again after the client
+	// re-initialized once.
 	CodeSessionInvalid Code = "ERR_MCP_SESSION_INVALID"
 )
 
@@ -155,9 +157,16 @@ func (e *ToolError) Content() []mcp.Content {
 type SessionInvalidError struct {
 	Op        string
 	SessionID string // the session rejected last
+	// StatusCode is the HTTP status of the last rejection (404, or 400 with
+	// JSON-RPC -32000 naming the session); 0 when there was none.
+	StatusCode int
 }
 
 func (e *SessionInvalidError) Error() string {
-	return fmt.Sprintf("session invalid: %s: the server rejected session %q (HTTP 404) again after re-initializing", e.Op, e.SessionID)
+	status := ""
+	if e.StatusCode != 0 {
+		status = fmt.Sprintf(" (HTTP %d)", e.StatusCode)
+	}
+	return fmt.Sprintf("session invalid: %s: the server rejected session %q%s again after re-initializing", e.Op, e.SessionID, status)
 }
 func (*SessionInvalidError) MCPCode() Code { return CodeSessionInvalid }

@@ -26,6 +26,9 @@ type fake struct {
 	// handle answers a POSTed request; return false to fall back to the
 	// defaults (initialize, tools/list with tools, -32601).
 	handle func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool
+	// answer answers a POSTed response (the client's answer to a server
+	// request); nil, or false returned, means 202.
+	answer func(w http.ResponseWriter, r *http.Request, resp *jsonrpc.Response) bool
 	// get answers GET; nil means 405.
 	get   func(w http.ResponseWriter, r *http.Request)
 	tools string // tools/list "tools" JSON array
@@ -99,6 +102,9 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	case http.MethodDelete:
 		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok && f.answer != nil && f.answer(w, r, resp) {
 		return
 	}
 	req, ok := msg.(*jsonrpc.Request)

@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,12 +22,16 @@ import (
 // HTTP reaches a server over Streamable HTTP: one POST per message, replies
 // as JSON or as an SSE stream. A legacy session's id is kept, a standalone
 // GET stream is opened for server requests, and the session is DELETEd on
-// Close.
+// Close. Redirects are followed only where they cannot leak: never for a
+// POST, and for a GET or DELETE only within the endpoint's origin; any
+// other redirect fails the exchange with a *TransportError naming it.
 type HTTP struct {
 	URL    string      // the MCP endpoint, http:// or https://
 	Header http.Header // extra headers on every request (e.g. Authorization)
 	// Client makes the requests; nil means a fresh *http.Client without an
-	// overall timeout (streams are long; the client's timeouts apply).
+	// overall timeout (streams are long; the client's timeouts apply). A
+	// copy of it is used, whose CheckRedirect applies the redirect rule
+	// above before the given one.
 	Client *http.Client
 }
 
@@ -34,11 +40,72 @@ func (h *HTTP) dial(ctx context.Context, c *Client) (link, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, &TransportError{Op: "connect", Err: fmt.Errorf("%q is not an http:// or https:// URL", h.URL)}
 	}
-	hc := h.Client
-	if hc == nil {
-		hc = &http.Client{}
+	// A copy, so that the redirect guard also holds for a caller's client
+	// without changing it.
+	var hc http.Client
+	if h.Client != nil {
+		hc = *h.Client
 	}
-	return &httpConn{c: c, url: u.String(), header: h.Header.Clone(), hc: hc}, nil
+	hc.CheckRedirect = guardRedirects(hc.CheckRedirect)
+	return &httpConn{c: c, url: u.String(), header: h.Header.Clone(), hc: &hc}, nil
+}
+
+// maxRedirects is how many same-origin redirects a GET or DELETE follows,
+// as net/http does by default.
+const maxRedirects = 10
+
+// guardRedirects is the client's redirect policy, applied before next (a
+// caller's CheckRedirect, which may refuse more). Every request carries the
+// session id and the caller's headers (credentials among them), and a POST
+// its message, so a POST is never redirected (resending a tool call
+// elsewhere is not the client's decision), and a GET or DELETE is
+// redirected only within the endpoint's origin (scheme, host and port). A
+// redirect not followed is returned to the transport, which fails the
+// exchange naming the redirect (see redirectError).
+func guardRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		first := via[0]
+		if first.Method == http.MethodPost || !sameOrigin(first.URL, req.URL) {
+			return http.ErrUseLastResponse
+		}
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
+}
+
+// sameOrigin compares scheme, host and port (RFC 6454), with the default
+// port filled in.
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+// redirectError is the failure of an exchange the server redirected where
+// the client does not follow (see guardRedirects).
+func redirectError(op string, resp *http.Response) error {
+	loc := resp.Header.Get("Location")
+	if len(loc) > 200 {
+		loc = loc[:200] + "…"
+	}
+	why := "the client follows no redirect of a POST"
+	if resp.Request == nil || resp.Request.Method != http.MethodPost {
+		why = "the client follows redirects only within the endpoint's origin"
+	}
+	return &TransportError{Op: op, StatusCode: resp.StatusCode,
+		Err: fmt.Errorf("redirect to %q not followed: %s, so that the session id, the request's headers and its body go to no other server", loc, why)}
 }
 
 type httpConn struct {
@@ -170,11 +237,19 @@ func (h *httpConn) send(ctx context.Context, req *jsonrpc.Request, w *wireInfo) 
 	switch {
 	case resp.StatusCode == http.StatusNotFound && sid != "":
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return &sessionGoneError{id: sid}
+		return &sessionGoneError{id: sid, status: resp.StatusCode}
+	case resp.StatusCode == http.StatusBadRequest && sid != "":
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if rejectsSession(body) {
+			return &sessionGoneError{id: sid, status: resp.StatusCode}
+		}
+		return h.errorBody(op, resp.StatusCode, body, req.ID)
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
 		return nil // the response will come on another stream
 	case resp.StatusCode >= 400:
 		return h.errorStatus(op, resp, req.ID)
+	case resp.StatusCode/100 == 3:
+		return redirectError(op, resp)
 	case resp.StatusCode/100 != 2:
 		return &TransportError{Op: op, StatusCode: resp.StatusCode, Err: errors.New("unexpected HTTP status")}
 	}
@@ -271,7 +346,7 @@ func (h *httpConn) closeStream(id jsonrpc.ID) {
 // response to a request other than the one the stream answers (own; none
 // for the standalone stream) also ends that request's own reply stream.
 func (h *httpConn) deliver(m jsonrpc.Message, own jsonrpc.ID) {
-	h.c.dispatch(m)
+	h.c.dispatchFor(m, own)
 	if r, ok := m.(*jsonrpc.Response); ok && r.ID.IsValid() && r.ID != own {
 		h.closeStream(r.ID)
 	}
@@ -290,10 +365,36 @@ func mediaType(resp *http.Response) string {
 	return mt
 }
 
+// rejectsSession says whether the body of a 400 answering a request that
+// carried a session id is the answer servers built on the TypeScript SDK's
+// Express example (server-everything among them) give for a session they
+// do not know: JSON-RPC error -32000 whose message names the session ("Bad
+// Request: No valid session ID provided"). The Streamable HTTP transport
+// says 404 for that; these servers' 400 means the same, so that a client
+// of a restarted server re-initializes rather than failing for good. Other
+// 400s (a bad header, invalid params) are errors of the request itself.
+func rejectsSession(body []byte) bool {
+	var r struct {
+		Error *struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &r) != nil || r.Error == nil {
+		return false
+	}
+	return r.Error.Code == -32000 && strings.Contains(strings.ToLower(r.Error.Message), "session")
+}
+
 // errorStatus turns an HTTP error into the JSON-RPC error its body carries
 // (e.g. 400 with -32022), or else a transport error.
 func (h *httpConn) errorStatus(op string, resp *http.Response, id jsonrpc.ID) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	return h.errorBody(op, resp.StatusCode, body, id)
+}
+
+// errorBody is errorStatus with the body read.
+func (h *httpConn) errorBody(op string, status int, body []byte, id jsonrpc.ID) error {
 	if msg, _, derr := jsonrpc.Decode(body); derr == nil {
 		if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil {
 			r.ID = id
@@ -301,15 +402,19 @@ func (h *httpConn) errorStatus(op string, resp *http.Response, id jsonrpc.ID) er
 			return nil
 		}
 	}
+	return &TransportError{Op: op, StatusCode: status, Err: statusError(status, body)}
+}
+
+// statusError describes an HTTP error status with the start of its body.
+func statusError(status int, body []byte) error {
 	snippet := string(bytes.TrimSpace(body))
 	if len(snippet) > 200 {
 		snippet = snippet[:200] + "…"
 	}
-	err := errors.New(http.StatusText(resp.StatusCode))
-	if snippet != "" {
-		err = fmt.Errorf("%s: %s", http.StatusText(resp.StatusCode), snippet)
+	if snippet == "" {
+		return errors.New(http.StatusText(status))
 	}
-	return &TransportError{Op: op, StatusCode: resp.StatusCode, Err: err}
+	return fmt.Errorf("%s: %s", http.StatusText(status), snippet)
 }
 
 // readJSON reads a single-message JSON reply.
@@ -387,11 +492,7 @@ func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser
 			}
 			return &TransportError{Op: op, Err: errors.New(why)}
 		}
-		delay := DefaultResumeDelay
-		if sr.hasRetry {
-			delay = sr.retry
-		}
-		t := time.NewTimer(delay)
+		t := time.NewTimer(h.reconnectDelay(sr.retry, sr.hasRetry, resumes))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -404,6 +505,10 @@ func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser
 		resp, err := h.get(ctx, sr.lastID, w.version)
 		if err != nil {
 			return &TransportError{Op: "GET (resume " + op + ")", Err: err}
+		}
+		if resp.StatusCode/100 == 3 {
+			resp.Body.Close()
+			return redirectError("GET (resume "+op+")", resp)
 		}
 		if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
 			resp.Body.Close()
@@ -484,9 +589,12 @@ func (h *httpConn) postMessage(ctx context.Context, m jsonrpc.Message, w *wireIn
 		return &TransportError{Op: op, Err: err}
 	}
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 == 3 {
+		return redirectError(op, resp)
+	}
 	if resp.StatusCode >= 400 {
-		return &TransportError{Op: op, StatusCode: resp.StatusCode, Err: errors.New(http.StatusText(resp.StatusCode))}
+		return &TransportError{Op: op, StatusCode: resp.StatusCode, Err: statusError(resp.StatusCode, reply)}
 	}
 	return nil
 }
@@ -525,14 +633,44 @@ func (h *httpConn) sessionStarted(ctx context.Context) {
 	}
 }
 
+// reconnectDelay is the wait before reopening an SSE stream for the
+// attempt-th time in a row (0 first): the server's retry (or
+// DefaultResumeDelay), at least the floor, doubled per attempt up to the
+// ceiling, or up to the server's retry when that is larger (see
+// WithReconnectDelay).
+func (h *httpConn) reconnectDelay(retry time.Duration, hasRetry bool, attempt int) time.Duration {
+	base := DefaultResumeDelay
+	if hasRetry {
+		base = retry
+	}
+	lo, hi := h.c.cfg.reconnectMin, h.c.cfg.reconnectMax
+	base = max(base, lo)
+	limit := max(hi, base)
+	d := base
+	for i := 0; i < attempt && d < limit; i++ {
+		if d > limit/2 {
+			return limit
+		}
+		d *= 2
+	}
+	return min(d, limit)
+}
+
 // listen keeps the standalone GET stream open, reconnecting with
-// Last-Event-ID, until the session ends or the server refuses it.
+// Last-Event-ID, until the session ends or the server refuses it. It gives
+// up after three streams in a row that failed or carried no message; every
+// reconnection waits longer than the last (reconnectDelay), and the wait
+// starts over only after a stream that stayed open for the ceiling, so a
+// server that sends one event and closes cannot make the client spin.
 func (h *httpConn) listen(ctx context.Context, ready chan struct{}) {
 	var once sync.Once
 	signal := func() { once.Do(func() { close(ready) }) }
 	defer signal()
-	lastID, delay, failures := "", DefaultResumeDelay, 0
+	lastID, failures, attempt := "", 0, 0
+	var retry time.Duration
+	hasRetry := false
 	for ctx.Err() == nil {
+		opened := time.Now()
 		resp, err := h.get(ctx, lastID, h.c.state().version)
 		if err != nil {
 			signal()
@@ -541,7 +679,11 @@ func (h *httpConn) listen(ctx context.Context, ready chan struct{}) {
 		} else if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
 			resp.Body.Close()
 			signal()
-			h.c.cfg.logger.Debug("server offers no standalone GET stream", "status", resp.StatusCode)
+			if resp.StatusCode/100 == 3 {
+				h.c.cfg.logger.Warn("not opening the standalone GET stream", "error", redirectError("GET", resp))
+			} else {
+				h.c.cfg.logger.Debug("server offers no standalone GET stream", "status", resp.StatusCode)
+			}
 			return
 		} else {
 			signal()
@@ -567,18 +709,22 @@ func (h *httpConn) listen(ctx context.Context, ready chan struct{}) {
 			resp.Body.Close()
 			lastID = sr.lastID
 			if sr.hasRetry {
-				delay = sr.retry
+				retry, hasRetry = sr.retry, true
 			}
 			if events > 0 {
 				failures = 0
 			} else {
 				failures++
 			}
+			if time.Since(opened) >= h.c.cfg.reconnectMax {
+				attempt = 0 // a stream that lasted: the server is healthy
+			}
 		}
 		if failures >= 3 {
 			return
 		}
-		t := time.NewTimer(delay)
+		t := time.NewTimer(h.reconnectDelay(retry, hasRetry, attempt))
+		attempt++
 		select {
 		case <-ctx.Done():
 			t.Stop()

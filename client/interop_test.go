@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/reference"
 	"github.com/toolwire/toolwire/transport/streamable"
@@ -85,13 +87,22 @@ func everything(t *testing.T) (node, entry string) {
 // pins the bind address) and returns its endpoint.
 func everythingHTTP(t *testing.T) string {
 	t.Helper()
+	addr, _ := startEverythingHTTP(t, "0")
+	return "http://" + addr + "/mcp"
+}
+
+// startEverythingHTTP starts server-everything in streamableHttp mode on
+// 127.0.0.1:port ("0" for any free port) and returns the address it bound
+// and a function that kills it and waits for it to exit.
+func startEverythingHTTP(t *testing.T, port string) (addr string, stop func()) {
+	t.Helper()
 	node, entry := everything(t)
 	preload, err := filepath.Abs("testdata/loopback.cjs")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(node, "--require", preload, entry, "streamableHttp")
-	cmd.Env = append(os.Environ(), "PORT=0")
+	cmd.Env = append(os.Environ(), "PORT="+port)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -99,26 +110,70 @@ func everythingHTTP(t *testing.T) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := make(chan string, 1)
+	var once sync.Once
+	stop = func() { once.Do(func() { cmd.Process.Kill(); cmd.Wait() }) }
+	t.Cleanup(stop)
+	addrc := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			if a, ok := strings.CutPrefix(sc.Text(), "TOOLWIRE_LISTENING "); ok {
-				addr <- a
+				addrc <- a
 			}
 		}
 	}()
 	select {
-	case a := <-addr:
+	case a := <-addrc:
 		if !strings.HasPrefix(a, "127.0.0.1:") {
 			t.Fatalf("server-everything bound %s, not 127.0.0.1", a)
 		}
-		return "http://" + a + "/mcp"
+		return a, stop
 	case <-time.After(30 * time.Second):
 		t.Fatal("server-everything did not start listening")
 	}
-	return ""
+	return "", stop
+}
+
+// server-everything forgets every session when it restarts and answers the
+// old one with 400 and JSON-RPC -32000 "Bad Request: No valid session ID
+// provided", not 404 (issue 10 item 13): the client recognises that as
+// session loss, re-initializes once, and the call succeeds on the new
+// session.
+func TestInteropServerEverythingRestart(t *testing.T) {
+	addr, stop := startEverythingHTTP(t, "0")
+	url := "http://" + addr + "/mcp"
+	var inits atomic.Int32
+	count := func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
+		return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			if req.Method == mcp.MethodInitialize {
+				inits.Add(1)
+			}
+			return next(ctx, req)
+		}
+	}
+	c := connect(t, &client.HTTP{URL: url}, client.WithEra(mcp.EraLegacy), client.WithMiddleware(count))
+	ctx := context.Background()
+	echo := func() (*mcp.CallToolResult, error) {
+		return c.CallTool(ctx, "echo", map[string]string{"message": "again"}, client.WithTimeout(20*time.Second))
+	}
+	if _, err := echo(); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	_, port, _ := strings.Cut(addr, ":")
+	if a, _ := startEverythingHTTP(t, port); a != addr {
+		t.Fatalf("restarted on %s, not %s", a, addr)
+	}
+	res, err := echo()
+	if err != nil {
+		t.Fatalf("after the restart: %s: %v", client.CodeOf(err), err)
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "Echo: again" {
+		t.Errorf("after the restart: %+v", res.Content)
+	}
+	if n := inits.Load(); n != 2 {
+		t.Errorf("%d initialize requests, want 2 (one re-initialization)", n)
+	}
 }
 
 func TestInteropServerEverything(t *testing.T) {

@@ -20,6 +20,13 @@ const (
 	DefaultMaxResumes     = 5
 	DefaultResumeDelay    = time.Second
 	DefaultGracePeriod    = 2 * time.Second
+	// DefaultMinReconnectDelay and DefaultMaxReconnectDelay bound the wait
+	// before an SSE stream is reopened (WithReconnectDelay).
+	DefaultMinReconnectDelay = 100 * time.Millisecond
+	DefaultMaxReconnectDelay = 30 * time.Second
+	// DefaultMinToolsTTL is the least time a tools/list is reused
+	// (WithMinToolsTTL).
+	DefaultMinToolsTTL = 30 * time.Second
 )
 
 // Version is the client's default clientInfo version.
@@ -73,6 +80,9 @@ type config struct {
 	maxInputRounds  int
 	maxPages        int
 	maxResumes      int
+	reconnectMin    time.Duration
+	reconnectMax    time.Duration
+	minToolsTTL     time.Duration
 	requestHandler  RequestHandler
 	middleware      []jsonrpc.Middleware
 	receiving       []jsonrpc.Middleware
@@ -110,6 +120,17 @@ func newConfig(opts []Option) config {
 	if c.maxResumes == 0 {
 		c.maxResumes = DefaultMaxResumes
 	}
+	if c.reconnectMin <= 0 {
+		c.reconnectMin = DefaultMinReconnectDelay
+	}
+	if c.reconnectMax <= 0 {
+		c.reconnectMax = DefaultMaxReconnectDelay
+	}
+	c.reconnectMax = max(c.reconnectMax, c.reconnectMin)
+	if c.minToolsTTL == 0 {
+		c.minToolsTTL = DefaultMinToolsTTL
+	}
+	c.minToolsTTL = max(c.minToolsTTL, 0)
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
@@ -185,6 +206,35 @@ func WithMaxPages(n int) Option {
 // disables resumption.
 func WithMaxResumes(n int) Option {
 	return clientOption(func(c *config) { c.maxResumes = n })
+}
+
+// WithReconnectDelay bounds the wait before the client reopens an SSE
+// stream the server ended: the standalone GET stream of a 2025-era session
+// and a request's reply stream resumed with Last-Event-ID. The wait starts
+// at the server's SSE retry field (DefaultResumeDelay when it sent none),
+// raised to at least floor, so that "retry: 0" cannot make the client
+// reconnect in a tight loop, and doubles with each reconnection up to
+// ceiling (a server retry above ceiling is honoured as it is). The
+// standalone stream's doubling starts over only after a stream that stayed
+// open for ceiling or longer: a server that sends one event and closes
+// every stream is reconnected to at most once per ceiling once the
+// doubling has got there. Defaults: floor DefaultMinReconnectDelay
+// (100 ms), ceiling DefaultMaxReconnectDelay (30 s); zero or less means
+// the default, and a ceiling below the floor is raised to the floor.
+func WithReconnectDelay(floor, ceiling time.Duration) Option {
+	return clientOption(func(c *config) { c.reconnectMin, c.reconnectMax = floor, ceiling })
+}
+
+// WithMinToolsTTL sets the least time the client reuses a tools/list (for
+// the outputSchema check and 2026-07-28 Mcp-Param headers) before listing
+// again, whatever ttlMs the server gives: a ttlMs of 0, which some servers
+// send by default, would otherwise mean listing every page before every
+// call. A notifications/tools/list_changed, a lost session, and a call to a
+// tool the cached listing does not have (once per listing) list again
+// regardless. Default DefaultMinToolsTTL (30 s); zero means the default, a
+// negative value takes the server's ttlMs as it is.
+func WithMinToolsTTL(d time.Duration) Option {
+	return clientOption(func(c *config) { c.minToolsTTL = d })
 }
 
 // WithRequestHandler sets what answers the requests a server sends the

@@ -155,3 +155,59 @@ func TestCallConfig(t *testing.T) {
 		t.Error("client-wide WithoutOutputValidation not set")
 	}
 }
+
+// The reconnection floor and ceiling (issue 10 item 6): defaults, range,
+// and the delays they give.
+func TestReconnectDelay(t *testing.T) {
+	c := newConfig(nil)
+	if c.reconnectMin != DefaultMinReconnectDelay || c.reconnectMax != DefaultMaxReconnectDelay {
+		t.Errorf("defaults: floor %v, ceiling %v", c.reconnectMin, c.reconnectMax)
+	}
+	c = newConfig([]Option{WithReconnectDelay(-1, -1)})
+	if c.reconnectMin != DefaultMinReconnectDelay || c.reconnectMax != DefaultMaxReconnectDelay {
+		t.Errorf("negative values: floor %v, ceiling %v", c.reconnectMin, c.reconnectMax)
+	}
+	c = newConfig([]Option{WithReconnectDelay(2*time.Second, time.Second)})
+	if c.reconnectMin != 2*time.Second || c.reconnectMax != 2*time.Second {
+		t.Errorf("a ceiling below the floor: floor %v, ceiling %v", c.reconnectMin, c.reconnectMax)
+	}
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		floor, ceiling time.Duration
+		retry          time.Duration
+		hasRetry       bool
+		attempt        int
+		want           time.Duration
+	}{
+		{100 * ms, 30 * time.Second, 0, true, 0, 100 * ms},              // retry: 0 gets the floor
+		{100 * ms, 30 * time.Second, 0, true, 3, 800 * ms},              // doubled per attempt
+		{100 * ms, 30 * time.Second, 0, false, 0, DefaultResumeDelay},   // no retry: the default
+		{100 * ms, 30 * time.Second, 0, true, 100, 30 * time.Second},    // capped, no overflow
+		{100 * ms, 30 * time.Second, time.Minute, true, 5, time.Minute}, // a longer server retry is honoured
+		{10 * ms, 40 * ms, 0, true, 1, 20 * ms},                         // configured floor
+		{10 * ms, 40 * ms, 0, true, 3, 40 * ms},                         // configured ceiling
+		{time.Hour, 1<<63 - 1, 0, true, 1000, 1<<63 - 1},                // huge ceiling: no overflow
+		{100 * ms, 30 * time.Second, 50 * ms, true, 0, 100 * ms},        // a retry below the floor
+		{100 * ms, 30 * time.Second, 250 * ms, true, 1, 500 * ms},       // a retry above it
+	} {
+		h := &httpConn{c: &Client{cfg: newConfig([]Option{WithReconnectDelay(tc.floor, tc.ceiling)})}}
+		if got := h.reconnectDelay(tc.retry, tc.hasRetry, tc.attempt); got != tc.want {
+			t.Errorf("floor %v ceiling %v retry %v/%v attempt %d: %v, want %v", tc.floor, tc.ceiling, tc.retry, tc.hasRetry, tc.attempt, got, tc.want)
+		}
+	}
+}
+
+// WithMinToolsTTL: the default, zero, and a negative value (the server's
+// ttlMs as it is).
+func TestMinToolsTTLConfig(t *testing.T) {
+	for _, tc := range []struct{ in, want time.Duration }{
+		{0, DefaultMinToolsTTL}, {-1, 0}, {time.Minute, time.Minute},
+	} {
+		if got := newConfig([]Option{WithMinToolsTTL(tc.in)}).minToolsTTL; got != tc.want {
+			t.Errorf("WithMinToolsTTL(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+	if got := newConfig(nil).minToolsTTL; got != DefaultMinToolsTTL {
+		t.Errorf("default %v", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"math"
 	"sync"
 	"time"
 
@@ -32,18 +33,24 @@ func (t *toolEntry) outputSchema() (*schema.Schema, error) {
 	return t.output, t.badOut
 }
 
-// toolCache holds the last complete tools/list; a list_changed notification
-// or a lost session drops it, and a modern ttlMs ages it.
+// toolCache holds the last complete tools/list, which gives the
+// outputSchemas calls are checked against and the 2026-07-28 Mcp-Param
+// headers. A list_changed notification or a lost session drops it; a
+// modern ttlMs ages it, but never below WithMinToolsTTL, so that a server's
+// ttlMs of 0 does not mean listing every page before every call; a tool it
+// lacks makes the next lookup of that name stale, once per listing, so that
+// a tool added since is found.
 type toolCache struct {
 	mu      sync.Mutex
 	loaded  bool
 	expires time.Time // zero: no expiry known
 	byName  map[string]*toolEntry
+	missed  map[string]bool // names looked for and not in this listing
 }
 
 func (tc *toolCache) drop() {
 	tc.mu.Lock()
-	tc.loaded, tc.byName = false, nil
+	tc.loaded, tc.byName, tc.missed = false, nil, nil
 	tc.mu.Unlock()
 }
 
@@ -53,21 +60,41 @@ func (tc *toolCache) get(name string) *toolEntry {
 	return tc.byName[name]
 }
 
-// lookup returns the cached entry and whether the cache is loaded and fresh.
+// lookup returns the cached entry and whether the cache can answer for
+// name: it is loaded and unexpired, and has the tool or has already been
+// refreshed once for not having it.
 func (tc *toolCache) lookup(name string) (*toolEntry, bool) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	fresh := tc.loaded && (tc.expires.IsZero() || time.Now().Before(tc.expires))
-	return tc.byName[name], fresh
+	e := tc.byName[name]
+	fresh := tc.loaded && (tc.expires.IsZero() || time.Now().Before(tc.expires)) && (e != nil || tc.missed[name])
+	return e, fresh
 }
 
-func (tc *toolCache) store(entries map[string]*toolEntry, ttl *int64) {
+// miss records that a listing made to find name did not have it, so that
+// lookups of name are answered (nil) until the next listing.
+func (tc *toolCache) miss(name string) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	tc.loaded, tc.byName, tc.expires = true, entries, time.Time{}
+	if !tc.loaded || tc.byName[name] != nil {
+		return
+	}
+	if tc.missed == nil {
+		tc.missed = map[string]bool{}
+	}
+	tc.missed[name] = true
+}
+
+// store replaces the cache with a complete listing. ttl is the listing's
+// ttlMs (nil: none, the listing does not expire); it counts as at least
+// minTTL.
+func (tc *toolCache) store(entries map[string]*toolEntry, ttl *int64, minTTL time.Duration) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	tc.loaded, tc.byName, tc.missed, tc.expires = true, entries, nil, time.Time{}
 	if ttl != nil {
-		ms := max(*ttl, 0)
-		tc.expires = time.Now().Add(time.Duration(ms) * time.Millisecond)
+		d := time.Duration(max(min(*ttl, math.MaxInt64/int64(time.Millisecond)), 0)) * time.Millisecond
+		tc.expires = time.Now().Add(max(d, minTTL))
 	}
 }
 
@@ -204,7 +231,7 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	if c.state().era != mcp.EraModern {
 		ttl = nil // legacy lists change only with list_changed
 	}
-	c.tools.store(entries, ttl)
+	c.tools.store(entries, ttl, c.cfg.minToolsTTL)
 	return all, nil
 }
 
@@ -226,5 +253,9 @@ func (c *Client) toolEntry(ctx context.Context, name string, refresh bool) (*too
 	if _, err := c.ListTools(ctx); err != nil {
 		return nil, err
 	}
-	return c.tools.get(name), nil
+	e = c.tools.get(name)
+	if e == nil {
+		c.tools.miss(name)
+	}
+	return e, nil
 }

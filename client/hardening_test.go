@@ -1,0 +1,367 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/jsonrpc"
+)
+
+// getLog records when each GET of the standalone stream arrived.
+type getLog struct {
+	mu    sync.Mutex
+	times []time.Time
+	more  chan struct{}
+}
+
+func newGetLog() *getLog { return &getLog{more: make(chan struct{}, 1)} }
+
+func (g *getLog) add() {
+	g.mu.Lock()
+	g.times = append(g.times, time.Now())
+	g.mu.Unlock()
+	select {
+	case g.more <- struct{}{}:
+	default:
+	}
+}
+
+// wait returns the first n arrival times, failing the test if they do not
+// come within limit.
+func (g *getLog) wait(t *testing.T, n int, limit time.Duration) []time.Time {
+	t.Helper()
+	deadline := time.After(limit)
+	for {
+		g.mu.Lock()
+		if len(g.times) >= n {
+			out := append([]time.Time(nil), g.times[:n]...)
+			g.mu.Unlock()
+			return out
+		}
+		got := len(g.times)
+		g.mu.Unlock()
+		select {
+		case <-g.more:
+		case <-deadline:
+			t.Fatalf("%d GETs within %v, want %d", got, limit, n)
+		}
+	}
+}
+
+// A server whose standalone stream sends "retry: 0" and one event, then
+// closes, must not make the client reconnect in a loop (issue 10 item 6:
+// 9,207 GETs in 5 s). Each reconnection waits at least the floor, doubled
+// per reconnection in a row.
+func TestHTTPStandaloneStreamBacksOff(t *testing.T) {
+	f := newFake(t)
+	gets := newGetLog()
+	f.get = func(w http.ResponseWriter, r *http.Request) {
+		gets.add()
+		writeSSE(w, "retry: 0\n"+sseData(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"one event"}}`))
+	}
+	connect(t, f.transport(), legacy())
+	times := gets.wait(t, 5, 20*time.Second)
+	floor := 100 * time.Millisecond // client.DefaultMinReconnectDelay
+	for i := 1; i < len(times); i++ {
+		want := floor << (i - 1)
+		if gap := times[i].Sub(times[i-1]); gap < want {
+			t.Errorf("GET %d came %v after the previous one, want at least %v (floor and backoff)", i+1, gap, want)
+		}
+	}
+}
+
+// The floor and ceiling are the client's options.
+func TestHTTPReconnectDelayOption(t *testing.T) {
+	f := newFake(t)
+	gets := newGetLog()
+	f.get = func(w http.ResponseWriter, r *http.Request) {
+		gets.add()
+		writeSSE(w, "retry: 0\n"+sseData(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"one event"}}`))
+	}
+	connect(t, f.transport(), legacy(), client.WithReconnectDelay(300*time.Millisecond, 400*time.Millisecond))
+	times := gets.wait(t, 3, 20*time.Second)
+	for i, want := range []time.Duration{300 * time.Millisecond, 400 * time.Millisecond} {
+		if gap := times[i+1].Sub(times[i]); gap < want {
+			t.Errorf("GET %d came %v after the previous one, want at least %v", i+2, gap, want)
+		}
+	}
+}
+
+// A server that redirects to another origin gets nothing there: not the
+// POST (body, session id, the caller's headers), not the standalone GET
+// (issue 10 item 7: the body, OTC-API-Key, -H headers and Mcp-Session-Id
+// were resent after a 307). This holds for a caller's http.Client too,
+// even one whose own CheckRedirect allows everything.
+func TestHTTPNoCrossOriginRedirect(t *testing.T) {
+	var stolen atomic.Int32
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stolen.Add(1)
+		t.Errorf("the other origin got %s %s with headers %v", r.Method, r.URL, r.Header)
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer evil.Close()
+	clients := map[string]*http.Client{
+		"default":                      nil,
+		"caller's client":              {},
+		"caller's client allowing all": {CheckRedirect: func(*http.Request, []*http.Request) error { return nil }},
+	}
+	for name, hc := range clients {
+		t.Run(name, func(t *testing.T) {
+			for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect, http.StatusFound} {
+				f := newFake(t)
+				f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
+					if req.Method == "tools/call" {
+						http.Redirect(w, r, evil.URL+"/mcp", status)
+						return true
+					}
+					return false
+				}
+				f.get = func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, evil.URL+"/mcp", status) }
+				tr := &client.HTTP{URL: f.url(), Client: hc, Header: http.Header{"Otc-Api-Key": {"secret"}, "X-Custom": {"also secret"}}}
+				c := connect(t, tr, legacy())
+				_, err := c.CallTool(context.Background(), "echo", map[string]string{"message": "private"}, client.WithoutOutputValidation())
+				var te *client.TransportError
+				if !errors.As(err, &te) || te.StatusCode != status || !strings.Contains(err.Error(), "redirect to \""+evil.URL) {
+					t.Errorf("HTTP %d: err = %v, want a transport error naming the redirect", status, err)
+				}
+			}
+		})
+	}
+	if hc := clients["caller's client allowing all"]; hc.CheckRedirect == nil {
+		t.Error("the caller's http.Client was changed")
+	}
+	if n := stolen.Load(); n != 0 {
+		t.Fatalf("%d requests reached the other origin", n)
+	}
+}
+
+// A GET redirected within the endpoint's origin is followed, with the
+// session id.
+func TestHTTPSameOriginGETRedirectFollowed(t *testing.T) {
+	f := newFake(t)
+	opened := make(chan http.Header, 1)
+	f.get = func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/mcp" {
+			http.Redirect(w, r, "/mcp/stream", http.StatusTemporaryRedirect)
+			return
+		}
+		select {
+		case opened <- r.Header.Clone():
+		default:
+		}
+		writeSSE(w, ": open\n\n")
+		<-r.Context().Done()
+	}
+	connect(t, f.transport(), legacy())
+	select {
+	case h := <-opened:
+		if h.Get("Mcp-Session-Id") != "session-1" {
+			t.Errorf("redirected GET headers: %v", h)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the same-origin redirect was not followed")
+	}
+}
+
+// A server that rejects the session with 400 and -32000 "No valid session
+// ID provided" even after re-initializing (as server-everything answers an
+// unknown session) gets exactly one re-initialization, then the call fails
+// with CodeSessionInvalid. A 400 with another code, or with -32000 that
+// does not name the session, is the request's own error.
+func TestHTTPSessionRejected400(t *testing.T) {
+	for _, tc := range []struct {
+		body      string
+		lost      bool
+		wantCalls int
+	}{
+		{`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":%s}`, true, 2},
+		{`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}`, true, 2},
+		{`{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid session params"},"id":%s}`, false, 1},
+		{`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":%s}`, false, 1},
+	} {
+		f := newFake(t)
+		f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
+			if req.Method == "tools/call" {
+				writeJSON(w, 400, strings.Replace(tc.body, "%s", req.ID.String(), 1))
+				return true
+			}
+			return false
+		}
+		c := connect(t, f.transport(), legacy())
+		_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+		var se *client.SessionInvalidError
+		if tc.lost {
+			if !errors.As(err, &se) || client.CodeOf(err) != client.CodeSessionInvalid || se.StatusCode != 400 || se.SessionID != "session-2" {
+				t.Errorf("%s: err = %v, want session invalid after one re-initialization", tc.body, err)
+			}
+		} else if client.CodeOf(err) != client.CodeJSONRPC {
+			t.Errorf("%s: err = %v, want the JSON-RPC error as sent", tc.body, err)
+		}
+		if n := len(f.calls("tools/call")); n != tc.wantCalls {
+			t.Errorf("%s: %d tools/call requests, want %d", tc.body, n, tc.wantCalls)
+		}
+		if n := len(f.calls("initialize")); n != tc.wantCalls {
+			t.Errorf("%s: %d initialize requests, want %d", tc.body, n, tc.wantCalls)
+		}
+	}
+}
+
+// When the server refuses the client's answer to a request it sent during
+// a call (HTTP 400 to the POSTed response), the call fails at once with a
+// transport error saying so, rather than waiting for its timeout (issue 10
+// item 14: only logged, and the call waited 60 s).
+func TestHTTPRefusedAnswerFailsTheCall(t *testing.T) {
+	f := newFake(t)
+	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
+		if req.Method != "tools/call" {
+			return false
+		}
+		writeSSE(w, "id: 1\ndata: \n\n", sseData(`{"jsonrpc":"2.0","id":"srv-1","method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{}}}}`))
+		select { // the response never comes: the server is waiting for the answer
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+		return true
+	}
+	f.answer = func(w http.ResponseWriter, r *http.Request, resp *jsonrpc.Response) bool {
+		writeJSON(w, 400, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Bad Request: unexpected response"}}`)
+		return true
+	}
+	handler := client.WithRequestHandler(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		return map[string]any{"action": "decline"}, nil
+	})
+	c := connect(t, f.transport(), legacy(), handler)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(context.Background(), "ask", nil, client.WithoutOutputValidation())
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var te *client.TransportError
+		if !errors.As(err, &te) || te.StatusCode != 400 || errors.Is(err, context.DeadlineExceeded) ||
+			!strings.Contains(err.Error(), "answer to elicitation/create") || !strings.Contains(err.Error(), "unexpected response") {
+			t.Fatalf("err = %v, want a transport error naming the refused answer", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call still waits 10 s after the server refused the answer to its request")
+	}
+}
+
+// pagedTools is a 2026-07-28 server that lists its tools three to a page
+// with ttlMs 0 (mcp-go's default); every tool's structuredContent is
+// {"v": "<name>"}, as its outputSchema says. add lists one more tool.
+type pagedTools struct {
+	f     *fake
+	mu    sync.Mutex
+	names []string
+}
+
+func newPagedTools(t *testing.T, names ...string) *pagedTools {
+	p := &pagedTools{f: newFake(t), names: names}
+	p.f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
+		switch req.Method {
+		case "server/discover":
+			writeResult(w, req.ID, discoverResult)
+		case "tools/list":
+			var params struct {
+				Cursor string `json:"cursor"`
+			}
+			json.Unmarshal(req.Params, &params)
+			start := 0
+			fmt.Sscan(params.Cursor, &start)
+			p.mu.Lock()
+			names := p.names
+			p.mu.Unlock()
+			var tools []string
+			for _, n := range names[start:min(start+3, len(names))] {
+				tools = append(tools, `{"name":"`+n+`","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"v":{"type":"string","const":"`+n+`"}},"required":["v"]}}`)
+			}
+			next := ""
+			if start+3 < len(names) {
+				next = fmt.Sprintf(`,"nextCursor":"%d"`, start+3)
+			}
+			writeResult(w, req.ID, `{"resultType":"complete","tools":[`+strings.Join(tools, ",")+`]`+next+`,"ttlMs":0,"cacheScope":"public"}`)
+		case "tools/call":
+			var params struct {
+				Name string `json:"name"`
+			}
+			json.Unmarshal(req.Params, &params)
+			writeResult(w, req.ID, `{"resultType":"complete","content":[],"structuredContent":{"v":"`+params.Name+`"}}`)
+		default:
+			return false
+		}
+		return true
+	}
+	return p
+}
+
+func (p *pagedTools) add(name string) {
+	p.mu.Lock()
+	p.names = append(p.names, name)
+	p.mu.Unlock()
+}
+
+// With ttlMs 0 the client does not list every page before every call
+// (issue 10 item 15: 7 extra requests per call at page size 3): the
+// listing is reused, validated calls go on against its outputSchemas, and
+// a tool the listing lacks makes it list again, once.
+func TestToolsTTLZeroIsNotRelistedPerCall(t *testing.T) {
+	p := newPagedTools(t, "t1", "t2", "t3", "t4", "t5", "t6", "t7")
+	c := connect(t, p.f.transport())
+	ctx := context.Background()
+	lists := func() int { return len(p.f.calls("tools/list")) }
+	for i := range 5 {
+		if _, err := c.CallTool(ctx, fmt.Sprintf("t%d", i+1), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := lists(); n != 3 {
+		t.Fatalf("%d tools/list requests for 5 calls, want 3 (one listing of three pages)", n)
+	}
+	// A tool added since the listing: the miss lists again, and its
+	// outputSchema is then used.
+	p.add("t8")
+	for range 2 {
+		if _, err := c.CallTool(ctx, "t8", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := lists(); n != 6 {
+		t.Errorf("%d tools/list requests after calling a new tool twice, want 6 (one more listing)", n)
+	}
+	// A tool the server does not list at all: one listing, not one per call.
+	for range 3 {
+		if _, err := c.CallTool(ctx, "unlisted", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := lists(); n != 9 {
+		t.Errorf("%d tools/list requests after calling an unlisted tool three times, want 9 (one more listing)", n)
+	}
+}
+
+// WithMinToolsTTL(-1) takes the server's ttlMs as it is: with 0, every
+// validated call lists again.
+func TestMinToolsTTLOption(t *testing.T) {
+	p := newPagedTools(t, "t1", "t2", "t3", "t4")
+	c := connect(t, p.f.transport(), client.WithMinToolsTTL(-1))
+	for range 2 {
+		if _, err := c.CallTool(context.Background(), "t1", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(p.f.calls("tools/list")); n != 4 {
+		t.Errorf("%d tools/list requests, want 4 (two pages before each call)", n)
+	}
+}
