@@ -24,6 +24,8 @@ targets=(
   "./schema FuzzDecodeValue"
   "./mcp FuzzDecodeContent"
   "./mcp FuzzAppendString"
+  "./client FuzzSSEReader"
+  "./transport/stdio FuzzConnRead"
 )
 
 # Every fuzz target in the module (bench/ is a module of its own) must be listed.
