@@ -19,6 +19,12 @@ import (
 // result for the era (2026-07-28 results are stamped with resultType, the
 // server's identity and, for lists, cache hints).
 func (ss *Session) HandleRequest(ctx context.Context, req *jsonrpc.Request, w jsonrpc.Sender) *jsonrpc.Response {
+	if ctx.Err() != nil {
+		// Cancelled before it began (the client's cancellation was read
+		// first): nothing runs and, as for any cancelled request, nothing
+		// is answered.
+		return nil
+	}
 	peer, perr := ss.peerOf(req)
 	if perr != nil {
 		return &jsonrpc.Response{ID: req.ID, Error: perr}

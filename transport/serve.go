@@ -273,10 +273,11 @@ type loop struct {
 	dispatching sync.Mutex // held while a read message is handed over
 
 	mu      sync.Mutex
-	running int                // requests being served
-	queue   []*jsonrpc.Request // requests waiting for a slot
-	idle    int                // goroutines waiting for the role
-	reqs    sync.WaitGroup     // requests running or queued
+	running int                           // requests being served
+	queue   []*jsonrpc.Request            // requests waiting for a slot
+	active  map[jsonrpc.ID]*activeRequest // requests handed to the session
+	idle    int                           // goroutines waiting for the role
+	reqs    sync.WaitGroup                // requests running or queued
 
 	writeOnce sync.Once
 	writeErr  error
@@ -317,6 +318,7 @@ func (l *loop) worker(reader bool) {
 			req := l.queue[0]
 			l.queue = l.queue[1:]
 			l.running++
+			l.activateLocked(req)
 			l.mu.Unlock()
 			l.serve(req)
 		}
@@ -371,15 +373,71 @@ func (l *loop) passRole() {
 	go l.worker(true)
 }
 
-// serve answers one request; running was counted for it.
+// activeRequest is a request handed to the session, with the context it
+// runs under: a notifications/cancelled read at any moment after the
+// request was accepted cancels it, even before the session has registered
+// the request itself.
+type activeRequest struct {
+	req    *jsonrpc.Request // the request this entry belongs to
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// ErrCancelledByPeer is the cause of a request's context when the peer
+// cancelled it with notifications/cancelled.
+var ErrCancelledByPeer = errors.New("request cancelled by the client (notifications/cancelled)")
+
+// activateLocked gives an accepted request its own context; l.mu is held,
+// so no cancellation can be read between accepting and activating it. A
+// request whose id is already active shares nothing with it (the session
+// refuses the duplicate) and runs under the loop's context.
+func (l *loop) activateLocked(req *jsonrpc.Request) {
+	if _, dup := l.active[req.ID]; dup {
+		return
+	}
+	if l.active == nil {
+		l.active = map[jsonrpc.ID]*activeRequest{}
+	}
+	ctx, cancel := context.WithCancelCause(l.reqCtx)
+	l.active[req.ID] = &activeRequest{req: req, ctx: ctx, cancel: cancel}
+}
+
+// serve answers one request; running was counted and the request activated.
 func (l *loop) serve(req *jsonrpc.Request) {
-	if resp := l.sess.HandleRequest(l.reqCtx, req, l.out); resp != nil {
+	ctx := l.reqCtx
+	l.mu.Lock()
+	a := l.active[req.ID]
+	l.mu.Unlock()
+	if a != nil && a.req != req {
+		a = nil // a duplicate id: the entry is the other request's
+	}
+	if a != nil {
+		ctx = a.ctx
+	}
+	if resp := l.sess.HandleRequest(ctx, req, l.out); resp != nil {
 		l.reply(resp)
 	}
 	l.mu.Lock()
 	l.running--
+	if a != nil && l.active[req.ID] == a {
+		delete(l.active, req.ID)
+	}
 	l.mu.Unlock()
+	if a != nil {
+		a.cancel(nil)
+	}
 	l.reqs.Done()
+}
+
+// cancelActive cancels the context of an accepted request the client
+// cancelled; the session, told too, answers nothing for it.
+func (l *loop) cancelActive(id jsonrpc.ID) {
+	l.mu.Lock()
+	a := l.active[id]
+	l.mu.Unlock()
+	if a != nil {
+		a.cancel(ErrCancelledByPeer)
+	}
 }
 
 // read holds the reader's role: it reads and dispatches messages until one
@@ -434,6 +492,7 @@ func (l *loop) dispatch(data []byte, err error) (req *jsonrpc.Request, more bool
 	case *jsonrpc.Notification:
 		if id, ok := cancelledRequest(m); ok {
 			l.dropQueued(id)
+			l.cancelActive(id)
 		}
 		// The session sees every cancellation: it cancels a request that
 		// is already running.
@@ -461,6 +520,7 @@ func (l *loop) dispatch(data []byte, err error) (req *jsonrpc.Request, more bool
 		}
 		l.running++
 		l.reqs.Add(1)
+		l.activateLocked(m)
 		l.mu.Unlock()
 		return m, true
 	}
