@@ -94,7 +94,7 @@ func (c *Client) call(ctx context.Context, out outgoing, cc callConfig, skim boo
 			return raw, nil
 		}
 		if round+1 >= c.cfg.maxInputRounds {
-			return nil, &ProtocolError{Op: out.method, Reason: fmt.Sprintf("server still requires input after %d rounds (limit WithMaxInputRounds)", round+1)}
+			return nil, &ProtocolError{Op: out.method, Reason: fmt.Sprintf("the server still requires input after %d rounds, the client's limit", round+1)}
 		}
 		responses, err := c.answerInputs(ctx, out.method, head.InputRequests)
 		if err != nil {
@@ -122,7 +122,7 @@ func (c *Client) answerInputs(ctx context.Context, method string, reqs map[strin
 			return nil, &ProtocolError{Op: method, Reason: fmt.Sprintf("input request %q is not {method, params}", key), Err: err}
 		}
 		if c.cfg.requestHandler == nil && len(c.cfg.receiving) == 0 && r.Method != mcp.MethodPing {
-			return nil, &ProtocolError{Op: method, Reason: fmt.Sprintf("server requires input %q (%s) but the client has no RequestHandler", key, r.Method)}
+			return nil, &ProtocolError{Op: method, Reason: fmt.Sprintf("the server requires input %q (its %s request), which this client does not answer", key, r.Method)}
 		}
 		enc, err := c.answer(ctx, &jsonrpc.Request{ID: jsonrpc.StringID(key), Method: r.Method, Params: r.Params})
 		if err != nil {

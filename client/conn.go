@@ -40,6 +40,7 @@ type framedLink struct {
 	readCtx  context.Context // ends reading at close, for connections that honour it
 	stopRead context.CancelFunc
 	done     chan struct{} // closed once reading has ended and the client failed
+	eof      chan struct{} // closed as soon as reading has ended, before done
 
 	// ended, when set, says why the transport is gone once reading ends
 	// (the stdio child's exit status and stderr, say). It may block until
@@ -48,7 +49,7 @@ type framedLink struct {
 }
 
 func newFramedLink(c *Client, conn transport.Conn, op string) *framedLink {
-	f := &framedLink{c: c, conn: conn, op: op, done: make(chan struct{})}
+	f := &framedLink{c: c, conn: conn, op: op, done: make(chan struct{}), eof: make(chan struct{})}
 	f.readCtx, f.stopRead = context.WithCancel(context.Background())
 	return f
 }
@@ -71,7 +72,7 @@ func (f *framedLink) readLoop() {
 		if err != nil {
 			var tl *transport.TooLargeError
 			if errors.As(err, &tl) {
-				f.c.peer.FailAll(&TransportError{Op: "read", Err: fmt.Errorf("a message from the server exceeds the %d-byte limit (MaxMessageSize)", tl.Limit)})
+				f.c.peer.FailAll(&TransportError{Op: "read", Err: fmt.Errorf("a message from the server exceeds the %d-byte limit on message size", tl.Limit)})
 				continue
 			}
 			readErr = err
@@ -88,6 +89,7 @@ func (f *framedLink) readLoop() {
 		}
 		f.c.dispatch(m)
 	}
+	close(f.eof)
 	var why error
 	if f.ended != nil {
 		why = f.ended(readErr)
@@ -101,6 +103,17 @@ func (f *framedLink) readLoop() {
 	f.c.fail(why)
 	f.stopRead()
 	close(f.done)
+}
+
+// readEnded reports whether the far end has stopped sending (its stream
+// ended or failed), even if the reason is not settled yet.
+func (f *framedLink) readEnded() bool {
+	select {
+	case <-f.eof:
+		return true
+	default:
+		return false
+	}
 }
 
 // write sends one message. Once the connection is gone it returns why,

@@ -425,7 +425,7 @@ func (h *httpConn) readJSON(op string, resp *http.Response, id jsonrpc.ID) error
 		return &TransportError{Op: op, Err: fmt.Errorf("reading the response: %w", err)}
 	}
 	if len(data) > max {
-		return &TransportError{Op: op, Err: fmt.Errorf("the response exceeds the %d-byte limit (MaxMessageSize)", max)}
+		return &TransportError{Op: op, Err: fmt.Errorf("the response exceeds the %d-byte limit on message size", max)}
 	}
 	msg, _, derr := jsonrpc.Decode(data)
 	if derr != nil {
@@ -532,7 +532,7 @@ func (h *httpConn) consume(ctx context.Context, op string, sr *sseReader, id jso
 		if err != nil {
 			var tl *errSSETooLarge
 			if errors.As(err, &tl) {
-				return false, &TransportError{Op: op, Err: fmt.Errorf("an SSE event exceeds the %d-byte limit (MaxMessageSize)", tl.limit)}
+				return false, &TransportError{Op: op, Err: fmt.Errorf("an SSE event exceeds the %d-byte limit on message size", tl.limit)}
 			}
 			if ctx.Err() != nil {
 				return false, &TransportError{Op: op, Err: ctxErr(ctx)}

@@ -14,7 +14,9 @@ import (
 var legacyAccepted = append(mcp.LegacyVersions(), "2024-11-05")
 
 // negotiate settles the era: modern via server/discover, legacy via
-// initialize, or auto (probe modern, fall back to legacy).
+// initialize, or auto (probe modern, fall back to legacy). In auto, a stdio
+// child that exits or closes its stdout in answer to the probe (a strict
+// legacy server) is started again and initialized.
 func (c *Client) negotiate(ctx context.Context) error {
 	switch c.cfg.era {
 	case mcp.EraLegacy:
@@ -25,6 +27,12 @@ func (c *Client) negotiate(ctx context.Context) error {
 		err := c.discover(ctx, true)
 		if err == nil {
 			return nil
+		}
+		if restarted, rerr := c.restartAfterProbe(ctx); restarted {
+			if rerr != nil {
+				return rerr
+			}
+			return c.initialize(ctx)
 		}
 		if !c.fallbackable(ctx, err) {
 			return err
@@ -87,8 +95,11 @@ type discoverWire struct {
 }
 
 // discover runs server/discover. In probe mode any failure is returned for
-// the caller to fall back; otherwise only a transport failure or a server
-// that names no modern version is fatal.
+// the caller to fall back. Otherwise (the era forced to modern) a server
+// that answers server/discover with anything but a DiscoverResult naming a
+// modern version does not speak 2026-07-28: that is one outcome, an
+// *EraError, whatever its way of saying so. A transport failure stays one,
+// and a malformed DiscoverResult is a broken modern server (ProtocolError).
 func (c *Client) discover(ctx context.Context, probe bool) error {
 	c.setState(func(s *state) { s.era, s.version = mcp.EraModern, c.preferred(mcp.EraModern) })
 	var opts []CallOption
@@ -97,16 +108,8 @@ func (c *Client) discover(ctx context.Context, probe bool) error {
 	}
 	raw, err := c.Call(ctx, mcp.MethodDiscover, nil, opts...)
 	if err != nil {
-		if probe {
-			return err
-		}
-		if CodeOf(err) == CodeJSONRPC {
-			var je *JSONRPCError
-			if errors.As(err, &je) && je.Code == mcp.CodeUnsupportedProtocolVersion {
-				return err // even the retried version was refused
-			}
-			c.cfg.logger.Info("server/discover failed; carrying on in the modern era", "error", err)
-			return nil
+		if !probe && refusesDiscover(err) {
+			return &EraError{Version: c.state().version, Err: err}
 		}
 		return err
 	}
@@ -122,7 +125,7 @@ func (c *Client) discover(ctx context.Context, probe bool) error {
 		if probe {
 			return errNotModern
 		}
-		return &ProtocolError{Op: mcp.MethodDiscover, Reason: fmt.Sprintf("server supports %v, none of them modern", d.SupportedVersions)}
+		return &EraError{Version: c.state().version, Err: &ProtocolError{Op: mcp.MethodDiscover, Reason: fmt.Sprintf("server supports %v, none of them modern", d.SupportedVersions)}}
 	}
 	var info mcp.Implementation
 	if d.Meta.ServerInfo != nil {
@@ -133,6 +136,46 @@ func (c *Client) discover(ctx context.Context, probe bool) error {
 	})
 	return nil
 }
+
+// refusesDiscover says whether a failed server/discover was the server's
+// answer (rather than no answer): a JSON-RPC error (method not found, not
+// initialized, unsupported protocol version even after the retry), a
+// session demanded, or an HTTP 400, 404 or 405 with no JSON-RPC body, which
+// legacy-only HTTP servers send for a request outside a session.
+func refusesDiscover(err error) bool {
+	switch CodeOf(err) {
+	case CodeJSONRPC, CodeSessionInvalid:
+		return true
+	case CodeTransport:
+		var te *TransportError
+		if errors.As(err, &te) {
+			switch te.StatusCode {
+			case 400, 404, 405:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// EraError: the era was forced to modern (WithEra(mcp.EraModern)) and the
+// server does not speak 2026-07-28: it refused server/discover (a JSON-RPC
+// error, a 400/404/405 status), or answered it with a DiscoverResult that
+// names no modern version. Its code is CodeJSONRPC, as a
+// legacy server's refusal mostly is; Err is the server's answer. Connecting
+// in the auto era (the default) or the legacy era reaches such a server.
+type EraError struct {
+	Version string // the version asked for, e.g. "2026-07-28"
+	Err     error
+}
+
+func (e *EraError) Error() string {
+	return fmt.Sprintf("the server does not speak protocol version %s (%v); connect in the auto or legacy era", e.Version, e.Err)
+}
+func (e *EraError) Unwrap() error { return e.Err }
+
+// MCPCode makes every such case one outcome, whatever the cause's own code.
+func (*EraError) MCPCode() Code { return CodeJSONRPC }
 
 // initialize opens a legacy session and sends notifications/initialized.
 func (c *Client) initialize(ctx context.Context) error {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/transport/stdio"
 )
 
@@ -41,7 +42,7 @@ func (cmd *Command) dial(ctx context.Context, c *Client) (link, error) {
 	if err != nil {
 		return nil, &TransportError{Op: "start " + cmd.Path, Err: err}
 	}
-	s := &stdioLink{cmd: x, grace: cmd.GracePeriod}
+	s := &stdioLink{cmd: x, from: cmd, grace: cmd.GracePeriod}
 	if s.grace <= 0 {
 		s.grace = DefaultGracePeriod
 	}
@@ -61,6 +62,7 @@ func (cmd *Command) dial(ctx context.Context, c *Client) (link, error) {
 type stdioLink struct {
 	*framedLink
 	cmd    *exec.Cmd
+	from   *Command // what started it, to start it again (restartAfterProbe)
 	stderr *stderrLog
 	grace  time.Duration
 
@@ -86,6 +88,35 @@ func (s *stdioLink) exited(readErr error) error {
 		why += "; its last stderr output: " + tail
 	}
 	return &TransportError{Op: "stdio", Err: errors.New(why)}
+}
+
+// restartAfterProbe replaces a stdio child whose output ended while the
+// client probed it with server/discover: a strict legacy server may exit
+// (or close stdout) on a method it does not know, and auto era must then
+// fall back to initialize on a fresh process, as --era legacy would have
+// started it. It reports whether it restarted; it does nothing for other
+// transports or a child that is still talking. The old child is shut down
+// and reaped first (Close's stdin, SIGTERM, SIGKILL sequence), and the
+// client's pending-request table, closed by the old child's end, is
+// replaced; no call can be under way, since Connect has not returned.
+func (c *Client) restartAfterProbe(ctx context.Context) (bool, error) {
+	s, ok := c.conn.(*stdioLink)
+	if !ok || !s.readEnded() || ctx.Err() != nil {
+		return false, nil
+	}
+	_ = s.close()
+	c.cfg.logger.Debug("the server process ended on the server/discover probe; restarting it to initialize", "reason", c.deadErr())
+	ln, err := s.from.dial(ctx, c)
+	if err != nil {
+		return true, err
+	}
+	c.mu.Lock()
+	c.dead = nil
+	c.mu.Unlock()
+	c.peer = jsonrpc.NewPeer()
+	c.conn = ln
+	ln.(starter).start()
+	return true, nil
 }
 
 // close shuts the child down: stdin closed, then SIGTERM, then SIGKILL. It

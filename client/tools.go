@@ -118,7 +118,7 @@ func (c *Client) pages(ctx context.Context, yield func(*listPage, error) bool) {
 	seen := map[string]bool{}
 	for page := 0; ; page++ {
 		if page >= c.cfg.maxPages {
-			yield(nil, &ProtocolError{Op: mcp.MethodListTools, Reason: fmt.Sprintf("more than %d pages (limit WithMaxPages)", c.cfg.maxPages)})
+			yield(nil, &ProtocolError{Op: mcp.MethodListTools, Reason: fmt.Sprintf("more than %d pages, the client's limit", c.cfg.maxPages)})
 			return
 		}
 		var params any

@@ -32,6 +32,14 @@
 // Auth is off unless WithAPIKeys or WithJWT is given; when off, credentials
 // and the Authorization header are ignored. GET /health never needs auth.
 //
+// Whatever the auth, Handler refuses (403) a request whose Host or Origin is
+// not allowed (loopback only by default; WithAllowedHosts,
+// WithAllowedOrigins), so that a web page cannot reach a local listener by
+// DNS rebinding or a cross-site request, and (415) a POST whose Content-Type
+// is not application/json, the one form of request a browser cannot send to
+// another origin without a preflight. These are the MCP endpoint's rules,
+// from the same code.
+//
 // The directory schema/ holds the JSON Schema of CallToolResponse as
 // published and as corrected; see schema/README.md.
 package otc

@@ -8,17 +8,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolwire/toolwire/internal/wirejson"
 	"io"
 	"log/slog"
 	"math"
-	"mime"
 	"net/http"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/httpguard"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/schema"
@@ -26,6 +26,10 @@ import (
 
 // DefaultMaxRequestBytes bounds a POST /tools/call body.
 const DefaultMaxRequestBytes = 1 << 20
+
+// DefaultWriteTimeout bounds the writing of one response (see
+// WithWriteTimeout).
+const DefaultWriteTimeout = 30 * time.Second
 
 // HeaderOXPVersion is the OXP version header; a request that sends it is
 // answered in the OXP spelling.
@@ -39,6 +43,14 @@ const HeaderOXPVersion = "OXP-Version"
 //	                  400 ServerErrorResponse, 422 ValidationErrorResponse, 401
 //
 // POST /call, which some OTC examples show, is accepted as an alias.
+//
+// Before anything else, every request's Host and Origin are checked as on
+// the MCP endpoint (loopback only unless WithAllowedHosts and
+// WithAllowedOrigins say otherwise; 403), so that neither a page on another
+// site nor a DNS-rebound name can reach a local listener through the user's
+// browser; a POST must carry Content-Type application/json (415), which a
+// browser cannot send cross-origin without a CORS preflight, and this
+// handler answers no preflight.
 type Handler struct {
 	backend  Backend
 	naming   Naming
@@ -46,6 +58,10 @@ type Handler struct {
 	now      func() time.Time
 	dialect  Dialect
 	maxBody  int64
+	writeTO  time.Duration
+	hosts    []string
+	origins  []string
+	policy   *httpguard.Policy
 	logger   *slog.Logger
 	newID    func() string
 	health   func(context.Context) error
@@ -164,19 +180,72 @@ func WithHealthCheck(f func(context.Context) error) Option {
 	return func(h *Handler) error { h.health = f; return nil }
 }
 
+// WithAllowedHosts sets the Host header values the handler answers to, as
+// "name" (any port) or "name:port"; "*" accepts any Host. Default: the
+// loopback names localhost, 127.0.0.1 and ::1, which is what keeps a DNS
+// rebinding page (whose requests carry its own name as Host) out. A
+// listener reached by other names must list them. Other Hosts get 403.
+func WithAllowedHosts(hosts ...string) Option {
+	return func(h *Handler) error {
+		for i, v := range hosts {
+			if strings.TrimSpace(v) == "" {
+				return fmt.Errorf("otc: allowed host %d is empty", i)
+			}
+		}
+		h.hosts = append(h.hosts, hosts...)
+		return nil
+	}
+}
+
+// WithAllowedOrigins sets the Origin header values accepted from browsers,
+// as "scheme://host[:port]"; "*" accepts any. Default: loopback origins
+// (http or https on localhost, 127.0.0.1, ::1). A request with another
+// Origin gets 403 before it is read; one with no Origin (not from a
+// browser) is checked by Host alone.
+func WithAllowedOrigins(origins ...string) Option {
+	return func(h *Handler) error {
+		for i, v := range origins {
+			if strings.TrimSpace(v) == "" {
+				return fmt.Errorf("otc: allowed origin %d is empty", i)
+			}
+		}
+		h.origins = append(h.origins, origins...)
+		return nil
+	}
+}
+
+// WithWriteTimeout bounds the writing of each response (default 30 s, any
+// positive duration): a client that stops reading loses its connection
+// instead of holding the handler. The clock starts when the response is
+// ready, not when the request arrives, so a long tool call is not cut
+// short by it.
+func WithWriteTimeout(d time.Duration) Option {
+	return func(h *Handler) error {
+		if d <= 0 {
+			return fmt.Errorf("otc: write timeout %s must be positive", d)
+		}
+		h.writeTO = d
+		return nil
+	}
+}
+
 // NewHandler returns a handler serving b's tools. It fails on a bad option;
 // tool mapping problems show when the tools are read (see Check).
 func NewHandler(b Backend, opts ...Option) (*Handler, error) {
 	if b == nil {
 		return nil, errors.New("otc: backend is nil")
 	}
-	h := &Handler{backend: b, now: time.Now, maxBody: DefaultMaxRequestBytes,
+	h := &Handler{backend: b, now: time.Now, maxBody: DefaultMaxRequestBytes, writeTO: DefaultWriteTimeout,
 		logger: slog.New(slog.DiscardHandler), newID: NewUUID}
 	for _, o := range opts {
+		if o == nil {
+			return nil, errors.New("otc: option is nil")
+		}
 		if err := o(h); err != nil {
 			return nil, err
 		}
 	}
+	h.policy = httpguard.NewPolicy(h.hosts, h.origins)
 	if i, ok := b.(interface{ Info() mcp.Implementation }); ok {
 		h.infoName = i.Info().Name
 	}
@@ -218,11 +287,19 @@ func (h *Handler) catalog(ctx context.Context) (*catalog, error) {
 	return c, nil
 }
 
-// ServeHTTP routes the three OTC endpoints.
+// ServeHTTP routes the three OTC endpoints, after the Host and Origin
+// checks every endpoint gets.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d := h.dialect
 	if r.Header.Get(HeaderOXPVersion) != "" {
 		d = OXP
+	}
+	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: h.writeTO}
+	defer dw.finish()
+	w = dw
+	if msg := h.policy.Refusal(r); msg != "" {
+		writeServerError(w, http.StatusForbidden, d, msg, "")
+		return
 	}
 	switch r.URL.Path {
 	case "/health":
@@ -317,13 +394,19 @@ type callEnvelope struct {
 }
 
 func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, d Dialect) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			writeServerError(w, http.StatusUnsupportedMediaType, d, fmt.Sprintf("Content-Type %q is not application/json", ct), "")
-			return
+	if ct := r.Header.Get("Content-Type"); !httpguard.MediaTypeIs(ct, "application/json") {
+		msg := "Content-Type must be application/json"
+		if ct != "" {
+			msg = fmt.Sprintf("Content-Type %q is not application/json", ct)
 		}
+		writeServerError(w, http.StatusUnsupportedMediaType, d, msg, "")
+		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	mw := w // the server's own writer, so that a body too large closes the connection
+	if dw, ok := w.(*deadlineWriter); ok {
+		mw = dw.ResponseWriter
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(mw, r.Body, h.maxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -495,6 +578,38 @@ func splitPointer(p string) (string, string) {
 	}
 	return strings.ReplaceAll(strings.ReplaceAll(first, "~1", "/"), "~0", "~"), rest
 }
+
+// deadlineWriter starts the write timeout when the response head is
+// written: every OTC response is one JSON body written at once, so one
+// deadline per response bounds how long a client that stops reading can
+// hold the handler.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	armed   bool
+}
+
+func (w *deadlineWriter) WriteHeader(status int) {
+	// ErrNotSupported (a writer without deadlines, as in httptest.Recorder)
+	// leaves the response unbounded, which is all such a writer can offer.
+	w.armed = w.rc.SetWriteDeadline(time.Now().Add(w.timeout)) == nil
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// finish sends what is buffered while the deadline holds, then lifts it so
+// that the next request on a kept-alive connection (an "100 Continue", the
+// next response) does not inherit an expired one.
+func (w *deadlineWriter) finish() {
+	if !w.armed {
+		return
+	}
+	_ = w.rc.Flush()
+	_ = w.rc.SetWriteDeadline(time.Time{})
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func writeJSON(w http.ResponseWriter, status int, d Dialect, v any) {
 	raw, err := json.Marshal(v)

@@ -25,6 +25,23 @@ type otcServeFlags struct {
 	apiKeys       []string
 	jwtSecretFile string
 	jwtAudience   string
+
+	// Taken from serve's HTTP flags by guard.
+	allowedHosts   []string
+	allowedOrigins []string
+	writeTimeout   time.Duration
+}
+
+// guard gives the OTC listener the Host and Origin policy and the write
+// timeout of the MCP endpoint: --allowed-host (default: the loopback names
+// plus the --otc-addr host), --allowed-origin and --write-timeout.
+func (f *otcServeFlags) guard(s *serveFlags, logger *slog.Logger) {
+	f.allowedHosts = s.allowedHosts
+	if len(f.allowedHosts) == 0 {
+		f.allowedHosts = defaultAllowedHosts(f.addr, logger)
+	}
+	f.allowedOrigins = s.allowedOrigins
+	f.writeTimeout = s.writeTimeout
 }
 
 func (f *otcServeFlags) register(cmd *cobra.Command) {
@@ -38,7 +55,11 @@ func (f *otcServeFlags) register(cmd *cobra.Command) {
 // serveOTC serves srv's tools over OTC on f.addr until ctx ends. It returns
 // once the listener is up; errors after that go to errc.
 func serveOTC(ctx context.Context, srv *server.Server, f *otcServeFlags, logger *slog.Logger) (<-chan error, error) {
-	opts := []otc.Option{otc.WithLogger(logger)}
+	opts := []otc.Option{otc.WithLogger(logger),
+		otc.WithAllowedHosts(f.allowedHosts...), otc.WithAllowedOrigins(f.allowedOrigins...)}
+	if f.writeTimeout > 0 {
+		opts = append(opts, otc.WithWriteTimeout(f.writeTimeout))
+	}
 	keys := f.apiKeys
 	if len(keys) == 0 {
 		if k := os.Getenv("TOOLWIRE_OTC_API_KEY"); k != "" {

@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"net"
+	"net/http"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -112,5 +114,56 @@ func TestCallOverOTCUnreachable(t *testing.T) {
 	r := runCLI(t, "call", "--otc", "http://"+addr, "Calculator.Add", "a=1")
 	if r.code != 3 || !strings.Contains(r.stderr, "ERR_OTC_TRANSPORT") {
 		t.Errorf("code %d stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestServeOTCGuard: the OTC listener of `serve --otc-addr` refuses what a
+// web page could send it (a foreign Host or Origin: 403; a POST without
+// Content-Type application/json: 415) and takes --allowed-origin like the
+// MCP endpoint.
+func TestServeOTCGuard(t *testing.T) {
+	const body = `{"request":{"tool_id":"toolwire_reference.echo","input":{"message":"x"}}}`
+	post := func(ep string, header map[string]string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, ep+"/tools/call", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range header {
+			if k == "Host" {
+				req.Host = v
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw)
+	}
+	ep := otcServe(t)
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(ep, "http://"))
+	for _, c := range []struct {
+		header map[string]string
+		want   int
+	}{
+		{map[string]string{"Origin": "http://evil.example", "Host": "evil.example:" + port}, http.StatusForbidden},
+		{map[string]string{"Content-Type": "application/json", "Host": "evil.example:" + port}, http.StatusForbidden},
+		{map[string]string{}, http.StatusUnsupportedMediaType},
+		{map[string]string{"Content-Type": "application/json", "Origin": "http://localhost:3000"}, http.StatusOK},
+	} {
+		if status, raw := post(ep, c.header); status != c.want {
+			t.Errorf("%v: status %d, want %d; body %s", c.header, status, c.want, raw)
+		}
+	}
+	ep = otcServe(t, "--allowed-origin", "https://app.example.com")
+	if status, raw := post(ep, map[string]string{"Content-Type": "application/json", "Origin": "https://app.example.com"}); status != http.StatusOK {
+		t.Errorf("--allowed-origin: status %d; body %s", status, raw)
+	}
+	if status, raw := post(ep, map[string]string{"Content-Type": "application/json", "Origin": "http://localhost:3000"}); status != http.StatusForbidden {
+		t.Errorf("--allowed-origin replaces the loopback default: status %d; body %s", status, raw)
 	}
 }

@@ -52,8 +52,9 @@ func newServeCmd() *cobra.Command {
 			"By default the server speaks Streamable HTTP at http://127.0.0.1:8080/mcp (--addr, --path),\n" +
 			"to 2025-era clients (initialize, sessions, resumable SSE) and 2026-07-28 clients (stateless)\n" +
 			"alike. It binds to loopback and accepts only loopback Host and Origin headers unless told\n" +
-			"otherwise (--allowed-host, --allowed-origin). With --stdio it speaks newline-delimited\n" +
-			"JSON-RPC on stdin and stdout instead. Logs go to stderr.",
+			"otherwise (--allowed-host, --allowed-origin); so does the OTC endpoint of --otc-addr.\n" +
+			"With --stdio it speaks newline-delimited JSON-RPC on stdin and stdout instead.\n" +
+			"Logs go to stderr.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := newLogger(f.logLevel)
@@ -65,6 +66,7 @@ func newServeCmd() *cobra.Command {
 				return err
 			}
 			if f.otc.addr != "" {
+				f.otc.guard(&f, logger)
 				otcCtx, stopOTC := context.WithCancel(cmd.Context())
 				errc, err := serveOTC(otcCtx, srv, &f.otc, logger)
 				if err != nil {
@@ -102,11 +104,11 @@ func newServeCmd() *cobra.Command {
 	fl.DurationVar(&f.sessionTTL, "session-ttl", streamable.DefaultSessionIdleTimeout, "HTTP: a 2025-era session idle this long is ended")
 	fl.IntVar(&f.maxSessions, "max-sessions", streamable.DefaultMaxSessions, "HTTP: most 2025-era sessions open at once (503 past it)")
 	fl.IntVar(&f.maxInFlight, "max-in-flight", streamable.DefaultMaxInFlight, "HTTP: most requests served at once (503 past it)")
-	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "HTTP: Host header value to accept, as name or name:port; repeatable; \"*\" for any (default: loopback names, plus the --addr host)")
-	fl.StringSliceVar(&f.allowedOrigins, "allowed-origin", nil, "HTTP: Origin to accept, e.g. https://app.example.com; repeatable; \"*\" for any (default: loopback origins)")
+	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "HTTP and OTC: Host header value to accept, as name or name:port; repeatable; \"*\" for any (default: loopback names, plus the --addr or --otc-addr host)")
+	fl.StringSliceVar(&f.allowedOrigins, "allowed-origin", nil, "HTTP and OTC: Origin to accept, e.g. https://app.example.com; repeatable; \"*\" for any (default: loopback origins)")
 	fl.DurationVar(&f.readHeaderTimeout, "read-header-timeout", streamable.DefaultReadHeaderTimeout, "HTTP: longest wait for a request's headers")
 	fl.DurationVar(&f.readTimeout, "read-timeout", streamable.DefaultReadTimeout, "HTTP: longest wait for a request's body")
-	fl.DurationVar(&f.writeTimeout, "write-timeout", streamable.DefaultWriteTimeout, "HTTP: longest a client may take to accept one write")
+	fl.DurationVar(&f.writeTimeout, "write-timeout", streamable.DefaultWriteTimeout, "HTTP and OTC: longest a client may take to accept one write")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", streamable.DefaultIdleTimeout, "HTTP: how long a keep-alive connection waits for its next request")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", streamable.DefaultShutdownTimeout, "HTTP: on SIGINT/SIGTERM, how long calls in flight may finish")
 	f.otc.register(cmd)

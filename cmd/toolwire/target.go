@@ -22,6 +22,7 @@ type targetFlags struct {
 	era            string
 	timeout        time.Duration
 	maxMessageSize int
+	maxPages       int
 	noValidate     bool
 	verbose        bool
 }
@@ -32,6 +33,7 @@ func (f *targetFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.era, "era", "auto", "protocol era: auto (probe 2026-07-28, fall back to initialize), modern or legacy")
 	fl.DurationVar(&f.timeout, "timeout", client.DefaultTimeout, "longest a request may take (0: no limit)")
 	fl.IntVar(&f.maxMessageSize, "max-message-size", client.DefaultMaxMessageSize, "largest message accepted from the server, in bytes")
+	fl.IntVar(&f.maxPages, "max-pages", client.DefaultMaxPages, "most pages of tools/list followed before giving up (exit 4), 1 or more")
 	fl.BoolVar(&f.noValidate, "no-validate", false, "do not check structuredContent against the tool's outputSchema")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log protocol diagnostics and the server's stderr to stderr")
 }
@@ -70,7 +72,10 @@ func (f *targetFlags) options() ([]client.Option, error) {
 	if timeout == 0 {
 		timeout = -1 // --timeout 0 means no limit; client.WithTimeout(0) means the default
 	}
-	opts := []client.Option{client.WithMaxMessageSize(f.maxMessageSize), client.WithTimeout(timeout)}
+	if f.maxPages < 1 {
+		return nil, usageError{fmt.Sprintf("invalid --max-pages %d: want 1 or more", f.maxPages)}
+	}
+	opts := []client.Option{client.WithMaxMessageSize(f.maxMessageSize), client.WithTimeout(timeout), client.WithMaxPages(f.maxPages)}
 	if f.noValidate {
 		opts = append(opts, client.WithoutOutputValidation())
 	}
@@ -153,8 +158,11 @@ const exitHelp = `Exit status:
   1  any other failure
   2  usage error (bad flags or arguments, unknown tool)
   3  ERR_MCP_TRANSPORT        the server could not be reached or stopped answering
-  4  ERR_MCP_PROTOCOL         the server's answer broke MCP (malformed JSON/SSE, bad content, outputSchema mismatch)
-  5  ERR_MCP_JSON_RPC_ERROR   the server answered with a JSON-RPC error
+  4  ERR_MCP_PROTOCOL         the server's answer broke MCP (malformed JSON/SSE, bad content, outputSchema
+                              mismatch), asked for input the CLI cannot give (elicitation, sampling), or
+                              its tool list ran past --max-pages pages
+  5  ERR_MCP_JSON_RPC_ERROR   the server answered with a JSON-RPC error, or (--era modern) does not speak
+                              2026-07-28
   6  ERR_MCP_TOOL_ERROR       the tool ran and reported failure (isError)
   7  ERR_MCP_SESSION_INVALID  the server rejected the HTTP session again after re-initializing`
 
@@ -169,9 +177,24 @@ func finish(cmd *cobra.Command, err error) error {
 	if !ok {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "toolwire: %s: %v\n", code, err)
+	fmt.Fprintf(cmd.ErrOrStderr(), "toolwire: %s: %s\n", code, describe(cmd, err))
 	exit(status)
 	return nil
+}
+
+// describe says what went wrong in the CLI's terms: a cause the user can
+// change with a flag names the flag.
+func describe(cmd *cobra.Command, err error) string {
+	var ee *client.EraError
+	if errors.As(err, &ee) {
+		return fmt.Sprintf("the server does not speak protocol version %s (%v); use --era auto (the default) or --era legacy", ee.Version, ee.Err)
+	}
+	var pe *client.ProtocolError
+	if errors.As(err, &pe) && pe.Op == mcp.MethodListTools && strings.Contains(pe.Reason, " pages") {
+		n, _ := cmd.Flags().GetInt("max-pages")
+		return fmt.Sprintf("protocol: tools/list: the server's tool list has more than %d pages; raise the limit with --max-pages", n)
+	}
+	return err.Error()
 }
 
 // exit ends the process; a variable so a test can replace it.

@@ -13,12 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -28,7 +28,7 @@ import (
 type Handler struct {
 	opener  jsonrpc.SessionOpener
 	o       handlerConfig
-	policy  *hostPolicy
+	policy  *httpguard.Policy
 	wd      *watchdog        // read and write timeouts
 	workers *workers         // goroutines serving 2025-era requests
 	now     func() time.Time // a test hook: session expiry reads this clock
@@ -52,7 +52,7 @@ func NewHandler(opener jsonrpc.SessionOpener, opts ...HandlerOption) *Handler {
 	o := newHandlerConfig(opts)
 	return &Handler{
 		opener: opener, o: o,
-		policy:   newHostPolicy(o.allowedHosts, o.allowedOrigins),
+		policy:   httpguard.NewPolicy(o.allowedHosts, o.allowedOrigins),
 		wd:       newWatchdog(o.readTimeout, o.writeTimeout),
 		workers:  newWorkers(),
 		now:      time.Now,
@@ -64,12 +64,7 @@ func NewHandler(opener jsonrpc.SessionOpener, opts ...HandlerOption) *Handler {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if origin := r.Header.Get("Origin"); origin != "" && !h.policy.originAllowed(origin) {
-		writeError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "forbidden: Origin %q is not allowed", origin))
-		return
-	}
-	if !h.policy.hostAllowed(r.Host) {
-		writeError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "forbidden: Host %q is not allowed", r.Host))
+	if !h.guard(w, r) {
 		return
 	}
 	switch r.Method {
@@ -93,7 +88,7 @@ func (h *Handler) SessionCount() int {
 }
 
 func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
-	if !mediaTypeIs(r.Header.Get("Content-Type"), "application/json") {
+	if !httpguard.MediaTypeIs(r.Header.Get("Content-Type"), "application/json") {
 		writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Content-Type must be application/json"))
 		return
 	}
@@ -117,8 +112,16 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	h.postLegacy(w, r, msg)
 }
 
-// readBody reads a POST body within the size and time limits.
+// readBody reads a POST body within the size and time limits. A
+// Content-Length past the limit gets 413 at once, before any byte is read.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.ContentLength > h.o.maxBodyBytes {
+		// Refused before reading: a declared length past the limit cannot
+		// become an acceptable body, and waiting for it would hold the
+		// connection for the whole read timeout.
+		writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, h.o.maxBodyBytes))
+		return nil, false
+	}
 	var watch *watched
 	if supportsDeadlines(w) {
 		watch = &watched{rc: http.NewResponseController(w)}
@@ -329,18 +332,6 @@ func statusFor(r *jsonrpc.Response) int {
 		return http.StatusInternalServerError
 	}
 	return http.StatusOK
-}
-
-// mediaTypeIs reports whether a Content-Type names want (parameters such as
-// charset aside). The common case is matched without allocating; anything
-// else goes through mime.ParseMediaType.
-func mediaTypeIs(header, want string) bool {
-	mt, params, _ := strings.Cut(header, ";")
-	if strings.EqualFold(strings.TrimSpace(mt), want) && (params == "" || strings.TrimSpace(params) == "") {
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(header)
-	return err == nil && strings.EqualFold(mt, want)
 }
 
 // accepts reports whether the Accept header admits the media type.

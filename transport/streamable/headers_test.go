@@ -58,37 +58,3 @@ func TestHeaderMatches(t *testing.T) {
 		})
 	}
 }
-
-func TestHostPolicy(t *testing.T) {
-	def := newHostPolicy(nil, nil)
-	for _, h := range []string{"localhost", "localhost:8080", "127.0.0.1:1", "[::1]:80", "LOCALHOST"} {
-		if !def.hostAllowed(h) {
-			t.Errorf("default policy refuses host %q", h)
-		}
-	}
-	for _, h := range []string{"evil.example.com", "evil.example.com:8080", "127.0.0.2", ""} {
-		if def.hostAllowed(h) {
-			t.Errorf("default policy allows host %q", h)
-		}
-	}
-	for _, o := range []string{"http://localhost:3000", "https://127.0.0.1", "http://[::1]:9"} {
-		if !def.originAllowed(o) {
-			t.Errorf("default policy refuses origin %q", o)
-		}
-	}
-	for _, o := range []string{"http://evil.example.com", "null", "file://", "http://localhost.evil.com"} {
-		if def.originAllowed(o) {
-			t.Errorf("default policy allows origin %q", o)
-		}
-	}
-	custom := newHostPolicy([]string{"mcp.example.com", "10.0.0.5:8080"}, []string{"https://app.example.com"})
-	if !custom.hostAllowed("mcp.example.com:443") || !custom.hostAllowed("10.0.0.5:8080") || custom.hostAllowed("10.0.0.5:9090") || custom.hostAllowed("localhost") {
-		t.Error("custom host list misapplied")
-	}
-	if !custom.originAllowed("https://app.example.com") || custom.originAllowed("http://localhost") {
-		t.Error("custom origin list misapplied")
-	}
-	if any := newHostPolicy([]string{"*"}, []string{"*"}); !any.hostAllowed("x") || !any.originAllowed("http://y") {
-		t.Error("* does not allow everything")
-	}
-}

@@ -36,6 +36,7 @@ type legacySession struct {
 	next       int
 	retired    []string // streams answered live, kept for a late resume
 	busy       int      // requests running and connections attached
+	inFlight   int      // requests running, for WithMaxInFlightPerSession
 	lastActive time.Time
 	closed     bool
 }
@@ -180,13 +181,22 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc
 // on, and its remaining events wait in the event store for a GET with
 // Last-Event-ID.
 func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls *legacySession, req *jsonrpc.Request) {
+	if !ls.beginCall() {
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set(HeaderSessionID, ls.id)
+		writeError(w, http.StatusTooManyRequests, req.ID, jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"too many requests in flight on this session: the per-session limit of %d is reached; wait for a reply or cancel a request, then try again", h.o.maxPerSession))
+		return
+	}
 	if e := h.begin(); e != nil {
+		ls.endCall()
 		writeError(w, http.StatusServiceUnavailable, req.ID, e)
 		return
 	}
 	c := newConn(w, &h.o, h.wd, func(hd http.Header) { hd.Set(HeaderSessionID, ls.id) })
-	st := ls.addStream(c)
+	st := ls.addStream(c, req.ID)
 	if st == nil {
+		ls.endCall()
 		h.finish()
 		writeError(w, http.StatusNotFound, req.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session not found: it has ended"))
 		return
@@ -194,6 +204,7 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 	ctx := context.WithValue(requestContext(r), streamKey{}, st)
 	h.workers.run(func() {
 		defer h.finish()
+		defer ls.endCall()
 		defer ls.release()
 		resp := ls.sess.HandleRequest(ctx, req, st)
 		if resp != nil {
@@ -246,7 +257,8 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, req *jsonrp
 	body, err := jsonrpc.Encode(resp)
 	if err != nil {
 		h.endSession(ls)
-		writeError(w, http.StatusInternalServerError, req.ID, jsonrpc.NewError(jsonrpc.CodeInternalError, "%v", err))
+		h.o.logger.Warn("initialize result not encodable", "error", err)
+		writeError(w, http.StatusInternalServerError, req.ID, jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: the initialize result could not be encoded"))
 		return
 	}
 	w.Header().Set(HeaderSessionID, ls.id)
@@ -325,6 +337,27 @@ func (ls *legacySession) touch() {
 	ls.mu.Unlock()
 }
 
+// beginCall counts a request against the session's in-flight limit; false
+// when the session already has WithMaxInFlightPerSession requests running.
+// A request counts until its handler returns, whether or not its client is
+// still connected.
+func (ls *legacySession) beginCall() bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.inFlight >= ls.h.o.maxPerSession {
+		return false
+	}
+	ls.inFlight++
+	return true
+}
+
+// endCall releases a slot taken by beginCall.
+func (ls *legacySession) endCall() {
+	ls.mu.Lock()
+	ls.inFlight--
+	ls.mu.Unlock()
+}
+
 // release marks the end of a request or a connection.
 func (ls *legacySession) release() {
 	ls.mu.Lock()
@@ -334,7 +367,7 @@ func (ls *legacySession) release() {
 }
 
 // addStream opens the response stream of a POST; nil if the session ended.
-func (ls *legacySession) addStream(c *conn) *stream {
+func (ls *legacySession) addStream(c *conn, reqID jsonrpc.ID) *stream {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if ls.closed {
@@ -343,6 +376,7 @@ func (ls *legacySession) addStream(c *conn) *stream {
 	ls.next++
 	st := ls.h.newStream(ls, "p"+strconv.Itoa(ls.next), true)
 	st.c = c
+	st.reqID = reqID
 	st.prime = ls.prime
 	if ls.streams == nil {
 		ls.streams = map[string]*stream{}
@@ -508,15 +542,15 @@ func (ls *legacySession) close() {
 	}
 	ls.streams = nil
 	ls.mu.Unlock()
+	// Unanswered POSTs get their "session ended" error before the requests
+	// are cancelled, so a cancelled request cannot end its POST first with
+	// no response.
+	for _, st := range streams {
+		st.endSession()
+	}
 	ls.cancel()
 	if ls.sess != nil {
 		ls.sess.Close()
-	}
-	for _, st := range streams {
-		st.mu.Lock()
-		st.finished = true
-		st.detachLocked()
-		st.mu.Unlock()
 	}
 	ls.h.o.eventStore.DropSession(ls.id)
 }

@@ -16,6 +16,10 @@ const (
 	DefaultWriteTimeout       = 30 * time.Second
 	DefaultReadTimeout        = 30 * time.Second
 	DefaultMaxInFlight        = 4096
+	// DefaultMaxInFlightPerSession is 256: far more concurrent calls than
+	// an agent fanning out tool calls uses, yet one sixteenth of
+	// DefaultMaxInFlight, so one session cannot take every slot.
+	DefaultMaxInFlightPerSession = 256
 )
 
 // HandlerOption configures NewHandler. Options apply in order, so a later
@@ -33,6 +37,7 @@ type handlerConfig struct {
 	sessionIdleTimeout time.Duration
 	maxSessions        int
 	maxInFlight        int
+	maxPerSession      int
 	eventStore         EventStore
 	retryInterval      time.Duration
 	keepAliveInterval  time.Duration
@@ -91,6 +96,22 @@ func WithMaxSessions(n int) HandlerOption {
 // below 1 mean the default.
 func WithMaxInFlight(n int) HandlerOption {
 	return handlerOption(func(c *handlerConfig) { c.maxInFlight = n })
+}
+
+// WithMaxInFlightPerSession bounds the requests one 2025-era session may
+// have running at once (default 256, range 1 up to any int; values below 1
+// mean the default), so that one client cannot take every slot of
+// WithMaxInFlight. Past it that session's request POST gets 429 Too Many
+// Requests with Retry-After and a JSON-RPC error naming the limit; other
+// sessions are still served.
+//
+// A request whose POST connection the client dropped keeps running, since a
+// 2025-era client may resume its stream with GET and Last-Event-ID, and it
+// keeps counting against its session's limit (and WithMaxInFlight) until it
+// finishes, is cancelled with notifications/cancelled, hits the tool
+// timeout, or its session ends (DELETE or idle expiry).
+func WithMaxInFlightPerSession(n int) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.maxPerSession = n })
 }
 
 // WithEventStore sets where the events of 2025-era SSE streams are kept for
@@ -160,6 +181,9 @@ func newHandlerConfig(opts []HandlerOption) handlerConfig {
 	}
 	if c.maxInFlight <= 0 {
 		c.maxInFlight = DefaultMaxInFlight
+	}
+	if c.maxPerSession <= 0 {
+		c.maxPerSession = DefaultMaxInFlightPerSession
 	}
 	if c.eventStore == nil {
 		c.eventStore = NewMemoryEventStore()

@@ -236,6 +236,7 @@ type stream struct {
 	prime   bool           // send a priming event when SSE starts
 	retry   time.Duration
 	onFinal func(*jsonrpc.Response) int // HTTP status for a JSON reply
+	reqID   jsonrpc.ID                  // the request a 2025-era POST stream answers
 	log     *slog.Logger
 
 	mu       sync.Mutex
@@ -379,7 +380,12 @@ func (st *stream) closeSSE() bool {
 	return true
 }
 
-// finishNoReply ends a request answered with no response (cancelled).
+// finishNoReply ends a request answered with no response: one cancelled by
+// notifications/cancelled, for which the spec says no response is sent. A
+// request POST must still be answered with application/json or
+// text/event-stream, so a POST whose reply was not yet begun gets an SSE
+// stream that ends at once, with no event and no event id (there is nothing
+// to resume); a stream already begun simply ends.
 func (st *stream) finishNoReply() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -388,24 +394,45 @@ func (st *stream) finishNoReply() {
 	}
 	st.finished = true
 	if c := st.c; c != nil {
-		c.mu.Lock()
-		undecided := !c.started
-		c.mu.Unlock()
-		if undecided {
-			c.mu.Lock()
-			if !c.ended {
-				c.started = true
-				if c.header != nil {
-					c.header(c.w.Header())
-				}
-				c.w.WriteHeader(http.StatusAccepted)
-			}
-			c.mu.Unlock()
-		}
+		_ = c.startSSE()
 	}
 	st.detachLocked()
 	st.dropLocked()
 }
+
+// endSession answers a 2025-era POST whose session ended (DELETE, idle
+// expiry, shutdown) before its request was answered: the client gets a
+// JSON-RPC error response with the request's id, as application/json when
+// nothing was sent yet or as a last SSE event otherwise, instead of an empty
+// body. The event is not stored: the session's events are being forgotten.
+func (st *stream) endSession() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.finished {
+		return
+	}
+	st.finished = true
+	c := st.c
+	if c == nil || !st.final {
+		st.detachLocked()
+		return
+	}
+	resp := &jsonrpc.Response{ID: st.reqID, Error: errSessionEndedReply}
+	c.mu.Lock()
+	undecided := !c.started
+	c.mu.Unlock()
+	if undecided {
+		if err := c.writeMessage(http.StatusOK, resp); err != nil {
+			st.log.Debug("reply not delivered", "error", err)
+		}
+	} else if data, err := jsonrpc.Encode(resp); err == nil {
+		_ = c.event("", 0, data)
+	}
+	st.detachLocked()
+}
+
+var errSessionEndedReply = jsonrpc.NewError(jsonrpc.CodeInternalError,
+	"session ended before the request was answered: it was deleted, expired or the server shut down; initialize a new session to retry")
 
 type streamKey struct{}
 
