@@ -200,7 +200,8 @@ func Serve(ctx context.Context, conn Conn, opener jsonrpc.SessionOpener, opts ..
 	l.sess = opener.OpenSession(l.out)
 	defer l.sess.Close()
 	l.inline, _ = l.sess.(jsonrpc.InlineHandler)
-	l.reqCtx, l.cancelReqs = context.WithCancel(context.WithoutCancel(ctx))
+	l.reqCtx, l.stopReqs = context.WithCancel(context.WithoutCancel(ctx))
+	l.detached = context.WithoutCancel(l.reqCtx)
 	defer l.cancelReqs()
 	l.readCtx, l.stopReading = context.WithCancel(ctx)
 	defer l.stopReading()
@@ -260,8 +261,9 @@ type loop struct {
 	inline jsonrpc.InlineHandler
 	busy   string
 
-	reqCtx, readCtx         context.Context
-	cancelReqs, stopReading context.CancelFunc
+	reqCtx, readCtx       context.Context
+	detached              context.Context // reqCtx's values; requests' contexts derive from it
+	stopReqs, stopReading context.CancelFunc
 
 	role     chan struct{} // passes the reader's role to an idle goroutine
 	quit     chan struct{} // closed when Serve is on its way out
@@ -398,7 +400,9 @@ func (l *loop) activateLocked(req *jsonrpc.Request) {
 	if l.active == nil {
 		l.active = map[jsonrpc.ID]*activeRequest{}
 	}
-	ctx, cancel := context.WithCancelCause(l.reqCtx)
+	// Derived from a parent that is never cancelled, so making one costs
+	// no registration with a shared parent; cancelReqs cancels them all.
+	ctx, cancel := context.WithCancelCause(l.detached)
 	l.active[req.ID] = &activeRequest{req: req, ctx: ctx, cancel: cancel}
 }
 
@@ -427,6 +431,21 @@ func (l *loop) serve(req *jsonrpc.Request) {
 		a.cancel(nil)
 	}
 	l.reqs.Done()
+}
+
+// cancelReqs cancels every request: the loop's context and each accepted
+// request's own.
+func (l *loop) cancelReqs() {
+	l.stopReqs()
+	l.mu.Lock()
+	active := make([]*activeRequest, 0, len(l.active))
+	for _, a := range l.active {
+		active = append(active, a)
+	}
+	l.mu.Unlock()
+	for _, a := range active {
+		a.cancel(context.Canceled)
+	}
 }
 
 // cancelActive cancels the context of an accepted request the client
