@@ -1,15 +1,13 @@
 package client_test
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/toolwire/toolwire/client"
-	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -19,43 +17,7 @@ import (
 // and treats any other request, server/discover included, as fatal:
 //   - "exit": it exits with status 1;
 //   - "close": it closes its stdout and lingers until its stdin closes.
-func init() {
-	if mode := os.Getenv("TW_STRICT_LEGACY"); mode != "" {
-		strictLegacyServer(mode)
-		os.Exit(0)
-	}
-}
-
-func strictLegacyServer(mode string) {
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<20), 1<<20)
-	out := bufio.NewWriter(os.Stdout)
-	send := func(s string) { out.WriteString(s + "\n"); out.Flush() }
-	for in.Scan() {
-		msg, _, err := jsonrpc.Decode(in.Bytes())
-		m, ok := msg.(*jsonrpc.Request)
-		if err != nil || !ok {
-			continue
-		}
-		switch m.Method {
-		case "initialize":
-			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"strict","version":"1"}}}`, m.ID))
-		case "tools/list":
-			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"work","inputSchema":{"type":"object"}}]}}`, m.ID))
-		case "tools/call":
-			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"worked"}]}}`, m.ID))
-		default:
-			fmt.Fprintf(os.Stderr, "strict server: unknown method %s\n", m.Method)
-			if mode == "close" {
-				os.Stdout.Close()
-				for in.Scan() {
-				}
-				os.Exit(0)
-			}
-			os.Exit(1)
-		}
-	}
-}
+func init() { testenv.ServeStrictLegacy() }
 
 func strictLegacyCommand(t *testing.T, mode string) *client.Command {
 	t.Helper()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/jsonrpc"
 )
 
@@ -18,33 +18,7 @@ import (
 // started with TW_STRICT_LEGACY set: it answers initialize, tools/list and
 // tools/call, and exits with status 1 on any other request (server/discover
 // included), as some legacy servers do.
-func init() {
-	if os.Getenv("TW_STRICT_LEGACY") == "" {
-		return
-	}
-	in := bufio.NewScanner(os.Stdin)
-	out := bufio.NewWriter(os.Stdout)
-	send := func(s string) { out.WriteString(s + "\n"); out.Flush() }
-	for in.Scan() {
-		msg, _, err := jsonrpc.Decode(in.Bytes())
-		m, ok := msg.(*jsonrpc.Request)
-		if err != nil || !ok {
-			continue
-		}
-		switch m.Method {
-		case "initialize":
-			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"strict","version":"1"}}}`, m.ID))
-		case "tools/list":
-			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"work","inputSchema":{"type":"object"}}]}}`, m.ID))
-		case "tools/call":
-			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"worked"}]}}`, m.ID))
-		default:
-			fmt.Fprintf(os.Stderr, "strict server: unknown method %s\n", m.Method)
-			os.Exit(1)
-		}
-	}
-	os.Exit(0)
-}
+func init() { testenv.ServeStrictLegacy() }
 
 // strictLegacyChild is the command line, after "--", of the strict server.
 func strictLegacyChild(t *testing.T) []string {
