@@ -27,6 +27,7 @@ type sseReader struct {
 	lastID   string // the stream's last event id (persists across events)
 	retry    time.Duration
 	hasRetry bool
+	afterCR  bool // the last line ended in "\r": a "\n" right after it belongs to it
 }
 
 func newSSEReader(r io.Reader, maxEvent int) *sseReader {
@@ -96,29 +97,50 @@ func (s *sseReader) next() (*sseEvent, error) {
 	}
 }
 
-// readLine reads one line ending in "\n", "\r\n" or "\r"-less EOF, bounded
-// by the event limit so a stream without newlines cannot exhaust memory.
+// readLine reads one line, ended by "\r\n", "\n" or "\r" as the standard
+// allows, bounded by the event limit so a stream without line ends cannot
+// exhaust memory. A lone "\r" ends the line at once; the "\n" that may
+// follow is dropped when the next line is read, so no read waits on it.
 func (s *sseReader) readLine() ([]byte, error) {
 	var buf []byte
 	for {
-		chunk, err := s.r.ReadSlice('\n')
-		if len(buf)+len(chunk) > s.maxEvent+16 {
-			return nil, &errSSETooLarge{s.maxEvent}
-		}
-		buf = append(buf, chunk...)
-		switch {
-		case err == nil:
-			buf = buf[:len(buf)-1]
-			return bytes.TrimSuffix(buf, []byte("\r")), nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF):
-			if len(buf) > 0 {
+		b, err := s.r.Peek(max(1, s.r.Buffered()))
+		if len(b) == 0 {
+			if errors.Is(err, io.EOF) {
 				return nil, io.EOF // an unterminated line ends an unterminated event
 			}
-			return nil, io.EOF
-		default:
 			return nil, err
 		}
+		if s.afterCR {
+			s.afterCR = false
+			if b[0] == '\n' {
+				s.r.Discard(1)
+				continue
+			}
+		}
+		end := bytes.IndexByte(b, '\n')
+		if end < 0 {
+			end = len(b)
+		}
+		if cr := bytes.IndexByte(b[:end], '\r'); cr >= 0 {
+			end = cr
+		}
+		if len(buf)+end > s.maxEvent+16 {
+			return nil, &errSSETooLarge{s.maxEvent}
+		}
+		if end == len(b) { // no line end buffered yet
+			buf = append(buf, b...)
+			s.r.Discard(len(b))
+			continue
+		}
+		line := b[:end]
+		if buf != nil {
+			line = append(buf, line...)
+		} else {
+			line = append([]byte(nil), line...)
+		}
+		s.afterCR = b[end] == '\r'
+		s.r.Discard(end + 1)
+		return line, nil
 	}
 }

@@ -18,7 +18,8 @@ func FuzzSSEReader(f *testing.F) {
 		"id: 1\nretry: 0\ndata: \n\n",
 		": keep-alive\n\ndata: a\ndata: b\n\n",
 		"data:x\r\n\r\n", "id: a\x00b\ndata: 1\n\n", "retry: 99999999999\ndata: 1\n\n",
-		"data: unterminated", "\n\n\n", "event: other\ndata: skip\n\n", "data: " + strings.Repeat("x", 300) + "\n\n",
+		"data: unterminated", "\n\n\n", "event: other\ndata: skip\n\n",
+		"data: \r\r\n", "data: a\rdata: b\r\r", "data: c\r\n\r\n\n", "data: " + strings.Repeat("x", 300) + "\n\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -18,7 +18,7 @@ import (
 func FuzzConnRead(f *testing.F) {
 	for _, s := range []string{
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n",
-		"a\r\n\nb\n", "\n\n\n", "no newline at the end", "x\ry\n",
+		"a\r\n\nb\n", "\n\n\n", "no newline at the end", "x\ry\n", string(bytes.Repeat([]byte("0"), 64)) + "\r\n", "x\r\r\n",
 		"{\"id\":7," + string(bytes.Repeat([]byte("x"), 80)) + "}\nnext\n",
 	} {
 		f.Add([]byte(s))

@@ -63,9 +63,6 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(line) > 0 && line[len(line)-1] == '\r' {
-			line = line[:len(line)-1]
-		}
 		if len(line) == 0 {
 			continue
 		}
@@ -73,21 +70,24 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	}
 }
 
-// readLine reads up to the next newline. It never holds more than the limit
-// plus the newline: past that, it keeps the first maxSize bytes (the prefix
-// the error carries) and discards the rest of the line as it arrives.
+// readLine reads up to the next newline and returns the line without its
+// terminator ("\n" or "\r\n"); the limit applies to the line itself. It
+// never holds more than the limit plus the terminator: past that, it keeps
+// the first maxSize bytes (the prefix the error carries) and discards the
+// rest of the line as it arrives.
 func (c *Conn) readLine() ([]byte, error) {
+	const slack = 2 // room for "\r\n"
 	var buf []byte
 	tooLarge := false
 	for {
 		chunk, err := c.r.ReadSlice('\n')
 		if !tooLarge {
-			if len(buf)+len(chunk) > c.maxSize+1 { // +1: the newline itself
+			if len(buf)+len(chunk) > c.maxSize+slack {
 				tooLarge = true
-				buf = appendBounded(buf, chunk[:max(0, c.maxSize-len(buf))], c.maxSize)
+				buf = appendBounded(buf, chunk[:max(0, c.maxSize-len(buf))], c.maxSize+slack)
 				buf = buf[:min(len(buf), c.maxSize)]
 			} else {
-				buf = appendBounded(buf, chunk, c.maxSize+1)
+				buf = appendBounded(buf, chunk, c.maxSize+slack)
 			}
 		}
 		switch {
@@ -95,21 +95,36 @@ func (c *Conn) readLine() ([]byte, error) {
 			if tooLarge {
 				return nil, c.tooLarge(buf)
 			}
-			return buf[:len(buf)-1], nil
+			return c.checkLine(trimCR(buf[:len(buf)-1]))
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case errors.Is(err, io.EOF):
-			if tooLarge || len(buf) > c.maxSize { // a last line without newline has no +1
-				return nil, c.tooLarge(buf[:min(len(buf), c.maxSize)])
+			if tooLarge {
+				return nil, c.tooLarge(buf)
 			}
 			if len(buf) > 0 {
-				return buf, nil // a last line without newline still counts
+				return c.checkLine(trimCR(buf)) // a last line without newline still counts
 			}
 			return nil, io.EOF
 		default:
 			return nil, err
 		}
 	}
+}
+
+// checkLine refuses a line longer than the limit, keeping its first bytes.
+func (c *Conn) checkLine(line []byte) ([]byte, error) {
+	if len(line) > c.maxSize {
+		return nil, c.tooLarge(line[:c.maxSize])
+	}
+	return line, nil
+}
+
+func trimCR(line []byte) []byte {
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		return line[:n-1]
+	}
+	return line
 }
 
 func (c *Conn) tooLarge(prefix []byte) error {
