@@ -38,6 +38,8 @@ type serveFlags struct {
 	idleTimeout       time.Duration
 	shutdownTimeout   time.Duration
 
+	debugAddr string
+
 	otc otcServeFlags
 }
 
@@ -64,6 +66,13 @@ func newServeCmd() *cobra.Command {
 			srv, err := reference.NewServer(server.WithPageSize(f.pageSize), server.WithTimeout(f.toolTimeout), server.WithLogger(logger))
 			if err != nil {
 				return err
+			}
+			if f.debugAddr != "" {
+				stopDebug, err := serveDebug(cmd.Context(), f.debugAddr, logger)
+				if err != nil {
+					return err
+				}
+				defer stopDebug()
 			}
 			if f.otc.addr != "" {
 				f.otc.guard(&f, logger)
@@ -111,6 +120,7 @@ func newServeCmd() *cobra.Command {
 	fl.DurationVar(&f.writeTimeout, "write-timeout", streamable.DefaultWriteTimeout, "HTTP and OTC: longest a client may take to accept one write")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", streamable.DefaultIdleTimeout, "HTTP: how long a keep-alive connection waits for its next request")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", streamable.DefaultShutdownTimeout, "HTTP: on SIGINT/SIGTERM, how long calls in flight may finish")
+	fl.StringVar(&f.debugAddr, "debug-addr", "", "serve Go runtime profiles (/debug/pprof/) on this address, loopback only (default: off)")
 	f.otc.register(cmd)
 	return cmd
 }

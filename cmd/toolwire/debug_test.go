@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/internal/testenv"
+)
+
+// TestServeDebugAddr: --debug-addr serves the runtime profiles on loopback,
+// answers only loopback Host headers, and refuses a non-loopback address.
+func TestServeDebugAddr(t *testing.T) {
+	bin := testenv.Toolwire(t)
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--debug-addr", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Signal(syscall.SIGINT); _ = cmd.Wait() }()
+	addrs := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`runtime profiles.* address=(\S+)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addrs <- m[1]
+			}
+		}
+	}()
+	var addr string
+	select {
+	case addr = <-addrs:
+	case <-time.After(30 * time.Second): // a failure bound, not a speed check
+		t.Fatal("no debug address logged")
+	}
+	resp, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), "goroutine profile: total ") {
+		t.Fatalf("goroutine profile: %d %.80q", resp.StatusCode, body)
+	}
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/debug/pprof/", nil)
+	req.Host = "evil.example"
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("foreign Host: status %d, want 403", resp.StatusCode)
+	}
+
+	out, err := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--debug-addr", "0.0.0.0:0").CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "loopback address only") {
+		t.Fatalf("--debug-addr 0.0.0.0:0: %v: %s", err, out)
+	}
+}
