@@ -160,10 +160,22 @@ func (c *Client) roundTrip(ctx context.Context, out *outgoing, cc callConfig) (j
 
 // retrying sends one request, retrying once with a version the server
 // supports (-32022) and once on a fresh session (the server does not know
-// the session: HTTP 404, or 400 with -32000 naming it).
+// the session: HTTP 404, or 400 with -32000 naming it). When an earlier
+// re-initialization failed, the client has no session: the request
+// re-initializes first, which is then its one re-initialization.
 func (c *Client) retrying(ctx context.Context, out *outgoing, cc callConfig) (json.RawMessage, error) {
 	versionRetried, sessionRetried := false, false
 	for {
+		if lost := c.lostSession(); lost != "" && out.method != mcp.MethodInitialize {
+			if sessionRetried {
+				return nil, &SessionInvalidError{Op: out.method, SessionID: lost}
+			}
+			sessionRetried = true
+			if err := c.reinitialize(ctx, lost); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		raw, err := c.exchange(ctx, out, cc)
 		if err == nil {
 			return raw, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolwire/toolwire/internal/wirejson"
@@ -61,6 +62,10 @@ type Client struct {
 	dead    error // why the transport is gone
 	closed  bool
 	serving map[jsonrpc.ID]context.CancelCauseFunc // server requests being answered
+	// slots holds a token per server request being answered; its capacity
+	// is the limit (WithMaxServerRequests). refused counts those dropped.
+	slots   chan struct{}
+	refused atomic.Int64
 
 	bg     context.Context // lives until Close: server requests run under it
 	stopBg context.CancelFunc
@@ -101,6 +106,7 @@ func Connect(ctx context.Context, t Transport, opts ...Option) (*Client, error) 
 		return nil, errors.New("client: no transport given")
 	}
 	c := &Client{cfg: newConfig(opts), peer: jsonrpc.NewPeer()}
+	c.slots = make(chan struct{}, c.cfg.maxServing)
 	c.capsJSON, c.infoJSON = mustJSON(c.cfg.capabilities), mustJSON(c.cfg.clientInfo)
 	c.timeoutErr = &timeoutError{c.cfg.timeout}
 	c.bg, c.stopBg = context.WithCancel(context.Background())
@@ -224,7 +230,30 @@ func (c *Client) dispatchFor(m jsonrpc.Message, call jsonrpc.ID) {
 	case *jsonrpc.Notification:
 		c.notification(m)
 	case *jsonrpc.Request:
-		go c.serveRequest(m, call)
+		select {
+		case c.slots <- struct{}{}:
+			go func() {
+				defer func() { <-c.slots }()
+				c.serveRequest(m, call)
+			}()
+		default:
+			c.refuseRequest(m, call)
+		}
+	}
+}
+
+// refuseRequest drops a server request that came while the client was
+// already answering as many as it answers at once (WithMaxServerRequests):
+// the call whose reply stream it came on (call, when valid) fails, since
+// the server waits for an answer that will not come.
+func (c *Client) refuseRequest(req *jsonrpc.Request, call jsonrpc.ID) {
+	n := cap(c.slots)
+	if k := c.refused.Add(1); k&(k-1) == 0 { // the 1st, 2nd, 4th, 8th...: a flood is not logged in full
+		c.cfg.logger.Warn("not answering a server request: too many at once", "method", req.Method, "id", req.ID.String(), "limit", n, "dropped", k)
+	}
+	if call.IsValid() {
+		c.failCall(call, &TransportError{Op: "serve " + req.Method,
+			Err: fmt.Errorf("the server sent request %s while the client was answering %d of its requests, the client's limit on requests answered at once", req.ID, n)})
 	}
 }
 

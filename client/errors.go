@@ -34,7 +34,10 @@ const (
 	// CodeSessionInvalid: HTTP only; the server rejected the session (404,
 	// or 400 with JSON-RPC -32000 naming the session, as servers built on
 	// the TypeScript SDK's Express example answer) again after the client
-	// re-initialized once.
+	// re-initialized once, or refused that re-initialization with the same
+	// answer. A call re-initializes at most once; after a re-initialization
+	// that failed the client has no session, and the next call tries once
+	// more.
 	CodeSessionInvalid Code = "ERR_MCP_SESSION_INVALID"
 )
 
@@ -153,10 +156,11 @@ func (e *ToolError) Content() []mcp.Content {
 }
 
 // SessionInvalidError: the server rejected the session twice in a row, even
-// after a fresh initialize (see CodeSessionInvalid).
+// after a fresh initialize, or rejected the initialize meant to replace it
+// (Op is then "initialize"); see CodeSessionInvalid.
 type SessionInvalidError struct {
 	Op        string
-	SessionID string // the session rejected last
+	SessionID string // the session rejected last (the lost one, when the re-initialization was refused)
 	// StatusCode is the HTTP status of the last rejection (404, or 400 with
 	// JSON-RPC -32000 naming the session); 0 when there was none.
 	StatusCode int

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
 )
 
 // fake is a scripted Streamable HTTP server: it records every request and
@@ -30,7 +31,10 @@ type fake struct {
 	// request); nil, or false returned, means 202.
 	answer func(w http.ResponseWriter, r *http.Request, resp *jsonrpc.Response) bool
 	// get answers GET; nil means 405.
-	get   func(w http.ResponseWriter, r *http.Request)
+	get func(w http.ResponseWriter, r *http.Request)
+	// route, when set, sees every request first (msg is the decoded POST
+	// body, nil for GET and DELETE); return true when it answered.
+	route func(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message) bool
 	tools string // tools/list "tools" JSON array
 }
 
@@ -92,6 +96,9 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.log = append(f.log, s)
 	f.mu.Unlock()
+	if f.route != nil && f.route(w, r, msg) {
+		return
+	}
 	switch r.Method {
 	case http.MethodGet:
 		if f.get != nil {
@@ -167,6 +174,17 @@ func sseData(msg string) string { return "event: message\ndata: " + msg + "\n\n"
 func textResult(text string) string {
 	b, _ := json.Marshal(text)
 	return `{"content":[{"type":"text","text":` + string(b) + `}]}`
+}
+
+// textOf is the text of a result's first block, "" when it has none.
+func textOf(res *mcp.CallToolResult) string {
+	if res == nil || len(res.Content) == 0 {
+		return ""
+	}
+	if t, ok := res.Content[0].(*mcp.TextContent); ok {
+		return t.Text
+	}
+	return ""
 }
 
 func hasHeader(h http.Header, k, v string) bool { return h.Get(k) == v }

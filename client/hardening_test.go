@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -97,45 +99,104 @@ func TestHTTPReconnectDelayOption(t *testing.T) {
 	}
 }
 
-// A server that redirects to another origin gets nothing there: not the
-// POST (body, session id, the caller's headers), not the standalone GET
-// (issue 10 item 7: the body, OTC-API-Key, -H headers and Mcp-Session-Id
-// were resent after a 307). This holds for a caller's http.Client too,
-// even one whose own CheckRedirect allows everything.
+// A server that redirects to another origin gets nothing there, whatever
+// the redirect (301, 302, 303, 307, 308) and wherever it points (another
+// port, another host): not the POST (body, session id, the caller's
+// headers, Authorization among them), not a notification, not the
+// standalone GET (not even after a same-origin hop), not the GET resuming
+// a reply stream, not the DELETE of Close (issue 10 item 7: the body,
+// OTC-API-Key, -H headers and Mcp-Session-Id were resent after a 307). The
+// calls fail with a transport error naming the redirect. This holds for a
+// caller's http.Client too, even one whose own CheckRedirect allows
+// everything.
 func TestHTTPNoCrossOriginRedirect(t *testing.T) {
 	var stolen atomic.Int32
-	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	evilHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		stolen.Add(1)
-		t.Errorf("the other origin got %s %s with headers %v", r.Method, r.URL, r.Header)
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<10))
+		t.Errorf("the other origin got %s %s with headers %v and body %q", r.Method, r.URL, r.Header, body)
 		w.WriteHeader(http.StatusOK)
-	}))
-	defer evil.Close()
+	})
+	evils := map[string]string{} // where -> base URL
+	for where, addr := range map[string]string{"another port": "127.0.0.1:0", "another host": "127.0.0.2:0"} {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Logf("%s (%s) not available: %v", where, addr, err)
+			continue
+		}
+		evil := &httptest.Server{Listener: l, Config: &http.Server{Handler: evilHandler}}
+		evil.Start()
+		defer evil.Close()
+		evils[where] = evil.URL
+	}
+	if len(evils) == 0 {
+		t.Fatal("no listener for the other origin")
+	}
 	clients := map[string]*http.Client{
 		"default":                      nil,
 		"caller's client":              {},
 		"caller's client allowing all": {CheckRedirect: func(*http.Request, []*http.Request) error { return nil }},
 	}
+	secrets := http.Header{"Authorization": {"Bearer secret-token"}, "Otc-Api-Key": {"secret"}, "X-Custom": {"also secret"}}
+	statuses := []int{http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect}
 	for name, hc := range clients {
-		t.Run(name, func(t *testing.T) {
-			for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect, http.StatusFound} {
-				f := newFake(t)
-				f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-					if req.Method == "tools/call" {
-						http.Redirect(w, r, evil.URL+"/mcp", status)
+		for where, evilURL := range evils {
+			t.Run(name+"/"+where, func(t *testing.T) {
+				for _, status := range statuses {
+					target := evilURL + "/mcp"
+					f := newFake(t)
+					f.route = func(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message) bool {
+						switch m := msg.(type) {
+						case *jsonrpc.Request:
+							if m.Method != "tools/call" {
+								return false
+							}
+							if strings.Contains(string(m.Params), `"name":"resume"`) {
+								writeSSE(w, "id: ev-1\nretry: 1\ndata: \n\n") // ends early: resumed by GET
+								return true
+							}
+						case *jsonrpc.Notification:
+							if m.Method != "notifications/initialized" {
+								return false
+							}
+						case nil:
+							if r.Method == http.MethodGet && r.URL.Path == "/mcp" && r.Header.Get("Last-Event-ID") == "" {
+								http.Redirect(w, r, "/mcp/hop", http.StatusTemporaryRedirect) // same origin, then away
+								return true
+							}
+						default:
+							return false
+						}
+						http.Redirect(w, r, target, status)
 						return true
 					}
-					return false
+					tr := &client.HTTP{URL: f.url(), Client: hc, Header: secrets}
+					c := connect(t, tr, legacy(), client.WithReconnectDelay(time.Millisecond, time.Millisecond))
+					for _, tool := range []string{"echo", "resume"} {
+						_, err := c.CallTool(context.Background(), tool, map[string]string{"message": "private"}, client.WithoutOutputValidation())
+						var te *client.TransportError
+						if !errors.As(err, &te) || te.StatusCode != status || !strings.Contains(err.Error(), "redirect to \""+target) {
+							t.Errorf("HTTP %d, %s: err = %v, want a transport error naming the redirect", status, tool, err)
+						}
+					}
+					c.Close()
+					var hops, deletes, resumes int
+					for _, s := range f.requests() {
+						switch {
+						case s.Method == http.MethodDelete:
+							deletes++
+						case s.Method == http.MethodGet && s.Header.Get("Last-Event-ID") != "":
+							resumes++
+						case s.Method == http.MethodGet && s.Header.Get("Mcp-Session-Id") == "session-1":
+							hops++ // /mcp, then /mcp/hop: the same-origin redirect is followed
+						}
+					}
+					if hops != 2 || deletes != 1 || resumes != 1 {
+						t.Errorf("HTTP %d: the endpoint saw %d standalone GETs (want 2: the redirect within the origin is followed), %d DELETEs (want 1), %d resuming GETs (want 1)", status, hops, deletes, resumes)
+					}
 				}
-				f.get = func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, evil.URL+"/mcp", status) }
-				tr := &client.HTTP{URL: f.url(), Client: hc, Header: http.Header{"Otc-Api-Key": {"secret"}, "X-Custom": {"also secret"}}}
-				c := connect(t, tr, legacy())
-				_, err := c.CallTool(context.Background(), "echo", map[string]string{"message": "private"}, client.WithoutOutputValidation())
-				var te *client.TransportError
-				if !errors.As(err, &te) || te.StatusCode != status || !strings.Contains(err.Error(), "redirect to \""+evil.URL) {
-					t.Errorf("HTTP %d: err = %v, want a transport error naming the redirect", status, err)
-				}
-			}
-		})
+			})
+		}
 	}
 	if hc := clients["caller's client allowing all"]; hc.CheckRedirect == nil {
 		t.Error("the caller's http.Client was changed")

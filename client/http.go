@@ -50,72 +50,20 @@ func (h *HTTP) dial(ctx context.Context, c *Client) (link, error) {
 	return &httpConn{c: c, url: u.String(), header: h.Header.Clone(), hc: &hc}, nil
 }
 
-// maxRedirects is how many same-origin redirects a GET or DELETE follows,
-// as net/http does by default.
-const maxRedirects = 10
-
-// guardRedirects is the client's redirect policy, applied before next (a
-// caller's CheckRedirect, which may refuse more). Every request carries the
-// session id and the caller's headers (credentials among them), and a POST
-// its message, so a POST is never redirected (resending a tool call
-// elsewhere is not the client's decision), and a GET or DELETE is
-// redirected only within the endpoint's origin (scheme, host and port). A
-// redirect not followed is returned to the transport, which fails the
-// exchange naming the redirect (see redirectError).
-func guardRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
-	return func(req *http.Request, via []*http.Request) error {
-		first := via[0]
-		if first.Method == http.MethodPost || !sameOrigin(first.URL, req.URL) {
-			return http.ErrUseLastResponse
-		}
-		if len(via) >= maxRedirects {
-			return fmt.Errorf("stopped after %d redirects", maxRedirects)
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		return nil
-	}
-}
-
-// sameOrigin compares scheme, host and port (RFC 6454), with the default
-// port filled in.
-func sameOrigin(a, b *url.URL) bool {
-	port := func(u *url.URL) string {
-		if p := u.Port(); p != "" {
-			return p
-		}
-		if strings.EqualFold(u.Scheme, "https") {
-			return "443"
-		}
-		return "80"
-	}
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
-}
-
-// redirectError is the failure of an exchange the server redirected where
-// the client does not follow (see guardRedirects).
-func redirectError(op string, resp *http.Response) error {
-	loc := resp.Header.Get("Location")
-	if len(loc) > 200 {
-		loc = loc[:200] + "…"
-	}
-	why := "the client follows no redirect of a POST"
-	if resp.Request == nil || resp.Request.Method != http.MethodPost {
-		why = "the client follows redirects only within the endpoint's origin"
-	}
-	return &TransportError{Op: op, StatusCode: resp.StatusCode,
-		Err: fmt.Errorf("redirect to %q not followed: %s, so that the session id, the request's headers and its body go to no other server", loc, why)}
-}
-
 type httpConn struct {
 	c      *Client
 	url    string
 	header http.Header
 	hc     *http.Client
 
-	mu           sync.Mutex
-	session      string
+	mu      sync.Mutex
+	session string
+	// lost is the session the server rejected, from the moment the client
+	// drops it to re-initialize until a new session has started. While it
+	// is set the client has no session: the next request re-initializes
+	// first, and a server that refuses that re-initialization as it
+	// refused the session fails the request with CodeSessionInvalid.
+	lost         string
 	stopListen   context.CancelFunc
 	listenExited chan struct{}
 	// streams are the SSE replies being read, by the id of the request each
@@ -127,6 +75,25 @@ func (h *httpConn) sessionID() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.session
+}
+
+// lostSession is the session the server rejected and no new one has
+// replaced yet, "" when there is none (see lost).
+func (h *httpConn) lostSession() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lost
+}
+
+// loseSession drops the session the server rejected (gone; "" keeps the
+// one already lost) before a re-initialization.
+func (h *httpConn) loseSession(gone string) {
+	h.mu.Lock()
+	if gone != "" {
+		h.lost = gone
+	}
+	h.mu.Unlock()
+	h.resetSession()
 }
 
 func (h *httpConn) resetSession() {
@@ -222,6 +189,14 @@ func (h *httpConn) send(ctx context.Context, req *jsonrpc.Request, w *wireInfo) 
 	if err != nil {
 		return err
 	}
+	// rejected is the session a 404 (or a 400 naming the session) rejects:
+	// the one the request carries, or, for the initialize that is to
+	// replace a lost session, that one: a server that refuses the
+	// re-initialization as it refused the session leaves it invalid.
+	rejected := sid
+	if req.Method == mcp.MethodInitialize {
+		rejected = h.lostSession()
+	}
 	resp, err := h.hc.Do(hreq)
 	if err != nil {
 		return &TransportError{Op: op, Err: err}
@@ -235,13 +210,13 @@ func (h *httpConn) send(ctx context.Context, req *jsonrpc.Request, w *wireInfo) 
 		}
 	}
 	switch {
-	case resp.StatusCode == http.StatusNotFound && sid != "":
+	case resp.StatusCode == http.StatusNotFound && rejected != "":
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return &sessionGoneError{id: sid, status: resp.StatusCode}
-	case resp.StatusCode == http.StatusBadRequest && sid != "":
+		return &sessionGoneError{id: rejected, status: resp.StatusCode}
+	case resp.StatusCode == http.StatusBadRequest && rejected != "":
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if rejectsSession(body) {
-			return &sessionGoneError{id: sid, status: resp.StatusCode}
+			return &sessionGoneError{id: rejected, status: resp.StatusCode}
 		}
 		return h.errorBody(op, resp.StatusCode, body, req.ID)
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
@@ -417,9 +392,13 @@ func statusError(status int, body []byte) error {
 	return fmt.Errorf("%s: %s", http.StatusText(status), snippet)
 }
 
-// readJSON reads a single-message JSON reply.
+// readJSON reads a single-message JSON reply. One whose declared length is
+// over the limit is refused before any of it is read.
 func (h *httpConn) readJSON(op string, resp *http.Response, id jsonrpc.ID) error {
 	max := h.c.cfg.maxMessageSize
+	if resp.ContentLength > int64(max) {
+		return &TransportError{Op: op, Err: fmt.Errorf("the response (Content-Length %d) exceeds the %d-byte limit on message size", resp.ContentLength, max)}
+	}
 	data, err := readBody(resp.Body, resp.ContentLength, max)
 	if err != nil {
 		return &TransportError{Op: op, Err: fmt.Errorf("reading the response: %w", err)}
@@ -446,7 +425,9 @@ func (h *httpConn) readJSON(op string, resp *http.Response, id jsonrpc.ID) error
 }
 
 // readBody reads a body of size bytes (-1: unknown) into one buffer, at
-// most max+1 bytes of it (the caller refuses a body longer than max).
+// most max+1 bytes of it (the caller refuses a body longer than max). The
+// buffer at most doubles as it grows, never past max+1 bytes, so that a
+// body read in full has allocated at most twice its size.
 func readBody(body io.Reader, size int64, max int) ([]byte, error) {
 	n := 512
 	if size >= 0 && size <= int64(max) {
@@ -455,7 +436,7 @@ func readBody(body io.Reader, size int64, max int) ([]byte, error) {
 	data := make([]byte, 0, min(n, max+1))
 	for {
 		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
+			data = grow(data, 1, max+1)
 		}
 		m, err := body.Read(data[len(data):min(cap(data), max+1)])
 		data = data[:len(data)+m]
@@ -618,6 +599,7 @@ func (h *httpConn) sessionStarted(ctx context.Context) {
 	exited := make(chan struct{})
 	ready := make(chan struct{})
 	h.mu.Lock()
+	h.lost = "" // a new session has started
 	h.stopListen, h.listenExited = cancel, exited
 	h.mu.Unlock()
 	go func() {

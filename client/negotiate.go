@@ -206,22 +206,36 @@ func (c *Client) initialize(ctx context.Context) error {
 	return nil
 }
 
-// reinitialize replaces a session the server forgot, once per lost session
-// however many calls noticed it.
+// sessionHolder is a link with a session (HTTP).
+type sessionHolder interface {
+	sessionID() string
+	lostSession() string
+	loseSession(gone string)
+}
+
+// lostSession is the session the server rejected that no re-initialization
+// has replaced yet (one failed), "" when there is none.
+func (c *Client) lostSession() string {
+	if h, ok := c.conn.(sessionHolder); ok {
+		return h.lostSession()
+	}
+	return ""
+}
+
+// reinitialize replaces a session the server forgot (gone), once per lost
+// session however many calls noticed it. Until it has succeeded the
+// client has no session, and each later call tries again, once.
 func (c *Client) reinitialize(ctx context.Context, gone string) error {
 	c.reinitMu.Lock()
 	defer c.reinitMu.Unlock()
-	h, ok := c.conn.(interface {
-		sessionID() string
-		resetSession()
-	})
+	h, ok := c.conn.(sessionHolder)
 	if !ok {
 		return &SessionInvalidError{Op: "re-initialize", SessionID: gone}
 	}
-	if h.sessionID() != gone {
+	if h.lostSession() == "" && h.sessionID() != gone {
 		return nil // another call already replaced it
 	}
-	h.resetSession()
+	h.loseSession(gone)
 	c.tools.drop()
 	return c.initialize(ctx)
 }

@@ -27,6 +27,9 @@ const (
 	// DefaultMinToolsTTL is the least time a tools/list is reused
 	// (WithMinToolsTTL).
 	DefaultMinToolsTTL = 30 * time.Second
+	// DefaultMaxServerRequests bounds the server requests answered at once
+	// (WithMaxServerRequests).
+	DefaultMaxServerRequests = 16
 )
 
 // Version is the client's default clientInfo version.
@@ -83,6 +86,7 @@ type config struct {
 	reconnectMin    time.Duration
 	reconnectMax    time.Duration
 	minToolsTTL     time.Duration
+	maxServing      int
 	requestHandler  RequestHandler
 	middleware      []jsonrpc.Middleware
 	receiving       []jsonrpc.Middleware
@@ -131,6 +135,9 @@ func newConfig(opts []Option) config {
 		c.minToolsTTL = DefaultMinToolsTTL
 	}
 	c.minToolsTTL = max(c.minToolsTTL, 0)
+	if c.maxServing <= 0 {
+		c.maxServing = DefaultMaxServerRequests
+	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
@@ -235,6 +242,22 @@ func WithReconnectDelay(floor, ceiling time.Duration) Option {
 // negative value takes the server's ttlMs as it is.
 func WithMinToolsTTL(d time.Duration) Option {
 	return clientOption(func(c *config) { c.minToolsTTL = d })
+}
+
+// WithMaxServerRequests bounds the server-to-client requests (legacy:
+// ping, elicitation/create, sampling/createMessage, roots/list) the client
+// answers at once (default DefaultMaxServerRequests, 16), each on a
+// goroutine of its own with its answer sent back (over HTTP, a POST). A
+// request that comes while n are being answered is not answered, so that a
+// server flooding the client with requests cannot make it start unbounded
+// work, goroutines and connections: when it came on the reply stream of a
+// call, that call fails at once with a transport error naming the limit
+// (and its stream is closed); else it is dropped and logged, and the
+// server's own timeout ends it. Values of zero or less mean the default.
+// The 2026-07-28 inputRequests of a call are answered on the call's own
+// goroutine, one at a time, and are not counted.
+func WithMaxServerRequests(n int) Option {
+	return clientOption(func(c *config) { c.maxServing = n })
 }
 
 // WithRequestHandler sets what answers the requests a server sends the

@@ -31,8 +31,8 @@ func TestConfigDefaults(t *testing.T) {
 		t.Errorf("timeout %v, probe timeout %v", c.timeout, c.probeTimeout)
 	}
 	if c.maxMessageSize != DefaultMaxMessageSize || c.maxInputRounds != DefaultMaxInputRounds ||
-		c.maxPages != DefaultMaxPages || c.maxResumes != DefaultMaxResumes {
-		t.Errorf("limits %d %d %d %d", c.maxMessageSize, c.maxInputRounds, c.maxPages, c.maxResumes)
+		c.maxPages != DefaultMaxPages || c.maxResumes != DefaultMaxResumes || c.maxServing != DefaultMaxServerRequests {
+		t.Errorf("limits %d %d %d %d %d", c.maxMessageSize, c.maxInputRounds, c.maxPages, c.maxResumes, c.maxServing)
 	}
 	if c.logger == nil || c.logger.Enabled(context.Background(), slog.LevelError) {
 		t.Error("the default logger is missing or logs")
@@ -49,13 +49,14 @@ func TestConfigOutOfRange(t *testing.T) {
 		WithMaxMessageSize(-1),
 		WithMaxInputRounds(-1),
 		WithMaxPages(-1),
+		WithMaxServerRequests(-1),
 		WithLogger(nil),
 	})
 	if c.clientInfo.Name != "toolwire-client" || c.clientInfo.Version != Version {
 		t.Errorf("clientInfo = %+v", c.clientInfo)
 	}
 	if c.probeTimeout != DefaultProbeTimeout || c.maxMessageSize != DefaultMaxMessageSize ||
-		c.maxInputRounds != DefaultMaxInputRounds || c.maxPages != DefaultMaxPages || c.logger == nil {
+		c.maxInputRounds != DefaultMaxInputRounds || c.maxPages != DefaultMaxPages || c.maxServing != DefaultMaxServerRequests || c.logger == nil {
 		t.Errorf("negative values not replaced by the defaults: %+v", c)
 	}
 	for _, tc := range []struct {

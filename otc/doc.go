@@ -24,7 +24,8 @@
 //     before the call; a failure is a 422 whose parameter_errors maps each
 //     top-level parameter to what is wrong with it.
 //   - Spellings: requests are read in either spelling ("$schema" otc://1.0
-//     or urn:oxp:1.0, {"request": ...} or a bare request, "tools" or
+//     or urn:oxp:1.0, {"request": ...} or a bare request (not both: a
+//     body with "request" and a top-level "tool_id" is a 400), "tools" or
 //     "items", input_schema with or without {"parameters": ...}); responses
 //     are written as OTC unless the request sends "$schema": "urn:oxp:1.0"
 //     or the OXP-Version header, or the handler is built WithDialect(OXP).

@@ -386,7 +386,8 @@ func (h *Handler) catalogError(w http.ResponseWriter, d Dialect, err error) {
 }
 
 // callEnvelope is the POST /tools/call body: {"$schema", "request"}, or a
-// bare CallToolRequest (the flattened OXP draft).
+// bare CallToolRequest (the flattened OXP draft); a body with both
+// "request" and a top-level "tool_id" is refused as ambiguous.
 type callEnvelope struct {
 	Schema  *string          `json:"$schema"`
 	Request *CallToolRequest `json:"request"`
@@ -492,6 +493,11 @@ func parseCall(body []byte) (*CallToolRequest, *Dialect, error) {
 		asked = &d
 	}
 	req := env.Request
+	if req != nil && env.ToolID != nil {
+		// A reader of the bare form would call the top-level tool_id, this
+		// one the request's: which is meant cannot be told.
+		return nil, asked, errors.New(`request body has both "request" and a top-level "tool_id": send one CallToolRequest, wrapped in "request" or bare`)
+	}
 	if req == nil {
 		if env.ToolID == nil {
 			return nil, asked, errors.New(`request body must be {"request": CallToolRequest} (or a CallToolRequest with "tool_id")`)

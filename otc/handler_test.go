@@ -136,6 +136,9 @@ func TestBadRequests(t *testing.T) {
 		"input not object":    {map[string]any{"request": map[string]any{"tool_id": "Calculator.Add", "input": []int{1, 2}}}, `"input" must be an object`},
 		"unsupported version": {map[string]any{"$schema": "otc://2.0", "request": map[string]any{"tool_id": "Calculator.Add"}}, "not supported"},
 		"bad $schema":         {map[string]any{"$schema": "otc", "request": map[string]any{"tool_id": "Calculator.Add"}}, `"$schema"`},
+		// Wrapped and bare at once: a reader of the bare form would call
+		// Calculator.Divide (found by FuzzParseCall against its reference).
+		"request and tool_id": {`{"request":{"tool_id":"Calculator.Add","input":{"a":1,"b":2}},"tool_id":"Calculator.Divide"}`, `both "request" and a top-level "tool_id"`},
 	} {
 		r := post(tc.body)
 		if r.status != 400 {
