@@ -43,7 +43,13 @@ type EventStore interface {
 const (
 	DefaultMaxEventsPerStream = 1024
 	DefaultMaxBytesPerSession = 8 << 20 // 8 MiB
-	memoryEventIDSeparator    = "_"
+	// DefaultMaxBytes is 64 MiB of event data for the whole store: eight
+	// sessions at their full DefaultMaxBytesPerSession, or thousands with
+	// the small events (progress, list changes) streams mostly carry, so that
+	// many sessions each within its own bound cannot add up to an unbounded
+	// heap.
+	DefaultMaxBytes        = 64 << 20
+	memoryEventIDSeparator = "_"
 )
 
 // MemoryEventStoreOption configures NewMemoryEventStore. Options apply in
@@ -53,6 +59,7 @@ type MemoryEventStoreOption interface{ applyMemoryEventStore(*memoryLimits) }
 type memoryLimits struct {
 	maxEventsPerStream int
 	maxBytesPerSession int
+	maxBytes           int
 }
 
 type memoryEventStoreOption func(*memoryLimits)
@@ -74,12 +81,29 @@ func WithMaxBytesPerSession(n int) MemoryEventStoreOption {
 	return memoryEventStoreOption(func(l *memoryLimits) { l.maxBytesPerSession = n })
 }
 
+// WithMaxBytes bounds the event data kept by the whole store, every session
+// together (default 64 MiB, DefaultMaxBytes): the per-session bound alone
+// lets memory grow with the number of sessions. Past it the oldest events
+// of any session are evicted first, whichever session appended last, and a
+// client resuming from before an evicted event gets 400 (ErrEventsLost),
+// as with the other bounds. An event larger than the bound is evicted at
+// once: a client that missed it cannot resume past it. Values below 1 mean
+// the default.
+func WithMaxBytes(n int) MemoryEventStoreOption {
+	return memoryEventStoreOption(func(l *memoryLimits) { l.maxBytes = n })
+}
+
 // MemoryEventStore is a bounded in-memory EventStore. Event ids have the
-// form "<stream>_<seq>".
+// form "<stream>_<seq>". It bounds the events per stream, the event data
+// per session and the event data of all sessions together; what a bound
+// evicts first is the oldest event in its scope.
 type MemoryEventStore struct {
 	lim      memoryLimits
 	mu       sync.Mutex
 	sessions map[string]*memSession
+	bytes    int         // event data held, all sessions
+	live     int         // events held
+	age      []*memEvent // events in the order appended; removed ones linger until skipped or compacted
 }
 
 type memSession struct {
@@ -88,17 +112,22 @@ type memSession struct {
 }
 
 type memStream struct {
-	next   uint64 // sequence number of the next event
-	events []storedEvent
+	ms     *memSession
+	next   uint64      // sequence number of the next event
+	events []*memEvent // oldest first; removals only ever take the oldest, or all
+	bytes  int
 }
 
-type storedEvent struct {
+// memEvent is one stored event, both in its stream and in the store's age
+// order.
+type memEvent struct {
 	seq  uint64
 	data []byte
+	st   *memStream // nil once removed
 }
 
 // NewMemoryEventStore returns an empty store bounded by opts
-// (WithMaxEventsPerStream, WithMaxBytesPerSession).
+// (WithMaxEventsPerStream, WithMaxBytesPerSession, WithMaxBytes).
 func NewMemoryEventStore(opts ...MemoryEventStoreOption) *MemoryEventStore {
 	var l memoryLimits
 	for _, o := range opts {
@@ -111,6 +140,9 @@ func NewMemoryEventStore(opts ...MemoryEventStoreOption) *MemoryEventStore {
 	}
 	if l.maxBytesPerSession <= 0 {
 		l.maxBytesPerSession = DefaultMaxBytesPerSession
+	}
+	if l.maxBytes <= 0 {
+		l.maxBytes = DefaultMaxBytes
 	}
 	return &MemoryEventStore{lim: l, sessions: map[string]*memSession{}}
 }
@@ -129,43 +161,94 @@ func (s *MemoryEventStore) Append(session, stream string, data []byte) (string, 
 	}
 	st := ms.streams[stream]
 	if st == nil {
-		st = &memStream{}
+		st = &memStream{ms: ms}
 		ms.streams[stream] = st
 	}
-	seq := st.next
+	e := &memEvent{seq: st.next, data: data, st: st}
 	st.next++
-	st.events = append(st.events, storedEvent{seq: seq, data: data})
+	st.events = append(st.events, e)
+	st.bytes += len(data)
 	ms.bytes += len(data)
+	s.bytes += len(data)
+	s.live++
+	s.age = append(s.age, e)
 	for len(st.events) > s.lim.maxEventsPerStream {
-		ms.bytes -= len(st.events[0].data)
-		st.events[0] = storedEvent{}
-		st.events = st.events[1:]
+		s.removeOldest(st)
 	}
-	for ms.bytes > s.lim.maxBytesPerSession && ms.evictOldest() {
+	for ms.bytes > s.lim.maxBytesPerSession && s.evictInSession(ms) {
 	}
-	return stream + memoryEventIDSeparator + strconv.FormatUint(seq, 10), nil
+	for s.bytes > s.lim.maxBytes && s.evictOldest() {
+	}
+	s.compact()
+	return stream + memoryEventIDSeparator + strconv.FormatUint(e.seq, 10), nil
 }
 
-// evictOldest drops the first event of the stream holding the most bytes.
-func (ms *memSession) evictOldest() bool {
+// removeOldest removes the first event of st.
+func (s *MemoryEventStore) removeOldest(st *memStream) {
+	e := st.events[0]
+	st.events[0] = nil
+	st.events = st.events[1:]
+	s.forget(e)
+}
+
+// forget takes a removed event out of the counts.
+func (s *MemoryEventStore) forget(e *memEvent) {
+	n := len(e.data)
+	e.st.bytes -= n
+	e.st.ms.bytes -= n
+	s.bytes -= n
+	s.live--
+	e.st, e.data = nil, nil
+}
+
+// evictInSession drops the first event of the session's stream holding the
+// most bytes.
+func (s *MemoryEventStore) evictInSession(ms *memSession) bool {
 	var victim *memStream
-	most := -1
 	for _, st := range ms.streams {
-		n := 0
-		for _, e := range st.events {
-			n += len(e.data)
-		}
-		if len(st.events) > 0 && n > most {
-			victim, most = st, n
+		if len(st.events) > 0 && (victim == nil || st.bytes > victim.bytes) {
+			victim = st
 		}
 	}
 	if victim == nil {
 		return false
 	}
-	ms.bytes -= len(victim.events[0].data)
-	victim.events[0] = storedEvent{}
-	victim.events = victim.events[1:]
+	s.removeOldest(victim)
 	return true
+}
+
+// evictOldest drops the oldest event of the store. Streams append in the
+// store's order and remove only their oldest events, so the oldest event
+// still held is the first of its stream.
+func (s *MemoryEventStore) evictOldest() bool {
+	for len(s.age) > 0 && s.age[0].st == nil {
+		s.age[0] = nil
+		s.age = s.age[1:]
+	}
+	if len(s.age) == 0 {
+		return false
+	}
+	st := s.age[0].st
+	s.age[0] = nil
+	s.age = s.age[1:]
+	s.removeOldest(st)
+	return true
+}
+
+// compact drops removed events from the age order once they outnumber the
+// events held, so that the order costs O(events held) however many events
+// come and go behind an old one.
+func (s *MemoryEventStore) compact() {
+	if len(s.age) <= 2*s.live+64 {
+		return
+	}
+	kept := make([]*memEvent, 0, 2*s.live+1)
+	for _, e := range s.age {
+		if e.st != nil {
+			kept = append(kept, e)
+		}
+	}
+	s.age = kept
 }
 
 // After implements EventStore.
@@ -210,29 +293,45 @@ func (s *MemoryEventStore) DropStream(session, stream string) {
 		return
 	}
 	if st := ms.streams[stream]; st != nil {
-		for _, e := range st.events {
-			ms.bytes -= len(e.data)
-		}
-		delete(ms.streams, stream)
+		s.dropStreamLocked(ms, stream, st)
 	}
+	s.compact()
+}
+
+func (s *MemoryEventStore) dropStreamLocked(ms *memSession, name string, st *memStream) {
+	for _, e := range st.events {
+		s.forget(e)
+	}
+	st.events = nil
+	delete(ms.streams, name)
 }
 
 // DropSession implements EventStore.
 func (s *MemoryEventStore) DropSession(session string) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	ms := s.sessions[session]
+	if ms == nil {
+		return
+	}
+	for name, st := range ms.streams {
+		s.dropStreamLocked(ms, name, st)
+	}
 	delete(s.sessions, session)
-	s.mu.Unlock()
+	s.compact()
 }
 
 // Len returns how many events the store holds, for tests and metrics.
 func (s *MemoryEventStore) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for _, ms := range s.sessions {
-		for _, st := range ms.streams {
-			n += len(st.events)
-		}
-	}
-	return n
+	return s.live
+}
+
+// Bytes returns how many bytes of event data the store holds, every session
+// together: the figure WithMaxBytes bounds.
+func (s *MemoryEventStore) Bytes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytes
 }

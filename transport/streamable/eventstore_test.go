@@ -72,3 +72,77 @@ func TestMemoryEventStore(t *testing.T) {
 		t.Fatal("stream id with the separator accepted")
 	}
 }
+
+// TestMemoryEventStoreMaxBytes: the global bound holds the event data of
+// every session together, evicting the oldest events first whichever
+// session they belong to; a resume from before an evicted event gets
+// ErrEventsLost, and Len and Bytes count what is held.
+func TestMemoryEventStoreMaxBytes(t *testing.T) {
+	s := NewMemoryEventStore(WithMaxBytes(10))
+	a0, _ := s.Append("a", "p1", nil) // a priming event: no data
+	a1, _ := s.Append("a", "p1", []byte("aaaa"))
+	b0, _ := s.Append("b", "p1", []byte("bbbb"))
+	if s.Len() != 3 || s.Bytes() != 8 {
+		t.Fatalf("held %d events, %d bytes; want 3, 8", s.Len(), s.Bytes())
+	}
+	// 8 + 4 > 10: the oldest events go, a's priming event and its "aaaa",
+	// though session c appended last.
+	c0, _ := s.Append("c", "p1", []byte("cccc"))
+	if s.Len() != 2 || s.Bytes() != 8 {
+		t.Fatalf("held %d events, %d bytes; want 2, 8", s.Len(), s.Bytes())
+	}
+	if _, _, err := s.After("a", a0); !errors.Is(err, ErrEventsLost) {
+		t.Fatalf("resume of a after its evicted event: %v, want ErrEventsLost", err)
+	}
+	if _, evs, err := s.After("a", a1); err != nil || len(evs) != 0 {
+		// Nothing came after a1: nothing is lost.
+		t.Fatalf("resume of a after its last event: %v %v", evs, err)
+	}
+	if _, evs, err := s.After("b", b0); err != nil || len(evs) != 0 {
+		t.Fatalf("resume of b: %v %v", evs, err)
+	}
+	// Dropping frees room without evicting anything else.
+	s.DropSession("b")
+	if _, err := s.Append("c", "p1", []byte("cc")); err != nil {
+		t.Fatal(err)
+	}
+	if _, evs, err := s.After("c", c0); err != nil || len(evs) != 1 || string(evs[0].Data) != "cc" {
+		t.Fatalf("resume of c: %v %v", evs, err)
+	}
+	if s.Len() != 2 || s.Bytes() != 6 {
+		t.Fatalf("held %d events, %d bytes; want 2, 6", s.Len(), s.Bytes())
+	}
+	// One event past the bound on its own is evicted at once.
+	d0, _ := s.Append("d", "p1", nil)
+	if _, err := s.Append("d", "p1", make([]byte, 11)); err != nil {
+		t.Fatal(err)
+	}
+	if s.Bytes() > 10 {
+		t.Fatalf("held %d bytes, past the bound of 10", s.Bytes())
+	}
+	if _, _, err := s.After("d", d0); !errors.Is(err, ErrEventsLost) {
+		t.Fatalf("resume before an oversized event: %v, want ErrEventsLost", err)
+	}
+}
+
+// TestMemoryEventStoreAgeOrderStaysSmall: events that come and go behind
+// one old event that stays do not pile up in the store's age order.
+func TestMemoryEventStoreAgeOrderStaysSmall(t *testing.T) {
+	s := NewMemoryEventStore()
+	if _, err := s.Append("old", "g", []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100_000 {
+		stream := fmt.Sprintf("p%d", i)
+		if _, err := s.Append("busy", stream, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		s.DropStream("busy", stream)
+	}
+	s.mu.Lock()
+	n := len(s.age)
+	s.mu.Unlock()
+	if s.Len() != 1 || n > 2*s.Len()+64 {
+		t.Fatalf("%d events held, age order of %d entries", s.Len(), n)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -62,7 +63,30 @@ func NewHandler(opener jsonrpc.SessionOpener, opts ...HandlerOption) *Handler {
 	}
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. A POST is answered with one of these
+// statuses, every one but 200 and 202 with an application/json JSON-RPC
+// error response saying why:
+//
+//   - 200: a request's reply, application/json or text/event-stream (also
+//     a 2025-era JSON-RPC error, and a 2026-era one whose code has no
+//     status of its own);
+//   - 202, no body: a notification or a response accepted;
+//   - 400: a body that is not one valid JSON-RPC message, a missing
+//     Mcp-Session-Id, an unsupported MCP-Protocol-Version, 2026-era headers
+//     that do not match the body, invalid params;
+//   - 403: a Host or Origin not allowed, or another principal's session;
+//   - 404: an unknown or ended session, a 2026-era method not found;
+//   - 406: an Accept header without application/json and text/event-stream;
+//   - 413: a body past WithMaxBodyBytes;
+//   - 415: a Content-Type other than application/json;
+//   - 429: a session at WithMaxInFlightPerSession;
+//   - 500: a 2026-era internal error;
+//   - 503: shutting down, or at WithMaxSessions or WithMaxInFlight.
+//
+// An error response carries the id of the request it refuses whenever the
+// body was read and its id could be, even when the message is otherwise
+// invalid. The refusals decided from the headers alone, before the body is
+// read (403 for Host or Origin, 406, 413, 415), carry a null id.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.guard(w, r) {
 		return
@@ -113,13 +137,15 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 }
 
 // readBody reads a POST body within the size and time limits. A
-// Content-Length past the limit gets 413 at once, before any byte is read.
+// Content-Length past the limit gets 413 at once, before any byte is read;
+// a body that passes the limit while being read gets 413 then, and is not
+// read any further (refuseTooLarge).
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if r.ContentLength > h.o.maxBodyBytes {
 		// Refused before reading: a declared length past the limit cannot
 		// become an acceptable body, and waiting for it would hold the
 		// connection for the whole read timeout.
-		writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, h.o.maxBodyBytes))
+		refuseTooLarge(w, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, h.o.maxBodyBytes))
 		return nil, false
 	}
 	var watch *watched
@@ -134,13 +160,54 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "request body exceeds the limit of %d bytes", mbe.Limit))
+			refuseTooLarge(w, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "request body exceeds the limit of %d bytes", mbe.Limit))
 			return nil, false
 		}
 		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "cannot read request body: %v", err))
 		return nil, false
 	}
 	return body, true
+}
+
+// closeLinger is how long a connection refused with 413 stays open, its
+// sending side shut, before it is closed: time for the client to read the
+// reply before the unread body it keeps sending resets the connection.
+// net/http waits as long (its rstAvoidanceDelay) in the same case.
+const closeLinger = 500 * time.Millisecond
+
+// refuseTooLarge answers 413 with e and closes the connection without
+// reading any more of the body. Left to itself, net/http would read up to
+// 256 KiB more of a chunked body (or of a declared one that short) after
+// the handler returns, looking for its end so as to reuse the connection; a
+// refused body is not worth reading, so over HTTP/1.x the reply is written
+// whole (with its Content-Length and Connection: close), the connection
+// taken over, its sending side shut so the client sees the reply end, and
+// closed after closeLinger. Where the connection cannot be taken over
+// (HTTP/2, a writer that does not unwrap to net/http's), the reply is the
+// same and net/http ends the request its own way.
+func refuseTooLarge(w http.ResponseWriter, e *jsonrpc.Error) {
+	body, err := jsonrpc.Encode(&jsonrpc.Response{Error: e})
+	if err != nil {
+		body = []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"request body too large"}}`, jsonrpc.CodeInvalidRequest))
+	}
+	hd := w.Header()
+	hd["Content-Type"] = contentTypeJSON
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	hd.Set("Connection", "close")
+	w.WriteHeader(http.StatusRequestEntityTooLarge)
+	_, _ = w.Write(body)
+	rc := http.NewResponseController(w)
+	if rc.Flush() != nil {
+		return
+	}
+	conn, _, err := rc.Hijack()
+	if err != nil {
+		return
+	}
+	if cw, ok := conn.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	time.AfterFunc(closeLinger, func() { _ = conn.Close() })
 }
 
 // readBodySized reads r to the end into a buffer sized by the declared length (when
@@ -305,6 +372,23 @@ var (
 
 // newSessionID returns an unguessable id of visible ASCII.
 func newSessionID() string { return rand.Text() }
+
+// retryAfterBusy is the Retry-After, in seconds, of a refusal for want of
+// room (503 at WithMaxSessions or WithMaxInFlight, 429 at
+// WithMaxInFlightPerSession): slots free as requests finish and sessions
+// end, so a client may try again soon.
+const retryAfterBusy = "1"
+
+// writeUnavailable answers 503 with e. A refusal for want of room (too many
+// sessions or requests) carries Retry-After, so a client backs off and then
+// retries; one for a server shutting down does not, since trying again will
+// not help.
+func writeUnavailable(w http.ResponseWriter, id jsonrpc.ID, e *jsonrpc.Error) {
+	if e != errShuttingDown {
+		w.Header().Set("Retry-After", retryAfterBusy)
+	}
+	writeError(w, http.StatusServiceUnavailable, id, e)
+}
 
 // writeError answers with a JSON-RPC error body.
 func writeError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {

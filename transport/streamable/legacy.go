@@ -178,11 +178,14 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc
 
 // serveLegacyRequest runs a request with its HTTP request's values but not
 // its cancellation: if the client drops the response stream the request goes
-// on, and its remaining events wait in the event store for a GET with
-// Last-Event-ID.
+// on. When the client got an event id of the stream first (its priming
+// event, or any event), the remaining events, the reply among them, wait in
+// the event store for a GET with Last-Event-ID; when it got none (a plain
+// JSON reply not yet begun), nothing could ever resume the stream, so its
+// events are not stored at all.
 func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls *legacySession, req *jsonrpc.Request) {
 	if !ls.beginCall() {
-		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Retry-After", retryAfterBusy)
 		w.Header().Set(HeaderSessionID, ls.id)
 		writeError(w, http.StatusTooManyRequests, req.ID, jsonrpc.NewError(jsonrpc.CodeInternalError,
 			"too many requests in flight on this session: the per-session limit of %d is reached; wait for a reply or cancel a request, then try again", h.o.maxPerSession))
@@ -190,7 +193,7 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 	}
 	if e := h.begin(); e != nil {
 		ls.endCall()
-		writeError(w, http.StatusServiceUnavailable, req.ID, e)
+		writeUnavailable(w, req.ID, e)
 		return
 	}
 	c := newConn(w, &h.o, h.wd, func(hd http.Header) { hd.Set(HeaderSessionID, ls.id) })
@@ -224,13 +227,13 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 // the handshake with its id.
 func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
 	if e := h.begin(); e != nil {
-		writeError(w, http.StatusServiceUnavailable, req.ID, e)
+		writeUnavailable(w, req.ID, e)
 		return
 	}
 	defer h.finish()
 	ls, jerr := h.openSession(auth.PrincipalFrom(r.Context()).Key())
 	if jerr != nil {
-		writeError(w, http.StatusServiceUnavailable, req.ID, jerr)
+		writeUnavailable(w, req.ID, jerr)
 		return
 	}
 	defer ls.release()

@@ -29,7 +29,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, msg jsonrpc
 	defer sess.Close()
 	listen := req.Method == mcp.MethodSubscriptionListen
 	if e := h.beginModern(sess, listen); e != nil {
-		writeError(w, http.StatusServiceUnavailable, req.ID, e)
+		writeUnavailable(w, req.ID, e)
 		return
 	}
 	defer h.finishModern(sess, listen)

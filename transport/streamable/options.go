@@ -84,16 +84,17 @@ func WithSessionIdleTimeout(d time.Duration) HandlerOption {
 }
 
 // WithMaxSessions bounds how many 2025-era sessions may be open at once
-// (default 10,000); an initialize past it gets 503. Values below 1 mean the
-// default.
+// (default 10,000); an initialize past it gets 503 with Retry-After: 1 and
+// a JSON-RPC error naming the limit, once sessions idle past the timeout
+// have been swept. Values below 1 mean the default.
 func WithMaxSessions(n int) HandlerOption {
 	return handlerOption(func(c *handlerConfig) { c.maxSessions = n })
 }
 
 // WithMaxInFlight bounds the requests being served at once, both eras
-// together (default 4096); past it a request gets 503. A 2025-era request
-// whose client dropped its stream still counts until it finishes. Values
-// below 1 mean the default.
+// together (default 4096); past it a request gets 503 with Retry-After: 1.
+// A 2025-era request whose client dropped its stream still counts until it
+// finishes. Values below 1 mean the default.
 func WithMaxInFlight(n int) HandlerOption {
 	return handlerOption(func(c *handlerConfig) { c.maxInFlight = n })
 }
@@ -116,7 +117,9 @@ func WithMaxInFlightPerSession(n int) HandlerOption {
 
 // WithEventStore sets where the events of 2025-era SSE streams are kept for
 // resumption with Last-Event-ID. By default, and when s is nil, each handler
-// has its own NewMemoryEventStore with default limits.
+// has its own NewMemoryEventStore with default limits (1024 events per
+// stream, 8 MiB per session, 64 MiB in all). Only the events of streams
+// whose client holds an event id are stored: nothing else can be resumed.
 func WithEventStore(s EventStore) HandlerOption {
 	return handlerOption(func(c *handlerConfig) { c.eventStore = s })
 }

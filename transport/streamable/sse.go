@@ -243,6 +243,12 @@ type stream struct {
 	c        *conn // the live connection, nil while detached
 	finished bool  // the response has been recorded
 	forceSSE bool  // answer on SSE even if nothing precedes the response
+	// idSent: an event id of this stream went out on a connection, so the
+	// client may resume it with Last-Event-ID. Until then the stream cannot
+	// be resumed (a GET without Last-Event-ID opens the standalone stream
+	// afresh and replays nothing), so its events are not stored: stored, they
+	// could never be read, and would only hold memory until the session ends.
+	idSent bool
 }
 
 var errStreamFinished = errors.New("streamable: the request has already been answered")
@@ -291,23 +297,32 @@ func (st *stream) send(m jsonrpc.Message, final bool) error {
 		}
 	}
 	id := ""
-	if st.ls != nil {
+	if st.ls != nil && (c != nil || st.idSent) {
 		if id, err = st.ls.append(st.id, data); err != nil {
 			st.log.Warn("event not stored", "error", err)
 		}
 	}
 	if c != nil {
+		if id != "" {
+			st.idSent = true
+		}
 		if err := c.event(id, 0, data); err != nil {
 			st.detachLocked()
 			c = nil
 		}
 	}
 	if final {
-		// Answered. Delivered or not (a write into a connection the client
-		// already dropped succeeds too), the stream is kept a while for a
-		// resuming client; a session keeps only its last few such streams.
+		// Answered. If the client holds an event id of the stream, the
+		// stream is kept a while for it to resume, delivered or not (a
+		// write into a connection the client already dropped succeeds too);
+		// a session keeps only its last few such streams. A stream whose
+		// client never got an id cannot be resumed: it is forgotten now.
 		if st.ls != nil {
-			st.ls.retire(st.id)
+			if st.idSent {
+				st.ls.retire(st.id)
+			} else {
+				st.dropLocked()
+			}
 		}
 		st.detachLocked()
 	}
@@ -336,6 +351,10 @@ func (st *stream) startLocked() error {
 	if err != nil {
 		return err
 	}
+	// Counted as sent once written to the connection, even if the write
+	// fails: the client may have read it, and a stream kept for nothing
+	// costs less than a reply lost.
+	st.idSent = true
 	return c.event(id, st.retry, nil)
 }
 
@@ -366,10 +385,14 @@ func (st *stream) detach(c *conn) {
 
 // closeSSE ends the live connection of an unanswered 2025-era POST after
 // priming it, so the client reconnects with Last-Event-ID to get the rest.
+// A stream that cannot hand the client an event id first (a session on a
+// revision before 2025-11-25 has no priming event, and nothing was sent on
+// it yet) is left open: closed, it could not be resumed, and the reply
+// would be lost.
 func (st *stream) closeSSE() bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.ls == nil || st.finished || st.c == nil {
+	if st.ls == nil || st.finished || st.c == nil || !st.prime && !st.idSent {
 		return false
 	}
 	if err := st.startLocked(); err != nil {
@@ -442,7 +465,10 @@ type streamKey struct{}
 // GET and Last-Event-ID and receives the rest, including the result (SEP-1699
 // polling). ctx is the context a tool handler received. It reports whether a
 // stream was closed; 2026-era requests have no resumable stream, so for them
-// it does nothing and returns false.
+// it does nothing and returns false, as it does for a 2025-era stream the
+// client holds no event id of (a session on a revision before 2025-11-25,
+// which has no priming event, with nothing sent on the stream yet): closing
+// that one would lose the reply.
 func CloseSSEStream(ctx context.Context) bool {
 	st, _ := ctx.Value(streamKey{}).(*stream)
 	if st == nil {
