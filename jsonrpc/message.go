@@ -52,6 +52,14 @@ func (*Response) isMessage()     {}
 // "m\u0065thod" is "method"); other members are ignored. Duplicate names
 // inside params or result are left to whoever decodes them; the error object
 // of a response is decoded strictly here.
+//
+// Nesting is likewise left to whoever decodes params or result: the envelope
+// checks a value of any depth without recursion (a bit per level), so a
+// request nested past a decoder's limit still reaches the method with its id,
+// and the method answers it (the server's typed params: -32602 invalid
+// params past wirejson.MaxDepth; tool arguments: an isError result past
+// schema.MaxDepth, like any argument the model can correct). An error object
+// nested past wirejson.MaxDepth is -32600.
 func Decode(data []byte) (Message, ID, *Error) {
 	if e, ok := scanEnvelope(data); ok {
 		return build(e)

@@ -54,8 +54,34 @@ func scanEnvelope(data []byte) (e envelope, ok bool) {
 // anything the scanner declines. It reads the whole input before judging
 // the envelope, so that bytes that are not JSON are always -32700, whatever
 // else is wrong. Duplicate names are checked here at the top level only:
-// below it they belong to whoever decodes params or result.
+// below it they belong to whoever decodes params or result. A message
+// nested deeper than the strict decoder goes (MaxDepth) is read by
+// decodeDeep.
 func decodeSlow(data []byte) (Message, ID, *Error) {
+	return decodeSlowDepth(data, true)
+}
+
+// decodeSlowDepth is decodeSlow; deep says whether a message past MaxDepth
+// goes to decodeDeep (which reads the rest of it through here).
+func decodeSlowDepth(data []byte, deep bool) (Message, ID, *Error) {
+	notJSON := func(err error) *Error {
+		if deep && isMaxDepth(err) {
+			return errTooDeep
+		}
+		return notJSON(err)
+	}
+	m, id, err := decodeStrict(data, notJSON)
+	if err == errTooDeep {
+		return decodeDeep(data)
+	}
+	return m, id, err
+}
+
+// errTooDeep marks a message decodeStrict stopped reading at MaxDepth.
+var errTooDeep = &Error{Code: CodeParseError, Message: "too deep"}
+
+// decodeStrict is decodeSlow's reading; notJSON phrases decoder errors.
+func decodeStrict(data []byte, notJSON func(error) *Error) (Message, ID, *Error) {
 	if isBlank(data) {
 		return nil, ID{}, NewError(CodeParseError, "empty message")
 	}
@@ -64,7 +90,7 @@ func decodeSlow(data []byte) (Message, ID, *Error) {
 		if _, err := dec.ReadValue(); err != nil {
 			return nil, ID{}, notJSON(err)
 		}
-		if err := atEnd(dec); err != nil {
+		if err := atEnd(dec, notJSON); err != nil {
 			return nil, ID{}, err
 		}
 		if kind == '[' {
@@ -120,7 +146,7 @@ func decodeSlow(data []byte) (Message, ID, *Error) {
 	if _, err := dec.ReadToken(); err != nil { // the closing brace
 		return nil, ID{}, notJSON(err)
 	}
-	if err := atEnd(dec); err != nil {
+	if err := atEnd(dec, notJSON); err != nil {
 		return nil, ID{}, err
 	}
 	if problem != nil {
@@ -160,7 +186,7 @@ func unquote(raw []byte) ([]byte, bool) {
 }
 
 // atEnd checks that nothing but white space follows the message.
-func atEnd(dec *jsontext.Decoder) *Error {
+func atEnd(dec *jsontext.Decoder, notJSON func(error) *Error) *Error {
 	_, err := dec.ReadToken()
 	switch {
 	case err == io.EOF:

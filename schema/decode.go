@@ -11,10 +11,12 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// maxDepth bounds nesting: at most this many objects and arrays may be open
-// at once, as in the strict decoder the wire is read with, so hostile input
-// cannot exhaust the stack.
-const maxDepth = 10000
+// MaxDepth bounds nesting: at most this many objects and arrays may be open
+// at once in the JSON DecodeValue and Check read (the value's own outermost
+// object counting as one), as in the strict decoder the wire is read with,
+// so hostile input cannot exhaust the stack. Deeper input is a *DecodeError
+// saying so.
+const MaxDepth = 10000
 
 // DecodeError is input DecodeValue refuses: where (a JSON Pointer to the
 // offending value or member, and a byte offset) and why.
@@ -32,8 +34,17 @@ func (e *DecodeError) Error() string {
 	if e.Path == "" {
 		return fmt.Sprintf("invalid JSON at offset %d: %s", e.Offset, e.Reason)
 	}
-	return fmt.Sprintf("invalid JSON at %s (offset %d): %s", e.Path, e.Offset, e.Reason)
+	p := e.Path
+	if len(p) > maxPathShown {
+		// A path into deeply nested input is as long as the nesting
+		// (20,000 characters at MaxDepth); its start locates.
+		p = p[:maxPathShown] + "…"
+	}
+	return fmt.Sprintf("invalid JSON at %s (offset %d): %s", p, e.Offset, e.Reason)
 }
+
+// maxPathShown bounds the path an error message shows; Path keeps it whole.
+const maxPathShown = 200
 
 // DecodeValue decodes JSON the way the validator expects: objects as
 // map[string]any, arrays as []any, numbers as json.Number (exact), strings,
@@ -61,8 +72,9 @@ func DecodeValue(data []byte) (any, error) {
 }
 
 type valueDecoder struct {
-	data []byte
-	pos  int
+	data    []byte
+	pos     int
+	scratch []byte // unescaped strings, reused
 }
 
 // decodeError is a DecodeError under construction: the path's tokens are
@@ -110,8 +122,8 @@ func (d *valueDecoder) value(depth int) (any, *decodeError) {
 	}
 	switch c := d.data[d.pos]; {
 	case c == '{' || c == '[':
-		if depth >= maxDepth {
-			return nil, d.fail("nested too deeply (more than %d levels)", maxDepth)
+		if depth >= MaxDepth {
+			return nil, d.fail("nested too deeply (more than %d levels)", MaxDepth)
 		}
 		if c == '{' {
 			return d.object(depth)
@@ -219,10 +231,19 @@ func (d *valueDecoder) array(depth int) (any, *decodeError) {
 	}
 }
 
-// str reads a string. Strings without escapes are sliced directly once
-// their UTF-8 is checked; anything else is unescaped by jsontext, which
-// refuses invalid UTF-8 and unpaired surrogate escapes.
+// str reads a string.
 func (d *valueDecoder) str() (string, *decodeError) {
+	_, s, err := d.strSpan()
+	return string(s), err
+}
+
+// strSpan reads a string without making a Go string of it: raw is the
+// quoted string as it is in the input, s its contents unescaped (a slice of
+// the input when there is no escape, of d.scratch otherwise, valid until
+// the next call). Strings without escapes are sliced directly once their
+// UTF-8 is checked; anything else is unescaped by jsontext, which refuses
+// invalid UTF-8 and unpaired surrogate escapes.
+func (d *valueDecoder) strSpan() (raw, s []byte, _ *decodeError) {
 	start := d.pos
 	d.pos++ // opening quote
 	simple := true
@@ -235,25 +256,26 @@ func (d *valueDecoder) str() (string, *decodeError) {
 			if simple {
 				body := raw[1 : len(raw)-1]
 				if utf8.Valid(body) {
-					return string(body), nil
+					return raw, body, nil
 				}
-				return "", &decodeError{offset: start + 1 + invalidUTF8At(body), reason: "invalid UTF-8 in a string"}
+				return nil, nil, &decodeError{offset: start + 1 + invalidUTF8At(body), reason: "invalid UTF-8 in a string"}
 			}
-			s, err := jsontext.AppendUnquote(nil, raw)
+			s, err := jsontext.AppendUnquote(d.scratch[:0], raw)
 			if err != nil {
-				return "", &decodeError{offset: start, reason: "invalid string: " + strings.TrimPrefix(err.Error(), "jsontext: ")}
+				return nil, nil, &decodeError{offset: start, reason: "invalid string: " + strings.TrimPrefix(err.Error(), "jsontext: ")}
 			}
-			return string(s), nil
+			d.scratch = s
+			return raw, s, nil
 		case c == '\\':
 			simple = false
 			d.pos += 2
 		case c < 0x20:
-			return "", d.fail("control character in a string")
+			return nil, nil, d.fail("control character in a string")
 		default:
 			d.pos++
 		}
 	}
-	return "", &decodeError{offset: len(d.data), reason: "unterminated string"}
+	return nil, nil, &decodeError{offset: len(d.data), reason: "unterminated string"}
 }
 
 // invalidUTF8At returns the offset of the first invalid UTF-8 in b.
@@ -268,8 +290,18 @@ func invalidUTF8At(b []byte) int {
 	return len(b)
 }
 
-// number reads a number, checking JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+// number reads a number as a json.Number holding its text.
 func (d *valueDecoder) number() (any, *decodeError) {
+	raw, err := d.numberSpan()
+	if err != nil {
+		return nil, err
+	}
+	return json.Number(raw), nil
+}
+
+// numberSpan reads a number, checking JSON's grammar, and returns its text:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (d *valueDecoder) numberSpan() ([]byte, *decodeError) {
 	start := d.pos
 	if d.data[d.pos] == '-' {
 		d.pos++
@@ -302,5 +334,5 @@ func (d *valueDecoder) number() (any, *decodeError) {
 			return nil, d.fail("invalid number: no digits in the exponent")
 		}
 	}
-	return json.Number(d.data[start:d.pos]), nil
+	return d.data[start:d.pos], nil
 }

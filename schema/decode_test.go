@@ -106,15 +106,15 @@ func sameNumbers(v, plain any) bool {
 }
 
 func TestDecodeValueDepthLimit(t *testing.T) {
-	for _, n := range []int{maxDepth, maxDepth + 1} {
+	for _, n := range []int{MaxDepth, MaxDepth + 1} {
 		deep := []byte(strings.Repeat("[", n) + strings.Repeat("]", n))
 		_, err := DecodeValue(deep)
 		_, rerr := reference(deep)
-		if (err == nil) != (n == maxDepth) || (rerr == nil) != (n == maxDepth) {
+		if (err == nil) != (n == MaxDepth) || (rerr == nil) != (n == MaxDepth) {
 			t.Errorf("%d levels: DecodeValue %v, reference %v", n, err, rerr)
 		}
 	}
-	if _, err := DecodeValue(bytes.Repeat([]byte("["), maxDepth+5)); err == nil {
+	if _, err := DecodeValue(bytes.Repeat([]byte("["), MaxDepth+5)); err == nil {
 		t.Error("deep nesting accepted")
 	}
 }

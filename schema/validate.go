@@ -36,6 +36,7 @@ type Schema struct {
 	dialect  string
 	compiled *jsonschema.Schema
 	doc      any
+	plan     *plan // nil: values are validated as decoded trees
 }
 
 var printer = message.NewPrinter(language.English)
@@ -107,7 +108,7 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema does not compile: %w", err)
 	}
-	return &Schema{raw: slices.Clone(raw), dialect: dialect, compiled: compiled, doc: doc}, nil
+	return &Schema{raw: slices.Clone(raw), dialect: dialect, compiled: compiled, doc: doc, plan: newPlan(compiled, doc)}, nil
 }
 
 // Raw returns the schema document as declared.
@@ -142,44 +143,78 @@ func (v Violation) String() string {
 	return p + ": " + v.Message
 }
 
-// ValidationError lists every violation of one validation.
-type ValidationError struct{ Violations []Violation }
+// ValidationError lists the violations of one validation: every one, or
+// the first ones when Truncated (Check and ValidateJSON list a bounded
+// number).
+type ValidationError struct {
+	Violations []Violation
+	// Truncated is set when more violations were found than are listed.
+	Truncated bool
+}
 
 func (e *ValidationError) Error() string {
 	parts := make([]string, len(e.Violations))
 	for i, v := range e.Violations {
 		parts[i] = v.String()
 	}
-	return strings.Join(parts, "; ")
+	msg := strings.Join(parts, "; ")
+	if e.Truncated {
+		msg += fmt.Sprintf("; and more (only the first %d violations are listed)", len(e.Violations))
+	}
+	return msg
 }
 
 // Validate checks a value decoded with DecodeValue (numbers as json.Number).
 // It returns nil or a *ValidationError.
+//
+// A number whose exponent math/big refuses to expand (beyond about ±10^6),
+// compared with a bound (minimum, maximum, multipleOf), cannot be validated:
+// it is reported as one violation, ErrNumberRange, at the root, rather than
+// crash the validator.
 func (s *Schema) Validate(v any) error {
-	err := s.compiled.Validate(v)
+	return validateWith(s.compiled, v, "")
+}
+
+// validateWith validates v against sch, placing violations under prefix.
+func validateWith(sch *jsonschema.Schema, v any, prefix string) (verr error) {
+	defer func() {
+		if recover() != nil {
+			verr = &ValidationError{Violations: []Violation{{Path: prefix, Message: ErrNumberRange}}}
+		}
+	}()
+	err := sch.Validate(v)
 	if err == nil {
 		return nil
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return &ValidationError{Violations: []Violation{{Message: err.Error()}}}
+		return &ValidationError{Violations: []Violation{{Path: prefix, Message: err.Error()}}}
 	}
 	var out []Violation
 	collect(ve, &out)
+	for i := range out {
+		out[i].Path = prefix + out[i].Path
+	}
 	if len(out) == 0 {
-		out = append(out, Violation{Message: ve.Error()})
+		out = append(out, Violation{Path: prefix, Message: ve.Error()})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return &ValidationError{Violations: out}
 }
 
-// ValidateJSON decodes data and validates it.
+// ValidateJSON validates JSON text, read as DecodeValue reads it (with no
+// defaults applied). It returns nil or a *ValidationError; JSON that
+// DecodeValue refuses is one violation saying so. Like Check, it reads the
+// text without building a tree when the schema allows.
 func (s *Schema) ValidateJSON(data []byte) error {
-	v, err := DecodeValue(data)
+	c, err := s.check(data, false, DefaultMaxViolations)
 	if err != nil {
 		return &ValidationError{Violations: []Violation{{Message: "not valid JSON: " + err.Error()}}}
 	}
-	return s.Validate(v)
+	if c.Invalid != nil {
+		return c.Invalid
+	}
+	return nil
 }
 
 func collect(e *jsonschema.ValidationError, out *[]Violation) {
@@ -189,8 +224,12 @@ func collect(e *jsonschema.ValidationError, out *[]Violation) {
 		}
 		return
 	}
-	path := pointer(e.InstanceLocation)
-	switch k := e.ErrorKind.(type) {
+	leaf(pointer(e.InstanceLocation), e.ErrorKind, out)
+}
+
+// leaf records one violation found at path.
+func leaf(path string, k jsonschema.ErrorKind, out *[]Violation) {
+	switch k := k.(type) {
 	case *kind.Required:
 		for _, m := range k.Missing {
 			*out = append(*out, Violation{Path: path + "/" + escape(m), Message: "required property is missing"})
@@ -200,7 +239,7 @@ func collect(e *jsonschema.ValidationError, out *[]Violation) {
 		*out = append(*out, Violation{Path: path, Message: fmt.Sprintf("expected %s, got %s", strings.Join(k.Want, " or "), k.Got)})
 		return
 	}
-	*out = append(*out, Violation{Path: path, Message: e.ErrorKind.LocalizedString(printer)})
+	*out = append(*out, Violation{Path: path, Message: k.LocalizedString(printer)})
 }
 
 func pointer(tokens []string) string {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,7 +25,10 @@ type CallRequest struct {
 	*Request
 	// Name is the tool's name.
 	Name string
-	// Arguments are the validated arguments, defaults applied, as JSON.
+	// Arguments are the validated arguments as JSON: as the client sent
+	// them, with each absent property whose schema declares a default added
+	// at the end of its object (a tool whose inputSchema needs a decoded
+	// tree, see schema.Check, gets them re-encoded instead).
 	Arguments json.RawMessage
 	// Deadline is when the tool timeout cancels the call; zero for none.
 	Deadline time.Time
@@ -80,30 +84,30 @@ func (s *Server) callTool(ctx context.Context, r *Request) (any, error) {
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
 	}
-	val, err := schema.DecodeValue(args)
+	// Read once, strictly, and validated without a tree of Go values where
+	// the inputSchema allows (schema.Check): the arguments cost memory near
+	// their own size before the handler decodes them, and invalid ones a
+	// bounded list of violations (WithMaxViolations). Arguments nested past
+	// schema.MaxDepth are a tool error too: the model wrote them.
+	checked, err := t.input.Check(args, s.cfg.maxViolations)
 	if err != nil {
 		// Arguments the model wrote wrong (a duplicate member, say) are a
 		// tool error it can correct.
 		return mcp.ErrorResult("invalid arguments for tool %q: %v", p.name, err), nil
 	}
-	obj, ok := val.(map[string]any)
-	if !ok {
+	if checked.Kind != '{' {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid tools/call params: "arguments" must be an object`)
 	}
 	if len(t.headers) > 0 && r.http != nil && r.Peer.Era == mcp.EraModern {
-		if err := checkParamHeaders(r.http.Header, t.headers, obj); err != nil {
+		if err := checkParamHeaders(r.http.Header, t.headers, args); err != nil {
 			return nil, err
 		}
 	}
-	if t.input.ApplyDefaults(val) {
-		if args, err = json.Marshal(val); err != nil {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "cannot apply argument defaults: %v", err)
-		}
-	}
-	if err := t.input.Validate(val); err != nil {
+	if checked.Invalid != nil {
 		// SEP-1303: input errors are tool errors the model can correct.
-		return mcp.ErrorResult("invalid arguments for tool %q: %v", p.name, err), nil
+		return mcp.ErrorResult("invalid arguments for tool %q: %v", p.name, checked.Invalid), nil
 	}
+	args = checked.JSON
 
 	req := &CallRequest{Request: r, Name: p.name, Arguments: args}
 	if token != nil && r.sender != nil {
@@ -284,18 +288,11 @@ func progressToken(meta json.RawMessage) (json.RawMessage, error) {
 
 // checkParamHeaders checks each annotated argument present in the call
 // against its Mcp-Param-* header (2026-07-28 over HTTP): missing or
-// different is -32020.
-func checkParamHeaders(h http.Header, hps []mcp.ParamHeader, args map[string]any) *jsonrpc.Error {
+// different is -32020. args are the arguments as received (strictly valid
+// JSON, an object); only the annotated members are decoded.
+func checkParamHeaders(h http.Header, hps []mcp.ParamHeader, args []byte) *jsonrpc.Error {
 	for _, hp := range hps {
-		var v any = args
-		for _, k := range hp.Path {
-			m, ok := v.(map[string]any)
-			if !ok {
-				v = nil
-				break
-			}
-			v = m[k]
-		}
+		v := argumentAt(args, hp.Path)
 		if v == nil {
 			continue
 		}
@@ -317,4 +314,34 @@ func checkParamHeaders(h http.Header, hps []mcp.ParamHeader, args map[string]any
 		}
 	}
 	return nil
+}
+
+// argumentAt decodes the argument at path (member names from the root), or
+// returns nil when it is absent, null, or under a value that is not an
+// object.
+func argumentAt(args []byte, path []string) any {
+	raw := args
+	for _, name := range path {
+		raw = bytes.TrimLeft(raw, " \t\r\n")
+		if len(raw) == 0 || raw[0] != '{' {
+			return nil
+		}
+		var member []byte
+		if !jsonscan.Members(raw, []string{name}, func(_, v []byte) bool { member = v; return true }) {
+			var m map[string]json.RawMessage
+			if wirejson.Unmarshal(raw, &m) != nil {
+				return nil
+			}
+			member = m[name]
+		}
+		raw = member
+	}
+	if raw == nil {
+		return nil
+	}
+	v, err := schema.DecodeValue(raw)
+	if err != nil {
+		return nil
+	}
+	return v
 }

@@ -28,7 +28,7 @@ func decodeCursor(c string) (string, bool) {
 
 // listTools serves tools/list: one page in name order.
 func (s *Server) listTools(_ context.Context, r *Request) (any, error) {
-	var p mcp.ListToolsParams
+	var p listToolsParams
 	if err := decodeParams(r.Method, r.Params, &p); err != nil {
 		return nil, err
 	}

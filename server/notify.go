@@ -19,7 +19,7 @@ type listener struct {
 // changes go out on it until the client cancels (no reply) or the session
 // closes (an empty result ends it gracefully).
 func (s *Server) listen(ctx context.Context, r *Request) (any, error) {
-	var p mcp.ListenParams
+	var p listenParams
 	if err := decodeParams(r.Method, r.Params, &p); err != nil {
 		return nil, err
 	}

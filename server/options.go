@@ -24,6 +24,7 @@ type config struct {
 	cacheScope     mcp.CacheScope
 	logger         *slog.Logger
 	validateOutput bool
+	maxViolations  int
 	receiving      []jsonrpc.Middleware
 	sendingMW      []jsonrpc.Middleware
 }
@@ -98,6 +99,16 @@ func WithListCaching(ttl time.Duration, scope mcp.CacheScope) Option {
 // outputSchema on or off (on by default).
 func WithOutputValidation(on bool) Option {
 	return serverOption(func(c *config) { c.validateOutput = on })
+}
+
+// WithMaxViolations sets how many violations of its inputSchema the isError
+// result of a tools/call with invalid arguments lists (default
+// schema.DefaultMaxViolations: 100); the text ends "and more" when there
+// were more. It bounds the answer, and the memory spent building it, for
+// arguments that break the schema in every element. Values below 1 mean
+// the default.
+func WithMaxViolations(n int) Option {
+	return serverOption(func(c *config) { c.maxViolations = max(n, 0) })
 }
 
 // TimeoutOption sets a tool call timeout. As a server Option it is the default

@@ -65,7 +65,7 @@ func New(info mcp.Implementation, opts ...Option) *Server {
 	s.sending = jsonrpc.Chain(s.sendToClient, s.cfg.sendingMW...)
 	for _, err := range []error{
 		AddMethod(s, MethodSpec{Name: mcp.MethodInitialize, Eras: Legacy},
-			func(ctx context.Context, r *Request, p *mcp.InitializeParams) (*mcp.InitializeResult, error) {
+			func(ctx context.Context, r *Request, p *initializeParams) (*mcp.InitializeResult, error) {
 				return r.session.initialize(ctx, r, p)
 			}),
 		AddMethod(s, MethodSpec{Name: mcp.MethodPing, Eras: Legacy},

@@ -65,7 +65,7 @@ func (ss *Session) HandleInline(req *jsonrpc.Request) bool {
 
 // initialize opens a legacy session: the server echoes a version it speaks,
 // or answers with its newest legacy version for the client to accept or not.
-func (ss *Session) initialize(_ context.Context, r *Request, p *mcp.InitializeParams) (*mcp.InitializeResult, error) {
+func (ss *Session) initialize(_ context.Context, r *Request, p *initializeParams) (*mcp.InitializeResult, error) {
 	if r.Params == nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "initialize: params are required")
 	}
@@ -100,7 +100,7 @@ func (ss *Session) HandleNotification(ctx context.Context, n *jsonrpc.Notificati
 		}
 		ss.mu.Unlock()
 	case mcp.NotificationCancelled:
-		var p mcp.CancelledParams
+		var p cancelledParams
 		if err := wirejson.Unmarshal(n.Params, &p); err != nil || p.RequestID == nil {
 			ss.srv.cfg.logger.Debug("ignoring malformed cancellation", "params", string(n.Params))
 			return

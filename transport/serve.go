@@ -5,7 +5,6 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,8 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -69,6 +66,8 @@ type serveConfig struct {
 	inlineBudget   time.Duration
 	maxMessageSize int
 	logger         *slog.Logger
+	budget         *MemoryBudget // nil: none
+	noBudget       bool
 }
 
 type serveOption func(*serveConfig)
@@ -124,6 +123,29 @@ func WithLogger(l *slog.Logger) ServeOption {
 	return serveOption(func(c *serveConfig) { c.logger = l })
 }
 
+// WithMemoryBudget charges every message Serve reads to b, from before it is
+// decoded until it is handled (a request: until it is answered), so that
+// requests in flight never hold more than b's limit in bodies; several Serve
+// calls, and HTTP handlers, may share one budget. Past the budget a request
+// is answered, undecoded, with CodeOverloaded and the id its first bytes
+// show (null when they show none, as for an oversized message), and the
+// connection goes on serving. Notifications (a cancellation frees the
+// budget) and responses are still handled. A request larger than the whole
+// budget is always refused, so a WithMaxMessageSize above the budget's limit
+// wants a larger budget too. By default, and when b is nil, Serve uses
+// SharedMemoryBudget: DefaultMemoryBudget (32 MiB) shared by every Serve of
+// the process. WithoutMemoryBudget turns it off.
+func WithMemoryBudget(b *MemoryBudget) ServeOption {
+	return serveOption(func(c *serveConfig) { c.budget, c.noBudget = b, false })
+}
+
+// WithoutMemoryBudget turns the memory budget off: requests are admitted
+// whatever the bodies in flight already hold (the other limits,
+// WithMaxConcurrency, WithMaxQueued and WithMaxMessageSize, still apply).
+func WithoutMemoryBudget() ServeOption {
+	return serveOption(func(c *serveConfig) { c.budget, c.noBudget = nil, true })
+}
+
 // SizeLimitedConn is a Conn whose incoming message size limit can be set,
 // which Serve does from WithMaxMessageSize before it reads.
 type SizeLimitedConn interface {
@@ -158,6 +180,9 @@ func newServeConfig(opts []ServeOption) serveConfig {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
+	if c.budget == nil && !c.noBudget {
+		c.budget = SharedMemoryBudget()
+	}
 	return c
 }
 
@@ -178,7 +203,9 @@ func NewSender(conn Conn) jsonrpc.Sender { return sender{conn} }
 // Serve reads messages from conn and hands them to a session opened on
 // opener until the input ends (a clean exit, returning nil), ctx is
 // cancelled, or writing fails. Requests run concurrently within the bounds
-// opts set (WithMaxConcurrency, WithMaxQueued); notifications are handled in
+// opts set (WithMaxConcurrency, WithMaxQueued), and the bodies of requests
+// in flight within a memory budget (WithMemoryBudget: past it a request is
+// answered with CodeOverloaded, undecoded); notifications are handled in
 // order as they arrive, so a cancellation is seen while its request runs. A
 // notifications/cancelled naming a request still waiting in the queue removes
 // it: it never runs and is never answered (a cancelled request gets no
@@ -239,8 +266,9 @@ func Serve(ctx context.Context, conn Conn, opener jsonrpc.SessionOpener, opts ..
 	case <-time.After(o.drainTimeout):
 		l.cancelReqs()
 		l.mu.Lock()
-		for range l.queue {
+		for _, q := range l.queue {
 			l.reqs.Done()
+			l.o.budget.Release(q.charge)
 		}
 		l.queue = nil
 		l.mu.Unlock()
@@ -276,7 +304,7 @@ type loop struct {
 
 	mu      sync.Mutex
 	running int                           // requests being served
-	queue   []*jsonrpc.Request            // requests waiting for a slot
+	queue   []pending                     // requests waiting for a slot
 	active  map[jsonrpc.ID]*activeRequest // requests handed to the session
 	idle    int                           // goroutines waiting for the role
 	reqs    sync.WaitGroup                // requests running or queued
@@ -303,11 +331,11 @@ func (l *loop) endReading(err error) {
 func (l *loop) worker(reader bool) {
 	for {
 		if reader {
-			req, ok := l.read()
+			p, ok := l.read()
 			if !ok {
 				return
 			}
-			if l.serveInline(req) {
+			if l.serveInline(p) {
 				continue // still the reader
 			}
 		}
@@ -317,12 +345,12 @@ func (l *loop) worker(reader bool) {
 			if len(l.queue) == 0 || l.reqCtx.Err() != nil {
 				break
 			}
-			req := l.queue[0]
+			p := l.queue[0]
 			l.queue = l.queue[1:]
 			l.running++
-			l.activateLocked(req)
+			l.activateLocked(p.req)
 			l.mu.Unlock()
-			l.serve(req)
+			l.serve(p)
 		}
 		if l.idle >= maxIdle {
 			l.mu.Unlock()
@@ -347,14 +375,14 @@ func (l *loop) worker(reader bool) {
 // running after the inline budget, the role passes to another goroutine so that
 // reading (and so cancellation) goes on. It reports whether this goroutine
 // still holds the role.
-func (l *loop) serveInline(req *jsonrpc.Request) bool {
+func (l *loop) serveInline(p pending) bool {
 	var state atomic.Int32 // 0 running inline, 1 role passed on, 2 done
 	t := time.AfterFunc(l.o.inlineBudget, func() {
 		if state.CompareAndSwap(0, 1) {
 			l.passRole()
 		}
 	})
-	l.serve(req)
+	l.serve(p)
 	t.Stop()
 	return state.CompareAndSwap(0, 2)
 }
@@ -406,8 +434,18 @@ func (l *loop) activateLocked(req *jsonrpc.Request) {
 	l.active[req.ID] = &activeRequest{req: req, ctx: ctx, cancel: cancel}
 }
 
+// pending is a request accepted for serving, with the bytes of the memory
+// budget it holds until it is answered.
+type pending struct {
+	req    *jsonrpc.Request
+	charge int64
+}
+
 // serve answers one request; running was counted and the request activated.
-func (l *loop) serve(req *jsonrpc.Request) {
+// The request's share of the memory budget is given back once it is
+// answered.
+func (l *loop) serve(p pending) {
+	req := p.req
 	ctx := l.reqCtx
 	l.mu.Lock()
 	a := l.active[req.ID]
@@ -430,6 +468,7 @@ func (l *loop) serve(req *jsonrpc.Request) {
 	if a != nil {
 		a.cancel(nil)
 	}
+	l.o.budget.Release(p.charge)
 	l.reqs.Done()
 }
 
@@ -462,50 +501,71 @@ func (l *loop) cancelActive(id jsonrpc.ID) {
 // read holds the reader's role: it reads and dispatches messages until one
 // is a request this goroutine should serve (the role then passes on), or
 // reading ends.
-func (l *loop) read() (*jsonrpc.Request, bool) {
+func (l *loop) read() (pending, bool) {
 	for {
 		if l.stopped.Load() {
-			return nil, false
+			return pending{}, false
 		}
 		data, err := l.conn.Read(l.readCtx)
 		l.dispatching.Lock()
 		if l.stopped.Load() {
 			l.dispatching.Unlock()
-			return nil, false
+			return pending{}, false
 		}
-		req, more := l.dispatch(data, err)
+		p, more := l.dispatch(data, err)
 		l.dispatching.Unlock()
 		if !more {
-			return nil, false
+			return pending{}, false
 		}
-		if req != nil {
-			return req, true
+		if p.req != nil {
+			return p, true
 		}
 	}
 }
 
 // dispatch handles one read. It returns a request for the calling goroutine
 // to serve (counted as running); more is false when reading has ended.
-func (l *loop) dispatch(data []byte, err error) (req *jsonrpc.Request, more bool) {
+//
+// Each message is charged to the memory budget, before it is decoded, for
+// as long as it is handled (a request: until it is answered). Past the
+// budget, a message whose first bytes show a request is answered with
+// CodeOverloaded and that id, undecoded. Anything else (a cancellation, a
+// response to the server's own request, a malformed message) is still read
+// and handled, uncharged: it is handled before the next message is read, so
+// it holds at most one message's memory, and a cancellation is what frees
+// the budget. A request that shows itself only once decoded is refused then.
+func (l *loop) dispatch(data []byte, err error) (_ pending, more bool) {
 	if err != nil {
 		var tl *TooLargeError
 		if errors.As(err, &tl) {
 			id := prefixID(tl.Prefix)
 			l.o.logger.Debug("message too large", "limit", tl.Limit, "id", id.String())
 			l.reply(&jsonrpc.Response{ID: id, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "%s", tl.Error())})
-			return nil, true
+			return pending{}, true
 		}
 		if errors.Is(err, io.EOF) {
 			err = nil
 		}
 		l.endReading(err)
-		return nil, false
+		return pending{}, false
 	}
+	charge := int64(len(data))
+	overBudget := !l.o.budget.TryAcquire(charge)
+	if overBudget {
+		if id := prefixID(data); id.IsValid() {
+			l.o.logger.Debug("memory budget spent", "bytes", charge, "id", id.String())
+			l.reply(&jsonrpc.Response{ID: id, Error: l.o.budget.Refusal(charge)})
+			return pending{}, true
+		}
+		charge = 0
+	}
+	release := func() { l.o.budget.Release(charge) }
 	msg, id, derr := jsonrpc.Decode(data)
 	if derr != nil {
+		release()
 		l.o.logger.Debug("bad message", "error", derr.Message)
 		l.reply(&jsonrpc.Response{ID: id, Error: derr})
-		return nil, true
+		return pending{}, true
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Notification:
@@ -516,34 +576,42 @@ func (l *loop) dispatch(data []byte, err error) (req *jsonrpc.Request, more bool
 		// The session sees every cancellation: it cancels a request that
 		// is already running.
 		l.sess.HandleNotification(l.reqCtx, m)
+		release()
 	case *jsonrpc.Response:
 		l.sess.HandleResponse(l.reqCtx, m)
+		release()
 	case *jsonrpc.Request:
+		if overBudget {
+			l.reply(&jsonrpc.Response{ID: m.ID, Error: l.o.budget.Refusal(int64(len(data)))})
+			return pending{}, true
+		}
 		if l.inline != nil && l.inline.HandleInline(m) {
 			if resp := l.sess.HandleRequest(l.reqCtx, m, l.out); resp != nil {
 				l.reply(resp)
 			}
-			return nil, true
+			release()
+			return pending{}, true
 		}
 		l.mu.Lock()
 		if l.running >= l.o.maxConcurrency {
 			if len(l.queue) >= l.o.maxQueued {
 				l.mu.Unlock()
+				release()
 				l.reply(&jsonrpc.Response{ID: m.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "%s", l.busy)})
-				return nil, true
+				return pending{}, true
 			}
-			l.queue = append(l.queue, m)
+			l.queue = append(l.queue, pending{m, charge})
 			l.reqs.Add(1)
 			l.mu.Unlock()
-			return nil, true
+			return pending{}, true
 		}
 		l.running++
 		l.reqs.Add(1)
 		l.activateLocked(m)
 		l.mu.Unlock()
-		return m, true
+		return pending{m, charge}, true
 	}
-	return nil, true
+	return pending{}, true
 }
 
 // cancelledRequest reports the request a notifications/cancelled names. The
@@ -554,7 +622,11 @@ func cancelledRequest(n *jsonrpc.Notification) (jsonrpc.ID, bool) {
 	if n.Method != mcp.NotificationCancelled {
 		return jsonrpc.ID{}, false
 	}
-	var p mcp.CancelledParams
+	var p struct { // mcp.CancelledParams, _meta checked but not kept
+		RequestID *jsonrpc.ID            `json:"requestId,omitempty"`
+		Reason    string                 `json:"reason,omitempty"`
+		Meta      wirejson.DiscardObject `json:"_meta"`
+	}
 	if err := wirejson.Unmarshal(n.Params, &p); err != nil || p.RequestID == nil || !p.RequestID.IsValid() {
 		return jsonrpc.ID{}, false
 	}
@@ -571,162 +643,13 @@ func (l *loop) dropQueued(id jsonrpc.ID) {
 	defer l.mu.Unlock()
 	kept := l.queue[:0]
 	for _, q := range l.queue {
-		if q.ID == id {
+		if q.req.ID == id {
 			l.reqs.Done()
+			l.o.budget.Release(q.charge)
 			continue
 		}
 		kept = append(kept, q)
 	}
 	clear(l.queue[len(kept):]) // let the dropped requests be collected
 	l.queue = kept
-}
-
-// prefixID recovers the id of a request from the first bytes of a message
-// too large to decode, so that the -32600 reply can be matched by the client
-// (without it, a client waits for an answer that never comes or drops the
-// session). It reads top-level members up to the first one the prefix cuts
-// short, without decoding nested values, and returns the id only when the
-// bytes read show a request: one "id" member holding a string or an integer
-// (a number must end within the prefix), a "method" member, and no "result"
-// or "error" member. A response's id is the server's own, so echoing it
-// would fail an unrelated call of the client's. Otherwise (not an object,
-// the id or method past the prefix, a repeated or invalid id) it returns
-// the absent id: the reply carries null.
-func prefixID(b []byte) jsonrpc.ID {
-	s := prefixScan{b: b}
-	s.space()
-	if !s.eat('{') {
-		return jsonrpc.ID{}
-	}
-	var id jsonrpc.ID
-	var idSeen, method bool
-	for {
-		s.space()
-		start := s.p
-		if !s.skipString() {
-			break
-		}
-		name := memberName(b[start:s.p])
-		s.space()
-		if !s.eat(':') {
-			break
-		}
-		s.space()
-		start = s.p
-		complete := s.skipValue()
-		switch name {
-		case "id":
-			if idSeen || !complete {
-				return jsonrpc.ID{}
-			}
-			idSeen = true
-			if err := id.UnmarshalJSON(b[start:s.p]); err != nil {
-				return jsonrpc.ID{}
-			}
-		case "method":
-			method = true
-		case "result", "error":
-			return jsonrpc.ID{}
-		}
-		if !complete {
-			break
-		}
-		s.space()
-		if !s.eat(',') {
-			break
-		}
-	}
-	if !method {
-		return jsonrpc.ID{}
-	}
-	return id
-}
-
-// memberName returns the name a quoted member name spells ("\u0069d" is
-// "id", as the envelope decoder reads it), or "" when it cannot be read.
-func memberName(quoted []byte) string {
-	if bytes.IndexByte(quoted, '\\') < 0 {
-		return string(quoted[1 : len(quoted)-1])
-	}
-	name, err := jsontext.AppendUnquote(nil, quoted)
-	if err != nil {
-		return ""
-	}
-	return string(name)
-}
-
-// prefixScan walks JSON that may be cut short at any byte.
-type prefixScan struct {
-	b []byte
-	p int
-}
-
-func (s *prefixScan) space() {
-	for s.p < len(s.b) && (s.b[s.p] == ' ' || s.b[s.p] == '\t' || s.b[s.p] == '\n' || s.b[s.p] == '\r') {
-		s.p++
-	}
-}
-
-func (s *prefixScan) eat(c byte) bool {
-	if s.p < len(s.b) && s.b[s.p] == c {
-		s.p++
-		return true
-	}
-	return false
-}
-
-// skipString passes over a quoted string and reports whether it ended
-// within the prefix.
-func (s *prefixScan) skipString() bool {
-	if !s.eat('"') {
-		return false
-	}
-	for s.p < len(s.b) {
-		switch s.b[s.p] {
-		case '"':
-			s.p++
-			return true
-		case '\\':
-			s.p++
-		}
-		s.p++
-	}
-	return false
-}
-
-// skipValue passes over one value, nested ones by counting brackets (no
-// recursion, so depth costs nothing), and reports whether it ended within
-// the prefix. A scalar ends at the first delimiter after it, so a number
-// running to the end of the prefix is not complete: its digits may go on.
-func (s *prefixScan) skipValue() bool {
-	depth := 0
-	for s.p < len(s.b) {
-		switch c := s.b[s.p]; c {
-		case '"':
-			if !s.skipString() {
-				return false
-			}
-			if depth == 0 {
-				return true
-			}
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 { // the end of the object a scalar was in
-				return true
-			}
-			depth--
-			if depth == 0 {
-				s.p++
-				return true
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return true
-			}
-		}
-		s.p++
-	}
-	return false
 }

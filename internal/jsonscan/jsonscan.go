@@ -13,7 +13,9 @@ import (
 	"unicode/utf8"
 )
 
-// maxDepth bounds nesting; deeper input is declined, not rejected.
+// maxDepth bounds the recursion of Skip, which declines deeper input (and
+// says so in Scanner.deep); Members reads such a value again with Nested,
+// which has no limit.
 const maxDepth = 1000
 
 // maxUnknown bounds how many distinct unknown member names Members tracks
@@ -22,12 +24,14 @@ const maxUnknown = 16
 
 // Members calls fn with each top-level member of the object in data whose
 // name is in known: its name and its raw value (a slice of data). Other
-// members are checked and skipped. It returns false, having possibly called
-// fn for some members, when data is not a single valid object with plain
-// (unescaped) names, when any name repeats, when a name differs from one in
-// known only by case (a case-insensitive decoder would take it for that
-// member), when the object has more than maxUnknown unknown members, or when
-// fn returns false. known must hold at most 64 names.
+// members are checked and skipped. Values may nest to any depth: nesting
+// is for whoever decodes a value to limit. It returns false, having
+// possibly called fn for some members, when data is not a single valid
+// object with plain (unescaped) names, when any name repeats, when a name
+// differs from one in known only by case (a case-insensitive decoder would
+// take it for that member), when the object has more than maxUnknown
+// unknown members, or when fn returns false. known must hold at most 64
+// names.
 func Members(data []byte, known []string, fn func(name, value []byte) bool) bool {
 	s := Scanner{data: data}
 	s.Space()
@@ -84,7 +88,14 @@ func Members(data []byte, known []string, fn func(name, value []byte) bool) bool
 		s.Space()
 		start := s.pos
 		if !s.Skip(0) {
-			return false
+			if !s.deep {
+				return false
+			}
+			end, _, ok := Nested(data, start)
+			if !ok {
+				return false
+			}
+			s.pos, s.deep = end, false
 		}
 		if idx >= 0 && !fn(name, data[start:s.pos]) {
 			return false
@@ -112,6 +123,7 @@ func PlainString(value []byte) ([]byte, bool) {
 type Scanner struct {
 	data []byte
 	pos  int
+	deep bool // Skip stopped at maxDepth
 }
 
 // Space skips white space.
@@ -163,9 +175,14 @@ func (s *Scanner) PlainString() ([]byte, bool) {
 	return nil, false
 }
 
-// Skip passes over one value, checking that it is valid JSON.
+// Skip passes over one value, checking that it is valid JSON. It declines
+// (returns false) a value nested deeper than maxDepth levels.
 func (s *Scanner) Skip(depth int) bool {
-	if depth > maxDepth || s.pos >= len(s.data) {
+	if depth > maxDepth {
+		s.deep = true
+		return false
+	}
+	if s.pos >= len(s.data) {
 		return false
 	}
 	switch c := s.data[s.pos]; {
@@ -378,4 +395,111 @@ func foldEqual(name []byte, k string) bool {
 		}
 	}
 	return len(name) == len(k)
+}
+
+// Nested passes over the one value that starts at data[pos] (after any
+// white space), checking it as Skip does (grammar, UTF-8, escapes; not
+// duplicate names) but with no limit on nesting: levels are kept in a bit
+// stack, not in recursion, so a value nested a million levels deep costs a
+// million bits. It returns the offset just after the value and the value's
+// depth (0 for a scalar, 1 for an object or array holding only scalars), or
+// ok false, with end the offset where the value stopped being valid JSON.
+func Nested(data []byte, pos int) (end, depth int, ok bool) {
+	s := Scanner{data: data, pos: pos}
+	var objects []uint64 // bit i set: level i+1 is an object
+	level := 0
+	isObject := func() bool { return objects[(level-1)/64]&(1<<((level-1)%64)) != 0 }
+	push := func(obj bool) {
+		if level/64 == len(objects) {
+			objects = append(objects, 0)
+		}
+		if obj {
+			objects[level/64] |= 1 << (level % 64)
+		} else {
+			objects[level/64] &^= 1 << (level % 64)
+		}
+		level++
+		depth = max(depth, level)
+	}
+	member := func() bool { // a name and its colon, before a member's value
+		s.Space()
+		if !s.skipString() {
+			return false
+		}
+		s.Space()
+		return s.Eat(':')
+	}
+	for {
+		// A value starts here.
+		s.Space()
+		if s.pos >= len(s.data) {
+			return s.pos, depth, false
+		}
+		switch c := s.data[s.pos]; {
+		case c == '{':
+			s.pos++
+			push(true)
+			s.Space()
+			if s.Eat('}') {
+				level--
+				break
+			}
+			if !member() {
+				return s.pos, depth, false
+			}
+			continue
+		case c == '[':
+			s.pos++
+			push(false)
+			s.Space()
+			if s.Eat(']') {
+				level--
+				break
+			}
+			continue
+		case c == '"':
+			if !s.skipString() {
+				return s.pos, depth, false
+			}
+		case c == 't':
+			if !s.word("true") {
+				return s.pos, depth, false
+			}
+		case c == 'f':
+			if !s.word("false") {
+				return s.pos, depth, false
+			}
+		case c == 'n':
+			if !s.word("null") {
+				return s.pos, depth, false
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			if !s.skipNumber() {
+				return s.pos, depth, false
+			}
+		default:
+			return s.pos, depth, false
+		}
+		// A value ended: close what it ends, then find the next one.
+		for {
+			if level == 0 {
+				return s.pos, depth, true
+			}
+			s.Space()
+			if s.Eat(',') {
+				if isObject() && !member() {
+					return s.pos, depth, false
+				}
+				break
+			}
+			closing := byte(']')
+			if isObject() {
+				closing = '}'
+			}
+			if !s.Eat(closing) {
+				return s.pos, depth, false
+			}
+			level--
+		}
+	}
 }

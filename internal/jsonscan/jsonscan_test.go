@@ -198,7 +198,7 @@ func FuzzMembersAgreesWithJSONText(f *testing.F) {
 	known := []string{"a", "b", "s"}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 500 {
-			return // deeper than Skip's limit is possible beyond this
+			return // keeps the reference, jsontext, within its depth limit
 		}
 		var got string
 		ok := Members(data, known, func(n, v []byte) bool {
@@ -210,4 +210,88 @@ func FuzzMembersAgreesWithJSONText(f *testing.F) {
 			t.Fatalf("%q: Members %v %q, reference %v %q", data, ok, got, wantOK, want)
 		}
 	})
+}
+
+// nestedReference is the depth of brackets outside strings.
+func nestedReference(data []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
+func checkNested(t *testing.T, data []byte) {
+	t.Helper()
+	end, depth, ok := Nested(data, 0)
+	whole := ok && isBlankForTest(data[end:])
+	if nestedReference(data) > 10000 {
+		return // past jsontext's own limit
+	}
+	if want := valid(data); whole != want {
+		t.Fatalf("%q: Nested accepted %v (end %d), jsontext %v", data, whole, end, want)
+	}
+	if whole && depth != nestedReference(data) {
+		t.Fatalf("%q: depth %d, want %d", data, depth, nestedReference(data))
+	}
+}
+
+func isBlankForTest(b []byte) bool { return len(bytes.Trim(b, " \t\r\n")) == 0 }
+
+var nestedSeeds = []string{`{"a":[1,2.5e-3,"x\u00e9",true,null]}`, `{"a":`, `"\ud800"`, `-0.0E+1`, `[[[]]]`, `{"a":"\x01"}`,
+	"\"\xff\"", `[{"a":[{}]},[]]`, `{"a":1,"a":2}`, `{"a" 1}`, `{,}`, `[1,]`, `{"a":1,}`, `[1 2]`, ` [ ] `, `{}x`, `5`}
+
+// Nested agrees with jsontext on what is JSON, and counts depth, with no
+// limit of its own.
+func TestNested(t *testing.T) {
+	for _, s := range nestedSeeds {
+		checkNested(t, []byte(s))
+	}
+	deep := strings.Repeat(`{"a":[`, 100000) + strings.Repeat(`]}`, 100000)
+	if end, depth, ok := Nested([]byte(deep), 0); !ok || end != len(deep) || depth != 200000 {
+		t.Errorf("200000 levels: end %d depth %d ok %v", end, depth, ok)
+	}
+	if _, _, ok := Nested([]byte(deep[:len(deep)-1]), 0); ok {
+		t.Error("200000 levels cut short accepted")
+	}
+}
+
+// FuzzNestedAgreesWithValid checks Nested against jsontext.
+func FuzzNestedAgreesWithValid(f *testing.F) {
+	for _, s := range nestedSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkNested)
+}
+
+// Members reads values of any depth: past Skip's recursion limit, a value
+// is read again with Nested. Nesting is for whoever decodes the value.
+func TestMembersReadsDeepValues(t *testing.T) {
+	deep := strings.Repeat(`[{"x":`, 5000) + `1` + strings.Repeat(`}]`, 5000)
+	data := []byte(`{"a":` + deep + `,"b":true,"c":` + deep + `}`)
+	got := map[string]string{}
+	if !Members(data, []string{"a", "b"}, func(n, v []byte) bool {
+		got[string(n)] = string(v)
+		return true
+	}) {
+		t.Fatal("declined")
+	}
+	if len(got) != 2 || got["a"] != deep || got["b"] != "true" {
+		t.Errorf("got %d members, a of %d bytes (want %d), b %q", len(got), len(got["a"]), len(deep), got["b"])
+	}
+	// Invalid deep inside is still refused.
+	if Members([]byte(`{"a":`+deep[:len(deep)-1]+`}`), []string{"a"}, func(n, v []byte) bool { return true }) {
+		t.Error("a deep value cut short accepted")
+	}
 }

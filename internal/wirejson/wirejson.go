@@ -76,8 +76,23 @@ func (e *Error) Error() string {
 	if e.Pointer == "" {
 		return e.Reason
 	}
-	return fmt.Sprintf("at %s: %s", e.Pointer, e.Reason)
+	p := e.Pointer
+	if len(p) > maxPointerShown {
+		// A pointer into deeply nested input is as long as the nesting
+		// (20,000 characters at the decoder's limit); its start locates.
+		p = p[:maxPointerShown] + "…"
+	}
+	return fmt.Sprintf("at %s: %s", p, e.Reason)
 }
+
+// maxPointerShown bounds the pointer an Error message shows; Pointer keeps
+// it whole.
+const maxPointerShown = 200
+
+// MaxDepth is how deeply objects and arrays may nest in the JSON Unmarshal
+// reads: the strict decoder's fixed limit. Deeper input is refused with an
+// *Error whose reason says so.
+const MaxDepth = 10000
 
 // Unwrap returns the error a decoding method of the target returned, if the
 // failure came from one.
@@ -156,6 +171,8 @@ func syntaxReason(sy *jsontext.SyntacticError) string {
 		return "unexpected end of input"
 	case sy.Err.Error() == "invalid UTF-8":
 		return "invalid UTF-8 in a string"
+	case sy.Err.Error() == "exceeded max depth":
+		return fmt.Sprintf("nested too deeply: objects and arrays may nest at most %d levels", MaxDepth)
 	}
 	// jsontext phrases the rest well ("invalid character 'x' after
 	// top-level value", "invalid surrogate pair ... in string"); only a
@@ -280,4 +297,29 @@ func Elements(data []byte) ([][]byte, error) {
 		return nil, describe(err)
 	}
 	return out, nil
+}
+
+// DiscardObject is a member that must be a JSON object (or null) and is
+// read for its strictness only: Unmarshal checks it by every rule above
+// (valid UTF-8, no member name twice at any depth) and keeps nothing, so a
+// member the reader has no use for, such as the params._meta of a request
+// whose _meta the server does not read, costs no memory however large it
+// is. It refuses what a map[string]any member would refuse, with the same
+// errors.
+type DiscardObject struct{}
+
+// UnmarshalJSONFrom reads one object or null, checking it, and keeps
+// nothing.
+func (*DiscardObject) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	// Read as a member decoded into a tree is read, with the same errors
+	// for invalid input; the value stays in the decoder's buffer (for
+	// Unmarshal, the input itself): nothing is copied.
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	if k := v.Kind(); k != '{' && k != 'n' {
+		return errors.New("expected an object, got " + jsonKind(k))
+	}
+	return nil
 }

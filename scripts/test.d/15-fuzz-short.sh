@@ -2,7 +2,8 @@
 # Runs every fuzz target of the root module for a few seconds each (the
 # strict JSON decoding above all: jsonrpc's envelope against its fallback and
 # against an independent strict reference, the scanner, the wire decoder's
-# case check, DecodeValue, content blocks). The seed corpora already run in
+# case check, DecodeValue, Check against validation of the decoded tree,
+# content blocks). The seed corpora already run in
 # `go test`; this looks a little further on every run. A finding fails the
 # script; the failing input is left under the package's testdata/fuzz/ for
 # `go test -run=FuzzName/<id>` to replay. The targets are listed explicitly,
@@ -19,13 +20,18 @@ targets=(
   "./jsonrpc FuzzDecodeMatchesReference"
   "./internal/jsonscan FuzzSkipAgreesWithValid"
   "./internal/jsonscan FuzzMembersAgreesWithJSONText"
+  "./internal/jsonscan FuzzNestedAgreesWithValid"
   "./internal/wirejson FuzzUnmarshalCaseCheck"
   "./internal/wirejson FuzzElements"
+  "./internal/wirejson FuzzDiscardObject"
   "./schema FuzzDecodeValue"
+  "./schema FuzzCheckMatchesTree"
   "./mcp FuzzDecodeContent"
   "./mcp FuzzAppendString"
   "./client FuzzSSEReader"
+  "./otc FuzzParseCall"
   "./transport/stdio FuzzConnRead"
+  "./transport/streamable FuzzHTTPPost"
 )
 
 # Every fuzz target in the module (bench/ is a module of its own) must be listed.
