@@ -8,7 +8,9 @@
 # script; the failing input is left under the package's testdata/fuzz/ for
 # `go test -run=FuzzName/<id>` to replay. The targets are listed explicitly,
 # and a target missing from the list fails the script, so none is forgotten.
-# FUZZTIME (default 4s) sets the time per target.
+# FUZZTIME (default 4s) sets the time per target, or with an x suffix the
+# executions (FUZZTIME=1000000x is the long run RELIABILITY.md records);
+# FUZZ_ONLY, a regular expression, picks targets by name.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -53,6 +55,10 @@ trap 'rm -f "$log"' EXIT
 failed=()
 for t in "${targets[@]}"; do
   read -r pkg name <<<"$t"
+  if [[ -n ${FUZZ_ONLY:-} ]] && ! [[ $name =~ $FUZZ_ONLY ]]; then
+    continue
+  fi
+  start=$SECONDS
   corpus="$pkg/testdata/fuzz/$name"
   before=$(ls "$corpus" 2>/dev/null | sort || true)
   # A long minimization of a new interesting input would stall a short run,
@@ -64,13 +70,13 @@ for t in "${targets[@]}"; do
   execs=$(grep -oE 'execs: [0-9]+' "$log" | tail -n 1 || true)
   after=$(ls "$corpus" 2>/dev/null | sort || true)
   if [[ $rc -eq 0 ]]; then
-    echo "-- $name ($pkg): ok, ${execs:-execs: ?} in $fuzztime"
+    echo "-- $name ($pkg): ok, ${execs:-execs: ?} in $((SECONDS - start))s (budget $fuzztime)"
   elif [[ $before == "$after" ]] && ! grep -q 'Failing input written' "$log" &&
     [[ $(grep -v -e '^fuzz: ' -e '^warning: ' -e '^--- FAIL: ' -e '^FAIL' -e '^exit status ' "$log" | tr -d ' \t') == contextdeadlineexceeded ]]; then
     # Go's fuzz coordinator (up to go1.26) can report the end of a
     # -fuzztime budget as a failure when a worker is mid-call under CPU
     # contention: golang/go#75804. No input failed; nothing was written.
-    echo "-- $name ($pkg): ok, ${execs:-execs: ?} in $fuzztime (ignored the coordinator's spurious \"context deadline exceeded\", golang/go#75804)"
+    echo "-- $name ($pkg): ok, ${execs:-execs: ?} in $((SECONDS - start))s (budget $fuzztime) (ignored the coordinator's spurious \"context deadline exceeded\", golang/go#75804)"
   else
     echo "-- $name ($pkg): FAILED" >&2
     grep -v '^fuzz: elapsed: ' "$log" >&2 || true
