@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/toolwire/toolwire/transport"
 	"io"
 	"net/http"
 	"strconv"
@@ -120,20 +121,70 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Accept must list both application/json and text/event-stream"))
 		return
 	}
+	// The body's bytes are charged to the memory budget before it is
+	// decoded: before it is read when its declared length cannot fit, else
+	// once it is read. A small message that is not a request (a
+	// cancellation, a reply to the server's own request) is still handled
+	// uncharged when the budget is spent, since a cancellation is what
+	// frees it.
+	var held int64
+	if r.ContentLength > uncharged && r.ContentLength <= h.o.maxBodyBytes {
+		if !h.o.budget.TryAcquire(r.ContentLength) {
+			refuseOverBudget(w, h.o.budget.Refusal(r.ContentLength))
+			return
+		}
+		held = r.ContentLength
+	}
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			h.o.budget.Release(held)
+		}
+	}()
 	body, ok := h.readBody(w, r)
 	if !ok {
 		return
+	}
+	if n := int64(len(body)); n != held {
+		switch {
+		case n < held:
+			h.o.budget.Release(held - n) // a shorter body than declared
+			held = n
+		case h.o.budget.TryAcquire(n - held):
+			held = n
+		case n > uncharged || transport.RequestIDOf(body).IsValid():
+			writeUnavailable(w, transport.RequestIDOf(body), h.o.budget.Refusal(n))
+			return
+		}
 	}
 	msg, id, derr := jsonrpc.Decode(body)
 	if derr != nil {
 		writeError(w, http.StatusBadRequest, id, derr)
 		return
 	}
+	if req, ok := msg.(*jsonrpc.Request); ok && held < int64(len(body)) {
+		writeUnavailable(w, req.ID, h.o.budget.Refusal(int64(len(body))))
+		return
+	}
 	if h.isModern(r, msg) {
 		h.postModern(w, r, msg)
 		return
 	}
-	h.postLegacy(w, r, msg)
+	// A 2025-era call outlives its POST when the client drops it: its
+	// worker releases the bytes when the call ends.
+	handedOff = h.postLegacy(w, r, msg, held)
+}
+
+// uncharged is the size up to which a message that is not a request is
+// handled when the memory budget is spent.
+const uncharged = 64 << 10
+
+// refuseOverBudget answers 503 with Retry-After before reading a body whose
+// declared length does not fit the memory budget, and closes the connection
+// rather than reading the body to reuse it.
+func refuseOverBudget(w http.ResponseWriter, e *jsonrpc.Error) {
+	w.Header().Set("Connection", "close")
+	writeUnavailable(w, jsonrpc.ID{}, e)
 }
 
 // readBody reads a POST body within the size and time limits. A

@@ -139,26 +139,28 @@ func legacyVersionOK(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) bool
 	return false
 }
 
-func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message) {
+// postLegacy serves one 2025-era POST. It reports whether a call took over
+// the held bytes of the memory budget (its worker releases them).
+func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, held int64) bool {
 	var id jsonrpc.ID
 	req, isReq := msg.(*jsonrpc.Request)
 	if isReq {
 		id = req.ID
 	}
 	if !legacyVersionOK(w, r, id) {
-		return
+		return false
 	}
 	if isReq && req.Method == mcp.MethodInitialize {
 		if r.Header.Get(HeaderSessionID) != "" {
 			writeError(w, http.StatusBadRequest, id, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "initialize opens a new session: it must not carry Mcp-Session-Id"))
-			return
+			return false
 		}
 		h.initialize(w, r, req)
-		return
+		return false
 	}
 	ls := h.sessionFor(w, r, id)
 	if ls == nil {
-		return
+		return false
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Notification:
@@ -172,8 +174,9 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc
 		w.Header().Set(HeaderSessionID, ls.id)
 		w.WriteHeader(http.StatusAccepted)
 	case *jsonrpc.Request:
-		h.serveLegacyRequest(w, r, ls, m)
+		return h.serveLegacyRequest(w, r, ls, m, held)
 	}
+	return false
 }
 
 // serveLegacyRequest runs a request with its HTTP request's values but not
@@ -183,18 +186,18 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc
 // the event store for a GET with Last-Event-ID; when it got none (a plain
 // JSON reply not yet begun), nothing could ever resume the stream, so its
 // events are not stored at all.
-func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls *legacySession, req *jsonrpc.Request) {
+func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls *legacySession, req *jsonrpc.Request, held int64) bool {
 	if !ls.beginCall() {
 		w.Header().Set("Retry-After", retryAfterBusy)
 		w.Header().Set(HeaderSessionID, ls.id)
 		writeError(w, http.StatusTooManyRequests, req.ID, jsonrpc.NewError(jsonrpc.CodeInternalError,
 			"too many requests in flight on this session: the per-session limit of %d is reached; wait for a reply or cancel a request, then try again", h.o.maxPerSession))
-		return
+		return false
 	}
 	if e := h.begin(); e != nil {
 		ls.endCall()
 		writeUnavailable(w, req.ID, e)
-		return
+		return false
 	}
 	c := newConn(w, &h.o, h.wd, func(hd http.Header) { hd.Set(HeaderSessionID, ls.id) })
 	st := ls.addStream(c, req.ID)
@@ -202,10 +205,11 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 		ls.endCall()
 		h.finish()
 		writeError(w, http.StatusNotFound, req.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session not found: it has ended"))
-		return
+		return false
 	}
 	ctx := context.WithValue(requestContext(r), streamKey{}, st)
 	h.workers.run(func() {
+		defer h.o.budget.Release(held)
 		defer h.finish()
 		defer ls.endCall()
 		defer ls.release()
@@ -221,6 +225,7 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 	case <-r.Context().Done():
 		st.detach(c)
 	}
+	return true
 }
 
 // initialize opens a session, bound to the request's principal, and answers

@@ -1,6 +1,7 @@
 package streamable
 
 import (
+	"github.com/toolwire/toolwire/transport"
 	"log/slog"
 	"slices"
 	"time"
@@ -43,6 +44,8 @@ type handlerConfig struct {
 	keepAliveInterval  time.Duration
 	writeTimeout       time.Duration
 	readTimeout        time.Duration
+	budget             *transport.MemoryBudget
+	noBudget           bool
 	logger             *slog.Logger
 }
 
@@ -113,6 +116,29 @@ func WithMaxInFlight(n int) HandlerOption {
 // timeout, or its session ends (DELETE or idle expiry).
 func WithMaxInFlightPerSession(n int) HandlerOption {
 	return handlerOption(func(c *handlerConfig) { c.maxPerSession = n })
+}
+
+// WithMemoryBudget charges the body of every POST to b from before it is
+// decoded until its request is answered (for a 2025-era call whose POST
+// connection dropped, until the call ends), so that requests in flight
+// cannot hold more memory than the budget allows whatever their content
+// would cost decoded. Past it a POST gets 503 with Retry-After and a
+// JSON-RPC error with transport.CodeOverloaded: refused before its body is
+// read when its Content-Length shows it does not fit (id null), else after
+// reading it, undecoded, with the id its bytes show. One budget may be
+// shared with stdio and other handlers. By default, and when b is nil, the
+// handler uses transport.SharedMemoryBudget (transport.DefaultMemoryBudget,
+// 32 MiB, shared by the whole process); WithoutMemoryBudget turns it off.
+// A budget smaller than WithMaxBodyBytes refuses the largest bodies always.
+func WithMemoryBudget(b *transport.MemoryBudget) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.budget, c.noBudget = b, false })
+}
+
+// WithoutMemoryBudget turns the memory budget off: POST bodies are admitted
+// whatever the requests in flight hold (WithMaxBodyBytes and WithMaxInFlight
+// still apply).
+func WithoutMemoryBudget() HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.budget, c.noBudget = nil, true })
 }
 
 // WithEventStore sets where the events of 2025-era SSE streams are kept for
@@ -202,6 +228,9 @@ func newHandlerConfig(opts []HandlerOption) handlerConfig {
 	}
 	if c.readTimeout <= 0 {
 		c.readTimeout = DefaultReadTimeout
+	}
+	if c.budget == nil && !c.noBudget {
+		c.budget = transport.SharedMemoryBudget()
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
