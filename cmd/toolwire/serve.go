@@ -21,6 +21,8 @@ type serveFlags struct {
 	toolTimeout    time.Duration
 	maxMessageSize int
 	maxConcurrency int
+	maxQueued      int
+	memoryBudget   int64
 	logLevel       string
 
 	// Streamable HTTP
@@ -30,6 +32,9 @@ type serveFlags struct {
 	sessionTTL        time.Duration
 	maxSessions       int
 	maxInFlight       int
+	maxPerSession     int
+	eventStoreBytes   int
+	maxHeaderBytes    int
 	allowedHosts      []string
 	allowedOrigins    []string
 	readHeaderTimeout time.Duration
@@ -91,9 +96,14 @@ func newServeCmd() *cobra.Command {
 			}
 			if f.stdio {
 				logger.Info("serving reference tools on stdio", "tools", len(srv.Tools()))
+				if f.maxMessageSize <= 0 || f.maxConcurrency <= 0 || f.memoryBudget < 0 {
+					return usageError{"--max-message-size and --max-concurrency must be positive, --memory-budget 0 or more"}
+				}
 				return stdio.ServeStdio(cmd.Context(), srv,
 					stdio.WithMaxMessageSize(f.maxMessageSize),
 					transport.WithMaxConcurrency(f.maxConcurrency),
+					transport.WithMaxQueued(f.maxQueued),
+					memoryBudgetOption(f.memoryBudget),
 					transport.WithLogger(logger))
 			}
 			return serveHTTP(cmd, srv, &f, logger)
@@ -105,6 +115,8 @@ func newServeCmd() *cobra.Command {
 	fl.DurationVar(&f.toolTimeout, "tool-timeout", server.DefaultToolTimeout, "longest a tool call may run (0: no limit)")
 	fl.IntVar(&f.maxMessageSize, "max-message-size", stdio.DefaultMaxMessageSize, "stdio: largest incoming message in bytes")
 	fl.IntVar(&f.maxConcurrency, "max-concurrency", transport.DefaultMaxConcurrency, "stdio: requests served at once")
+	fl.IntVar(&f.maxQueued, "max-queued", transport.DefaultMaxQueued, "stdio: requests that may wait for a slot past --max-concurrency (negative: none)")
+	fl.Int64Var(&f.memoryBudget, "memory-budget", transport.DefaultMemoryBudget, "bytes of request bodies in flight, stdio and HTTP together (past it: -32005, HTTP 503); 0 turns the budget off")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
 
 	fl.StringVar(&f.addr, "addr", streamable.DefaultAddr, "HTTP: address to listen on (host:port; port 0 picks a free one)")
@@ -113,6 +125,9 @@ func newServeCmd() *cobra.Command {
 	fl.DurationVar(&f.sessionTTL, "session-ttl", streamable.DefaultSessionIdleTimeout, "HTTP: a 2025-era session idle this long is ended")
 	fl.IntVar(&f.maxSessions, "max-sessions", streamable.DefaultMaxSessions, "HTTP: most 2025-era sessions open at once (503 past it)")
 	fl.IntVar(&f.maxInFlight, "max-in-flight", streamable.DefaultMaxInFlight, "HTTP: most requests served at once (503 past it)")
+	fl.IntVar(&f.maxPerSession, "max-in-flight-per-session", streamable.DefaultMaxInFlightPerSession, "HTTP: most requests one 2025-era session may have running (429 past it)")
+	fl.IntVar(&f.eventStoreBytes, "event-store-bytes", streamable.DefaultMaxBytes, "HTTP: bytes of SSE events kept for resumption, all sessions together (oldest evicted)")
+	fl.IntVar(&f.maxHeaderBytes, "max-header-bytes", streamable.DefaultMaxHeaderBytes, "HTTP: largest request header block in bytes (431 past it)")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "HTTP and OTC: Host header value to accept, as name or name:port; repeatable; \"*\" for any (default: loopback names, plus the --addr or --otc-addr host)")
 	fl.StringSliceVar(&f.allowedOrigins, "allowed-origin", nil, "HTTP and OTC: Origin to accept, e.g. https://app.example.com; repeatable; \"*\" for any (default: loopback origins)")
 	fl.DurationVar(&f.readHeaderTimeout, "read-header-timeout", streamable.DefaultReadHeaderTimeout, "HTTP: longest wait for a request's headers")
@@ -128,8 +143,12 @@ func newServeCmd() *cobra.Command {
 // serveHTTP serves srv over Streamable HTTP until the command's context
 // ends (SIGINT or SIGTERM), then shuts down gracefully.
 func serveHTTP(cmd *cobra.Command, srv *server.Server, f *serveFlags, logger *slog.Logger) error {
-	if f.maxBodySize <= 0 || f.maxSessions <= 0 || f.maxInFlight <= 0 || f.sessionTTL <= 0 {
-		return usageError{"--max-body-size, --max-sessions, --max-in-flight and --session-ttl must be positive"}
+	if f.maxBodySize <= 0 || f.maxSessions <= 0 || f.maxInFlight <= 0 || f.sessionTTL <= 0 ||
+		f.maxPerSession <= 0 || f.eventStoreBytes <= 0 || f.maxHeaderBytes <= 0 {
+		return usageError{"--max-body-size, --max-sessions, --max-in-flight, --max-in-flight-per-session, --event-store-bytes, --max-header-bytes and --session-ttl must be positive"}
+	}
+	if f.memoryBudget < 0 {
+		return usageError{"--memory-budget must be 0 (off) or more"}
 	}
 	hosts := f.allowedHosts
 	if len(hosts) == 0 {
@@ -143,6 +162,9 @@ func serveHTTP(cmd *cobra.Command, srv *server.Server, f *serveFlags, logger *sl
 		streamable.WithSessionIdleTimeout(f.sessionTTL),
 		streamable.WithMaxSessions(f.maxSessions),
 		streamable.WithMaxInFlight(f.maxInFlight),
+		streamable.WithMaxInFlightPerSession(f.maxPerSession),
+		streamable.WithEventStore(streamable.NewMemoryEventStore(streamable.WithMaxBytes(f.eventStoreBytes))),
+		httpBudgetOption(f.memoryBudget),
 		streamable.WithReadTimeout(f.readTimeout),
 		streamable.WithWriteTimeout(f.writeTimeout),
 		logOpt)
@@ -150,6 +172,7 @@ func serveHTTP(cmd *cobra.Command, srv *server.Server, f *serveFlags, logger *sl
 		streamable.WithPath(f.path),
 		streamable.WithReadHeaderTimeout(f.readHeaderTimeout),
 		streamable.WithIdleTimeout(f.idleTimeout),
+		streamable.WithMaxHeaderBytes(f.maxHeaderBytes),
 		streamable.WithShutdownTimeout(f.shutdownTimeout),
 		logOpt,
 		streamable.WithOnListen(func(url string) {
@@ -182,4 +205,21 @@ func newLogger(level string) (*slog.Logger, error) {
 		return nil, usageError{"invalid --log-level " + level + ": want debug, info, warn or error"}
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// memoryBudgetOption is the stdio budget --memory-budget asks for: a budget
+// of that many bytes, or none for 0.
+func memoryBudgetOption(n int64) transport.ServeOption {
+	if n == 0 {
+		return transport.WithoutMemoryBudget()
+	}
+	return transport.WithMemoryBudget(transport.NewMemoryBudget(n))
+}
+
+// httpBudgetOption is the HTTP counterpart of memoryBudgetOption.
+func httpBudgetOption(n int64) streamable.HandlerOption {
+	if n == 0 {
+		return streamable.WithoutMemoryBudget()
+	}
+	return streamable.WithMemoryBudget(transport.NewMemoryBudget(n))
 }

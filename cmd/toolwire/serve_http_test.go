@@ -159,7 +159,8 @@ func TestDefaultAllowedHosts(t *testing.T) {
 // TestServeHTTPFlagErrors: a non-positive limit is a usage error (exit 2).
 func TestServeHTTPFlagErrors(t *testing.T) {
 	bin := testenv.Toolwire(t)
-	for _, flag := range []string{"--max-body-size=0", "--max-sessions=-1", "--max-in-flight=0", "--session-ttl=0s"} {
+	for _, flag := range []string{"--max-body-size=0", "--max-sessions=-1", "--max-in-flight=0", "--session-ttl=0s",
+		"--max-in-flight-per-session=0", "--event-store-bytes=0", "--max-header-bytes=-1"} {
 		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", flag)
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError

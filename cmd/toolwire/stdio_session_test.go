@@ -15,6 +15,7 @@ import (
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/reference"
+	"github.com/toolwire/toolwire/transport"
 )
 
 // stdioProc is a `toolwire serve --stdio` child driven line by line.
@@ -457,4 +458,20 @@ func sameJSON(t *testing.T, a, b string) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
+}
+
+// --memory-budget bounds the request bytes in flight: a request larger than
+// the whole budget is refused, undecoded, with -32005 and its id, and the
+// session goes on.
+func TestStdioMemoryBudgetFlag(t *testing.T) {
+	p := startStdio(t, "--memory-budget", "400")
+	p.initialize("2025-11-25")
+	p.writeLine(`{"jsonrpc":"2.0","id":"big-8","method":"tools/call","params":{"name":"echo","arguments":{"message":"` + strings.Repeat("x", 1000) + `"}}}`)
+	e := mustCode(t, p.await(jsonrpc.StringID("big-8")), transport.CodeOverloaded)
+	if !strings.Contains(e.Message, "memory budget of 400 bytes") {
+		t.Errorf("message %q does not name the budget", e.Message)
+	}
+	if r := p.call("echo", map[string]any{"message": "after"}); texts(toolResult(t, r))[0] != "Echo: after" {
+		t.Errorf("call after the refusal: %+v", r)
+	}
 }
