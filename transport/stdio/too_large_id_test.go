@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -80,5 +81,46 @@ func TestTooLargeLineKeepsAtMostTheLimit(t *testing.T) {
 	}
 	if _, err := c.Read(context.Background()); err != io.EOF {
 		t.Errorf("want EOF, got %v", err)
+	}
+}
+
+// fill is an endless reader of one byte.
+type fill byte
+
+func (f fill) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(f)
+	}
+	return len(p), nil
+}
+
+// A 100 MiB line is refused with at most the limit buffered: the buffer
+// holding its start never grows past the limit (plus room for "\r\n"), the
+// memory allocated while reading it is that buffer's growth by doubling (at
+// most twice the limit), not the line's size, and the next line is served.
+func TestHundredMiBLineBoundedMemory(t *testing.T) {
+	const limit = 1 << 20
+	const size = 100 << 20
+	head := `{"jsonrpc":"2.0","id":"huge","method":"tools/call","params":{"pad":"`
+	in := io.MultiReader(strings.NewReader(head), io.LimitReader(fill('y'), size-int64(len(head))),
+		strings.NewReader("\n"+`{"next":1}`+"\n"))
+	c := stdio.NewConn(in, io.Discard, limit)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := c.Read(context.Background())
+	runtime.ReadMemStats(&after)
+	var tl *transport.TooLargeError
+	if !errors.As(err, &tl) || !strings.HasPrefix(string(tl.Prefix), head) {
+		t.Fatalf("want a TooLargeError carrying the line's start, got %v", err)
+	}
+	if cap(tl.Prefix) > limit+2 {
+		t.Errorf("the line's start was kept in a buffer of %d bytes; the limit is %d", cap(tl.Prefix), limit)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 2*limit+64<<10 {
+		t.Errorf("reading a %d MiB line allocated %d bytes; the limit is %d", size>>20, got, limit)
+	}
+	if line, err := c.Read(context.Background()); err != nil || string(line) != `{"next":1}` {
+		t.Fatalf("next line: %q %v", line, err)
 	}
 }
