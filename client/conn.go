@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/toolwire/toolwire/internal/jsonscan"
 	"io"
 	"time"
 
@@ -78,11 +79,11 @@ func (f *framedLink) readLoop() {
 			readErr = err
 			break
 		}
-		m, id, derr := jsonrpc.Decode(msg)
+		m, _, derr := jsonrpc.Decode(msg)
 		if derr != nil {
 			perr := &ProtocolError{Op: "read", Reason: "malformed message from the server", Err: derr}
 			f.c.cfg.logger.Warn("malformed message from the server", "error", derr, "message", truncate(msg, 200))
-			if !id.IsValid() || !f.c.peer.Fail(id, perr) {
+			if id := responseIDOf(msg); !id.IsValid() || !f.c.peer.Fail(id, perr) {
 				f.c.peer.FailAll(perr)
 			}
 			continue
@@ -177,4 +178,30 @@ func truncate(b []byte, n int) string {
 		return string(b)
 	}
 	return string(b[:n]) + "…"
+}
+
+// responseIDOf reads the id of a malformed message that names no method: a
+// response to one of the client's requests, which then fails that call
+// alone. The strict decoder answers such a message with no id (the id is
+// the client's own, not one to echo), so it is read here from the top-level
+// members; anything else (a malformed server request, unreadable bytes)
+// gives no id.
+func responseIDOf(msg []byte) jsonrpc.ID {
+	var id jsonrpc.ID
+	isRequest := false
+	jsonscan.Members(msg, []string{"id", "method"}, func(name, value []byte) bool {
+		switch string(name) {
+		case "method":
+			isRequest = true
+		case "id":
+			if err := id.UnmarshalJSON(value); err != nil {
+				id = jsonrpc.ID{}
+			}
+		}
+		return true
+	})
+	if isRequest {
+		return jsonrpc.ID{}
+	}
+	return id
 }

@@ -277,8 +277,11 @@ func TestConnClose(t *testing.T) {
 }
 
 // scripted answers each request read from the server end of a pipe with
-// what reply returns ("" for no answer); initialize is answered as a 2025
+// what reply returns ("" for no answer; several messages joined by msgSep); initialize is answered as a 2025
 // server would. It returns the client end.
+// msgSep separates the messages of one scripted answer.
+const msgSep = "\x1e"
+
 func scripted(t *testing.T, reply func(req *jsonrpc.Request) string) *memory.Conn {
 	t.Helper()
 	cl, sv := memory.NewPipe(16)
@@ -309,8 +312,10 @@ func scripted(t *testing.T, reply func(req *jsonrpc.Request) string) *memory.Con
 				sv.Close()
 				return
 			}
-			if out != "" {
-				_ = sv.Write(context.Background(), []byte(out))
+			for part := range strings.SplitSeq(out, msgSep) {
+				if part != "" {
+					_ = sv.Write(context.Background(), []byte(part))
+				}
 			}
 		}
 	}()
@@ -408,5 +413,51 @@ func TestServerCancelsItsRequest(t *testing.T) {
 	case a := <-answers:
 		t.Errorf("the client answered a cancelled request: %s", a)
 	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// A malformed response fails only the call whose id it carries; another
+// call in flight is answered normally.
+func TestConnMalformedResponseFailsOnlyItsCall(t *testing.T) {
+	var mu sync.Mutex
+	var held *jsonrpc.Request
+	conn := scripted(t, func(req *jsonrpc.Request) string {
+		mu.Lock()
+		defer mu.Unlock()
+		if req.Method != "tools/call" {
+			return ""
+		}
+		if held == nil {
+			held = req // answered once the second call arrives
+			return ""
+		}
+		// Both result and error: malformed, for the second call; then the
+		// first call's proper answer.
+		return `{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{},"error":{"code":1,"message":"x"}}` + msgSep +
+			`{"jsonrpc":"2.0","id":` + held.ID.String() + `,"result":` + textResult("first") + `}`
+	})
+	c := connect(t, &client.Conn{Conn: conn}, client.WithEra(mcp.EraLegacy), client.WithTimeout(10*time.Second))
+	first := make(chan error, 1)
+	go func() {
+		res, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+		if err == nil && res.Content[0].(*mcp.TextContent).Text != "first" {
+			err = fmt.Errorf("first call: %+v", res)
+		}
+		first <- err
+	}()
+	for {
+		mu.Lock()
+		ready := held != nil
+		mu.Unlock()
+		if ready {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation()); client.CodeOf(err) != client.CodeProtocol {
+		t.Fatalf("second call, answered malformed: %v", err)
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("the first call failed with the second's malformed answer: %v", err)
 	}
 }

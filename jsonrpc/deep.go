@@ -123,7 +123,7 @@ func decodeDeep(data []byte) (Message, ID, *Error) {
 		if m.Error != nil {
 			e, err := decodeErrorObject(raw("error"))
 			if err != nil {
-				return nil, id, err
+				return nil, ID{}, err // a response's id is not echoed (see Decode)
 			}
 			m.Error = e
 		}

@@ -55,7 +55,7 @@ func TestDecodeDeep(t *testing.T) {
 		msg, id  string
 	}{
 		{"error object", `{"jsonrpc":"2.0","id":9,"error":{"code":1,"message":"m","data":` + nest(10000) + `}}`,
-			CodeInvalidRequest, "malformed error object: at /error/data/0/0/0", "9"},
+			CodeInvalidRequest, "malformed error object: at /error/data/0/0/0", "null"}, // a response's id is not echoed
 		{"the envelope's rules", `{"jsonrpc":"2.0","id":1,"id":2,"method":"m","params":` + nest(10000) + `}`,
 			CodeInvalidRequest, `duplicate member "id"`, "null"},
 		{"case variants", `{"jsonrpc":"2.0","id":1,"Method":"m","params":` + nest(10000) + `}`,

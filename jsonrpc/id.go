@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/toolwire/toolwire/internal/jsonstr"
 )
 
 // ID identifies a request. MCP allows strings and integers, never null; the zero
@@ -37,16 +38,11 @@ func (id ID) Int() int64 { return id.num }
 // Str returns the string value ("" for an integer ID).
 func (id ID) Str() string { return id.str }
 
-// String renders the ID for logs and map keys: integers bare, strings quoted.
+// String renders the ID as a reply carries it, in JSON: an integer, a
+// string (quoted and escaped as JSON), or null for an absent ID.
 func (id ID) String() string {
-	switch {
-	case !id.set:
-		return "null"
-	case id.isStr:
-		return strconv.Quote(id.str)
-	default:
-		return strconv.FormatInt(id.num, 10)
-	}
+	var buf [64]byte
+	return string(id.appendJSON(buf[:0]))
 }
 
 // Value returns the ID as a Go value (string, int64 or nil).
@@ -63,15 +59,23 @@ func (id ID) Value() any {
 
 // MarshalJSON writes a string, an integer, or null for an absent ID.
 func (id ID) MarshalJSON() ([]byte, error) {
-	return id.appendJSON(nil), nil
+	n := 20 // the longest integer, -9223372036854775808
+	if id.isStr {
+		n = len(id.str) + 2 // more only if characters need escaping
+	}
+	return id.appendJSON(make([]byte, 0, n)), nil
 }
 
+// appendJSON appends the ID as JSON. A string ID is a JSON string that
+// decodes to the ID itself, whatever characters it holds (an ID read from
+// a message is valid UTF-8; a byte of a StringID that is not is written as
+// U+FFFD, which JSON can spell).
 func (id ID) appendJSON(b []byte) []byte {
 	switch {
 	case !id.set:
 		return append(b, "null"...)
 	case id.isStr:
-		return strconv.AppendQuote(b, id.str)
+		return jsonstr.Append(b, id.str)
 	default:
 		return strconv.AppendInt(b, id.num, 10)
 	}

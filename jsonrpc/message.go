@@ -6,7 +6,8 @@ package jsonrpc
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
+
+	"github.com/toolwire/toolwire/internal/jsonstr"
 )
 
 // Message is a Request, a Notification or a Response.
@@ -42,6 +43,16 @@ func (*Response) isMessage()     {}
 // offending request so the reply can name it. The message's raw members (params,
 // result, error data) share memory with data, which must not change afterwards.
 //
+// The id of a refused response is never returned. A message without
+// "method" that carries "result" or "error" (in any case: a case-insensitive
+// reader takes "Result" for "result") is a response, and its id names one of
+// the receiver's own requests, not one of the sender's: a refusal carrying it
+// could settle the sender's pending request that happens to use the same id.
+// JSON-RPC 2.0 answers nothing but requests, and gives a refusal whose
+// request's id cannot be determined a null id; a malformed response gets
+// that, -32600 with a null id, so that its sender still learns it was not
+// understood.
+//
 // Decoding is exact, so that whatever inspected the message before (a gateway,
 // a policy filter, an audit log) saw the message toolwire serves: "JSON" means
 // RFC 8259 with valid UTF-8 in every string (invalid UTF-8 anywhere, even in a
@@ -75,8 +86,13 @@ func build(w envelope) (Message, ID, *Error) {
 	if hasID {
 		id, idProblem = parseID(w.id)
 	}
+	// The id a refusal carries: a response's is null (see Decode).
+	replyID := id
+	if !w.hasMethod && !w.badMethod && (w.result != nil || w.error != nil) {
+		replyID = ID{}
+	}
 	if !w.hasJSONRPC || string(w.jsonrpc) != "2.0" {
-		return nil, id, NewError(CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
+		return nil, replyID, NewError(CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
 	}
 	if w.badMethod {
 		return nil, id, NewError(CodeInvalidRequest, `"method" must be a string`)
@@ -101,13 +117,13 @@ func build(w envelope) (Message, ID, *Error) {
 			return nil, ID{}, badID(idProblem)
 		}
 		if w.result != nil && w.error != nil {
-			return nil, id, NewError(CodeInvalidRequest, `response must not carry both "result" and "error"`)
+			return nil, ID{}, NewError(CodeInvalidRequest, `response must not carry both "result" and "error"`)
 		}
 		r := &Response{ID: id, Result: w.result}
 		if w.error != nil {
 			e, err := decodeErrorObject(w.error)
 			if err != nil {
-				return nil, id, err
+				return nil, ID{}, err
 			}
 			r.Error = e
 		}
@@ -150,14 +166,14 @@ func Append(b []byte, m Message) ([]byte, error) {
 		b = append(b, `"id":`...)
 		b = m.ID.appendJSON(b)
 		b = append(b, `,"method":`...)
-		b = strconv.AppendQuote(b, m.Method)
+		b = jsonstr.Append(b, m.Method)
 		if len(m.Params) > 0 {
 			b = append(b, `,"params":`...)
 			b = append(b, m.Params...)
 		}
 	case *Notification:
 		b = append(b, `"method":`...)
-		b = strconv.AppendQuote(b, m.Method)
+		b = jsonstr.Append(b, m.Method)
 		if len(m.Params) > 0 {
 			b = append(b, `,"params":`...)
 			b = append(b, m.Params...)

@@ -32,7 +32,8 @@ func TestDecodeClassifies(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":7,"method":""}`, CodeInvalidRequest, "", "7"},
 		{`{"jsonrpc":"2.0","id":7,"method":"x","params":3}`, CodeInvalidRequest, "", "7"},
 		{`{"jsonrpc":"2.0","id":7}`, CodeInvalidRequest, "", "7"},
-		{`{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"m"}}`, CodeInvalidRequest, "", "7"},
+		{`{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"m"}}`, CodeInvalidRequest, "", "null"}, // the id is the receiver's
+		{`{"jsonrpc":"2.0","id":7,"error":{"code":"x","message":"m"}}`, CodeInvalidRequest, "", "null"},
 		{`{"jsonrpc":"2.0","id":7,"method":5}`, CodeInvalidRequest, "", "7"},
 	}
 	for _, c := range cases {

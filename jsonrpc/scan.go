@@ -151,7 +151,7 @@ func decodeStrict(data []byte, notJSON func(error) *Error) (Message, ID, *Error)
 	}
 	if problem != nil {
 		var id ID
-		if ids == 1 {
+		if ids == 1 && !looksLikeResponse(seen) {
 			if v, bad := parseID(idRaw); bad == "" {
 				id = v
 			}
@@ -159,6 +159,23 @@ func decodeStrict(data []byte, notJSON func(error) *Error) (Message, ID, *Error)
 		return nil, id, problem
 	}
 	return build(e)
+}
+
+// looksLikeResponse reports whether a message with the top-level member
+// names in seen is a response as a case-insensitive reader takes it: no
+// "method" and a "result" or an "error", in any case. Its id is not echoed
+// (see Decode).
+func looksLikeResponse(seen map[string]bool) bool {
+	response := false
+	for name := range seen {
+		switch {
+		case strings.EqualFold(name, "method"):
+			return false
+		case strings.EqualFold(name, "result"), strings.EqualFold(name, "error"):
+			response = true
+		}
+	}
+	return response
 }
 
 // caseVariant refuses a name that differs from an envelope member's only by

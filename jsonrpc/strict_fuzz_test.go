@@ -2,7 +2,9 @@ package jsonrpc
 
 import (
 	"bytes"
+	stdjson "encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 
 	json "github.com/go-json-experiment/json"
@@ -21,7 +23,7 @@ import (
 type refMessage struct {
 	code           int64  // 0: accepted; otherwise the JSON-RPC error code
 	kind           string // "request", "notification" or "response"
-	method, id     string // id as ID.String renders it
+	method, id     string // id as ID.String renders it; a refusal's, the id it carries
 	params, result []byte
 	hasError       bool
 	errCode        int64
@@ -80,7 +82,13 @@ func refID(v jsontext.Value) (string, bool) {
 		if json.Unmarshal(v, &s) != nil {
 			return "", false
 		}
-		return strconv.Quote(s), true
+		var buf bytes.Buffer
+		enc := stdjson.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(s) != nil {
+			return "", false
+		}
+		return strings.TrimSuffix(buf.String(), "\n"), true
 	case '0':
 		n, err := strconv.ParseInt(string(v), 10, 64)
 		if err != nil {
@@ -91,18 +99,48 @@ func refID(v jsontext.Value) (string, bool) {
 	return "", false
 }
 
+// refReplyID is the id a refusal of a message with these top-level members
+// carries: the id of a request, when "id" appears once and is valid, and
+// never a response's (no "method" and a "result" or an "error", in any
+// case), whose id is the receiver's own.
+func refReplyID(members []refMember) string {
+	var idRaw jsontext.Value
+	ids := 0
+	method, response := false, false
+	for _, mem := range members {
+		switch folded := refFold.String(mem.name); {
+		case mem.name == "id":
+			ids++
+			idRaw = mem.value
+		case folded == "method":
+			method = true
+		case folded == "result" || folded == "error":
+			response = true
+		}
+	}
+	if ids != 1 || response && !method {
+		return "null"
+	}
+	if id, ok := refID(idRaw); ok {
+		return id
+	}
+	return "null"
+}
+
 func referenceDecode(data []byte) refMessage {
-	invalid := refMessage{code: CodeInvalidRequest}
+	invalid := refMessage{code: CodeInvalidRequest, id: "null"}
 	// JSON at all: RFC 8259 with valid UTF-8; names may repeat below the
 	// top level (the top level is checked next).
 	if !jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true)) {
-		return refMessage{code: CodeParseError}
+		return refMessage{code: CodeParseError, id: "null"}
 	}
 	if bytes.TrimLeft(data, " \t\r\n")[0] != '{' {
 		return invalid
 	}
+	members := refTopMembers(data)
+	invalid.id = refReplyID(members)
 	m := map[string]jsontext.Value{}
-	for _, mem := range refTopMembers(data) {
+	for _, mem := range members {
 		if _, dup := m[mem.name]; dup {
 			return invalid
 		}
@@ -208,8 +246,8 @@ func compareStrict(t *testing.T, data []byte) {
 	}{{"Decode", Decode}, {"decodeSlow", decodeSlow}} {
 		msg, id, err := path.decode(data)
 		if err != nil {
-			if ref.code != err.Code {
-				t.Fatalf("%q: %s refused it with %v; reference code %d (%+v)", data, path.name, err, ref.code, ref)
+			if ref.code != err.Code || id.String() != ref.id {
+				t.Fatalf("%q: %s refused it with %v, id %s; reference code %d, id %s (%+v)", data, path.name, err, id, ref.code, ref.id, ref)
 			}
 			continue
 		}

@@ -80,9 +80,14 @@ func (s *Server) callTool(ctx context.Context, r *Request) (any, error) {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid tools/call params: %v", err)
 		}
 	}
+	// CallToolRequestParams.arguments is an optional object: absent, the
+	// tool is called with {}; null is no object, and no absence either.
 	args := []byte(p.arguments)
-	if len(args) == 0 || string(args) == "null" {
+	switch {
+	case len(args) == 0:
 		args = []byte("{}")
+	case string(args) == "null":
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid tools/call params: "arguments" must be an object, not null`)
 	}
 	// Read once, strictly, and validated without a tree of Go values where
 	// the inputSchema allows (schema.Check): the arguments cost memory near

@@ -72,6 +72,61 @@ func TestCallProtocolErrors(t *testing.T) {
 	wantError(t, p.call("tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": 1, "b": 2}, "task": map[string]any{}}), jsonrpc.CodeMethodNotFound)
 }
 
+// CallToolRequestParams.arguments is an optional object: absent, the tool
+// runs with {}; null is not an object, so it is -32602 naming "arguments"
+// (with the request's id), and the tool does not run, even one that needs
+// no arguments.
+func TestCallArgumentsNull(t *testing.T) {
+	s := newTestServer(t)
+	var called atomic.Int32
+	if err := server.AddTool(s, &mcp.Tool{Name: "noargs"}, func(context.Context, *server.CallRequest, struct{}) (string, error) {
+		called.Add(1)
+		return "ran", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p := connect(t, s)
+	p.initialize("2025-11-25")
+	for i, params := range []string{
+		`{"name":"noargs","arguments":null}`,
+		`{"name":"noargs", "arguments" : null }`,
+		`{"n\u0061me":"noargs","arguments":null}`, // read by the exact decoder
+		`{"name":"noargs","arguments":null,"_meta":{"progressToken":1}}`,
+	} {
+		id := jsonrpc.StringID("null-" + string(rune('a'+i)))
+		_, ch := p.startRaw(id, `{"jsonrpc":"2.0","id":"`+id.Str()+`","method":"tools/call","params":`+params+`}`)
+		r := p.wait(ch)
+		if r.ID != id {
+			t.Errorf("%s: reply id %s, want %s", params, r.ID, id)
+		}
+		if e := wantError(t, r, jsonrpc.CodeInvalidParams); !strings.Contains(e.Message, `"arguments" must be an object`) {
+			t.Errorf("%s: message %q does not name arguments", params, e.Message)
+		}
+	}
+	if n := called.Load(); n != 0 {
+		t.Errorf("the tool ran %d times on null arguments", n)
+	}
+	if res := callResult(t, p.call("tools/call", map[string]any{"name": "noargs"})); res.IsError || text(t, res) != "ran" {
+		t.Errorf("absent arguments: %+v", res)
+	}
+}
+
+// Ids are echoed as the JSON strings they were, whatever characters they
+// hold: control characters, DEL, non-printable characters.
+func TestCallEchoesSpecialIDs(t *testing.T) {
+	p := connect(t, newTestServer(t))
+	p.initialize("2025-11-25")
+	for raw, want := range map[string]string{
+		`"a\u0000b"`: "a\x00b", `"\u0007\u000b"`: "\a\v", `"\u007f"`: "\x7f", `"\udb40\udc01"`: "\U000E0001", `"\u0001"`: "\x01",
+	} {
+		id := jsonrpc.StringID(want)
+		_, ch := p.startRaw(id, `{"jsonrpc":"2.0","id":`+raw+`,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}`)
+		if r := p.wait(ch); r.ID != id || r.Error != nil {
+			t.Errorf("id %s: reply id %s, error %v", raw, r.ID, r.Error)
+		}
+	}
+}
+
 type retryErr struct{}
 
 func (retryErr) Error() string { return "plain text" }

@@ -9,10 +9,10 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
+	"github.com/toolwire/toolwire/internal/jsonstr"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -57,7 +57,7 @@ func New(info mcp.Implementation, opts ...Option) *Server {
 		}
 	}
 	s.infoJSON, _ = json.Marshal(info)
-	s.infoMember = append(strconv.AppendQuote(nil, mcp.MetaServerInfo), ':')
+	s.infoMember = append(jsonstr.Append(nil, mcp.MetaServerInfo), ':')
 	s.infoMember = append(s.infoMember, s.infoJSON...)
 	empty := map[string]*method{}
 	s.table.Store(&empty)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/toolwire/toolwire/internal/jsonscan"
+	"github.com/toolwire/toolwire/internal/jsonstr"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -154,14 +155,14 @@ func (s *Server) stampAppend(raw json.RawMessage, kind mcp.ResultType, hasType, 
 	if !hasType {
 		sep()
 		out = append(out, `"resultType":`...)
-		out = strconv.AppendQuote(out, string(kind))
+		out = jsonstr.Append(out, string(kind))
 	}
 	if !hasCache {
 		sep()
 		out = append(out, `"ttlMs":`...)
 		out = strconv.AppendInt(out, s.cfg.listTTL.Milliseconds(), 10)
 		out = append(out, `,"cacheScope":`...)
-		out = strconv.AppendQuote(out, string(s.cfg.cacheScope))
+		out = jsonstr.Append(out, string(s.cfg.cacheScope))
 	}
 	if !hasMeta {
 		sep()

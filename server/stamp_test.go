@@ -84,6 +84,22 @@ func TestModernStamps(t *testing.T) {
 	}
 }
 
+// The stamps the server writes into a result are JSON strings whatever
+// they hold: a cache scope with characters JSON escapes (and Go's
+// strconv.Quote spells \v, \x7f) reads back as itself.
+func TestStampedCacheScopeIsJSON(t *testing.T) {
+	scope := mcp.CacheScope("private\v\x7f\x00\"\u2028")
+	s := server.New(mcp.Implementation{Name: "stamp", Version: "2"}, server.WithListCaching(time.Second, scope))
+	if err := server.AddTool(s, &mcp.Tool{Name: "plain"}, func(context.Context, *server.CallRequest, struct{}) (string, error) { return "x", nil }); err != nil {
+		t.Fatal(err)
+	}
+	p := connect(t, s)
+	r := decodeMap(t, p.call("tools/list", map[string]any{"_meta": modernMeta()}))
+	if r["cacheScope"] != string(scope) || r["ttlMs"] != float64(1000) || r["resultType"] != "complete" {
+		t.Errorf("tools/list: %v", r)
+	}
+}
+
 func TestLegacyResultKinds(t *testing.T) {
 	p := connect(t, stampServer(t))
 	p.initialize("2025-11-25")
