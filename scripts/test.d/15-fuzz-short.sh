@@ -20,6 +20,8 @@ fuzztime=${FUZZTIME:-4s}
 targets=(
   "./jsonrpc FuzzDecodeStrict"
   "./jsonrpc FuzzDecodeMatchesReference"
+  "./jsonrpc FuzzEncodeRoundTrip"
+  "./internal/jsonstr FuzzAppend"
   "./internal/jsonscan FuzzSkipAgreesWithValid"
   "./internal/jsonscan FuzzMembersAgreesWithJSONText"
   "./internal/jsonscan FuzzNestedAgreesWithValid"
