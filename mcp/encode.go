@@ -4,7 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"unicode/utf8"
+	"github.com/toolwire/toolwire/internal/jsonstr"
 )
 
 // Appender is implemented by results that can write their own JSON directly
@@ -119,59 +119,6 @@ func appendMedia(b []byte, typ string, data []byte, mime string, meta Meta, ann 
 	return appendTail(b, meta, ann)
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s as a JSON string the way encoding/json does without
-// HTML escaping: invalid UTF-8 becomes U+FFFD, and U+2028 and U+2029 are
-// escaped so the output is also valid JavaScript.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendString writes s as a JSON string, as encoding/json does without
+// HTML escaping (see internal/jsonstr).
+func appendString(b []byte, s string) []byte { return jsonstr.Append(b, s) }
