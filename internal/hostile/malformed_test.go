@@ -32,9 +32,6 @@ type expect struct {
 	// ls and ms are the HTTP status over a 2025-era session and over
 	// 2026-era requests.
 	ls, ms int
-	// defect, when set, names a known defect this reply exposes: the case
-	// is skipped, not failed, while the defect shows.
-	defect string
 }
 
 // Reply builders.
@@ -48,9 +45,6 @@ var noReply = expect{none: true, ls: http.StatusAccepted, ms: http.StatusAccepte
 
 // http sets the HTTP status over a 2025-era session and 2026-era requests.
 func (e expect) http(legacy, modern int) expect { e.ls, e.ms = legacy, modern; return e }
-
-// known marks a reply the spec requires but toolwire does not give yet.
-func (e expect) known(defect string) expect { e.defect = defect; return e }
 
 func (e expect) withData(s string) expect { e.data = s; return e }
 
@@ -286,13 +280,8 @@ func TestMalformed(t *testing.T) {
 					} else {
 						p = r.runHTTP(t, i, &c, e, k)
 					}
-					switch {
-					case len(p) > 0 && e.defect != "":
-						t.Skipf("known defect: %s\n%s", e.defect, strings.Join(p, "\n"))
-					case len(p) > 0:
+					if len(p) > 0 {
 						t.Errorf("%s", strings.Join(p, "\n"))
-					case e.defect != "":
-						t.Logf("the known defect no longer shows: %s", e.defect)
 					}
 				})
 			}
