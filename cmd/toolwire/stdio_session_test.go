@@ -136,7 +136,11 @@ func (p *stdioProc) initialize(version string) mcp.InitializeResult {
 
 func (p *stdioProc) call(name string, args any) *jsonrpc.Response {
 	p.t.Helper()
-	return p.request("tools/call", map[string]any{"name": name, "arguments": args})
+	params := map[string]any{"name": name}
+	if args != nil { // absent, as clients send it; null is refused
+		params["arguments"] = args
+	}
+	return p.request("tools/call", params)
 }
 
 func mustResult(t *testing.T, r *jsonrpc.Response, v any) {
@@ -232,7 +236,7 @@ func TestStdioSessionThroughBinary(t *testing.T) {
 		}
 		checkText("echo", map[string]any{"message": "hi"}, "Echo: hi")
 		checkText("get-sum", map[string]any{"a": 7, "b": 5}, "The sum of 7 and 5 is 12.")
-		checkText("get-version", nil, "toolwire reference server "+reference.Version)
+		checkText("get-version", map[string]any{}, "toolwire reference server "+reference.Version)
 
 		res := toolResult(t, p.call("get-structured-content", map[string]any{"location": "Chicago"}))
 		if string(res.StructuredContent) != `{"temperature":36,"conditions":"Light rain / drizzle","humidity":82}` ||
