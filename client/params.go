@@ -255,7 +255,7 @@ func nextRound(out outgoing, responses, requestState json.RawMessage) (outgoing,
 func (c *Client) nameHeaders(out *outgoing) (string, map[string]string) {
 	var key string
 	switch out.method {
-	case mcp.MethodCallTool, "prompts/get":
+	case mcp.MethodCallTool, mcp.MethodGetPrompt:
 		key = "name"
 	case "resources/read":
 		key = "uri"

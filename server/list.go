@@ -10,20 +10,24 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
-// Cursors name the last tool of the previous page, so a page boundary stays
-// put when tools are added or removed elsewhere in the list.
-const cursorPrefix = "tools/v1:"
+// Cursors name the last entry of the previous page, so a page boundary stays
+// put when entries are added or removed elsewhere in the list. The prefix
+// names the list, so a tools/list cursor is no prompts/list cursor.
+const (
+	cursorPrefix       = "tools/v1:"
+	promptCursorPrefix = "prompts/v1:"
+)
 
-func encodeCursor(lastName string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + lastName))
+func encodeCursor(prefix, lastName string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(prefix + lastName))
 }
 
-func decodeCursor(c string) (string, bool) {
+func decodeCursor(prefix, c string) (string, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
 		return "", false
 	}
-	return strings.CutPrefix(string(b), cursorPrefix)
+	return strings.CutPrefix(string(b), prefix)
 }
 
 // listTools serves tools/list: one page in name order.
@@ -34,7 +38,7 @@ func (s *Server) listTools(_ context.Context, r *Request) (any, error) {
 	}
 	after := ""
 	if p.Cursor != "" {
-		name, ok := decodeCursor(p.Cursor)
+		name, ok := decodeCursor(cursorPrefix, p.Cursor)
 		if !ok {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid cursor %q: pass back a nextCursor this server returned", p.Cursor)
 		}
@@ -62,7 +66,7 @@ func (s *Server) listTools(_ context.Context, r *Request) (any, error) {
 		}
 	}
 	if end < len(srv.names) {
-		res.NextCursor = encodeCursor(srv.names[end-1])
+		res.NextCursor = encodeCursor(cursorPrefix, srv.names[end-1])
 	}
 	srv.mu.RUnlock()
 	return res, nil

@@ -160,9 +160,10 @@ func (s *Server) capabilities() mcp.ServerCapabilities {
 	return out
 }
 
-// RegistrationError says why a tool or method could not be registered.
+// RegistrationError says why a tool, prompt or method could not be
+// registered.
 type RegistrationError struct {
-	// Kind is "tool" or "method".
+	// Kind is "tool", "prompt" or "method".
 	Kind string
 	// Name is the tool's or method's name.
 	Name   string

@@ -30,9 +30,14 @@ func (s *Server) listen(ctx context.Context, r *Request) (any, error) {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "this transport cannot stream subscription notifications")
 	}
 	ss := r.session
-	// Only tool list changes exist on this server; other kinds are left out
-	// of the acknowledgement so the client can see they are not honoured.
-	l := &listener{id: r.ID, filter: mcp.SubscriptionFilter{ToolsListChanged: p.Notifications.ToolsListChanged}, w: r.sender}
+	// Tool list changes, and prompt list changes once AddPrompt has added
+	// the prompt methods, are all this server sends; other kinds are left
+	// out of the acknowledgement so the client can see they are not
+	// honoured.
+	l := &listener{id: r.ID, filter: mcp.SubscriptionFilter{
+		ToolsListChanged:   p.Notifications.ToolsListChanged,
+		PromptsListChanged: p.Notifications.PromptsListChanged && s.prompts.served.Load(),
+	}, w: r.sender}
 	subMeta := mcp.Meta{mcp.MetaSubscriptionID: r.ID.Value()}
 	ack, err := jsonrpc.NewNotification(mcp.NotificationListenAck, mcp.ListenAcknowledgedParams{Notifications: l.filter, Meta: subMeta})
 	if err != nil {
@@ -77,6 +82,7 @@ type changeSet uint8
 
 const (
 	changedTools changeSet = 1 << iota
+	changedPrompts
 )
 
 // listChanged tells every session whose client wants to know that a list
@@ -123,7 +129,10 @@ func (ss *Session) sendChanges() {
 		}
 		var targets []func(context.Context) error
 		if what&changedTools != 0 {
-			targets = ss.toolTargetsLocked(targets)
+			targets = ss.targetsLocked(targets, mcp.NotificationToolsListChanged, func(f mcp.SubscriptionFilter) bool { return f.ToolsListChanged })
+		}
+		if what&changedPrompts != 0 {
+			targets = ss.targetsLocked(targets, mcp.NotificationPromptsListChanged, func(f mcp.SubscriptionFilter) bool { return f.PromptsListChanged })
 		}
 		ss.mu.Unlock()
 		for _, send := range targets {
@@ -136,18 +145,18 @@ func (ss *Session) sendChanges() {
 	}
 }
 
-// toolTargetsLocked lists the deliveries of a tools/list_changed: on the
-// connection for an initialized legacy session, on each subscription that
-// asked for it for modern clients.
-func (ss *Session) toolTargetsLocked(targets []func(context.Context) error) []func(context.Context) error {
+// targetsLocked lists the deliveries of a list_changed notification
+// (method): on the connection for an initialized legacy session, on each
+// subscription whose filter wants it for modern clients.
+func (ss *Session) targetsLocked(targets []func(context.Context) error, method string, wants func(mcp.SubscriptionFilter) bool) []func(context.Context) error {
 	if ss.ready && ss.out != nil {
 		out := ss.out
 		targets = append(targets, func(ctx context.Context) error {
-			return out.Send(ctx, &jsonrpc.Notification{Method: mcp.NotificationToolsListChanged})
+			return out.Send(ctx, &jsonrpc.Notification{Method: method})
 		})
 	}
 	for l := range ss.listeners {
-		if !l.filter.ToolsListChanged {
+		if !wants(l.filter) {
 			continue
 		}
 		params, err := json.Marshal(struct {
@@ -157,7 +166,7 @@ func (ss *Session) toolTargetsLocked(targets []func(context.Context) error) []fu
 			continue
 		}
 		w := l.w
-		n := &jsonrpc.Notification{Method: mcp.NotificationToolsListChanged, Params: params}
+		n := &jsonrpc.Notification{Method: method, Params: params}
 		targets = append(targets, func(ctx context.Context) error { return w.Send(ctx, n) })
 	}
 	return targets

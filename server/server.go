@@ -41,6 +41,8 @@ type Server struct {
 	tools       map[string]*tool
 	names       []string // sorted: the deterministic tools/list order
 
+	prompts promptRegistry
+
 	sessMu   sync.Mutex
 	sessions map[*Session]struct{}
 }
@@ -48,7 +50,7 @@ type Server struct {
 // New returns a server that introduces itself as info. Its method table
 // starts with the lifecycle methods (initialize, ping, server/discover,
 // subscriptions/listen); tools/list and tools/call join it with the first
-// tool.
+// tool, prompts/list and prompts/get with the first prompt (AddPrompt).
 func New(info mcp.Implementation, opts ...Option) *Server {
 	s := &Server{info: info, cfg: defaultConfig(), tools: map[string]*tool{}, sessions: map[*Session]struct{}{}}
 	for _, o := range opts {
