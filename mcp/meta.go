@@ -29,4 +29,7 @@ const (
 	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 	MetaRelatedTask        = "io.modelcontextprotocol/related-task"
 	MetaProgressToken      = "progressToken"
+	// MetaLogLevel is the 2026-07-28 per-request log level: without it a
+	// server sends no notifications/message for the request.
+	MetaLogLevel = "io.modelcontextprotocol/logLevel"
 )

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -73,4 +74,197 @@ func DecodeResourceContents(data []byte) (ResourceContents, error) {
 	default:
 		return nil, &fieldError{"text", `missing: a resource needs "text" or "blob"`}
 	}
+}
+
+// Resource method and notification names.
+const (
+	MethodListResources              = "resources/list"
+	MethodListResourceTemplates      = "resources/templates/list"
+	MethodReadResource               = "resources/read"
+	MethodSubscribe                  = "resources/subscribe"
+	MethodUnsubscribe                = "resources/unsubscribe"
+	NotificationResourcesListChanged = "notifications/resources/list_changed"
+	NotificationResourceUpdated      = "notifications/resources/updated"
+)
+
+// Resource describes a resource as resources/list reports it.
+type Resource struct {
+	URI         string       `json:"uri"`
+	Name        string       `json:"name"`
+	Title       string       `json:"title,omitempty"`
+	Description string       `json:"description,omitempty"`
+	MIMEType    string       `json:"mimeType,omitempty"`
+	Size        *int64       `json:"size,omitempty"`
+	Icons       []Icon       `json:"icons,omitempty"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Meta        Meta         `json:"_meta,omitempty"`
+}
+
+// ResourceTemplate describes a family of resources by an RFC 6570 URI
+// template, as resources/templates/list reports it.
+type ResourceTemplate struct {
+	URITemplate string       `json:"uriTemplate"`
+	Name        string       `json:"name"`
+	Title       string       `json:"title,omitempty"`
+	Description string       `json:"description,omitempty"`
+	MIMEType    string       `json:"mimeType,omitempty"`
+	Icons       []Icon       `json:"icons,omitempty"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Meta        Meta         `json:"_meta,omitempty"`
+}
+
+// ListResourcesParams are the params of resources/list and
+// resources/templates/list.
+type ListResourcesParams struct {
+	Cursor string `json:"cursor,omitempty"`
+	Meta   Meta   `json:"_meta,omitempty"`
+}
+
+// ListResourcesResult is the result of resources/list.
+type ListResourcesResult struct {
+	Resources  []*Resource `json:"resources"`
+	NextCursor string      `json:"nextCursor,omitempty"`
+	// TTLMs and CacheScope are required in 2026-07-28 and absent before.
+	TTLMs      *int64     `json:"ttlMs,omitempty"`
+	CacheScope CacheScope `json:"cacheScope,omitempty"`
+	ResultType ResultType `json:"resultType,omitempty"`
+	Meta       Meta       `json:"_meta,omitempty"`
+}
+
+// MarshalJSON writes "resources": [] rather than null for an empty page.
+func (r *ListResourcesResult) MarshalJSON() ([]byte, error) {
+	type alias ListResourcesResult
+	a := *(*alias)(r)
+	if a.Resources == nil {
+		a.Resources = []*Resource{}
+	}
+	return json.Marshal(&a)
+}
+
+// UnmarshalJSON decodes the result strictly and requires "resources", and
+// "uri" and "name" on each resource.
+func (r *ListResourcesResult) UnmarshalJSON(data []byte) error {
+	type alias ListResourcesResult
+	var w alias
+	if err := wirejson.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	if w.Resources == nil {
+		return errors.New(`resources/list result: missing required field "resources"`)
+	}
+	for i, res := range w.Resources {
+		if res == nil || res.URI == "" || res.Name == "" {
+			return fmt.Errorf(`resources[%d]: "uri" and "name" are required`, i)
+		}
+	}
+	*r = ListResourcesResult(w)
+	return nil
+}
+
+// ListResourceTemplatesResult is the result of resources/templates/list.
+type ListResourceTemplatesResult struct {
+	ResourceTemplates []*ResourceTemplate `json:"resourceTemplates"`
+	NextCursor        string              `json:"nextCursor,omitempty"`
+	TTLMs             *int64              `json:"ttlMs,omitempty"`
+	CacheScope        CacheScope          `json:"cacheScope,omitempty"`
+	ResultType        ResultType          `json:"resultType,omitempty"`
+	Meta              Meta                `json:"_meta,omitempty"`
+}
+
+// MarshalJSON writes "resourceTemplates": [] rather than null.
+func (r *ListResourceTemplatesResult) MarshalJSON() ([]byte, error) {
+	type alias ListResourceTemplatesResult
+	a := *(*alias)(r)
+	if a.ResourceTemplates == nil {
+		a.ResourceTemplates = []*ResourceTemplate{}
+	}
+	return json.Marshal(&a)
+}
+
+// UnmarshalJSON decodes the result strictly and requires
+// "resourceTemplates", and "uriTemplate" and "name" on each.
+func (r *ListResourceTemplatesResult) UnmarshalJSON(data []byte) error {
+	type alias ListResourceTemplatesResult
+	var w alias
+	if err := wirejson.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	if w.ResourceTemplates == nil {
+		return errors.New(`resources/templates/list result: missing required field "resourceTemplates"`)
+	}
+	for i, t := range w.ResourceTemplates {
+		if t == nil || t.URITemplate == "" || t.Name == "" {
+			return fmt.Errorf(`resourceTemplates[%d]: "uriTemplate" and "name" are required`, i)
+		}
+	}
+	*r = ListResourceTemplatesResult(w)
+	return nil
+}
+
+// ReadResourceParams are the params of resources/read.
+type ReadResourceParams struct {
+	URI  string `json:"uri"`
+	Meta Meta   `json:"_meta,omitempty"`
+}
+
+// ReadResourceResult is the result of resources/read.
+type ReadResourceResult struct {
+	Contents   []ResourceContents `json:"contents"`
+	ResultType ResultType         `json:"resultType,omitempty"`
+	Meta       Meta               `json:"_meta,omitempty"`
+}
+
+// MarshalJSON writes "contents": [] rather than null.
+func (r *ReadResourceResult) MarshalJSON() ([]byte, error) {
+	type alias ReadResourceResult
+	a := *(*alias)(r)
+	if a.Contents == nil {
+		a.Contents = []ResourceContents{}
+	}
+	return json.Marshal(&a)
+}
+
+// UnmarshalJSON decodes the result strictly: "contents" is required and
+// each element is a text or blob body (DecodeResourceContents).
+func (r *ReadResourceResult) UnmarshalJSON(data []byte) error {
+	var w struct {
+		Contents   []json.RawMessage `json:"contents"`
+		ResultType ResultType        `json:"resultType"`
+		Meta       Meta              `json:"_meta"`
+	}
+	if err := wirejson.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	if w.Contents == nil {
+		return errors.New(`resources/read result: missing required field "contents"`)
+	}
+	out := ReadResourceResult{Contents: make([]ResourceContents, len(w.Contents)), ResultType: w.ResultType, Meta: w.Meta}
+	for i, raw := range w.Contents {
+		c, err := DecodeResourceContents(raw)
+		if err != nil {
+			return fmt.Errorf("contents[%d]: %w", i, err)
+		}
+		out.Contents[i] = c
+	}
+	*r = out
+	return nil
+}
+
+// SubscribeParams are the params of resources/subscribe and
+// resources/unsubscribe (2025-era sessions).
+type SubscribeParams struct {
+	URI  string `json:"uri"`
+	Meta Meta   `json:"_meta,omitempty"`
+}
+
+// ResourceUpdatedParams are the params of notifications/resources/updated.
+type ResourceUpdatedParams struct {
+	URI  string `json:"uri"`
+	Meta Meta   `json:"_meta,omitempty"`
+}
+
+// ResourceNotFoundData is the data of the -32602 error that answers a read
+// of a URI the server does not serve (SEP-2164).
+type ResourceNotFoundData struct {
+	URI string `json:"uri"`
 }
