@@ -1,0 +1,590 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
+)
+
+// Defaults for the resource limits (WithMaxURILength, WithMaxSubscriptions).
+const (
+	// DefaultMaxURILength bounds the URIs matched against resource templates
+	// and accepted by resources/subscribe: 8 KiB.
+	DefaultMaxURILength = 8 << 10
+	// DefaultMaxSubscriptions bounds the resources/subscribe subscriptions
+	// of one 2025-era session, and the resourceSubscriptions one
+	// subscriptions/listen request is acknowledged for.
+	DefaultMaxSubscriptions = 1000
+)
+
+// CodeResourceNotFound is the error code of a resources/read for a URI the
+// server does not serve in 2025-era sessions, as the 2025-11-25
+// specification (server/resources, "Error Handling") gives it. 2026-07-28
+// requests get -32602 instead (SEP-2164). Both carry data {"uri": ...}.
+const CodeResourceNotFound = -32002
+
+// ErrResourceNotFound is returned by a resource handler (wrapped or as is)
+// to say that the URI it was asked for does not exist, for example a
+// template's variables naming no record. The client gets the same answer
+// as for a URI nothing serves: "Resource not found" with data {"uri": ...},
+// code -32602 in 2026-07-28 and -32002 in 2025-era sessions.
+var ErrResourceNotFound = errors.New("resource not found")
+
+type resourceConfig struct {
+	maxURILength     int
+	maxSubscriptions int
+}
+
+func (c resourceConfig) maxURI() int {
+	if c.maxURILength < 1 {
+		return DefaultMaxURILength
+	}
+	return c.maxURILength
+}
+
+func (c resourceConfig) maxSubs() int {
+	if c.maxSubscriptions < 1 {
+		return DefaultMaxSubscriptions
+	}
+	return c.maxSubscriptions
+}
+
+// WithMaxURILength bounds, in bytes, the URIs the server matches against
+// resource templates and accepts in resources/subscribe and in a listen
+// filter's resourceSubscriptions (default DefaultMaxURILength, 8 KiB).
+// Matching takes time linear in the URI's length; the bound keeps one
+// request's cost small. A longer resources/read URI that is no static
+// resource is refused with -32602. Values below 1 mean the default.
+func WithMaxURILength(n int) Option {
+	return serverOption(func(c *config) { c.resources.maxURILength = n })
+}
+
+// WithMaxSubscriptions bounds how many URIs one 2025-era session may be
+// subscribed to with resources/subscribe (default DefaultMaxSubscriptions,
+// 1,000; one more is refused with -32602), and how many resourceSubscriptions
+// one 2026-07-28 subscriptions/listen request is acknowledged for (the
+// acknowledgement lists the first n). Values below 1 mean the default.
+func WithMaxSubscriptions(n int) Option {
+	return serverOption(func(c *config) { c.resources.maxSubscriptions = n })
+}
+
+// ResourceRequest is what a resource handler learns about a resources/read
+// request: the request (peer, headers, principal), the URI asked for and,
+// for a template, what its variables matched.
+type ResourceRequest struct {
+	*Request
+	// URI is the URI asked for, exactly as sent.
+	URI string
+	// Resource is the static resource's definition; nil for a template.
+	Resource *mcp.Resource
+	// Template is the matching template's definition; nil for a static
+	// resource.
+	Template *mcp.ResourceTemplate
+	// Vars are the template variables the URI defines, percent-decoded
+	// (see the internal/uritemplate rules: a variable the URI leaves out is
+	// absent); nil for a static resource.
+	Vars map[string]string
+}
+
+// ResourceFunc reads one resource for resources/read. Each returned content
+// must be an *mcp.TextResourceContents or *mcp.BlobResourceContents; one
+// whose URI is empty gets the requested URI. A nil result, or one with no
+// contents, is a server bug answered with -32603: a found resource has
+// contents, and a missing one is ErrResourceNotFound.
+//
+// A non-nil error is answered as a JSON-RPC error:
+//   - a *jsonrpc.Error as itself;
+//   - ErrResourceNotFound (errors.Is) as "Resource not found" with data
+//     {"uri": ...}: -32602 in 2026-07-28, -32002 in 2025-era sessions;
+//   - anything else, and a panic, as -32603.
+type ResourceFunc func(ctx context.Context, req *ResourceRequest) (*mcp.ReadResourceResult, error)
+
+// ResourceTemplateFunc reads the resources of one template; req.Vars holds
+// what the URI's variables matched. Results and errors are as for
+// ResourceFunc.
+type ResourceTemplateFunc func(ctx context.Context, req *ResourceRequest) (*mcp.ReadResourceResult, error)
+
+type resource struct {
+	def    *mcp.Resource
+	handle ResourceFunc
+}
+
+type resourceTemplate struct {
+	def    *mcp.ResourceTemplate
+	tmpl   uriTemplate
+	handle ResourceTemplateFunc
+}
+
+// resourceRegistry holds resources, templates and subscriptions;
+// resources/list, resources/templates/list, resources/read and (2025 era)
+// resources/subscribe and unsubscribe join the method table with the first
+// resource or template.
+type resourceRegistry struct {
+	methods sync.Mutex  // held while the resource methods join the table
+	served  atomic.Bool // the resource methods are this registry's
+	mu      sync.RWMutex
+	byURI   map[string]*resource
+	uris    []string // sorted: the resources/list order
+	byTmpl  map[string]*resourceTemplate
+	tmpls   []string // sorted: the resources/templates/list and matching order
+
+	subs subscriptions // subscribe.go
+}
+
+// Resource list cursors.
+const (
+	resourceCursorPrefix = "resources/v1:"
+	templateCursorPrefix = "resources/templates/v1:"
+)
+
+// AddResource registers a resource with a fixed URI, served by
+// resources/read and listed by resources/list. The first resource or
+// template adds the resource methods to the method table, so the server
+// declares the resources capability with subscribe and listChanged. A nil
+// resource, an empty URI or name, a nil handler and a URI already
+// registered are returned as a *RegistrationError (Kind "resource");
+// AddResource never panics. The definition is copied. Connected clients
+// are told the list changed (notifications/resources/list_changed).
+func AddResource(s *Server, r *mcp.Resource, h ResourceFunc) error {
+	if r == nil {
+		return &RegistrationError{Kind: "resource", Reason: "resource definition is nil"}
+	}
+	if h == nil {
+		return &RegistrationError{Kind: "resource", Name: r.URI, Reason: "handler is nil"}
+	}
+	if r.URI == "" || strings.TrimSpace(r.URI) != r.URI {
+		return &RegistrationError{Kind: "resource", Name: r.URI, Reason: "uri must be non-empty, without surrounding spaces"}
+	}
+	if r.Name == "" {
+		return &RegistrationError{Kind: "resource", Name: r.URI, Reason: "name is required"}
+	}
+	def := *r
+	def.Icons = slices.Clone(r.Icons)
+	if r.Annotations != nil {
+		a := *r.Annotations
+		def.Annotations = &a
+	}
+	if r.Size != nil {
+		n := *r.Size
+		def.Size = &n
+	}
+	if err := s.ensureResourceMethods("resource"); err != nil {
+		return err
+	}
+	reg := &s.resources
+	reg.mu.Lock()
+	if _, dup := reg.byURI[def.URI]; dup {
+		reg.mu.Unlock()
+		return &RegistrationError{Kind: "resource", Name: def.URI, Reason: "a resource with this URI is already registered"}
+	}
+	if reg.byURI == nil {
+		reg.byURI = map[string]*resource{}
+	}
+	reg.byURI[def.URI] = &resource{def: &def, handle: h}
+	i, _ := slices.BinarySearch(reg.uris, def.URI)
+	reg.uris = slices.Insert(reg.uris, i, def.URI)
+	reg.mu.Unlock()
+	s.listChanged(changedResources)
+	return nil
+}
+
+// TemplateOption configures a resource template at registration.
+type TemplateOption interface{ applyTemplate(*templateConfig) }
+
+type templateConfig struct {
+	completions []varCompletion
+}
+
+type varCompletion struct {
+	name string
+	f    CompleteFunc
+}
+
+type templateOption func(*templateConfig)
+
+func (f templateOption) applyTemplate(c *templateConfig) { f(c) }
+
+// WithVarCompletion completes the template variable name in
+// completion/complete requests (ref/resource naming the template), as
+// AddTemplateCompletion does; naming no variable of the template is a
+// registration error.
+func WithVarCompletion(name string, f CompleteFunc) TemplateOption {
+	return templateOption(func(c *templateConfig) { c.completions = append(c.completions, varCompletion{name, f}) })
+}
+
+// AddResourceTemplate registers a family of resources named by an RFC 6570
+// URI template, listed by resources/templates/list. A resources/read URI
+// that is no static resource is matched against the templates in
+// uriTemplate order, the first match serving it (see ResourceRequest.Vars).
+// A nil template, an empty or unparsable uriTemplate (a template naming a
+// variable twice included), an empty name, a nil handler and a template
+// already registered are returned as a *RegistrationError (Kind "resource
+// template"); it never panics. The definition is copied.
+func AddResourceTemplate(s *Server, t *mcp.ResourceTemplate, h ResourceTemplateFunc, opts ...TemplateOption) error {
+	const kind = "resource template"
+	if t == nil {
+		return &RegistrationError{Kind: kind, Reason: "resource template definition is nil"}
+	}
+	if h == nil {
+		return &RegistrationError{Kind: kind, Name: t.URITemplate, Reason: "handler is nil"}
+	}
+	if t.URITemplate == "" || strings.TrimSpace(t.URITemplate) != t.URITemplate {
+		return &RegistrationError{Kind: kind, Name: t.URITemplate, Reason: "uriTemplate must be non-empty, without surrounding spaces"}
+	}
+	if t.Name == "" {
+		return &RegistrationError{Kind: kind, Name: t.URITemplate, Reason: "name is required"}
+	}
+	tmpl, err := parseURITemplate(t.URITemplate)
+	if err != nil {
+		return &RegistrationError{Kind: kind, Name: t.URITemplate, Reason: "not an RFC 6570 URI template", Err: err}
+	}
+	var cfg templateConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyTemplate(&cfg)
+		}
+	}
+	for _, c := range cfg.completions {
+		if !tmpl.Has(c.name) {
+			return &RegistrationError{Kind: kind, Name: t.URITemplate, Reason: fmt.Sprintf("WithVarCompletion: the template has no variable %q", c.name)}
+		}
+		if c.f == nil {
+			return &RegistrationError{Kind: kind, Name: t.URITemplate, Reason: fmt.Sprintf("WithVarCompletion: completion of %q is nil", c.name)}
+		}
+	}
+	def := *t
+	def.Icons = slices.Clone(t.Icons)
+	if t.Annotations != nil {
+		a := *t.Annotations
+		def.Annotations = &a
+	}
+	if err := s.ensureResourceMethods(kind); err != nil {
+		return err
+	}
+	reg := &s.resources
+	reg.mu.Lock()
+	if _, dup := reg.byTmpl[def.URITemplate]; dup {
+		reg.mu.Unlock()
+		return &RegistrationError{Kind: kind, Name: def.URITemplate, Reason: "a resource template with this uriTemplate is already registered"}
+	}
+	if reg.byTmpl == nil {
+		reg.byTmpl = map[string]*resourceTemplate{}
+	}
+	reg.byTmpl[def.URITemplate] = &resourceTemplate{def: &def, tmpl: tmpl, handle: h}
+	i, _ := slices.BinarySearch(reg.tmpls, def.URITemplate)
+	reg.tmpls = slices.Insert(reg.tmpls, i, def.URITemplate)
+	reg.mu.Unlock()
+	for _, c := range cfg.completions {
+		if err := AddTemplateCompletion(s, def.URITemplate, c.name, c.f); err != nil {
+			return err
+		}
+	}
+	s.listChanged(changedResources)
+	return nil
+}
+
+// RemoveResource unregisters a static resource and tells connected clients
+// the list changed. It reports whether the resource existed. Subscriptions
+// to the URI stay: the resource may come back.
+func (s *Server) RemoveResource(uri string) bool {
+	reg := &s.resources
+	reg.mu.Lock()
+	_, ok := reg.byURI[uri]
+	if ok {
+		delete(reg.byURI, uri)
+		i, _ := slices.BinarySearch(reg.uris, uri)
+		reg.uris = slices.Delete(reg.uris, i, i+1)
+	}
+	reg.mu.Unlock()
+	if ok {
+		s.listChanged(changedResources)
+	}
+	return ok
+}
+
+// RemoveResourceTemplate unregisters a resource template and tells
+// connected clients the list changed. It reports whether it existed.
+// Completions registered for it stay.
+func (s *Server) RemoveResourceTemplate(uriTemplate string) bool {
+	reg := &s.resources
+	reg.mu.Lock()
+	_, ok := reg.byTmpl[uriTemplate]
+	if ok {
+		delete(reg.byTmpl, uriTemplate)
+		i, _ := slices.BinarySearch(reg.tmpls, uriTemplate)
+		reg.tmpls = slices.Delete(reg.tmpls, i, i+1)
+	}
+	reg.mu.Unlock()
+	if ok {
+		s.listChanged(changedResources)
+	}
+	return ok
+}
+
+// Resources returns the registered static resources in list order (by URI).
+func (s *Server) Resources() []*mcp.Resource {
+	reg := &s.resources
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	out := make([]*mcp.Resource, len(reg.uris))
+	for i, u := range reg.uris {
+		out[i] = reg.byURI[u].def
+	}
+	return out
+}
+
+// ResourceTemplates returns the registered resource templates in list and
+// matching order (by uriTemplate).
+func (s *Server) ResourceTemplates() []*mcp.ResourceTemplate {
+	reg := &s.resources
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	out := make([]*mcp.ResourceTemplate, len(reg.tmpls))
+	for i, t := range reg.tmpls {
+		out[i] = reg.byTmpl[t].def
+	}
+	return out
+}
+
+// ensureResourceMethods adds the resource methods to the method table, and
+// so the resources capability, with the first resource or template.
+func (s *Server) ensureResourceMethods(kind string) error {
+	reg := &s.resources
+	reg.methods.Lock()
+	defer reg.methods.Unlock()
+	if reg.served.Load() {
+		return nil
+	}
+	names := []string{mcp.MethodListResources, mcp.MethodListResourceTemplates, mcp.MethodReadResource, mcp.MethodSubscribe, mcp.MethodUnsubscribe}
+	for _, n := range names {
+		if s.hasMethod(n) {
+			return &RegistrationError{Kind: kind, Reason: n + " is already in the method table (added with AddMethod)"}
+		}
+	}
+	caps := json.RawMessage(`{"subscribe":true,"listChanged":true}`)
+	for _, m := range []struct {
+		spec   MethodSpec
+		handle func(context.Context, *Request) (any, error)
+	}{
+		{MethodSpec{Name: mcp.MethodListResources, Capability: "resources", CapabilityValue: caps, Cacheable: true}, s.listResources},
+		{MethodSpec{Name: mcp.MethodListResourceTemplates, Capability: "resources", CapabilityValue: caps, Cacheable: true}, s.listResourceTemplates},
+		{MethodSpec{Name: mcp.MethodReadResource, Capability: "resources", CapabilityValue: caps, NameParam: "uri", Input: true}, s.readResource},
+		{MethodSpec{Name: mcp.MethodSubscribe, Eras: Legacy, Capability: "resources", CapabilityValue: caps}, s.subscribe},
+		{MethodSpec{Name: mcp.MethodUnsubscribe, Eras: Legacy, Capability: "resources", CapabilityValue: caps}, s.unsubscribe},
+	} {
+		if err := s.addMethod(m.spec, m.handle); err != nil {
+			return err
+		}
+	}
+	reg.served.Store(true)
+	return nil
+}
+
+// page returns the entries of a sorted list after a cursor's, at most size,
+// and the cursor of the next page ("" for the last).
+func page(sorted []string, prefix, cursor string, size int) ([]string, string, *jsonrpc.Error) {
+	start := 0
+	if cursor != "" {
+		after, ok := decodeCursor(prefix, cursor)
+		if !ok {
+			return nil, "", jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid cursor %q: pass back a nextCursor this server returned", cursor)
+		}
+		start = sort.SearchStrings(sorted, after)
+		if start < len(sorted) && sorted[start] == after {
+			start++
+		}
+	}
+	end := min(start+size, len(sorted))
+	next := ""
+	if end < len(sorted) {
+		next = encodeCursor(prefix, sorted[end-1])
+	}
+	return sorted[start:end], next, nil
+}
+
+// listResources serves resources/list: one page in URI order.
+func (s *Server) listResources(_ context.Context, req *Request) (any, error) {
+	var p mcp.ListResourcesParams
+	if err := decodeParams(req.Method, req.Params, &p); err != nil {
+		return nil, err
+	}
+	reg := &s.resources
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	keys, next, jerr := page(reg.uris, resourceCursorPrefix, p.Cursor, s.cfg.pageSize)
+	if jerr != nil {
+		return nil, jerr
+	}
+	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, len(keys)), NextCursor: next}
+	for i, k := range keys {
+		res.Resources[i] = reg.byURI[k].def
+	}
+	return res, nil
+}
+
+// listResourceTemplates serves resources/templates/list: one page in
+// uriTemplate order.
+func (s *Server) listResourceTemplates(_ context.Context, req *Request) (any, error) {
+	var p mcp.ListResourcesParams
+	if err := decodeParams(req.Method, req.Params, &p); err != nil {
+		return nil, err
+	}
+	reg := &s.resources
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	keys, next, jerr := page(reg.tmpls, templateCursorPrefix, p.Cursor, s.cfg.pageSize)
+	if jerr != nil {
+		return nil, jerr
+	}
+	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: make([]*mcp.ResourceTemplate, len(keys)), NextCursor: next}
+	for i, k := range keys {
+		res.ResourceTemplates[i] = reg.byTmpl[k].def
+	}
+	return res, nil
+}
+
+// uriParams are the params of resources/read, subscribe and unsubscribe as
+// read: a missing uri is told from an empty one.
+type uriParams struct {
+	URI  *string  `json:"uri"`
+	Meta mcp.Meta `json:"_meta"`
+}
+
+// requestURI reads the uri member every resource method requires.
+func requestURI(req *Request) (string, *jsonrpc.Error) {
+	var p uriParams
+	if err := decodeParams(req.Method, req.Params, &p); err != nil {
+		return "", err
+	}
+	if p.URI == nil {
+		return "", jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid %s params: "uri" is required`, req.Method)
+	}
+	return *p.URI, nil
+}
+
+// resourceNotFound is the answer to a read of a URI nothing serves: -32602
+// (SEP-2164) in 2026-07-28, -32002 as the 2025-11-25 specification gives it
+// in 2025-era sessions; data {"uri": ...} in both.
+func resourceNotFound(era mcp.Era, uri string) *jsonrpc.Error {
+	code := int64(CodeResourceNotFound)
+	if era == mcp.EraModern {
+		code = jsonrpc.CodeInvalidParams
+	}
+	return jsonrpc.NewError(code, "Resource not found").WithData(mcp.ResourceNotFoundData{URI: uri})
+}
+
+// readResource serves resources/read: the static resource with the URI, or
+// else the first template (in uriTemplate order) that matches it.
+func (s *Server) readResource(ctx context.Context, req *Request) (any, error) {
+	uri, jerr := requestURI(req)
+	if jerr != nil {
+		return nil, jerr
+	}
+	rr := &ResourceRequest{Request: req, URI: uri}
+	var handle func(context.Context, *ResourceRequest) (*mcp.ReadResourceResult, error)
+	reg := &s.resources
+	reg.mu.RLock()
+	if r := reg.byURI[uri]; r != nil {
+		rr.Resource, handle = r.def, r.handle
+	}
+	var tmpls []*resourceTemplate
+	if handle == nil {
+		tmpls = make([]*resourceTemplate, len(reg.tmpls))
+		for i, k := range reg.tmpls {
+			tmpls[i] = reg.byTmpl[k]
+		}
+	}
+	reg.mu.RUnlock()
+	if handle == nil && len(tmpls) > 0 {
+		if limit := s.cfg.resources.maxURI(); len(uri) > limit {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "uri is %d bytes, longer than the %d this server matches against resource templates", len(uri), limit)
+		}
+		for _, t := range tmpls {
+			if vars, ok := t.tmpl.Match(uri); ok {
+				rr.Template, rr.Vars, handle = t.def, vars, t.handle
+				break
+			}
+		}
+	}
+	if handle == nil {
+		return nil, resourceNotFound(req.Peer.Era, uri)
+	}
+	res, err := s.runResource(ctx, rr, handle)
+	if err != nil {
+		return nil, s.resourceError(req.Peer.Era, uri, err)
+	}
+	if res == nil || len(res.Contents) == 0 {
+		s.cfg.logger.Error("resource handler returned no contents", "uri", uri)
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "resource %q produced no contents (a handler returns ErrResourceNotFound for a resource that does not exist)", uri)
+	}
+	out := *res
+	out.Contents = make([]mcp.ResourceContents, len(res.Contents))
+	for i, c := range res.Contents {
+		switch c := c.(type) {
+		case *mcp.TextResourceContents:
+			if c != nil && c.URI == "" {
+				cc := *c
+				cc.URI = uri
+				out.Contents[i] = &cc
+				continue
+			}
+			if c != nil {
+				out.Contents[i] = c
+				continue
+			}
+		case *mcp.BlobResourceContents:
+			if c != nil && c.URI == "" {
+				cc := *c
+				cc.URI = uri
+				out.Contents[i] = &cc
+				continue
+			}
+			if c != nil {
+				out.Contents[i] = c
+				continue
+			}
+		}
+		s.cfg.logger.Error("resource handler returned an invalid content", "uri", uri, "index", i)
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "resource %q produced an invalid content (contents[%d] must be a non-nil *mcp.TextResourceContents or *mcp.BlobResourceContents)", uri, i)
+	}
+	return &out, nil
+}
+
+var errResourcePanic = errors.New("internal error")
+
+// runResource calls a handler, recovering a panic as an internal error.
+func (s *Server) runResource(ctx context.Context, req *ResourceRequest, h func(context.Context, *ResourceRequest) (*mcp.ReadResourceResult, error)) (res *mcp.ReadResourceResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.cfg.logger.Error("resource handler panicked", "uri", req.URI, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			res, err = nil, errResourcePanic
+		}
+	}()
+	return h(ctx, req)
+}
+
+// resourceError routes a handler error: a *jsonrpc.Error as itself,
+// ErrResourceNotFound as not found, anything else as -32603.
+func (s *Server) resourceError(era mcp.Era, uri string, err error) *jsonrpc.Error {
+	if je, ok := jsonrpc.AsError(err); ok {
+		return je
+	}
+	if errors.Is(err, ErrResourceNotFound) {
+		return resourceNotFound(era, uri)
+	}
+	if err == errResourcePanic {
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "resource %q failed with an internal error", uri)
+	}
+	s.cfg.logger.Debug("resource handler failed", "uri", uri, "error", err)
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, "resource %q failed: %v", uri, err)
+}
