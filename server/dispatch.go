@@ -57,7 +57,9 @@ func (ss *Session) HandleRequest(ctx context.Context, req *jsonrpc.Request, w js
 	defer func() {
 		ss.mu.Lock()
 		delete(ss.inflight, req.ID)
+		logs := r.endLogsLocked()
 		ss.mu.Unlock()
+		logs.end() // no log message after the response (logging.go)
 	}()
 	return ss.serve(ctx, r, req)
 }
@@ -126,6 +128,9 @@ func (s *Server) route(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		}
 	}
 	c.m = m
+	if m.Input && c.Peer.Era == mcp.EraModern {
+		return s.handleWithInput(ctx, c, m)
+	}
 	return m.handle(ctx, &c.Request)
 }
 
@@ -142,6 +147,9 @@ func (ss *Session) peerOf(req *jsonrpc.Request) (PeerInfo, *jsonrpc.Error) {
 		if mcp.EraOf(v) == mcp.EraModern {
 			if m.caps == nil {
 				return PeerInfo{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "missing _meta %q: every %s request must declare its client capabilities", mcp.MetaClientCapabilities, v)
+			}
+			if err := checkLogLevel(m.logLevel); err != nil {
+				return PeerInfo{}, err
 			}
 			p := PeerInfo{Era: mcp.EraModern, ProtocolVersion: v, ClientCapabilities: *m.caps}
 			if m.info != nil {
@@ -178,11 +186,12 @@ type requestMeta struct {
 	version    string
 	caps       *mcp.ClientCapabilities
 	info       *mcp.Implementation
+	logLevel   []byte // raw _meta logLevel, checked for 2026-07-28 requests
 }
 
 var (
 	metaMember  = []string{"_meta"}
-	metaMembers = []string{mcp.MetaProtocolVersion, mcp.MetaClientCapabilities, mcp.MetaClientInfo}
+	metaMembers = []string{mcp.MetaProtocolVersion, mcp.MetaClientCapabilities, mcp.MetaClientInfo, mcp.MetaLogLevel}
 )
 
 // requestMetaOf reads the era-deciding members of a request's _meta. The
@@ -208,6 +217,8 @@ func (s *Server) requestMetaOf(params json.RawMessage) (requestMeta, *jsonrpc.Er
 				caps = v
 			case mcp.MetaClientInfo:
 				info = v
+			case mcp.MetaLogLevel:
+				m.logLevel = v
 			}
 			return true
 		})
@@ -244,6 +255,7 @@ func requestMetaSlow(params json.RawMessage) (requestMeta, *jsonrpc.Error) {
 			ProtocolVersion    *string                 `json:"io.modelcontextprotocol/protocolVersion"`
 			ClientCapabilities *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
 			ClientInfo         *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
+			LogLevel           json.RawMessage         `json:"io.modelcontextprotocol/logLevel"`
 		} `json:"_meta"`
 	}
 	if err := wirejson.Unmarshal(params, &head); err != nil {
@@ -256,7 +268,7 @@ func requestMetaSlow(params json.RawMessage) (requestMeta, *jsonrpc.Error) {
 	if head.Meta.ProtocolVersion != nil {
 		m.hasVersion, m.version = true, *head.Meta.ProtocolVersion
 	}
-	m.caps, m.info = head.Meta.ClientCapabilities, head.Meta.ClientInfo
+	m.caps, m.info, m.logLevel = head.Meta.ClientCapabilities, head.Meta.ClientInfo, head.Meta.LogLevel
 	return m, nil
 }
 

@@ -57,6 +57,12 @@ type MethodSpec struct {
 	// Cacheable marks a list-like result: 2026-07-28 results get ttlMs and
 	// cacheScope (WithListCaching) unless the handler set them.
 	Cacheable bool
+	// Input marks a method whose handler may ask the client for input
+	// (Request.Input, Elicit, CreateMessage, ListRoots) in a 2026-07-28
+	// request: the answer is then an input_required result, and the
+	// client's retry carries inputResponses and requestState. The spec
+	// allows it on tools/call, prompts/get and resources/read.
+	Input bool
 }
 
 // MethodFunc handles a request whose params decode into P; what it returns

@@ -37,6 +37,10 @@ func (s *Server) listen(ctx context.Context, r *Request) (any, error) {
 	l := &listener{id: r.ID, filter: mcp.SubscriptionFilter{
 		ToolsListChanged:   p.Notifications.ToolsListChanged,
 		PromptsListChanged: p.Notifications.PromptsListChanged && s.prompts.served.Load(),
+		// Resource list changes and updates once a resource or template
+		// is registered (resource.go, subscribe.go).
+		ResourcesListChanged:  p.Notifications.ResourcesListChanged && s.resources.served.Load(),
+		ResourceSubscriptions: s.honouredSubscriptions(p.Notifications.ResourceSubscriptions),
 	}, w: r.sender}
 	subMeta := mcp.Meta{mcp.MetaSubscriptionID: r.ID.Value()}
 	ack, err := jsonrpc.NewNotification(mcp.NotificationListenAck, mcp.ListenAcknowledgedParams{Notifications: l.filter, Meta: subMeta})
@@ -83,6 +87,7 @@ type changeSet uint8
 const (
 	changedTools changeSet = 1 << iota
 	changedPrompts
+	changedResources // resources or resource templates
 )
 
 // listChanged tells every session whose client wants to know that a list
@@ -133,6 +138,9 @@ func (ss *Session) sendChanges() {
 		}
 		if what&changedPrompts != 0 {
 			targets = ss.targetsLocked(targets, mcp.NotificationPromptsListChanged, func(f mcp.SubscriptionFilter) bool { return f.PromptsListChanged })
+		}
+		if what&changedResources != 0 {
+			targets = ss.targetsLocked(targets, mcp.NotificationResourcesListChanged, func(f mcp.SubscriptionFilter) bool { return f.ResourcesListChanged })
 		}
 		ss.mu.Unlock()
 		for _, send := range targets {

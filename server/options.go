@@ -27,6 +27,10 @@ type config struct {
 	maxViolations  int
 	receiving      []jsonrpc.Middleware
 	sendingMW      []jsonrpc.Middleware
+	input          inputConfig // multi round-trip requests (input.go)
+	logging        logConfig   // WithLogLevel, WithLogName (logging.go)
+
+	resources resourceConfig // WithMaxURILength, WithMaxSubscriptions (resource.go)
 }
 
 func defaultConfig() config {

@@ -168,7 +168,7 @@ func (s *Server) ensurePromptMethods() error {
 	if err := s.addMethod(MethodSpec{Name: mcp.MethodListPrompts, Capability: "prompts", CapabilityValue: listChanged, Cacheable: true}, s.listPrompts); err != nil {
 		return err
 	}
-	if err := s.addMethod(MethodSpec{Name: mcp.MethodGetPrompt, Capability: "prompts", CapabilityValue: listChanged, NameParam: "name"}, s.getPrompt); err != nil {
+	if err := s.addMethod(MethodSpec{Name: mcp.MethodGetPrompt, Capability: "prompts", CapabilityValue: listChanged, NameParam: "name", Input: true}, s.getPrompt); err != nil {
 		return err
 	}
 	r.served.Store(true)

@@ -28,6 +28,8 @@ type Request struct {
 	sender    jsonrpc.Sender // messages tied to this request
 	http      *http.Request
 	principal *auth.Principal
+	input     *inputRound // a 2026-07-28 request that may ask for input
+	logs      *requestLog // made when it first logs (logging.go); guarded by session.mu
 }
 
 // PeerInfo describes the caller of a request.
@@ -131,19 +133,6 @@ func (r *Request) Ping(ctx context.Context) error {
 	return err
 }
 
-// ListRoots asks the client for its roots (it must declare "roots").
-func (r *Request) ListRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
-	raw, err := r.Call(ctx, mcp.MethodListRoots, nil)
-	if err != nil {
-		return nil, err
-	}
-	var res mcp.ListRootsResult
-	if err := decodeClientResult(mcp.MethodListRoots, raw, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
-}
-
 // Notify sends a notification tied to this request (over HTTP, on its
 // stream), ahead of its response.
 func (r *Request) Notify(ctx context.Context, method string, params any) error {
@@ -166,14 +155,6 @@ func (r *Request) Meta() mcp.Meta {
 	}
 	if len(r.Params) > 0 && wirejson.Unmarshal(r.Params, &head) == nil {
 		return head.Meta
-	}
-	return nil
-}
-
-// decodeClientResult decodes a client's answer exactly.
-func decodeClientResult(method string, raw json.RawMessage, v any) error {
-	if err := wirejson.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("server: the client's %s result is malformed: %w", method, err)
 	}
 	return nil
 }

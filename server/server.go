@@ -43,6 +43,9 @@ type Server struct {
 
 	prompts promptRegistry
 
+	resources   resourceRegistry   // resource.go
+	completions completionRegistry // completion.go
+
 	sessMu   sync.Mutex
 	sessions map[*Session]struct{}
 }
@@ -58,6 +61,7 @@ func New(info mcp.Implementation, opts ...Option) *Server {
 			o.applyServer(&s.cfg)
 		}
 	}
+	s.cfg.input.defaults()
 	s.infoJSON, _ = json.Marshal(info)
 	s.infoMember = append(jsonstr.Append(nil, mcp.MetaServerInfo), ':')
 	s.infoMember = append(s.infoMember, s.infoJSON...)
@@ -75,6 +79,7 @@ func New(info mcp.Implementation, opts ...Option) *Server {
 		AddMethod(s, MethodSpec{Name: mcp.MethodDiscover, Eras: Modern, Cacheable: true},
 			func(context.Context, *Request, *struct{}) (*mcp.DiscoverResult, error) { return s.discover(), nil }),
 		s.addMethod(MethodSpec{Name: mcp.MethodSubscriptionListen, Eras: Modern}, s.listen),
+		AddMethod(s, MethodSpec{Name: mcp.MethodSetLevel, Eras: Legacy, Capability: "logging"}, s.setLevel),
 	} {
 		if err != nil {
 			s.cfg.logger.Error("built-in method not registered", "error", err)
@@ -207,7 +212,7 @@ func (s *Server) ensureToolMethods() error {
 	if err := s.addMethod(MethodSpec{Name: mcp.MethodListTools, Capability: "tools", CapabilityValue: listChanged, Cacheable: true}, s.listTools); err != nil {
 		return err
 	}
-	return s.addMethod(MethodSpec{Name: mcp.MethodCallTool, Capability: "tools", CapabilityValue: listChanged, NameParam: "name"}, s.callTool)
+	return s.addMethod(MethodSpec{Name: mcp.MethodCallTool, Capability: "tools", CapabilityValue: listChanged, NameParam: "name", Input: true}, s.callTool)
 }
 
 func (s *Server) lookup(name string) *tool {

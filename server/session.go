@@ -33,6 +33,7 @@ type Session struct {
 	listeners   map[*listener]struct{}
 	calls       *jsonrpc.Peer // requests this server sent the client
 	closing     chan struct{}
+	logs        sessionLogs // logging/setLevel and queued server-wide records (logging.go)
 }
 
 var (
@@ -241,6 +242,7 @@ func (ss *Session) Close() {
 	if ss.registered {
 		ss.srv.dropSession(ss)
 	}
+	ss.srv.dropSubscriptions(ss)
 }
 
 // notifyTimeout bounds one delivery of a notification to a slow peer.

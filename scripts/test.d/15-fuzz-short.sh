@@ -22,6 +22,7 @@ targets=(
   "./jsonrpc FuzzDecodeMatchesReference"
   "./jsonrpc FuzzEncodeRoundTrip"
   "./internal/jsonstr FuzzAppend"
+  "./internal/uritemplate FuzzTemplateMatch"
   "./internal/jsonscan FuzzSkipAgreesWithValid"
   "./internal/jsonscan FuzzMembersAgreesWithJSONText"
   "./internal/jsonscan FuzzNestedAgreesWithValid"
