@@ -112,8 +112,10 @@ type inputRequest struct {
 	Params json.RawMessage `json:"params"`
 }
 
-// answerInputs asks the receiving middleware and the RequestHandler for
-// every input request; each is presented as a request whose ID is its key.
+// answerInputs asks the receiving middleware and the handlers (typed, or
+// the RequestHandler) for every input request; each is presented as a
+// request whose ID is its key. An input request for a capability the
+// client did not declare fails the call.
 func (c *Client) answerInputs(ctx context.Context, method string, reqs map[string]json.RawMessage) (json.RawMessage, error) {
 	out := make(map[string]json.RawMessage, len(reqs))
 	for key, raw := range reqs {
@@ -121,7 +123,10 @@ func (c *Client) answerInputs(ctx context.Context, method string, reqs map[strin
 		if err := wirejson.Unmarshal(raw, &r); err != nil || r.Method == "" {
 			return nil, &ProtocolError{Op: method, Reason: fmt.Sprintf("input request %q is not {method, params}", key), Err: err}
 		}
-		if c.cfg.requestHandler == nil && len(c.cfg.receiving) == 0 && r.Method != mcp.MethodPing {
+		if cp := capabilityOf(r.Method); cp != "" && !c.cfg.capabilities.Has(cp) {
+			return nil, &ProtocolError{Op: method, Reason: fmt.Sprintf("the server requires input %q (its %s request), which needs the %s capability the client did not declare", key, r.Method, cp)}
+		}
+		if c.cfg.requestHandler == nil && len(c.cfg.receiving) == 0 && r.Method != mcp.MethodPing && !c.hasTyped(r.Method) {
 			return nil, &ProtocolError{Op: method, Reason: fmt.Sprintf("the server requires input %q (its %s request), which this client does not answer", key, r.Method)}
 		}
 		enc, err := c.answer(ctx, &jsonrpc.Request{ID: jsonrpc.StringID(key), Method: r.Method, Params: r.Params})
@@ -130,7 +135,7 @@ func (c *Client) answerInputs(ctx context.Context, method string, reqs map[strin
 		}
 		out[key] = enc
 	}
-	return json.Marshal(out)
+	return encodeObject(out), nil
 }
 
 // roundTrip sends one request through the WithMiddleware chain, which sees
@@ -240,6 +245,9 @@ func (c *Client) exchange(ctx context.Context, out *outgoing, cc callConfig) (js
 		return nil, err // the transport is gone: err is why
 	}
 	defer c.peer.Finish(p)
+	if cc.onStart != nil {
+		cc.onStart(p.ID)
+	}
 	params, err := c.wireParams(out, &st, p.Token)
 	if err != nil {
 		return nil, err

@@ -76,6 +76,13 @@ type Client struct {
 	reinitMu sync.Mutex
 
 	tools toolCache
+	roots rootsState
+
+	// logLevel is the _meta member a 2026-07-28 request carries once
+	// SetLogLevel has set a level, nil before.
+	logLevel atomic.Pointer[[]byte]
+
+	subs subscriptions
 
 	// Made once at Connect for every request: the encoded capabilities and
 	// clientInfo of 2026-07-28 _meta, and the cause of the client-wide WithTimeout.
@@ -109,6 +116,7 @@ func Connect(ctx context.Context, t Transport, opts ...Option) (*Client, error) 
 	c.slots = make(chan struct{}, c.cfg.maxServing)
 	c.capsJSON, c.infoJSON = mustJSON(c.cfg.capabilities), mustJSON(c.cfg.clientInfo)
 	c.timeoutErr = &timeoutError{c.cfg.timeout}
+	c.roots.roots = c.cfg.roots
 	c.bg, c.stopBg = context.WithCancel(context.Background())
 	ln, err := t.dial(ctx, c)
 	if err != nil {
@@ -228,7 +236,7 @@ func (c *Client) dispatchFor(m jsonrpc.Message, call jsonrpc.ID) {
 			c.cfg.logger.Debug("dropping a response to no pending request", "id", m.ID.String())
 		}
 	case *jsonrpc.Notification:
-		c.notification(m)
+		c.notification(m, call)
 	case *jsonrpc.Request:
 		select {
 		case c.slots <- struct{}{}:
@@ -277,7 +285,10 @@ func (c *Client) progressFunc(fn func(Progress)) func(json.RawMessage) {
 	}
 }
 
-func (c *Client) notification(n *jsonrpc.Notification) {
+// notification acts on a server notification; call is the request whose
+// reply stream it came on (an invalid ID when none is known).
+func (c *Client) notification(n *jsonrpc.Notification, call jsonrpc.ID) {
+	c.subs.route(n, call)
 	switch n.Method {
 	case mcp.NotificationProgress:
 		if !c.peer.Progress(n.Params) {
@@ -286,14 +297,27 @@ func (c *Client) notification(n *jsonrpc.Notification) {
 		return
 	case mcp.NotificationMessage:
 		if c.cfg.onLog != nil {
-			var lm LogMessage
-			if err := wirejson.Unmarshal(n.Params, &lm); err == nil {
-				c.cfg.onLog(lm)
+			var w struct {
+				Level  string          `json:"level"`
+				Logger string          `json:"logger"`
+				Data   json.RawMessage `json:"data"`
+			}
+			if err := wirejson.Unmarshal(n.Params, &w); err == nil {
+				c.cfg.onLog(LogMessage{Level: mcp.LoggingLevel(w.Level), Logger: w.Logger, Data: w.Data})
 			} else {
 				c.cfg.logger.Debug("ignoring malformed log message", "error", err)
 			}
 		}
 		return
+	case mcp.NotificationResourceUpdated:
+		if c.cfg.onUpdated != nil {
+			var p mcp.ResourceUpdatedParams
+			if err := wirejson.Unmarshal(n.Params, &p); err == nil && p.URI != "" {
+				c.cfg.onUpdated(p.URI)
+			} else {
+				c.cfg.logger.Debug("ignoring malformed resources/updated", "params", string(n.Params))
+			}
+		}
 	case mcp.NotificationToolsListChanged:
 		c.tools.drop()
 	case mcp.NotificationCancelled:
@@ -411,12 +435,21 @@ func (c *Client) answer(ctx context.Context, req *jsonrpc.Request) (json.RawMess
 }
 
 // handleServerRequest is the innermost receiving handler: ping is answered
-// here, everything else by the RequestHandler, or refused without one.
+// here; a request for a capability the client did not declare is refused
+// (-32601); elicitation/create, sampling/createMessage and roots/list go to
+// their typed handlers when set; everything else to the RequestHandler, or
+// is refused without one.
 func (c *Client) handleServerRequest(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	switch {
-	case req.Method == mcp.MethodPing:
+	if req.Method == mcp.MethodPing {
 		return json.RawMessage(`{}`), nil
-	case c.cfg.requestHandler == nil:
+	}
+	if cp := capabilityOf(req.Method); cp != "" && !c.cfg.capabilities.Has(cp) {
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "client does not handle %q: it did not declare the %s capability", req.Method, cp)
+	}
+	if res, ok, err := c.typed(ctx, req); ok {
+		return res, err
+	}
+	if c.cfg.requestHandler == nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "client does not handle %q", req.Method)
 	}
 	return c.cfg.requestHandler(ctx, req.Method, req.Params)

@@ -1,9 +1,16 @@
-// Package client calls tools on MCP servers over stdio (a child process,
+// Package client speaks MCP to servers over stdio (a child process,
 // Command), Streamable HTTP (HTTP) or any connection carrying whole
 // messages (Conn, such as an in-process server from memory.Serve), in
 // either protocol era: 2026-07-28 (server/discover, per-request _meta and
 // Mcp-* headers) or 2025-11-25 and older (initialize and a session),
-// probing the modern one first by default (WithEra, mcp.EraAuto).
+// probing the modern one first by default (WithEra, mcp.EraAuto). It calls
+// tools, gets prompts, lists and reads resources and templates, asks for
+// completions, sets the log level, and follows changes: resources/subscribe
+// in a legacy session (Subscribe), subscriptions/listen in 2026-07-28
+// (Listen). What servers ask of it (elicitation, sampling, roots) is
+// answered by typed handlers (WithElicitationHandler, WithSamplingHandler,
+// WithRoots), which also declare the matching client capabilities, both
+// as legacy server-to-client requests and as 2026-07-28 inputRequests.
 //
 // Every failure carries one of five codes (CodeOf, and errors.As on the
 // matching type): ERR_MCP_TRANSPORT, ERR_MCP_PROTOCOL, ERR_MCP_JSON_RPC_ERROR,

@@ -237,5 +237,9 @@ func (c *Client) reinitialize(ctx context.Context, gone string) error {
 	}
 	h.loseSession(gone)
 	c.tools.drop()
-	return c.initialize(ctx)
+	if err := c.initialize(ctx); err != nil {
+		return err
+	}
+	c.restoreLogLevel(ctx)
+	return nil
 }

@@ -51,11 +51,13 @@ type Progress struct {
 	Message  string
 }
 
-// LogMessage is one notifications/message from the server.
+// LogMessage is one notifications/message from the server. Level is one
+// of the eight syslog levels as the server sent it (a level outside them is
+// passed on as it is, not dropped).
 type LogMessage struct {
-	Level  string          `json:"level"`
-	Logger string          `json:"logger,omitempty"`
-	Data   json.RawMessage `json:"data"`
+	Level  mcp.LoggingLevel `json:"level"`
+	Logger string           `json:"logger,omitempty"`
+	Data   json.RawMessage  `json:"data"`
 }
 
 // Option configures Connect. Options apply in order, so a later one
@@ -92,7 +94,18 @@ type config struct {
 	receiving       []jsonrpc.Middleware
 	onLog           func(LogMessage)
 	onNotification  func(method string, params json.RawMessage)
+	onUpdated       func(uri string)
 	logger          *slog.Logger
+
+	// Typed answers to server requests (handlers.go) and the capabilities
+	// they add to those declared.
+	elicit      ElicitationHandler
+	elicitURL   bool
+	sample      SamplingHandler
+	sampleTools bool
+	sampleCtx   bool
+	rootsSet    bool
+	roots       []mcp.Root
 }
 
 // newConfig applies opts and then the defaults.
@@ -141,6 +154,7 @@ func newConfig(opts []Option) config {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
+	c.capabilities = c.declared()
 	return c
 }
 
@@ -157,7 +171,10 @@ func WithClientInfo(info mcp.Implementation) Option {
 
 // WithCapabilities sets the capabilities declared to the server: in
 // initialize, or in every 2026-07-28 request's _meta. By default none are
-// declared. Declare only what WithRequestHandler can answer.
+// declared but those the typed handlers add (WithElicitationHandler,
+// WithSamplingHandler, WithRoots); a member set here wins over the one a
+// handler would add, the others are merged in. Declare only what the
+// handlers or WithRequestHandler can answer.
 func WithCapabilities(caps mcp.ClientCapabilities) Option {
 	return clientOption(func(c *config) { c.capabilities = caps })
 }
@@ -201,7 +218,8 @@ func WithMaxInputRounds(n int) Option {
 	return clientOption(func(c *config) { c.maxInputRounds = n })
 }
 
-// WithMaxPages bounds the pages one listing (tools/list) follows by
+// WithMaxPages bounds the pages one listing (tools/list, prompts/list,
+// resources/list, resources/templates/list) follows by
 // nextCursor (default 1000); past it the listing fails with a protocol
 // error. Values of zero or less mean the default.
 func WithMaxPages(n int) Option {
@@ -262,8 +280,12 @@ func WithMaxServerRequests(n int) Option {
 
 // WithRequestHandler sets what answers the requests a server sends the
 // client (legacy server-to-client requests and 2026-07-28 inputRequests).
-// ping is answered by the client itself. By default, and when h is nil,
-// every other request is answered with -32601 (method not found).
+// ping is answered by the client itself, and elicitation/create,
+// sampling/createMessage and roots/list by their typed handlers when set
+// (WithElicitationHandler, WithSamplingHandler, WithRoots); a request for a
+// capability the client did not declare never reaches h. By default, and
+// when h is nil, every other request is answered with -32601 (method not
+// found).
 func WithRequestHandler(h RequestHandler) Option {
 	return clientOption(func(c *config) { c.requestHandler = h })
 }
@@ -275,12 +297,23 @@ func WithLogHandler(fn func(LogMessage)) Option {
 	return clientOption(func(c *config) { c.onLog = fn })
 }
 
+// WithResourceUpdatedHandler sets what receives the URI of every
+// notifications/resources/updated: of a legacy session's resources/subscribe
+// or of a 2026-07-28 subscriptions/listen stream (see Listen). The
+// notification also reaches WithNotificationHandler and the Listen callback.
+// fn runs on the goroutine reading it and must not block.
+func WithResourceUpdatedHandler(fn func(uri string)) Option {
+	return clientOption(func(c *config) { c.onUpdated = fn })
+}
+
 // WithNotificationHandler sets what receives the server's notifications
 // other than notifications/progress (see WithProgress) and
 // notifications/message (see WithLogHandler), as method and raw params,
 // after the client has acted on them: notifications/tools/list_changed
 // drops the cached tools/list, notifications/cancelled cancels the server
-// request it names. By default, and when fn is nil, they are dropped. fn
+// request it names, notifications/resources/updated goes to
+// WithResourceUpdatedHandler, and a subscription's notifications to its
+// Listen callback. By default, and when fn is nil, they are dropped. fn
 // runs on the goroutine reading them and must not block.
 func WithNotificationHandler(fn func(method string, params json.RawMessage)) Option {
 	return clientOption(func(c *config) { c.onNotification = fn })
@@ -354,6 +387,9 @@ type callConfig struct {
 	hasTimeout bool
 	progress   func(Progress)
 	noValidate bool
+	// onStart, when set, learns the id of each wire request the call
+	// sends (subscriptions/listen routes its notifications by it).
+	onStart func(jsonrpc.ID)
 }
 
 // progressOption is a CallOption holding only a func, so that it is stored

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/mcp"
@@ -44,10 +45,39 @@ func newOutgoing(method string, params any) (outgoing, error) {
 func objectOutgoing(method string, obj map[string]json.RawMessage) outgoing {
 	out := outgoing{method: method}
 	if len(obj) > 0 {
-		out.params = mustJSON(obj)
+		out.params = encodeObject(obj)
 		_, out.hasMeta = obj["_meta"]
 	}
 	return out
+}
+
+// encodeObject writes an object of raw members, names sorted, each value
+// compacted but otherwise as it is (encoding/json would escape <, > and &
+// inside raw strings), so that a requestState is echoed byte for byte.
+func encodeObject(obj map[string]json.RawMessage) json.RawMessage {
+	names := make([]string, 0, len(obj))
+	n := 2
+	for k, v := range obj {
+		names = append(names, k)
+		n += len(k) + len(v) + 4
+	}
+	slices.Sort(names)
+	b := make([]byte, 0, n)
+	buf := bytes.NewBuffer(b)
+	buf.WriteByte('{')
+	for i, k := range names {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(appendJSONString(buf.AvailableBuffer(), k))
+		buf.WriteByte(':')
+		v := obj[k]
+		if len(v) == 0 || json.Compact(buf, v) != nil {
+			buf.WriteString("null") // never so: the values were read or encoded as JSON
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
 }
 
 // paramsObject turns params into a mutable object of raw members.
@@ -153,12 +183,14 @@ const (
 	metaInfoMember    = `"` + mcp.MetaClientInfo + `":`
 	metaVersionMember = `"` + mcp.MetaProtocolVersion + `":`
 	metaTokenMember   = `"` + mcp.MetaProgressToken + `":`
+	metaLevelMember   = `"` + mcp.MetaLogLevel + `":`
 )
 
 // wireParams returns the params a request goes out with: out's, with the
 // client's _meta entries (the version, capabilities and clientInfo of a
-// 2026-07-28 request; the progress token, token, when progress was asked
-// for). Every request but ping has params, if only {}.
+// 2026-07-28 request, and its log level once SetLogLevel set one; the
+// progress token, token, when progress was asked for). Every request but
+// ping has params, if only {}.
 func (c *Client) wireParams(out *outgoing, st *state, token string) (json.RawMessage, error) {
 	modern := st.era == mcp.EraModern
 	if out.hasMeta {
@@ -170,9 +202,15 @@ func (c *Client) wireParams(out *outgoing, st *state, token string) (json.RawMes
 		}
 		return out.params, nil
 	}
+	var level []byte
+	if modern {
+		if l := c.logLevel.Load(); l != nil {
+			level = *l
+		}
+	}
 	n := len(out.params) + len(`{"_meta":{}}`) + len(metaTokenMember) + len(token) + 2
 	if modern {
-		n += len(metaCapsMember) + len(c.capsJSON) + len(metaInfoMember) + len(c.infoJSON) + len(metaVersionMember) + len(st.version) + 5
+		n += len(metaCapsMember) + len(c.capsJSON) + len(metaInfoMember) + len(c.infoJSON) + len(metaVersionMember) + len(st.version) + len(level) + 6
 	}
 	b := make([]byte, 0, n)
 	if len(out.params) == 0 {
@@ -193,6 +231,10 @@ func (c *Client) wireParams(out *outgoing, st *state, token string) (json.RawMes
 		b = append(b, ',')
 		b = append(b, metaVersionMember...)
 		b = appendJSONString(b, st.version)
+		if level != nil {
+			b = append(b, ',')
+			b = append(b, level...)
+		}
 	}
 	if token != "" {
 		if modern {
@@ -221,6 +263,11 @@ func (c *Client) mergeMeta(out *outgoing, version string, modern bool, token str
 		meta[mcp.MetaProtocolVersion] = mustJSON(version)
 		meta[mcp.MetaClientCapabilities] = c.capsJSON
 		meta[mcp.MetaClientInfo] = c.infoJSON
+		if l := c.logLevel.Load(); l != nil {
+			if _, given := meta[mcp.MetaLogLevel]; !given {
+				meta[mcp.MetaLogLevel] = (*l)[len(metaLevelMember):]
+			}
+		}
 	}
 	if token != "" {
 		meta[mcp.MetaProgressToken] = mustJSON(token)
@@ -228,8 +275,8 @@ func (c *Client) mergeMeta(out *outgoing, version string, modern bool, token str
 	if len(meta) == 0 {
 		return out.params, nil
 	}
-	obj["_meta"] = mustJSON(meta)
-	return mustJSON(obj), nil
+	obj["_meta"] = encodeObject(meta)
+	return encodeObject(obj), nil
 }
 
 // nextRound is the retry of an input_required request: its params with the

@@ -1,0 +1,286 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
+)
+
+// listPages follows a listing's nextCursor, at most WithMaxPages pages,
+// yielding each page decode makes of a result (next is nil at the end).
+func listPages[P any](c *Client, ctx context.Context, method string, decode func(json.RawMessage) (P, *string, error), yield func(P, error) bool) {
+	var zero P
+	cursor, hasCursor := "", false
+	seen := map[string]bool{}
+	for page := 0; ; page++ {
+		if page >= c.cfg.maxPages {
+			yield(zero, &ProtocolError{Op: method, Reason: fmt.Sprintf("more than %d pages, the client's limit", c.cfg.maxPages)})
+			return
+		}
+		var params any
+		if hasCursor {
+			params = map[string]string{"cursor": cursor}
+		}
+		raw, err := c.Call(ctx, method, params)
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		res, next, err := decode(raw)
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		if !yield(res, nil) || next == nil {
+			return
+		}
+		if seen[*next] {
+			yield(zero, &ProtocolError{Op: method, Reason: fmt.Sprintf("nextCursor %q repeats; the listing would never end", *next)})
+			return
+		}
+		seen[*next] = true
+		cursor, hasCursor = *next, true
+	}
+}
+
+// pageHead is what every list result has besides its items; the cursor is
+// a pointer, since an empty-string cursor is a valid cursor and not the end.
+type pageHead struct {
+	NextCursor *string        `json:"nextCursor"`
+	TTLMs      *int64         `json:"ttlMs"`
+	CacheScope mcp.CacheScope `json:"cacheScope"`
+	ResultType mcp.ResultType `json:"resultType"`
+	Meta       mcp.Meta       `json:"_meta"`
+}
+
+// ResourcePages lists resources page by page (resources/list with
+// nextCursor), following at most WithMaxPages pages. Each step yields one
+// page or an error, after which iteration stops. A resource without uri or
+// name, or with a member named twice, makes the page a *ProtocolError.
+func (c *Client) ResourcePages(ctx context.Context) iter.Seq2[*mcp.ListResourcesResult, error] {
+	return func(yield func(*mcp.ListResourcesResult, error) bool) {
+		listPages(c, ctx, mcp.MethodListResources, decodeResourcesPage, yield)
+	}
+}
+
+func decodeResourcesPage(raw json.RawMessage) (*mcp.ListResourcesResult, *string, error) {
+	const op = mcp.MethodListResources
+	var p struct {
+		pageHead
+		Resources []json.RawMessage `json:"resources"`
+	}
+	if err := wirejson.Unmarshal(raw, &p); err != nil {
+		return nil, nil, &ProtocolError{Op: op, Reason: "result is not a resource list", Err: err}
+	}
+	if p.Resources == nil {
+		return nil, nil, &ProtocolError{Op: op, Reason: `result has no "resources" array`}
+	}
+	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, len(p.Resources)),
+		TTLMs: p.TTLMs, CacheScope: p.CacheScope, ResultType: p.ResultType, Meta: p.Meta}
+	if p.NextCursor != nil {
+		res.NextCursor = *p.NextCursor
+	}
+	for i, rraw := range p.Resources {
+		r := new(mcp.Resource)
+		if err := wirejson.Unmarshal(rraw, r); err != nil {
+			return nil, nil, &ProtocolError{Op: op, Reason: fmt.Sprintf("resources[%d] is not a resource", i), Path: fmt.Sprintf("/resources/%d", i), Err: err}
+		}
+		if r.URI == "" || r.Name == "" {
+			return nil, nil, &ProtocolError{Op: op, Reason: fmt.Sprintf(`resources[%d] lacks "uri" or "name"`, i), Path: fmt.Sprintf("/resources/%d", i)}
+		}
+		res.Resources = append(res.Resources, r)
+	}
+	return res, p.NextCursor, nil
+}
+
+// ListResources returns every resource the server lists (resources/list),
+// following all pages (at most WithMaxPages).
+func (c *Client) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
+	var all []*mcp.Resource
+	for page, err := range c.ResourcePages(ctx) {
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page.Resources...)
+	}
+	return all, nil
+}
+
+// ResourceTemplatePages lists resource templates page by page
+// (resources/templates/list with nextCursor), following at most
+// WithMaxPages pages. Each step yields one page or an error, after which
+// iteration stops.
+func (c *Client) ResourceTemplatePages(ctx context.Context) iter.Seq2[*mcp.ListResourceTemplatesResult, error] {
+	return func(yield func(*mcp.ListResourceTemplatesResult, error) bool) {
+		listPages(c, ctx, mcp.MethodListResourceTemplates, decodeTemplatesPage, yield)
+	}
+}
+
+func decodeTemplatesPage(raw json.RawMessage) (*mcp.ListResourceTemplatesResult, *string, error) {
+	const op = mcp.MethodListResourceTemplates
+	var p struct {
+		pageHead
+		Templates []json.RawMessage `json:"resourceTemplates"`
+	}
+	if err := wirejson.Unmarshal(raw, &p); err != nil {
+		return nil, nil, &ProtocolError{Op: op, Reason: "result is not a resource template list", Err: err}
+	}
+	if p.Templates == nil {
+		return nil, nil, &ProtocolError{Op: op, Reason: `result has no "resourceTemplates" array`}
+	}
+	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: make([]*mcp.ResourceTemplate, 0, len(p.Templates)),
+		TTLMs: p.TTLMs, CacheScope: p.CacheScope, ResultType: p.ResultType, Meta: p.Meta}
+	if p.NextCursor != nil {
+		res.NextCursor = *p.NextCursor
+	}
+	for i, traw := range p.Templates {
+		t := new(mcp.ResourceTemplate)
+		if err := wirejson.Unmarshal(traw, t); err != nil {
+			return nil, nil, &ProtocolError{Op: op, Reason: fmt.Sprintf("resourceTemplates[%d] is not a resource template", i), Path: fmt.Sprintf("/resourceTemplates/%d", i), Err: err}
+		}
+		if t.URITemplate == "" || t.Name == "" {
+			return nil, nil, &ProtocolError{Op: op, Reason: fmt.Sprintf(`resourceTemplates[%d] lacks "uriTemplate" or "name"`, i), Path: fmt.Sprintf("/resourceTemplates/%d", i)}
+		}
+		res.ResourceTemplates = append(res.ResourceTemplates, t)
+	}
+	return res, p.NextCursor, nil
+}
+
+// ListResourceTemplates returns every resource template the server lists
+// (resources/templates/list), following all pages (at most WithMaxPages).
+func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
+	var all []*mcp.ResourceTemplate
+	for page, err := range c.ResourceTemplatePages(ctx) {
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page.ResourceTemplates...)
+	}
+	return all, nil
+}
+
+// ReadResource reads a resource (resources/read); over 2026-07-28 HTTP the
+// Mcp-Name header carries uri. The result is decoded exactly: each content
+// has a uri and exactly one of text and blob (valid base64), or the result
+// is a *ProtocolError. A URI the server does not serve is a
+// *ResourceNotFoundError (see IsResourceNotFound); other refusals are
+// *JSONRPCError.
+func (c *Client) ReadResource(ctx context.Context, uri string, opts ...CallOption) (*mcp.ReadResourceResult, error) {
+	raw, err := c.Call(ctx, mcp.MethodReadResource, mcp.ReadResourceParams{URI: uri}, opts...)
+	if err != nil {
+		return nil, c.notFound(uri, err)
+	}
+	res := new(mcp.ReadResourceResult)
+	if err := res.UnmarshalJSON(raw); err != nil {
+		return nil, &ProtocolError{Op: mcp.MethodReadResource + " " + uri, Reason: "malformed result", Err: err}
+	}
+	return res, nil
+}
+
+// CodeResourceNotFound is the 2025-era JSON-RPC code for a resource the
+// server does not have; 2026-07-28 uses -32602 with data.uri (SEP-2164).
+const CodeResourceNotFound = -32002
+
+// ResourceNotFoundError: the server does not serve the URI read. Its code
+// is CodeJSONRPC; Err is the server's error as sent, so errors.As finds the
+// *JSONRPCError too.
+type ResourceNotFoundError struct {
+	URI string
+	Err *JSONRPCError
+}
+
+func (e *ResourceNotFoundError) Error() string {
+	return fmt.Sprintf("resource %q not found: %v", e.URI, e.Err)
+}
+func (e *ResourceNotFoundError) Unwrap() error { return e.Err }
+func (*ResourceNotFoundError) MCPCode() Code   { return CodeJSONRPC }
+
+// IsResourceNotFound reports whether err says the resource read does not
+// exist (a *ResourceNotFoundError anywhere in its chain).
+func IsResourceNotFound(err error) bool {
+	var nf *ResourceNotFoundError
+	return errors.As(err, &nf)
+}
+
+// notFound makes a refusal of resources/read uri that means "no such
+// resource" a *ResourceNotFoundError: -32002 (2025-11-25), -32602 whose
+// data.uri is uri (2026-07-28, SEP-2164), or in a legacy session any code
+// whose data.uri is uri, as servers of that era differ in the code.
+func (c *Client) notFound(uri string, err error) error {
+	var je *JSONRPCError
+	if !errors.As(err, &je) {
+		return err
+	}
+	var d mcp.ResourceNotFoundData
+	hasURI := len(je.Data) > 0 && json.Unmarshal(je.Data, &d) == nil && d.URI == uri
+	switch {
+	case je.Code == CodeResourceNotFound,
+		je.Code == jsonrpc.CodeInvalidParams && hasURI,
+		hasURI && c.Era() == mcp.EraLegacy:
+		return &ResourceNotFoundError{URI: uri, Err: je}
+	}
+	return err
+}
+
+// Complete asks for completions of an argument (completion/complete): of a
+// prompt (ref {Type: mcp.RefPrompt, Name}) or of a resource template's
+// variable (ref {Type: mcp.RefResource, URI: the template}), with arg the
+// argument and what was typed so far; resolved holds arguments already
+// chosen (context.arguments), nil for none. The result is decoded exactly
+// (at most mcp.MaxCompletionValues values).
+func (c *Client) Complete(ctx context.Context, ref mcp.CompletionReference, arg mcp.CompletionArgument, resolved map[string]string) (*mcp.Completion, error) {
+	p := mcp.CompleteParams{Ref: ref, Argument: arg}
+	if len(resolved) > 0 {
+		p.Context = &mcp.CompletionContext{Arguments: resolved}
+	}
+	raw, err := c.Call(ctx, mcp.MethodComplete, p)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.CompleteResult
+	if err := res.UnmarshalJSON(raw); err != nil {
+		return nil, &ProtocolError{Op: mcp.MethodComplete, Reason: "malformed result", Err: err}
+	}
+	return &res.Completion, nil
+}
+
+// SetLogLevel sets the least severity of the notifications/message the
+// server sends (WithLogHandler receives them). In a legacy session it sends
+// logging/setLevel. 2026-07-28 has no such request: the client keeps the
+// level and every later request carries it as
+// _meta["io.modelcontextprotocol/logLevel"] (none does before the first
+// SetLogLevel).
+func (c *Client) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error {
+	if !level.Valid() {
+		return fmt.Errorf("client: unknown logging level %q (want debug, info, notice, warning, error, critical, alert or emergency)", level)
+	}
+	if c.Era() == mcp.EraLegacy {
+		if _, err := c.Call(ctx, mcp.MethodSetLevel, mcp.SetLevelParams{Level: level}); err != nil {
+			return err
+		}
+	}
+	member := appendJSONString([]byte(metaLevelMember), string(level))
+	c.logLevel.Store(&member)
+	return nil
+}
+
+// restoreLogLevel sets the level SetLogLevel chose on a legacy session that
+// replaced a lost one, which knows nothing of it. It is sent once, without
+// the session retry (it runs inside a re-initialization); a failure is
+// logged.
+func (c *Client) restoreLogLevel(ctx context.Context) {
+	l := c.logLevel.Load()
+	if l == nil || c.Era() != mcp.EraLegacy {
+		return
+	}
+	out := objectOutgoing(mcp.MethodSetLevel, map[string]json.RawMessage{"level": (*l)[len(metaLevelMember):]})
+	if _, err := c.exchange(ctx, &out, callConfig{}); err != nil {
+		c.cfg.logger.Warn("cannot restore the log level on the new session", "error", err)
+	}
+}
