@@ -20,10 +20,6 @@ type cursorParams struct {
 	Cursor string `json:"cursor,omitempty"`
 }
 
-type emptyPrompts struct {
-	Prompts []struct{} `json:"prompts"`
-}
-
 type emptyResources struct {
 	Resources []struct{} `json:"resources"`
 }
@@ -36,24 +32,12 @@ type readParams struct {
 	URI string `json:"uri"`
 }
 
-type getParams struct {
-	Name string `json:"name"`
-}
-
 // codeResourceNotFound is 2025-11-25's resource-not-found code; 2026-07-28
 // answers -32602 instead.
 const codeResourceNotFound = -32002
 
 func registerCatalog(s *server.Server) error {
 	steps := []error{
-		server.AddMethod(s, server.MethodSpec{Name: "prompts/list", Capability: "prompts", Cacheable: true},
-			func(context.Context, *server.Request, *cursorParams) (*emptyPrompts, error) {
-				return &emptyPrompts{Prompts: []struct{}{}}, nil
-			}),
-		server.AddMethod(s, server.MethodSpec{Name: "prompts/get", Capability: "prompts", NameParam: "name"},
-			func(_ context.Context, _ *server.Request, p *getParams) (*mcp.EmptyResult, error) {
-				return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown prompt: %q", p.Name)
-			}),
 		server.AddMethod(s, server.MethodSpec{Name: "resources/list", Capability: "resources", Cacheable: true},
 			func(context.Context, *server.Request, *cursorParams) (*emptyResources, error) {
 				return &emptyResources{Resources: []struct{}{}}, nil

@@ -133,6 +133,7 @@ func register(s *server.Server) error {
 				return "region=" + in.Region, nil
 			}),
 		addTrigger(s),
+		addPromptTrigger(s),
 	}
 	for _, err := range steps {
 		if err != nil {
@@ -160,6 +161,29 @@ func addTrigger(s *server.Server) error {
 				return "", err
 			}
 			return "Added test_dynamic_tool", nil
+		})
+}
+
+// addPromptTrigger registers test_trigger_prompt_change, which adds or
+// removes test_dynamic_prompt, so subscribers get
+// notifications/prompts/list_changed.
+func addPromptTrigger(s *server.Server) error {
+	var mu sync.Mutex
+	return server.AddTool(s, &mcp.Tool{Name: "test_trigger_prompt_change", Description: "Adds or removes test_dynamic_prompt"},
+		func(ctx context.Context, req *server.CallRequest, _ noArgs) (string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if s.RemovePrompt("test_dynamic_prompt") {
+				return "Removed test_dynamic_prompt", nil
+			}
+			err := server.AddPrompt(s, &mcp.Prompt{Name: "test_dynamic_prompt", Description: "Exists between two trigger calls"},
+				func(context.Context, *server.PromptRequest, map[string]string) (*mcp.GetPromptResult, error) {
+					return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: "dynamic"}}}}, nil
+				})
+			if err != nil {
+				return "", err
+			}
+			return "Added test_dynamic_prompt", nil
 		})
 }
 

@@ -14,10 +14,7 @@ import (
 func fixtureServer(t *testing.T) *server.Server {
 	t.Helper()
 	srv := server.New(mcp.Implementation{Name: "fixture-test", Version: "1"})
-	if err := register(srv); err != nil {
-		t.Fatal(err)
-	}
-	if err := registerCatalog(srv); err != nil {
+	if err := registerAll(srv); err != nil {
 		t.Fatal(err)
 	}
 	return srv
@@ -113,8 +110,8 @@ func TestTriggerChangesToolList(t *testing.T) {
 	}
 }
 
-// TestCatalog checks the empty prompt and resource catalogue, added with
-// the public AddMethod, and the capabilities the engine derives from it.
+// TestCatalog checks the prompt and resource catalogue and the
+// capabilities the engine derives from it.
 func TestCatalog(t *testing.T) {
 	srv := fixtureServer(t)
 	sess := srv.OpenSession(nil)
@@ -124,11 +121,11 @@ func TestCatalog(t *testing.T) {
 		return sess.HandleRequest(context.Background(), &jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: method, Params: json.RawMessage(params)}, nil)
 	}
 	r := call("server/discover", `{`+meta+`}`)
-	if r.Error != nil || !strings.Contains(string(r.Result), `"prompts":{}`) || !strings.Contains(string(r.Result), `"resources":{}`) {
+	if r.Error != nil || !strings.Contains(string(r.Result), `"prompts":{"listChanged":true}`) || !strings.Contains(string(r.Result), `"resources":{}`) {
 		t.Fatalf("discover %s %v", r.Result, r.Error)
 	}
 	r = call("prompts/list", `{`+meta+`}`)
-	if r.Error != nil || !strings.Contains(string(r.Result), `"prompts":[]`) || !strings.Contains(string(r.Result), `"ttlMs":60000`) ||
+	if r.Error != nil || !strings.Contains(string(r.Result), `"name":"test_simple_prompt"`) || !strings.Contains(string(r.Result), `"ttlMs":60000`) ||
 		!strings.Contains(string(r.Result), `"cacheScope":"public"`) || !strings.Contains(string(r.Result), `"resultType":"complete"`) {
 		t.Fatalf("prompts/list %s %v", r.Result, r.Error)
 	}

@@ -30,15 +30,12 @@ func main() {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	srv := server.New(mcp.Implementation{Name: "toolwire-conformance-server", Version: "1.0.0"}, server.WithLogger(logger))
-	err := register(srv)
-	if err == nil {
-		err = registerCatalog(srv)
-	}
-	if err != nil {
+	if err := registerAll(srv); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance server:", err)
 		os.Exit(1)
 	}
 	logOpt := streamable.WithLogger(logger)
+	var err error
 	h := streamable.NewHandler(srv, logOpt)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -49,4 +46,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "conformance server:", err)
 		os.Exit(1)
 	}
+}
+
+// registerAll adds every fixture the scenarios call.
+func registerAll(srv *server.Server) error {
+	for _, reg := range []func(*server.Server) error{register, registerInput, registerPrompts, registerCatalog} {
+		if err := reg(srv); err != nil {
+			return err
+		}
+	}
+	return nil
 }
