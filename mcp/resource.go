@@ -209,9 +209,13 @@ type ReadResourceParams struct {
 
 // ReadResourceResult is the result of resources/read.
 type ReadResourceResult struct {
-	Contents   []ResourceContents `json:"contents"`
-	ResultType ResultType         `json:"resultType,omitempty"`
-	Meta       Meta               `json:"_meta,omitempty"`
+	Contents []ResourceContents `json:"contents"`
+	// TTLMs and CacheScope are required in 2026-07-28 and absent before;
+	// a handler that leaves them unset gets ttlMs 0 and "private".
+	TTLMs      *int64     `json:"ttlMs,omitempty"`
+	CacheScope CacheScope `json:"cacheScope,omitempty"`
+	ResultType ResultType `json:"resultType,omitempty"`
+	Meta       Meta       `json:"_meta,omitempty"`
 }
 
 // MarshalJSON writes "contents": [] rather than null.
@@ -229,6 +233,8 @@ func (r *ReadResourceResult) MarshalJSON() ([]byte, error) {
 func (r *ReadResourceResult) UnmarshalJSON(data []byte) error {
 	var w struct {
 		Contents   []json.RawMessage `json:"contents"`
+		TTLMs      *int64            `json:"ttlMs"`
+		CacheScope CacheScope        `json:"cacheScope"`
 		ResultType ResultType        `json:"resultType"`
 		Meta       Meta              `json:"_meta"`
 	}
@@ -238,7 +244,7 @@ func (r *ReadResourceResult) UnmarshalJSON(data []byte) error {
 	if w.Contents == nil {
 		return errors.New(`resources/read result: missing required field "contents"`)
 	}
-	out := ReadResourceResult{Contents: make([]ResourceContents, len(w.Contents)), ResultType: w.ResultType, Meta: w.Meta}
+	out := ReadResourceResult{Contents: make([]ResourceContents, len(w.Contents)), TTLMs: w.TTLMs, CacheScope: w.CacheScope, ResultType: w.ResultType, Meta: w.Meta}
 	for i, raw := range w.Contents {
 		c, err := DecodeResourceContents(raw)
 		if err != nil {

@@ -557,6 +557,19 @@ func (s *Server) readResource(ctx context.Context, req *Request) (any, error) {
 		s.cfg.logger.Error("resource handler returned an invalid content", "uri", uri, "index", i)
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "resource %q produced an invalid content (contents[%d] must be a non-nil *mcp.TextResourceContents or *mcp.BlobResourceContents)", uri, i)
 	}
+	if req.Peer.Era == mcp.EraModern {
+		// 2026-07-28 reads carry cache hints: what the handler set, else
+		// "do not reuse" (ttlMs 0) for this caller only.
+		if out.TTLMs == nil {
+			zero := int64(0)
+			out.TTLMs = &zero
+		}
+		if out.CacheScope == "" {
+			out.CacheScope = mcp.CachePrivate
+		}
+	} else {
+		out.TTLMs, out.CacheScope = nil, ""
+	}
 	return &out, nil
 }
 

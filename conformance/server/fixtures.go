@@ -87,9 +87,27 @@ func register(s *server.Server) error {
 		fixed("test_streaming_elicitation", "Answers on its response stream without sending requests", func() *mcp.CallToolResult {
 			return text("Streaming complete")
 		}),
-		fixed("test_logging_tool", "Logs only when the request sets a log level; this server never does", func() *mcp.CallToolResult {
-			return text("Logging evaluated")
-		}),
+		server.AddTool(s, &mcp.Tool{Name: "test_logging_tool", Description: "Logs at info; a 2026-07-28 request gets the message only if it set a log level"},
+			func(ctx context.Context, req *server.CallRequest, _ noArgs) (string, error) {
+				if err := req.Log(ctx, mcp.LevelInfo, "test_logging_tool", "Logging evaluated"); err != nil {
+					return "", err
+				}
+				return "Logging evaluated", nil
+			}),
+		server.AddTool(s, &mcp.Tool{Name: "test_tool_with_logging", Description: "Logs three info messages 50 ms apart"},
+			func(ctx context.Context, req *server.CallRequest, _ noArgs) (string, error) {
+				for i, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
+					if i > 0 {
+						if err := sleep(ctx, 50*time.Millisecond); err != nil {
+							return "", err
+						}
+					}
+					if err := req.Log(ctx, mcp.LevelInfo, "test_tool_with_logging", msg); err != nil {
+						return "", err
+					}
+				}
+				return "Logging test completed", nil
+			}),
 		server.AddTool(s, &mcp.Tool{Name: "test_tool_with_progress", Description: "Reports progress 0, 50 and 100 of 100"},
 			func(ctx context.Context, req *server.CallRequest, _ noArgs) (string, error) {
 				for i, p := range []float64{0, 50, 100} {

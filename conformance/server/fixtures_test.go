@@ -110,28 +110,54 @@ func TestTriggerChangesToolList(t *testing.T) {
 	}
 }
 
-// TestCatalog checks the prompt and resource catalogue and the
-// capabilities the engine derives from it.
+// TestCatalog checks the resources, the template, the completions and the
+// capabilities the engine derives from them, with exact content.
 func TestCatalog(t *testing.T) {
 	srv := fixtureServer(t)
 	sess := srv.OpenSession(nil)
 	defer sess.Close()
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	call := func(method, params string) *jsonrpc.Response {
 		return sess.HandleRequest(context.Background(), &jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: method, Params: json.RawMessage(params)}, nil)
 	}
 	r := call("server/discover", `{`+meta+`}`)
-	if r.Error != nil || !strings.Contains(string(r.Result), `"prompts":{"listChanged":true}`) || !strings.Contains(string(r.Result), `"resources":{}`) {
-		t.Fatalf("discover %s %v", r.Result, r.Error)
+	for _, want := range []string{`"prompts":{"listChanged":true}`, `"resources":{"subscribe":true,"listChanged":true}`, `"completions":{}`, `"logging":{}`} {
+		if r.Error != nil || !strings.Contains(string(r.Result), want) {
+			t.Fatalf("discover lacks %s: %s %v", want, r.Result, r.Error)
+		}
 	}
-	r = call("prompts/list", `{`+meta+`}`)
-	if r.Error != nil || !strings.Contains(string(r.Result), `"name":"test_simple_prompt"`) || !strings.Contains(string(r.Result), `"ttlMs":60000`) ||
-		!strings.Contains(string(r.Result), `"cacheScope":"public"`) || !strings.Contains(string(r.Result), `"resultType":"complete"`) {
-		t.Fatalf("prompts/list %s %v", r.Result, r.Error)
+	reads := map[string]string{
+		"test://static-text":       `"contents":[{"uri":"test://static-text","mimeType":"text/plain","text":"This is the content of the static text resource."}]`,
+		"test://static-binary":     `"contents":[{"uri":"test://static-binary","mimeType":"image/png","blob":"` + pngBase64 + `"}]`,
+		"test://template/123/data": `"text":"{\"id\":\"123\",\"templateTest\":true,\"data\":\"Data for ID: 123\"}"`,
+	}
+	for uri, want := range reads {
+		r = call("resources/read", `{"uri":"`+uri+`",`+meta+`}`)
+		if r.Error != nil || !strings.Contains(string(r.Result), want) {
+			t.Errorf("read %s: %s %v", uri, r.Result, r.Error)
+		}
 	}
 	r = call("resources/read", `{"uri":"test://x",`+meta+`}`)
 	if r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams || string(r.Error.Data) != `{"uri":"test://x"}` {
 		t.Fatalf("resources/read %+v", r.Error)
+	}
+	r = call("completion/complete", `{"ref":{"type":"ref/prompt","name":"test_prompt_with_arguments"},"argument":{"name":"arg1","value":"par"},`+meta+`}`)
+	if r.Error != nil || !strings.Contains(string(r.Result), `"values":["paris","park","party"]`) {
+		t.Fatalf("complete %s %v", r.Result, r.Error)
+	}
+	// The input_required fixtures answer after one round.
+	r = call("tools/call", `{"name":"test_input_required_result_elicitation","arguments":{},`+meta+`}`)
+	var ir struct {
+		ResultType    string
+		RequestState  string
+		InputRequests map[string]json.RawMessage
+	}
+	if r.Error != nil || json.Unmarshal(r.Result, &ir) != nil || ir.ResultType != "input_required" || ir.InputRequests["user_name"] == nil {
+		t.Fatalf("round 1: %s %v", r.Result, r.Error)
+	}
+	r = call("tools/call", `{"name":"test_input_required_result_elicitation","arguments":{},"inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}},"requestState":"`+ir.RequestState+`",`+meta+`}`)
+	if r.Error != nil || !strings.Contains(string(r.Result), `"text":"Hello, Ada!"`) {
+		t.Fatalf("round 2: %s %v", r.Result, r.Error)
 	}
 	// A legacy session must initialize first.
 	legacy := srv.OpenSession(nil)
