@@ -29,6 +29,24 @@ type CompletionReference struct {
 	URI  string `json:"uri,omitempty"`
 }
 
+// MarshalJSON writes "name" for a prompt reference and "uri" for a
+// resource template reference, even when empty: each is required.
+func (r CompletionReference) MarshalJSON() ([]byte, error) {
+	switch r.Type {
+	case RefPrompt:
+		return json.Marshal(struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		}{r.Type, r.Name})
+	case RefResource:
+		return json.Marshal(struct {
+			Type string `json:"type"`
+			URI  string `json:"uri"`
+		}{r.Type, r.URI})
+	}
+	return nil, fmt.Errorf(`mcp: unknown completion reference type %q (want "ref/prompt" or "ref/resource")`, r.Type)
+}
+
 // UnmarshalJSON decodes a reference strictly: "ref/prompt" needs "name",
 // "ref/resource" needs "uri", and any other type is refused.
 func (r *CompletionReference) UnmarshalJSON(data []byte) error {

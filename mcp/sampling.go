@@ -103,6 +103,9 @@ func (m *SamplingMessage) UnmarshalJSON(data []byte) error {
 	if w.Role == nil {
 		return errors.New(`sampling message: missing required field "role"`)
 	}
+	if *w.Role != RoleUser && *w.Role != RoleAssistant {
+		return fmt.Errorf(`sampling message: role must be "user" or "assistant", not %q`, *w.Role)
+	}
 	if len(w.Content) == 0 {
 		return errors.New(`sampling message: missing required field "content"`)
 	}
@@ -122,6 +125,9 @@ func DecodeSamplingContent(data []byte) ([]Content, error) {
 		raws, err := wirejson.Elements(data)
 		if err != nil {
 			return nil, fmt.Errorf(`"content": %w`, err)
+		}
+		if len(raws) == 0 {
+			return nil, errors.New(`"content" must hold at least one block`)
 		}
 		out := make([]Content, len(raws))
 		for i, raw := range raws {
@@ -281,6 +287,8 @@ func (r *CreateMessageResult) UnmarshalJSON(data []byte) error {
 		return errors.New(`sampling result: missing required field "content"`)
 	case w.Model == nil:
 		return errors.New(`sampling result: missing required field "model"`)
+	case *w.Role != RoleUser && *w.Role != RoleAssistant:
+		return fmt.Errorf(`sampling result: role must be "user" or "assistant", not %q`, *w.Role)
 	}
 	blocks, err := DecodeSamplingContent(w.Content)
 	if err != nil {

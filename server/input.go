@@ -357,8 +357,7 @@ func (s *Server) openRound(c *call) (*inputRound, *jsonrpc.Error) {
 	}
 	var p inputParams
 	if err := wirejson.Unmarshal(c.Params, &p); err != nil {
-		// The method's own decoding reports malformed params.
-		return in, nil
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid %s params: %v", c.Method, err)
 	}
 	if p.RequestState != nil {
 		st, err := s.openState(c, *p.RequestState)

@@ -33,6 +33,8 @@ targets=(
   "./schema FuzzCheckMatchesTree"
   "./mcp FuzzDecodeContent"
   "./mcp FuzzAppendString"
+  "./mcp FuzzDecodeWireResults"
+  "./server FuzzInputRound"
   "./client FuzzSSEReader"
   "./otc FuzzParseCall"
   "./transport/stdio FuzzConnRead"
