@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolwire/toolwire/internal/jsonscan"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -284,6 +285,8 @@ func (in *inputRound) ask(keys []string, reqs map[string]mcp.InputRequest) (mcp.
 	return nil, fmt.Errorf("%w: %s", ErrInputRequired, strings.Join(lacking, ", "))
 }
 
+var inputMembers = []string{"inputResponses", "requestState"}
+
 // inputParams are the members of a retried request that carry input.
 type inputParams struct {
 	InputResponses json.RawMessage `json:"inputResponses"`
@@ -355,9 +358,27 @@ func (s *Server) openRound(c *call) (*inputRound, *jsonrpc.Error) {
 	if len(c.Params) == 0 || c.Params[0] != '{' {
 		return in, nil
 	}
+	// Only the input members are read here; the rest of params (tool
+	// arguments above all) is the method's to judge.
 	var p inputParams
-	if err := wirejson.Unmarshal(c.Params, &p); err != nil {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid %s params: %v", c.Method, err)
+	scanned := jsonscan.Members(c.Params, inputMembers, func(name, v []byte) bool {
+		switch string(name) {
+		case "inputResponses":
+			p.InputResponses = v
+		case "requestState":
+			var st string
+			if wirejson.Unmarshal(v, &st) != nil {
+				return false
+			}
+			p.RequestState = &st
+		}
+		return true
+	})
+	if !scanned {
+		p = inputParams{}
+		if err := wirejson.Unmarshal(c.Params, &p); err != nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid %s params: %v", c.Method, err)
+		}
 	}
 	if p.RequestState != nil {
 		st, err := s.openState(c, *p.RequestState)

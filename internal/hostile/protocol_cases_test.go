@@ -1,0 +1,53 @@
+package hostile
+
+// protocolCases are hostile requests to the methods beyond tools: prompts,
+// resources, completion, logging and the 2026-07-28 input members. They
+// join the malformed-input table.
+var protocolCases = []hcase{
+	{name: "prompts/get without a required argument", msg: `{"jsonrpc":"2.0","id":40,"method":"prompts/get","params":{"name":"args-prompt"$M}}`,
+		method: "prompts/get", tool: "args-prompt",
+		want: rpcErr(invalidParams, 40, `missing required argument "city"`).http(s200, s400)},
+	{name: "prompts/get with a number argument", msg: `{"jsonrpc":"2.0","id":41,"method":"prompts/get","params":{"name":"args-prompt","arguments":{"city":7}$M}}`,
+		method: "prompts/get", tool: "args-prompt",
+		want: rpcErr(invalidParams, 41, `argument "city" must be a string`).http(s200, s400)},
+	{name: "prompts/get of an unknown prompt", msg: `{"jsonrpc":"2.0","id":42,"method":"prompts/get","params":{"name":"nope"$M}}`,
+		method: "prompts/get", tool: "nope",
+		want: rpcErr(invalidParams, 42, `unknown prompt`).http(s200, s400)},
+	{name: "resources/read with a number uri", msg: `{"jsonrpc":"2.0","id":43,"method":"resources/read","params":{"uri":7$M}}`,
+		method: "resources/read",
+		want: rpcErr(invalidParams, 43, `uri`).http(s200, s400)},
+	{name: "resources/read of an unknown uri", msg: `{"jsonrpc":"2.0","id":44,"method":"resources/read","params":{"uri":"nope://x"$M}}`,
+		method: "resources/read", tool: "nope://x",
+		want: rpcErr(invalidParams, 44, `Resource not found`).http(s200, s400).withData(`"uri":"nope://x"`),
+		over: map[kind]expect{
+			stdioK:  rpcErr(-32002, 44, `Resource not found`).withData(`"uri":"nope://x"`),
+			legacyK: rpcErr(-32002, 44, `Resource not found`).http(s200, s400).withData(`"uri":"nope://x"`),
+		}},
+	{name: "resources/read of a 100,000-byte uri", msg: `{"jsonrpc":"2.0","id":45,"method":"resources/read","params":{"uri":"demo://resource/` + hugeString + `"$M}}`,
+		method: "resources/read", tool: "demo://resource/" + hugeString,
+		want: rpcErr(invalidParams, 45, `longer than`).http(s200, s400)},
+	{name: "completion/complete with an unknown reference type", msg: `{"jsonrpc":"2.0","id":46,"method":"completion/complete","params":{"ref":{"type":"ref/tool","name":"x"},"argument":{"name":"a","value":""}$M}}`,
+		method: "completion/complete",
+		want: rpcErr(invalidParams, 46, `unknown type "ref/tool"`).http(s200, s400)},
+	{name: "logging/setLevel with an unknown level", msg: `{"jsonrpc":"2.0","id":47,"method":"logging/setLevel","params":{"level":"LOUD"$M}}`,
+		method: "logging/setLevel",
+		want: rpcErr(invalidParams, 47, `level`).http(s200, s400),
+		over: map[kind]expect{modernK: rpcErr(methodNotFound, 47, `not served in 2026-07-28`).http(s200, s404)}},
+	{name: "2026 log level that is no level", msg: `{"jsonrpc":"2.0","id":48,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"},"_meta":{$I"io.modelcontextprotocol/logLevel":"LOUD"}}}`,
+		method: "tools/call", tool: "echo", only: []kind{modernK},
+		want: rpcErr(invalidParams, 48, `logLevel`).http(s200, s400)},
+	{name: "2026 requestState the server never issued", msg: `{"jsonrpc":"2.0","id":49,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"},"requestState":"forged"$M}}`,
+		method: "tools/call", tool: "echo", only: []kind{modernK},
+		want: rpcErr(invalidParams, 49, `requestState`).http(s200, s400)},
+	{name: "2026 inputResponses null", msg: `{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"},"inputResponses":null$M}}`,
+		method: "tools/call", tool: "echo", only: []kind{modernK},
+		want: rpcErr(invalidParams, 50, `inputResponses`).http(s200, s400)},
+	{name: "2026 inputResponses holding a number", msg: `{"jsonrpc":"2.0","id":51,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"},"inputResponses":{"k":1}$M}}`,
+		method: "tools/call", tool: "echo", only: []kind{modernK},
+		want: rpcErr(invalidParams, 51, `inputResponses["k"]`).http(s200, s400)},
+	{name: "resources/subscribe in 2026", msg: `{"jsonrpc":"2.0","id":52,"method":"resources/subscribe","params":{"uri":"demo://resource/1"$M}}`,
+		method: "resources/subscribe", only: []kind{modernK},
+		want: rpcErr(methodNotFound, 52, `not served in 2026-07-28`).http(s200, s404)},
+}
+
+func init() { malformedCases = append(malformedCases, protocolCases...) }
