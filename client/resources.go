@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -219,10 +220,15 @@ func (c *Client) notFound(uri string, err error) error {
 	}
 	var d mcp.ResourceNotFoundData
 	hasURI := len(je.Data) > 0 && json.Unmarshal(je.Data, &d) == nil && d.URI == uri
+	// Servers that predate SEP-2164's data (the TypeScript SDK among them)
+	// answer -32602 with a message that names the URI and says so.
+	says := je.Code == jsonrpc.CodeInvalidParams && uri != "" && strings.Contains(je.Message, uri) &&
+		strings.Contains(strings.ToLower(je.Message), "not found")
 	switch {
 	case je.Code == CodeResourceNotFound,
 		je.Code == jsonrpc.CodeInvalidParams && hasURI,
-		hasURI && c.Era() == mcp.EraLegacy:
+		hasURI && c.Era() == mcp.EraLegacy,
+		says:
 		return &ResourceNotFoundError{URI: uri, Err: je}
 	}
 	return err
