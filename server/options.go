@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"time"
@@ -30,7 +31,8 @@ type config struct {
 	input          inputConfig // multi round-trip requests (input.go)
 	logging        logConfig   // WithLogLevel, WithLogName (logging.go)
 
-	resources resourceConfig // WithMaxURILength, WithMaxSubscriptions (resource.go)
+	resources    resourceConfig                  // WithMaxURILength, WithMaxSubscriptions (resource.go)
+	rootsChanged func(context.Context, *Session) // WithRootsChangedHandler (roots.go)
 }
 
 func defaultConfig() config {

@@ -116,6 +116,10 @@ func (ss *Session) HandleNotification(ctx context.Context, n *jsonrpc.Notificati
 		if calls := ss.peerCalls(false); calls == nil || !calls.Progress(n.Params) {
 			ss.srv.cfg.logger.Debug("ignoring progress for no request of ours", "params", string(n.Params))
 		}
+	case mcp.NotificationRootsListChanged:
+		if f := ss.srv.cfg.rootsChanged; f != nil && ss.Peer().ClientCapabilities.Has("roots") {
+			f(ctx, ss)
+		}
 	default:
 		ss.srv.cfg.logger.Debug("ignoring notification", "method", n.Method)
 	}
