@@ -36,12 +36,17 @@ func NewServer(opts ...server.Option) (*server.Server, error) {
 	return s, nil
 }
 
-// Register adds every reference tool to s.
-func Register(s *server.Server) error {
+// Register adds every reference tool and prompt to s.
+func Register(s *server.Server, opts ...Option) error {
+	return newConfig(opts).register(s)
+}
+
+func (c *config) register(s *server.Server) error {
 	for _, add := range []func(*server.Server) error{
 		addEcho, addGetSum, addStructured, addWeather, addTinyImage, addAnnotated,
 		addResourceLinks, addResourceReference, addGallery, addSafeDivide, addLongRunning, addGetVersion,
-		addGetRootsList,
+		addGetRootsList, c.addGetEnv, c.addResearch, c.addPrompts, c.addCompletions, c.addResources,
+		c.addGzip, c.addToggles,
 	} {
 		if err := add(s); err != nil {
 			return err
@@ -223,7 +228,7 @@ func addResourceLinks(s *server.Server) error {
 // ReferenceInput is the input of get-resource-reference.
 type ReferenceInput struct {
 	ResourceType string `json:"resourceType,omitempty" jsonschema:"Kind of resource to embed" enum:"text,blob" default:"text"`
-	ResourceID   int    `json:"resourceId,omitempty" jsonschema:"ID of the resource (a positive integer)" default:"1"`
+	ResourceID   int    `json:"resourceId,omitempty" jsonschema:"ID of the resource (1-100)" default:"1"`
 }
 
 func addResourceReference(s *server.Server) error {
@@ -231,8 +236,8 @@ func addResourceReference(s *server.Server) error {
 		Name: "get-resource-reference", Title: "Get Resource Reference Tool",
 		Description: "Returns a resource embedded in the result",
 	}, func(ctx context.Context, req *server.CallRequest, in ReferenceInput) (*mcp.CallToolResult, error) {
-		if in.ResourceID < 1 {
-			return mcp.ErrorResult("resourceId must be a positive integer, got %d", in.ResourceID), nil
+		if in.ResourceID < 1 || in.ResourceID > MaxResourceID {
+			return mcp.ErrorResult("resourceId must be an integer from 1 to %d, got %d", MaxResourceID, in.ResourceID), nil
 		}
 		uri := fmt.Sprintf("demo://%s/%d", in.ResourceType, in.ResourceID)
 		var rc mcp.ResourceContents = &mcp.TextResourceContents{URI: uri, MIMEType: "text/plain",
@@ -359,20 +364,25 @@ func addGetVersion(s *server.Server) error {
 func addGetRootsList(s *server.Server) error {
 	return server.AddTool(s, &mcp.Tool{
 		Name: "get-roots-list", Title: "Get Roots List",
-		Description: "Pings the client and lists the roots it exposes (roots/list); needs a 2025-era session and a client with the roots capability",
+		Description: "Lists the roots the client exposes (roots/list; a 2025-era session is pinged first); needs a client with the roots capability",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: mcp.Bool(true), OpenWorldHint: mcp.Bool(false)},
 	}, func(ctx context.Context, req *server.CallRequest, _ noInput) (string, error) {
-		start := time.Now()
-		if err := req.Ping(ctx); err != nil {
-			return "", fmt.Errorf("the client did not answer ping: %w", err)
+		var b strings.Builder
+		if req.Session() != nil {
+			// Only a 2025-era session can be pinged.
+			start := time.Now()
+			if err := req.Ping(ctx); err != nil {
+				return "", fmt.Errorf("the client did not answer ping: %w", err)
+			}
+			fmt.Fprintf(&b, "The client answered ping in %s and e", time.Since(start).Round(time.Millisecond))
+		} else {
+			b.WriteString("The client e")
 		}
-		pinged := time.Since(start)
 		res, err := req.ListRoots(ctx)
 		if err != nil {
 			return "", fmt.Errorf("cannot list the client's roots: %w", err)
 		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "The client answered ping in %s and exposes %d root(s)", pinged.Round(time.Millisecond), len(res.Roots))
+		fmt.Fprintf(&b, "xposes %d root(s)", len(res.Roots))
 		for i, r := range res.Roots {
 			sep := ": "
 			if i > 0 {

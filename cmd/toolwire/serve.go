@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,6 +46,11 @@ type serveFlags struct {
 
 	debugAddr string
 
+	// Reference tools
+	envAllow     []string
+	files        string
+	gzipMaxBytes int64
+
 	otc otcServeFlags
 }
 
@@ -53,9 +59,16 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the reference tools over Streamable HTTP or stdio",
-		Long: "Serve the reference tools (echo, get-sum, get-structured-content, weather, get-tiny-image,\n" +
-			"get-annotated-message, get-resource-links, get-resource-reference, gallery, safe_divide,\n" +
-			"trigger-long-running-operation, get-version, get-roots-list).\n\n" +
+		Long: "Serve the reference tools (echo, get-sum, get-env, get-structured-content, weather, get-tiny-image,\n" +
+			"get-annotated-message, get-resource-links, get-resource-reference, gzip-file-as-resource, gallery,\n" +
+			"safe_divide, toggle-simulated-logging, toggle-subscriber-updates, trigger-long-running-operation,\n" +
+			"simulate-research-query, get-version, get-roots-list), the demo:// resources and templates, and the\n" +
+			"prompts simple-prompt, args-prompt, resource-prompt and completable-prompt, with completions.\n\n" +
+			"get-env shows only non-secret variables (locale, shell, PATH, ...); --env-allow NAME,PREFIX* widens\n" +
+			"that (repeatable or comma-separated), and values of secret-looking names (TOKEN, SECRET, KEY, ...)\n" +
+			"are redacted even then. gzip-file-as-resource compresses data: URIs only, unless --files DIR names\n" +
+			"a directory whose regular files it may read (nothing outside it, symlinks included); it never\n" +
+			"fetches network URLs and reads at most --gzip-max-bytes.\n\n" +
 			"By default the server speaks Streamable HTTP at http://127.0.0.1:8080/mcp (--addr, --path),\n" +
 			"to 2025-era clients (initialize, sessions, resumable SSE) and 2026-07-28 clients (stateless)\n" +
 			"alike. It binds to loopback and accepts only loopback Host and Origin headers unless told\n" +
@@ -68,8 +81,12 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srv, err := reference.NewServer(server.WithPageSize(f.pageSize), server.WithTimeout(f.toolTimeout), server.WithLogger(logger))
+			refOpts, err := f.referenceOptions(cmd.Context())
 			if err != nil {
+				return err
+			}
+			srv := server.New(reference.Info, server.WithPageSize(f.pageSize), server.WithTimeout(f.toolTimeout), server.WithLogger(logger))
+			if err := reference.Register(srv, refOpts...); err != nil {
 				return err
 			}
 			if f.debugAddr != "" {
@@ -136,8 +153,41 @@ func newServeCmd() *cobra.Command {
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", streamable.DefaultIdleTimeout, "HTTP: how long a keep-alive connection waits for its next request")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", streamable.DefaultShutdownTimeout, "HTTP: on SIGINT/SIGTERM, how long calls in flight may finish")
 	fl.StringVar(&f.debugAddr, "debug-addr", "", "serve Go runtime profiles (/debug/pprof/) on this address, loopback only (default: off)")
+	fl.StringSliceVar(&f.envAllow, "env-allow", nil, "get-env: also show these variables, by NAME or PREFIX*; repeatable or comma-separated (secret-looking names stay redacted)")
+	fl.StringVar(&f.files, "files", "", "gzip-file-as-resource: directory whose regular files it may read (default: none, data: URIs only)")
+	fl.Int64Var(&f.gzipMaxBytes, "gzip-max-bytes", reference.DefaultGzipMaxBytes, "gzip-file-as-resource: most bytes of input it reads")
 	f.otc.register(cmd)
 	return cmd
+}
+
+// referenceOptions are the reference server's options the flags ask for;
+// the toggled simulations end with ctx.
+func (f *serveFlags) referenceOptions(ctx context.Context) ([]reference.Option, error) {
+	if f.gzipMaxBytes <= 0 {
+		return nil, usageError{"--gzip-max-bytes must be positive"}
+	}
+	opts := []reference.Option{reference.WithGzipLimits(f.gzipMaxBytes, 0), reference.WithLifetime(ctx)}
+	var allow []string
+	for _, a := range f.envAllow {
+		if a = strings.TrimSpace(a); a == "" {
+			continue
+		}
+		if a == "*" || strings.ContainsAny(a, "= ") || strings.Contains(strings.TrimSuffix(a, "*"), "*") {
+			return nil, usageError{"invalid --env-allow " + a + ": want a variable NAME or a PREFIX* (a bare * is refused)"}
+		}
+		allow = append(allow, a)
+	}
+	if len(allow) > 0 {
+		opts = append(opts, reference.WithEnvAllow(allow...))
+	}
+	if f.files != "" {
+		st, err := os.Stat(f.files)
+		if err != nil || !st.IsDir() {
+			return nil, usageError{"--files " + f.files + ": not a directory"}
+		}
+		opts = append(opts, reference.WithFileRoot(f.files))
+	}
+	return opts, nil
 }
 
 // serveHTTP serves srv over Streamable HTTP until the command's context

@@ -220,8 +220,8 @@ func TestStdioSessionThroughBinary(t *testing.T) {
 			break
 		}
 	}
-	want := "[echo gallery get-annotated-message get-resource-links get-resource-reference get-roots-list get-structured-content get-sum get-tiny-image get-version safe_divide trigger-long-running-operation weather]"
-	if fmt.Sprint(names) != want || pages != 3 {
+	want := "[echo gallery get-annotated-message get-env get-resource-links get-resource-reference get-roots-list get-structured-content get-sum get-tiny-image get-version gzip-file-as-resource safe_divide simulate-research-query toggle-simulated-logging toggle-subscriber-updates trigger-long-running-operation weather]"
+	if fmt.Sprint(names) != want || pages != 4 {
 		t.Errorf("listed %v in %d pages", names, pages)
 	}
 	mustCode(t, p.request("tools/list", map[string]any{"cursor": "bogus"}), jsonrpc.CodeInvalidParams)

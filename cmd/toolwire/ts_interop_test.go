@@ -67,10 +67,11 @@ func runTSClient(t *testing.T, args ...string) tsRun {
 // checkTSRun checks every call the script made against the reference tools.
 func checkTSRun(t *testing.T, got tsRun, mode string) {
 	t.Helper()
-	wantTools := "echo,gallery,get-annotated-message,get-resource-links,get-resource-reference,get-roots-list,get-structured-content," +
-		"get-sum,get-tiny-image,get-version,safe_divide,trigger-long-running-operation,weather"
-	if got.ServerVersion.Name != "toolwire-reference" || strings.Join(got.Tools, ",") != wantTools || got.Pages != 3 {
-		t.Errorf("server %+v listed %v in %d pages; want %s in 3", got.ServerVersion, got.Tools, got.Pages, wantTools)
+	wantTools := "echo,gallery,get-annotated-message,get-env,get-resource-links,get-resource-reference,get-roots-list,get-structured-content," +
+		"get-sum,get-tiny-image,get-version,gzip-file-as-resource,safe_divide,simulate-research-query,toggle-simulated-logging," +
+		"toggle-subscriber-updates,trigger-long-running-operation,weather"
+	if got.ServerVersion.Name != "toolwire-reference" || strings.Join(got.Tools, ",") != wantTools || got.Pages != 4 {
+		t.Errorf("server %+v listed %v in %d pages; want %s in 4", got.ServerVersion, got.Tools, got.Pages, wantTools)
 	}
 	c := got.Calls
 	first := func(name string) string {
