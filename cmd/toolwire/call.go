@@ -62,6 +62,7 @@ func runCall(cmd *cobra.Command, f *callFlags, args []string) error {
 		return usageError{"no tool given: toolwire call TARGET TOOL [JSON | key=value ...]"}
 	}
 	name, argv := rest[0], rest[1:]
+	f.enableElicitation()
 	ctx := cmd.Context()
 	c, tools, err := f.connectAndList(ctx, t)
 	if err != nil {

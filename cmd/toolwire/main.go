@@ -29,6 +29,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServeCmd(), newToolsCmd(), newCallCmd())
+	root.AddCommand(newResourcesCmd(), newReadCmd(), newPromptsCmd(), newPromptCmd())
 	return root
 }
 

@@ -25,6 +25,13 @@ type targetFlags struct {
 	maxPages       int
 	noValidate     bool
 	verbose        bool
+	logLevel       string // --log-level: "" asks for no log messages (loglevel.go)
+
+	// Set by register's PreRunE from the running command: where log
+	// messages and elicitation forms go, and where answers come from.
+	stdout, stderr io.Writer
+	stdin          io.Reader
+	extra          []client.Option // added by a command before connecting (elicit.go)
 }
 
 func (f *targetFlags) register(cmd *cobra.Command) {
@@ -36,6 +43,12 @@ func (f *targetFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxPages, "max-pages", client.DefaultMaxPages, "most pages of tools/list followed before giving up (exit 4), 1 or more")
 	fl.BoolVar(&f.noValidate, "no-validate", false, "do not check structuredContent against the tool's outputSchema")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log protocol diagnostics and the server's stderr to stderr")
+	fl.StringVar(&f.logLevel, "log-level", "", "ask the server for log messages at LEVEL and above (debug, info, notice, warning, error, critical,\n"+
+		"alert, emergency) and show them on stderr as [level] logger: data (default: none asked for)")
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		f.stdout, f.stderr, f.stdin = cmd.OutOrStdout(), syncWriter(cmd.ErrOrStderr()), cmd.InOrStdin()
+		return f.checkLogLevel()
+	}
 }
 
 // target is where the server is: an http(s) URL first, or a command after
@@ -79,6 +92,7 @@ func (f *targetFlags) options() ([]client.Option, error) {
 	if f.noValidate {
 		opts = append(opts, client.WithoutOutputValidation())
 	}
+	opts = append(opts, f.logOptions()...)
 	switch f.era {
 	case "auto":
 		opts = append(opts, client.WithEra(mcp.EraAuto))
@@ -95,6 +109,7 @@ func (f *targetFlags) options() ([]client.Option, error) {
 		w = os.Stderr
 	}
 	opts = append(opts, client.WithLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))))
+	opts = append(opts, f.extra...)
 	return opts, nil
 }
 
@@ -122,7 +137,12 @@ func (f *targetFlags) connect(ctx context.Context, t target, opts []client.Optio
 	if err != nil {
 		return nil, err
 	}
-	return client.Connect(ctx, tr, opts...)
+	c, err := client.Connect(ctx, tr, opts...)
+	if err != nil {
+		return nil, err
+	}
+	f.applyLogLevel(ctx, c)
+	return c, nil
 }
 
 // Exit statuses of `tools` and `call`; 2 is a usage error, as everywhere.
@@ -159,8 +179,8 @@ const exitHelp = `Exit status:
   2  usage error (bad flags or arguments, unknown tool)
   3  ERR_MCP_TRANSPORT        the server could not be reached or stopped answering
   4  ERR_MCP_PROTOCOL         the server's answer broke MCP (malformed JSON/SSE, bad content, outputSchema
-                              mismatch), asked for input the CLI cannot give (elicitation, sampling), or
-                              its tool list ran past --max-pages pages
+                              mismatch), asked for input the CLI cannot give (sampling; elicitation when
+                              stdin is not a terminal), or its tool list ran past --max-pages pages
   5  ERR_MCP_JSON_RPC_ERROR   the server answered with a JSON-RPC error, or (--era modern) does not speak
                               2026-07-28
   6  ERR_MCP_TOOL_ERROR       the tool ran and reported failure (isError)
@@ -188,6 +208,10 @@ func describe(cmd *cobra.Command, err error) string {
 	var ee *client.EraError
 	if errors.As(err, &ee) {
 		return fmt.Sprintf("the server does not speak protocol version %s (%v); use --era auto (the default) or --era legacy", ee.Version, ee.Err)
+	}
+	var nf *client.ResourceNotFoundError
+	if errors.As(err, &nf) {
+		return fmt.Sprintf("resource %q not found: the server answered %d %q (toolwire resources lists what it has)", nf.URI, nf.Err.Code, nf.Err.Message)
 	}
 	var pe *client.ProtocolError
 	if errors.As(err, &pe) && pe.Op == mcp.MethodListTools && strings.Contains(pe.Reason, " pages") {
