@@ -174,7 +174,7 @@ func (s *Server) complete(ctx context.Context, req *Request) (any, error) {
 	case mcp.RefPrompt:
 		key.name = p.Ref.Name
 		s.prompts.mu.RLock()
-		pr := s.prompts.byName[p.Ref.Name]
+		pr, _ := s.prompts.set.get(p.Ref.Name)
 		s.prompts.mu.RUnlock()
 		if pr == nil {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown prompt: %q", p.Ref.Name)
@@ -187,8 +187,8 @@ func (s *Server) complete(ctx context.Context, req *Request) (any, error) {
 		key.name = p.Ref.URI
 		reg := &s.resources
 		reg.mu.RLock()
-		t := reg.byTmpl[p.Ref.URI]
-		_, static := reg.byURI[p.Ref.URI]
+		t, _ := reg.tmpls.get(p.Ref.URI)
+		_, static := reg.static.get(p.Ref.URI)
 		reg.mu.RUnlock()
 		switch {
 		case t != nil:

@@ -3,10 +3,8 @@ package server
 import (
 	"context"
 	"encoding/base64"
-	"sort"
 	"strings"
 
-	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -36,38 +34,19 @@ func (s *Server) listTools(_ context.Context, r *Request) (any, error) {
 	if err := decodeParams(r.Method, r.Params, &p); err != nil {
 		return nil, err
 	}
-	after := ""
-	if p.Cursor != "" {
-		name, ok := decodeCursor(cursorPrefix, p.Cursor)
-		if !ok {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid cursor %q: pass back a nextCursor this server returned", p.Cursor)
-		}
-		after = name
+	s.mu.RLock()
+	tools, next, jerr := s.tools.page(cursorPrefix, p.Cursor, s.cfg.pageSize)
+	s.mu.RUnlock()
+	if jerr != nil {
+		return nil, jerr
 	}
-	srv := s
-	size := srv.cfg.pageSize
-	res := &mcp.ListToolsResult{}
-	srv.mu.RLock()
-	start := 0
-	if p.Cursor != "" {
-		start = sort.SearchStrings(srv.names, after)
-		if start < len(srv.names) && srv.names[start] == after {
-			start++
-		}
-	}
-	end := min(start+size, len(srv.names))
-	res.Tools = make([]*mcp.Tool, 0, end-start)
-	for _, n := range srv.names[start:end] {
-		t := srv.tools[n]
+	res := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, len(tools)), NextCursor: next}
+	for i, t := range tools {
 		if r.Peer.Era == mcp.EraModern {
-			res.Tools = append(res.Tools, t.modern)
+			res.Tools[i] = t.modern
 		} else {
-			res.Tools = append(res.Tools, t.legacy)
+			res.Tools[i] = t.legacy
 		}
 	}
-	if end < len(srv.names) {
-		res.NextCursor = encodeCursor(cursorPrefix, srv.names[end-1])
-	}
-	srv.mu.RUnlock()
 	return res, nil
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,8 +64,7 @@ type promptRegistry struct {
 	methods sync.Mutex  // held while the prompt methods join the table
 	served  atomic.Bool // the prompt methods are this registry's
 	mu      sync.RWMutex
-	byName  map[string]*prompt
-	names   []string // sorted: the deterministic prompts/list order
+	set     sortedSet[*prompt] // in prompts/list order
 }
 
 // AddPrompt registers a prompt template served by prompts/get. The first
@@ -104,17 +102,11 @@ func AddPrompt(s *Server, p *mcp.Prompt, h PromptFunc) error {
 	}
 	r := &s.prompts
 	r.mu.Lock()
-	if _, dup := r.byName[def.Name]; dup {
-		r.mu.Unlock()
+	added := r.set.add(def.Name, &prompt{def: &def, handle: h})
+	r.mu.Unlock()
+	if !added {
 		return &RegistrationError{Kind: "prompt", Name: def.Name, Reason: "a prompt with this name is already registered"}
 	}
-	if r.byName == nil {
-		r.byName = map[string]*prompt{}
-	}
-	r.byName[def.Name] = &prompt{def: &def, handle: h}
-	i, _ := slices.BinarySearch(r.names, def.Name)
-	r.names = slices.Insert(r.names, i, def.Name)
-	r.mu.Unlock()
 	s.listChanged(changedPrompts)
 	return nil
 }
@@ -125,12 +117,7 @@ func AddPrompt(s *Server, p *mcp.Prompt, h PromptFunc) error {
 func (s *Server) RemovePrompt(name string) bool {
 	r := &s.prompts
 	r.mu.Lock()
-	_, ok := r.byName[name]
-	if ok {
-		delete(r.byName, name)
-		i, _ := slices.BinarySearch(r.names, name)
-		r.names = slices.Delete(r.names, i, i+1)
-	}
+	ok := r.set.remove(name)
 	r.mu.Unlock()
 	if ok {
 		s.listChanged(changedPrompts)
@@ -143,9 +130,9 @@ func (s *Server) Prompts() []*mcp.Prompt {
 	r := &s.prompts
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]*mcp.Prompt, len(r.names))
-	for i, n := range r.names {
-		out[i] = r.byName[n].def
+	out := make([]*mcp.Prompt, 0, len(r.set.names))
+	for _, p := range r.set.values() {
+		out = append(out, p.def)
 	}
 	return out
 }
@@ -182,33 +169,17 @@ func (s *Server) listPrompts(_ context.Context, req *Request) (any, error) {
 	if err := decodeParams(req.Method, req.Params, &p); err != nil {
 		return nil, err
 	}
-	after := ""
-	if p.Cursor != "" {
-		name, ok := decodeCursor(promptCursorPrefix, p.Cursor)
-		if !ok {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid cursor %q: pass back a nextCursor this server returned", p.Cursor)
-		}
-		after = name
-	}
 	r := &s.prompts
-	res := &mcp.ListPromptsResult{}
 	r.mu.RLock()
-	start := 0
-	if p.Cursor != "" {
-		start = sort.SearchStrings(r.names, after)
-		if start < len(r.names) && r.names[start] == after {
-			start++
-		}
+	defer r.mu.RUnlock()
+	prompts, next, jerr := r.set.page(promptCursorPrefix, p.Cursor, s.cfg.pageSize)
+	if jerr != nil {
+		return nil, jerr
 	}
-	end := min(start+s.cfg.pageSize, len(r.names))
-	res.Prompts = make([]*mcp.Prompt, 0, end-start)
-	for _, n := range r.names[start:end] {
-		res.Prompts = append(res.Prompts, r.byName[n].def)
+	res := &mcp.ListPromptsResult{Prompts: make([]*mcp.Prompt, len(prompts)), NextCursor: next}
+	for i, pr := range prompts {
+		res.Prompts[i] = pr.def
 	}
-	if end < len(r.names) {
-		res.NextCursor = encodeCursor(promptCursorPrefix, r.names[end-1])
-	}
-	r.mu.RUnlock()
 	return res, nil
 }
 
@@ -235,7 +206,7 @@ func (s *Server) getPrompt(ctx context.Context, req *Request) (any, error) {
 	}
 	name := *p.Name
 	s.prompts.mu.RLock()
-	pr := s.prompts.byName[name]
+	pr, _ := s.prompts.set.get(name)
 	s.prompts.mu.RUnlock()
 	if pr == nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown prompt: %q", name)

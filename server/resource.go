@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -133,10 +132,8 @@ type resourceRegistry struct {
 	methods sync.Mutex  // held while the resource methods join the table
 	served  atomic.Bool // the resource methods are this registry's
 	mu      sync.RWMutex
-	byURI   map[string]*resource
-	uris    []string // sorted: the resources/list order
-	byTmpl  map[string]*resourceTemplate
-	tmpls   []string // sorted: the resources/templates/list and matching order
+	static  sortedSet[*resource]         // by URI: the resources/list order
+	tmpls   sortedSet[*resourceTemplate] // by uriTemplate: the templates/list and matching order
 
 	subs subscriptions // subscribe.go
 }
@@ -183,17 +180,11 @@ func AddResource(s *Server, r *mcp.Resource, h ResourceFunc) error {
 	}
 	reg := &s.resources
 	reg.mu.Lock()
-	if _, dup := reg.byURI[def.URI]; dup {
-		reg.mu.Unlock()
+	added := reg.static.add(def.URI, &resource{def: &def, handle: h})
+	reg.mu.Unlock()
+	if !added {
 		return &RegistrationError{Kind: "resource", Name: def.URI, Reason: "a resource with this URI is already registered"}
 	}
-	if reg.byURI == nil {
-		reg.byURI = map[string]*resource{}
-	}
-	reg.byURI[def.URI] = &resource{def: &def, handle: h}
-	i, _ := slices.BinarySearch(reg.uris, def.URI)
-	reg.uris = slices.Insert(reg.uris, i, def.URI)
-	reg.mu.Unlock()
 	s.listChanged(changedResources)
 	return nil
 }
@@ -273,17 +264,11 @@ func AddResourceTemplate(s *Server, t *mcp.ResourceTemplate, h ResourceTemplateF
 	}
 	reg := &s.resources
 	reg.mu.Lock()
-	if _, dup := reg.byTmpl[def.URITemplate]; dup {
-		reg.mu.Unlock()
+	added := reg.tmpls.add(def.URITemplate, &resourceTemplate{def: &def, tmpl: tmpl, handle: h})
+	reg.mu.Unlock()
+	if !added {
 		return &RegistrationError{Kind: kind, Name: def.URITemplate, Reason: "a resource template with this uriTemplate is already registered"}
 	}
-	if reg.byTmpl == nil {
-		reg.byTmpl = map[string]*resourceTemplate{}
-	}
-	reg.byTmpl[def.URITemplate] = &resourceTemplate{def: &def, tmpl: tmpl, handle: h}
-	i, _ := slices.BinarySearch(reg.tmpls, def.URITemplate)
-	reg.tmpls = slices.Insert(reg.tmpls, i, def.URITemplate)
-	reg.mu.Unlock()
 	for _, c := range cfg.completions {
 		if err := AddTemplateCompletion(s, def.URITemplate, c.name, c.f); err != nil {
 			return err
@@ -299,12 +284,7 @@ func AddResourceTemplate(s *Server, t *mcp.ResourceTemplate, h ResourceTemplateF
 func (s *Server) RemoveResource(uri string) bool {
 	reg := &s.resources
 	reg.mu.Lock()
-	_, ok := reg.byURI[uri]
-	if ok {
-		delete(reg.byURI, uri)
-		i, _ := slices.BinarySearch(reg.uris, uri)
-		reg.uris = slices.Delete(reg.uris, i, i+1)
-	}
+	ok := reg.static.remove(uri)
 	reg.mu.Unlock()
 	if ok {
 		s.listChanged(changedResources)
@@ -318,12 +298,7 @@ func (s *Server) RemoveResource(uri string) bool {
 func (s *Server) RemoveResourceTemplate(uriTemplate string) bool {
 	reg := &s.resources
 	reg.mu.Lock()
-	_, ok := reg.byTmpl[uriTemplate]
-	if ok {
-		delete(reg.byTmpl, uriTemplate)
-		i, _ := slices.BinarySearch(reg.tmpls, uriTemplate)
-		reg.tmpls = slices.Delete(reg.tmpls, i, i+1)
-	}
+	ok := reg.tmpls.remove(uriTemplate)
 	reg.mu.Unlock()
 	if ok {
 		s.listChanged(changedResources)
@@ -336,9 +311,9 @@ func (s *Server) Resources() []*mcp.Resource {
 	reg := &s.resources
 	reg.mu.RLock()
 	defer reg.mu.RUnlock()
-	out := make([]*mcp.Resource, len(reg.uris))
-	for i, u := range reg.uris {
-		out[i] = reg.byURI[u].def
+	out := make([]*mcp.Resource, 0, len(reg.static.names))
+	for _, r := range reg.static.values() {
+		out = append(out, r.def)
 	}
 	return out
 }
@@ -349,9 +324,9 @@ func (s *Server) ResourceTemplates() []*mcp.ResourceTemplate {
 	reg := &s.resources
 	reg.mu.RLock()
 	defer reg.mu.RUnlock()
-	out := make([]*mcp.ResourceTemplate, len(reg.tmpls))
-	for i, t := range reg.tmpls {
-		out[i] = reg.byTmpl[t].def
+	out := make([]*mcp.ResourceTemplate, 0, len(reg.tmpls.names))
+	for _, t := range reg.tmpls.values() {
+		out = append(out, t.def)
 	}
 	return out
 }
@@ -390,28 +365,6 @@ func (s *Server) ensureResourceMethods(kind string) error {
 	return nil
 }
 
-// page returns the entries of a sorted list after a cursor's, at most size,
-// and the cursor of the next page ("" for the last).
-func page(sorted []string, prefix, cursor string, size int) ([]string, string, *jsonrpc.Error) {
-	start := 0
-	if cursor != "" {
-		after, ok := decodeCursor(prefix, cursor)
-		if !ok {
-			return nil, "", jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid cursor %q: pass back a nextCursor this server returned", cursor)
-		}
-		start = sort.SearchStrings(sorted, after)
-		if start < len(sorted) && sorted[start] == after {
-			start++
-		}
-	}
-	end := min(start+size, len(sorted))
-	next := ""
-	if end < len(sorted) {
-		next = encodeCursor(prefix, sorted[end-1])
-	}
-	return sorted[start:end], next, nil
-}
-
 // listResources serves resources/list: one page in URI order.
 func (s *Server) listResources(_ context.Context, req *Request) (any, error) {
 	var p mcp.ListResourcesParams
@@ -421,13 +374,13 @@ func (s *Server) listResources(_ context.Context, req *Request) (any, error) {
 	reg := &s.resources
 	reg.mu.RLock()
 	defer reg.mu.RUnlock()
-	keys, next, jerr := page(reg.uris, resourceCursorPrefix, p.Cursor, s.cfg.pageSize)
+	entries, next, jerr := reg.static.page(resourceCursorPrefix, p.Cursor, s.cfg.pageSize)
 	if jerr != nil {
 		return nil, jerr
 	}
-	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, len(keys)), NextCursor: next}
-	for i, k := range keys {
-		res.Resources[i] = reg.byURI[k].def
+	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, len(entries)), NextCursor: next}
+	for i, r := range entries {
+		res.Resources[i] = r.def
 	}
 	return res, nil
 }
@@ -442,13 +395,13 @@ func (s *Server) listResourceTemplates(_ context.Context, req *Request) (any, er
 	reg := &s.resources
 	reg.mu.RLock()
 	defer reg.mu.RUnlock()
-	keys, next, jerr := page(reg.tmpls, templateCursorPrefix, p.Cursor, s.cfg.pageSize)
+	entries, next, jerr := reg.tmpls.page(templateCursorPrefix, p.Cursor, s.cfg.pageSize)
 	if jerr != nil {
 		return nil, jerr
 	}
-	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: make([]*mcp.ResourceTemplate, len(keys)), NextCursor: next}
-	for i, k := range keys {
-		res.ResourceTemplates[i] = reg.byTmpl[k].def
+	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: make([]*mcp.ResourceTemplate, len(entries)), NextCursor: next}
+	for i, t := range entries {
+		res.ResourceTemplates[i] = t.def
 	}
 	return res, nil
 }
@@ -494,15 +447,12 @@ func (s *Server) readResource(ctx context.Context, req *Request) (any, error) {
 	var handle func(context.Context, *ResourceRequest) (*mcp.ReadResourceResult, error)
 	reg := &s.resources
 	reg.mu.RLock()
-	if r := reg.byURI[uri]; r != nil {
+	if r, ok := reg.static.get(uri); ok {
 		rr.Resource, handle = r.def, r.handle
 	}
 	var tmpls []*resourceTemplate
 	if handle == nil {
-		tmpls = make([]*resourceTemplate, len(reg.tmpls))
-		for i, k := range reg.tmpls {
-			tmpls[i] = reg.byTmpl[k]
-		}
+		tmpls = reg.tmpls.values()
 	}
 	reg.mu.RUnlock()
 	if handle == nil && len(tmpls) > 0 {

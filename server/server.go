@@ -8,7 +8,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -38,8 +37,7 @@ type Server struct {
 
 	toolMethods sync.Mutex // held while the tool methods join the table
 	mu          sync.RWMutex
-	tools       map[string]*tool
-	names       []string // sorted: the deterministic tools/list order
+	tools       sortedSet[*tool] // in tools/list order (by name)
 
 	prompts promptRegistry
 
@@ -55,7 +53,7 @@ type Server struct {
 // subscriptions/listen); tools/list and tools/call join it with the first
 // tool, prompts/list and prompts/get with the first prompt (AddPrompt).
 func New(info mcp.Implementation, opts ...Option) *Server {
-	s := &Server{info: info, cfg: defaultConfig(), tools: map[string]*tool{}, sessions: map[*Session]struct{}{}}
+	s := &Server{info: info, cfg: defaultConfig(), sessions: map[*Session]struct{}{}}
 	for _, o := range opts {
 		if o != nil { // a nil option is ignored, never a panic
 			o.applyServer(&s.cfg)
@@ -148,9 +146,9 @@ func (s *Server) discover() *mcp.DiscoverResult {
 func (s *Server) Tools() []*mcp.Tool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make([]*mcp.Tool, len(s.names))
-	for i, n := range s.names {
-		out[i] = s.tools[n].modern
+	out := make([]*mcp.Tool, 0, len(s.tools.names))
+	for _, t := range s.tools.values() {
+		out = append(out, t.modern)
 	}
 	return out
 }
@@ -159,7 +157,7 @@ func (s *Server) Tools() []*mcp.Tool {
 func (s *Server) Tool(name string) (*mcp.Tool, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	t, ok := s.tools[name]
+	t, ok := s.tools.get(name)
 	if !ok {
 		return nil, false
 	}
@@ -170,12 +168,7 @@ func (s *Server) Tool(name string) (*mcp.Tool, bool) {
 // It reports whether the tool existed.
 func (s *Server) RemoveTool(name string) bool {
 	s.mu.Lock()
-	_, ok := s.tools[name]
-	if ok {
-		delete(s.tools, name)
-		i, _ := slices.BinarySearch(s.names, name)
-		s.names = slices.Delete(s.names, i, i+1)
-	}
+	ok := s.tools.remove(name)
 	s.mu.Unlock()
 	if ok {
 		s.listChanged(changedTools)
@@ -188,14 +181,11 @@ func (s *Server) register(t *tool) error {
 		return err
 	}
 	s.mu.Lock()
-	if _, dup := s.tools[t.name]; dup {
-		s.mu.Unlock()
+	added := s.tools.add(t.name, t)
+	s.mu.Unlock()
+	if !added {
 		return &RegistrationError{Kind: "tool", Name: t.name, Reason: "a tool with this name is already registered"}
 	}
-	s.tools[t.name] = t
-	i, _ := slices.BinarySearch(s.names, t.name)
-	s.names = slices.Insert(s.names, i, t.name)
-	s.mu.Unlock()
 	s.listChanged(changedTools)
 	return nil
 }
@@ -217,7 +207,7 @@ func (s *Server) ensureToolMethods() error {
 
 func (s *Server) lookup(name string) *tool {
 	s.mu.RLock()
-	t := s.tools[name]
+	t, _ := s.tools.get(name)
 	s.mu.RUnlock()
 	return t
 }
