@@ -1,0 +1,408 @@
+package taskstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolwire/toolwire/mcp"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// SQLite is a Store in an SQLite database file, through the pure-Go driver
+// modernc.org/sqlite (no cgo). It survives restarts of the process and
+// crashes of the machine:
+//
+//   - journal_mode=WAL: readers never block the writer nor each other;
+//   - synchronous=FULL: every commit syncs the WAL to disk before it
+//     returns, so a task is durable once Create returns, as Store requires
+//     (synchronous=NORMAL would keep it safe from corruption but could lose
+//     the last commits on power loss);
+//   - busy_timeout: a writer waits (up to 10s) for another process's write
+//     lock rather than failing at once;
+//   - writes go through a single connection and read-modify-writes run in
+//     BEGIN IMMEDIATE transactions; reads use a small pool of read-only
+//     connections.
+//
+// Several processes may open the same file; each then bounds its own
+// writes, and SQLite serialises them.
+type SQLite struct {
+	cfg  *config
+	path string
+	w    *sql.DB // one connection: this process's only writer
+	r    *sql.DB // read-only connections
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ Store = (*SQLite)(nil)
+
+// busyTimeout is how long a statement waits for a lock held elsewhere.
+const busyTimeout = 10 * time.Second
+
+// OpenSQLite opens the task database at path, creating it (and its
+// directory, mode 0700) if missing, and brings its schema up to date. A new
+// database file is created with mode 0600; SQLite gives its -wal and -shm
+// files the same mode. An existing file keeps its mode.
+func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
+	if path == "" || strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("taskstore: unusable database path %q", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("taskstore: %w", err)
+	}
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: %w", err)
+	}
+	f.Close()
+
+	s := &SQLite{cfg: newConfig(opts), path: abs}
+	ms := busyTimeout.Milliseconds()
+	base := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", abs, ms)
+	// _txlock=immediate makes BeginTx issue BEGIN IMMEDIATE: the write lock
+	// is taken at once, so a read-modify-write never fails to upgrade.
+	s.w, err = sql.Open("sqlite", base+"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: %w", err)
+	}
+	s.w.SetMaxOpenConns(1)
+	s.w.SetMaxIdleConns(1)
+	s.w.SetConnMaxLifetime(0)
+	s.w.SetConnMaxIdleTime(0)
+
+	ctx := context.Background()
+	var mode string
+	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("taskstore: open %s: %w", abs, err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		s.w.Close()
+		return nil, fmt.Errorf("taskstore: %s: journal mode is %q, not wal", abs, mode)
+	}
+	if err := migrate(ctx, s.w); err != nil {
+		s.w.Close()
+		return nil, err
+	}
+
+	s.r, err = sql.Open("sqlite", base+"&_pragma=query_only(1)")
+	if err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("taskstore: %w", err)
+	}
+	n := min(max(runtime.GOMAXPROCS(0), 2), 8)
+	s.r.SetMaxOpenConns(n)
+	s.r.SetMaxIdleConns(n)
+	s.r.SetConnMaxIdleTime(0)
+	s.r.SetConnMaxLifetime(0)
+	return s, nil
+}
+
+// migrations bring the schema from version i to i+1. Append only: never
+// edit one that has shipped.
+var migrations = []string{
+	// 1: the tasks table. Times are unix nanoseconds; expires_ns is
+	// created_ns+ttl_ns, NULL for no limit. JSON is kept verbatim as BLOB,
+	// NULL when absent. task_count, kept by triggers, bounds the table
+	// without a COUNT(*) per Create.
+	`
+CREATE TABLE tasks (
+	id               TEXT    NOT NULL PRIMARY KEY,
+	owner            TEXT    NOT NULL,
+	status           TEXT    NOT NULL,
+	status_message   TEXT    NOT NULL DEFAULT '',
+	created_ns       INTEGER NOT NULL,
+	updated_ns       INTEGER NOT NULL,
+	ttl_ns           INTEGER NOT NULL DEFAULT 0,
+	expires_ns       INTEGER,
+	poll_ns          INTEGER NOT NULL DEFAULT 0,
+	protocol_version TEXT    NOT NULL DEFAULT '',
+	method           TEXT    NOT NULL DEFAULT '',
+	params           BLOB,
+	result           BLOB,
+	error            BLOB,
+	input_requests   BLOB
+);
+CREATE INDEX tasks_owner_created ON tasks (owner, created_ns DESC, id DESC);
+CREATE INDEX tasks_expires ON tasks (expires_ns) WHERE expires_ns IS NOT NULL;
+CREATE INDEX tasks_active ON tasks (status) WHERE status IN ('working', 'input_required');
+CREATE TABLE task_count (n INTEGER NOT NULL);
+INSERT INTO task_count (n) VALUES (0);
+CREATE TRIGGER tasks_counted_in AFTER INSERT ON tasks BEGIN UPDATE task_count SET n = n + 1; END;
+CREATE TRIGGER tasks_counted_out AFTER DELETE ON tasks BEGIN UPDATE task_count SET n = n - 1; END;
+`,
+}
+
+// SchemaVersion is the schema version this package writes.
+var SchemaVersion = len(migrations)
+
+// migrate applies the migrations db lacks, all in one transaction; it is a
+// no-op on an up-to-date database and refuses a newer one.
+func migrate(ctx context.Context, db *sql.DB) (err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("taskstore: migrate: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+			err = fmt.Errorf("taskstore: migrate: %w", err)
+		}
+	}()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	var v int
+	switch err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v); {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("schema version %d is newer than this program's %d", v, len(migrations))
+	}
+	for ; v < len(migrations); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("to version %d: %w", v+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+const columns = `id, owner, status, status_message, created_ns, updated_ns, ttl_ns, poll_ns, protocol_version, method, params, result, error, input_requests`
+
+type scanner interface{ Scan(...any) error }
+
+func scanRecord(row scanner) (*Record, error) {
+	var (
+		r                 Record
+		status            string
+		created, updated  int64
+		ttl, poll         int64
+		params, result    []byte
+		rpcErr, inputReqs []byte
+	)
+	if err := row.Scan(&r.ID, &r.Owner, &status, &r.StatusMessage, &created, &updated, &ttl, &poll,
+		&r.ProtocolVersion, &r.Method, &params, &result, &rpcErr, &inputReqs); err != nil {
+		return nil, err
+	}
+	r.Status = mcp.TaskStatus(status)
+	r.CreatedAt, r.UpdatedAt = time.Unix(0, created), time.Unix(0, updated)
+	r.TTL, r.PollInterval = time.Duration(ttl), time.Duration(poll)
+	r.Params, r.Result, r.Error, r.InputRequests = raw(params), raw(result), raw(rpcErr), raw(inputReqs)
+	return &r, nil
+}
+
+func raw(b []byte) json.RawMessage {
+	if b == nil {
+		return nil
+	}
+	return json.RawMessage(b)
+}
+
+// blob binds b as a BLOB, or NULL when empty.
+func blob(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return []byte(b)
+}
+
+func expires(r *Record) any {
+	if e := r.expiresNano(); e != math.MaxInt64 {
+		return e
+	}
+	return nil
+}
+
+func isConstraint(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
+}
+
+// Create implements Store. It sets r.CreatedAt and r.UpdatedAt. When it
+// returns nil the task is committed and synced to disk.
+func (s *SQLite) Create(ctx context.Context, r *Record) error {
+	now := s.cfg.clock()
+	c, err := prepareCreate(r, now)
+	if err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		res, err := s.w.ExecContext(ctx, `INSERT INTO tasks (`+columns+`, expires_ns)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+			WHERE (SELECT n FROM task_count) < ?`,
+			c.ID, c.Owner, string(c.Status), c.StatusMessage, now.UnixNano(), now.UnixNano(),
+			int64(c.TTL), int64(c.PollInterval), c.ProtocolVersion, c.Method,
+			blob(c.Params), blob(c.Result), blob(c.Error), blob(c.InputRequests), expires(c),
+			s.cfg.maxTasks)
+		if err != nil {
+			if isConstraint(err) {
+				return ErrExists
+			}
+			return fmt.Errorf("taskstore: create: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("taskstore: create: %w", err)
+		} else if n == 1 {
+			return nil
+		}
+		// Full: make room by sweeping expired tasks, once.
+		if attempt > 0 {
+			return ErrFull
+		}
+		if swept, err := s.Sweep(ctx, now); err != nil {
+			return err
+		} else if swept == 0 {
+			return ErrFull
+		}
+	}
+}
+
+// Get implements Store.
+func (s *SQLite) Get(ctx context.Context, owner, id string) (*Record, error) {
+	row := s.r.QueryRowContext(ctx, `SELECT `+columns+` FROM tasks
+		WHERE id = ? AND owner = ? AND (expires_ns IS NULL OR expires_ns > ?)`,
+		id, owner, s.cfg.clock().UnixNano())
+	r, err := scanRecord(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: get: %w", err)
+	}
+	return r, nil
+}
+
+// Update implements Store. It runs in a BEGIN IMMEDIATE transaction on the
+// store's only writing connection, so fn must not call the store.
+func (s *SQLite) Update(ctx context.Context, id string, fn func(*Record) error) (_ *Record, err error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: update: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	now := s.cfg.clock()
+	old, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+columns+` FROM tasks
+		WHERE id = ? AND (expires_ns IS NULL OR expires_ns > ?)`, id, now.UnixNano()))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: update: %w", err)
+	}
+	n, err := applyUpdate(old, fn, now)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE tasks SET status = ?, status_message = ?, updated_ns = ?,
+		ttl_ns = ?, expires_ns = ?, poll_ns = ?, protocol_version = ?, method = ?,
+		params = ?, result = ?, error = ?, input_requests = ? WHERE id = ?`,
+		string(n.Status), n.StatusMessage, n.UpdatedAt.UnixNano(),
+		int64(n.TTL), expires(n), int64(n.PollInterval), n.ProtocolVersion, n.Method,
+		blob(n.Params), blob(n.Result), blob(n.Error), blob(n.InputRequests), id); err != nil {
+		return nil, fmt.Errorf("taskstore: update: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("taskstore: update: %w", err)
+	}
+	return n, nil
+}
+
+// List implements Store.
+func (s *SQLite) List(ctx context.Context, owner, cursor string, limit int) (Page, error) {
+	cc, cid, err := decodeCursor(cursor)
+	if err != nil {
+		return Page{}, err
+	}
+	limit = clampLimit(limit)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+columns+` FROM tasks
+		WHERE owner = ? AND (created_ns < ? OR (created_ns = ? AND id < ?))
+		AND (expires_ns IS NULL OR expires_ns > ?)
+		ORDER BY created_ns DESC, id DESC LIMIT ?`,
+		owner, cc, cc, cid, s.cfg.clock().UnixNano(), limit+1)
+	if err != nil {
+		return Page{}, fmt.Errorf("taskstore: list: %w", err)
+	}
+	defer rows.Close()
+	var p Page
+	for rows.Next() {
+		if len(p.Records) == limit {
+			last := p.Records[limit-1]
+			p.Next = encodeCursor(last.CreatedAt.UnixNano(), last.ID)
+			break
+		}
+		r, err := scanRecord(rows)
+		if err != nil {
+			return Page{}, fmt.Errorf("taskstore: list: %w", err)
+		}
+		p.Records = append(p.Records, r)
+	}
+	if err := rows.Err(); err != nil {
+		return Page{}, fmt.Errorf("taskstore: list: %w", err)
+	}
+	return p, nil
+}
+
+// Sweep implements Store.
+func (s *SQLite) Sweep(ctx context.Context, now time.Time) (int, error) {
+	res, err := s.w.ExecContext(ctx, `DELETE FROM tasks WHERE expires_ns <= ?`, now.UnixNano())
+	if err != nil {
+		return 0, fmt.Errorf("taskstore: sweep: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// Recover implements Store.
+func (s *SQLite) Recover(ctx context.Context, message string) (int, error) {
+	res, err := s.w.ExecContext(ctx, `UPDATE tasks SET status = 'failed', status_message = ?,
+		updated_ns = max(updated_ns, ?) WHERE status IN ('working', 'input_required')`,
+		message, s.cfg.clock().UnixNano())
+	if err != nil {
+		return 0, fmt.Errorf("taskstore: recover: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// Close implements Store: it checkpoints the WAL into the database file
+// (truncating the WAL) and closes the connections. Later calls fail.
+func (s *SQLite) Close() error {
+	s.closeOnce.Do(func() {
+		_, cerr := s.w.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		rerr := s.r.Close()
+		werr := s.w.Close()
+		s.closeErr = errors.Join(cerr, rerr, werr)
+		if s.closeErr != nil {
+			s.closeErr = fmt.Errorf("taskstore: close: %w", s.closeErr)
+		}
+	})
+	return s.closeErr
+}
