@@ -46,6 +46,8 @@ func BenchmarkToolsCall(b *testing.B) {
 	for _, c := range []struct{ name, line string }{
 		{"echo", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}`},
 		{"add", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":7,"b":5}}}`},
+		{"echo-2026", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

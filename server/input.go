@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -271,6 +272,9 @@ func (in *inputRound) ask(keys []string, reqs map[string]mcp.InputRequest) (mcp.
 		lacking = append(lacking, k)
 	}
 	if len(lacking) == 0 {
+		if in.used == nil {
+			in.used = make(map[string]bool, len(keys))
+		}
 		for _, k := range keys {
 			in.used[k] = true
 		}
@@ -354,8 +358,12 @@ func isErrorResult(res any) bool {
 // object of objects; a state must be one this server sealed for this very
 // request, unexpired and not used before.
 func (s *Server) openRound(c *call) (*inputRound, *jsonrpc.Error) {
-	in := &inputRound{answers: map[string]json.RawMessage{}, used: map[string]bool{}}
-	if len(c.Params) == 0 || c.Params[0] != '{' {
+	in := &inputRound{}
+	// Most requests carry no input: they cost neither a scan nor a map. A
+	// member name spelled with escapes is found by the scan.
+	if len(c.Params) == 0 || c.Params[0] != '{' ||
+		!bytes.Contains(c.Params, []byte(`"inputResponses"`)) && !bytes.Contains(c.Params, []byte(`"requestState"`)) &&
+			bytes.IndexByte(c.Params, '\\') < 0 {
 		return in, nil
 	}
 	// Only the input members are read here; the rest of params (tool
@@ -386,6 +394,7 @@ func (s *Server) openRound(c *call) (*inputRound, *jsonrpc.Error) {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid %s params: requestState %v", c.Method, err)
 		}
 		in.state = st
+		in.answers = make(map[string]json.RawMessage, len(st.Answers))
 		for k, v := range st.Answers {
 			in.answers[k] = v
 		}
@@ -413,6 +422,9 @@ func (s *Server) openRound(c *call) (*inputRound, *jsonrpc.Error) {
 			}
 			if in.state != nil && !slices.Contains(in.state.Pending, k) {
 				continue // not asked for: ignored, as the spec advises
+			}
+			if in.answers == nil {
+				in.answers = make(map[string]json.RawMessage, len(keys))
 			}
 			in.answers[k] = v
 		}
