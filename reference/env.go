@@ -3,6 +3,7 @@ package reference
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"sort"
 	"strings"
@@ -73,14 +74,8 @@ func (c *config) addGetEnv(s *server.Server) error {
 		sort.Strings(names)
 		text, _ := json.MarshalIndent(env, "", "  ")
 		res := mcp.TextResult("%s", text)
-		res.Content = append(res.Content, &mcp.TextContent{Text: strings.Join([]string{
-			itoa(len(names)), " variable(s) shown, ", itoa(hidden),
-			" left out; the operator widens this with `toolwire serve --env-allow NAME,PREFIX*`."}, "")})
+		res.Content = append(res.Content, &mcp.TextContent{Text: fmt.Sprintf(
+			"%d variable(s) shown, %d left out; the operator widens this with `toolwire serve --env-allow NAME,PREFIX*`.", len(names), hidden)})
 		return res, nil
 	})
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }
