@@ -74,7 +74,9 @@ func resourceMethods(t *testing.T, headers *sync.Map) map[string]standIn {
 		mcp.MethodReadResource: func(_ context.Context, r *server.Request, params json.RawMessage) (any, error) {
 			var p mcp.ReadResourceParams
 			json.Unmarshal(params, &p)
-			if h := r.Header(); h != nil && headers != nil {
+			// Only 2026-07-28 over HTTP carries Mcp-Name; the legacy HTTP
+			// subtest (run in any order) must not overwrite what it saw.
+			if h := r.Header(); h != nil && headers != nil && r.Peer.Era == mcp.EraModern {
 				headers.Store(p.URI, h.Get("Mcp-Name"))
 			}
 			switch p.URI {
