@@ -16,3 +16,10 @@ func (c ClientCapabilities) Has(name string) bool {
 	_, ok := c.Experimental[name]
 	return ok
 }
+
+// HasExtension reports whether the client declared the extension id under
+// capabilities.extensions.
+func (c ClientCapabilities) HasExtension(id string) bool {
+	v, ok := c.Extensions[id]
+	return ok && string(v) != "null"
+}

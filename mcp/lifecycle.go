@@ -85,6 +85,9 @@ type SubscriptionFilter struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	// TaskIDs are tasks whose status changes the client wants as
+	// notifications/tasks (the tasks extension).
+	TaskIDs []string `json:"taskIds,omitempty"`
 }
 
 // ListenParams are the params of subscriptions/listen.

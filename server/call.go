@@ -70,9 +70,9 @@ func (s *Server) callTool(ctx context.Context, r *Request) (any, error) {
 	if t == nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool: %q", p.name)
 	}
-	if p.task != nil && string(p.task) != "null" {
-		// execution.taskSupport is "forbidden" for every tool hosted here.
-		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "tool %q does not support task-augmented execution", p.name)
+	plan, jerr := s.planTask(r, t, p.task)
+	if jerr != nil {
+		return nil, jerr
 	}
 	var token json.RawMessage
 	if p.meta != nil {
@@ -122,8 +122,18 @@ func (s *Server) callTool(ctx context.Context, r *Request) (any, error) {
 	if t.hasTimeout {
 		timeout = t.timeout
 	}
+	if plan.on {
+		return s.callAsTask(ctx, t, req, args, plan)
+	}
 	res, herr := s.run(ctx, c.cancel, t, req, args, timeout)
 	req.progress.finish()
+	return s.finishCall(r, t, res, herr)
+}
+
+// finishCall turns what a handler returned into the tools/call answer:
+// errors routed to their channel, output checked against the outputSchema,
+// structuredContent fitted to the era.
+func (s *Server) finishCall(r *Request, t *tool, res *mcp.CallToolResult, herr error) (any, error) {
 	if herr != nil {
 		return s.handlerError(t, herr)
 	}

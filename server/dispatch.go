@@ -127,6 +127,10 @@ func (s *Server) route(ctx context.Context, req *jsonrpc.Request) (any, error) {
 			return nil, err
 		}
 	}
+	if m.Extension != "" && c.Peer.Era == mcp.EraModern && !c.Peer.ClientCapabilities.HasExtension(m.Extension) {
+		return nil, jsonrpc.NewError(mcp.CodeMissingRequiredClientCapability, "%s belongs to the %s extension, which this request did not declare", req.Method, m.Extension).
+			WithData(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{m.Extension: map[string]any{}}}})
+	}
 	c.m = m
 	if m.Input && c.Peer.Era == mcp.EraModern {
 		return s.handleWithInput(ctx, c, m)

@@ -97,14 +97,18 @@ func (r *Request) Input(ctx context.Context, reqs map[string]mcp.InputRequest) (
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	rt := r.inTask()
 	for _, k := range keys {
 		if need := clientMethods[reqs[k].Method]; !r.Peer.ClientCapabilities.Has(need) {
 			err := &MissingCapabilityError{Method: reqs[k].Method, Capability: need}
-			if r.input != nil {
+			if r.input != nil && rt == nil {
 				r.input.missing(need)
 			}
 			return nil, err
 		}
+	}
+	if rt != nil && r.Peer.Era == mcp.EraModern {
+		return rt.ask(ctx, keys, reqs)
 	}
 	if r.Peer.Era == mcp.EraLegacy {
 		out := make(mcp.InputResponses, len(keys))

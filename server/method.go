@@ -57,6 +57,12 @@ type MethodSpec struct {
 	// Cacheable marks a list-like result: 2026-07-28 results get ttlMs and
 	// cacheScope (WithListCaching) unless the handler set them.
 	Cacheable bool
+	// Extension is the extension the method belongs to in 2026-07-28
+	// requests (such as "io.modelcontextprotocol/tasks"): it is declared
+	// under capabilities.extensions in server/discover instead of
+	// Capability (which then holds for 2025-era sessions only), and a
+	// request whose client capabilities lack it is answered with -32021.
+	Extension string
 	// Input marks a method whose handler may ask the client for input
 	// (Request.Input, Elicit, CreateMessage, ListRoots) in a 2026-07-28
 	// request: the answer is then an input_required result, and the
@@ -127,7 +133,8 @@ func (s *Server) addMethod(spec MethodSpec, handle func(context.Context, *Reques
 	next := maps.Clone(old)
 	next[spec.Name] = &method{MethodSpec: spec, handle: handle}
 	s.table.Store(&next)
-	s.capsCache.Store(nil)
+	s.capsCache[0].Store(nil)
+	s.capsCache[1].Store(nil)
 	return nil
 }
 
@@ -138,13 +145,23 @@ func (s *Server) hasMethod(name string) bool {
 }
 
 // capabilities are derived from the method table: each capability some
-// method belongs to is declared, with the value that method gives it.
-func (s *Server) capabilities() mcp.ServerCapabilities {
-	if c := s.capsCache.Load(); c != nil {
+// method belongs to is declared, with the value that method gives it; in
+// 2026-07-28, methods of an extension declare it under extensions instead.
+func (s *Server) capabilities(era mcp.Era) mcp.ServerCapabilities {
+	slot := 0
+	if era == mcp.EraModern {
+		slot = 1
+	}
+	if c := s.capsCache[slot].Load(); c != nil {
 		return *c
 	}
 	caps := map[string]json.RawMessage{}
+	exts := map[string]json.RawMessage{}
 	for _, m := range *s.table.Load() {
+		if era == mcp.EraModern && m.Extension != "" {
+			exts[m.Extension] = json.RawMessage(`{}`)
+			continue
+		}
 		if m.Capability == "" {
 			continue
 		}
@@ -162,7 +179,10 @@ func (s *Server) capabilities() mcp.ServerCapabilities {
 			s.cfg.logger.Error("server capabilities do not decode", "error", err)
 		}
 	}
-	s.capsCache.Store(&out)
+	if len(exts) > 0 {
+		out.Extensions = exts
+	}
+	s.capsCache[slot].Store(&out)
 	return out
 }
 

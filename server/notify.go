@@ -10,6 +10,7 @@ import (
 
 // listener is an open subscriptions/listen request (2026-07-28).
 type listener struct {
+	owner  string // the principal's key: task notifications are its own
 	id     jsonrpc.ID
 	filter mcp.SubscriptionFilter
 	w      jsonrpc.Sender
@@ -30,6 +31,9 @@ func (s *Server) listen(ctx context.Context, r *Request) (any, error) {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "this transport cannot stream subscription notifications")
 	}
 	ss := r.session
+	if len(p.Notifications.TaskIDs) > 0 && !r.Peer.ClientCapabilities.HasExtension(mcp.ExtensionTasks) {
+		return nil, missingTasksExtension("subscriptions/listen names taskIds, and this request did not declare the %s extension", mcp.ExtensionTasks)
+	}
 	// Tool list changes, and prompt list changes once AddPrompt has added
 	// the prompt methods, are all this server sends; other kinds are left
 	// out of the acknowledgement so the client can see they are not
@@ -41,7 +45,8 @@ func (s *Server) listen(ctx context.Context, r *Request) (any, error) {
 		// is registered (resource.go, subscribe.go).
 		ResourcesListChanged:  p.Notifications.ResourcesListChanged && s.resources.served.Load(),
 		ResourceSubscriptions: s.honouredSubscriptions(p.Notifications.ResourceSubscriptions),
-	}, w: r.sender}
+		TaskIDs:               s.honouredTasks(ctx, r, p.Notifications.TaskIDs),
+	}, w: r.sender, owner: ownerOf(r)}
 	subMeta := mcp.Meta{mcp.MetaSubscriptionID: r.ID.Value()}
 	ack, err := jsonrpc.NewNotification(mcp.NotificationListenAck, mcp.ListenAcknowledgedParams{Notifications: l.filter, Meta: subMeta})
 	if err != nil {

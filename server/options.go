@@ -33,6 +33,7 @@ type config struct {
 
 	resources    resourceConfig                  // WithMaxURILength, WithMaxSubscriptions (resource.go)
 	rootsChanged func(context.Context, *Session) // WithRootsChangedHandler (roots.go)
+	tasks        taskConfig                      // WithTaskStore, WithTaskTTL, ... (task.go)
 }
 
 func defaultConfig() config {
@@ -53,8 +54,10 @@ type Option interface{ applyServer(*config) }
 type ToolOption interface{ applyTool(*toolConfig) }
 
 type toolConfig struct {
-	timeout    time.Duration
-	hasTimeout bool
+	timeout     time.Duration
+	hasTimeout  bool
+	taskSupport mcp.TaskSupport // WithTaskSupport (task.go)
+	deferTask   bool            // WithDeferredTask
 }
 
 type serverOption func(*config)

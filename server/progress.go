@@ -32,11 +32,15 @@ type progress struct {
 // progressToken). Without one, Progress does nothing.
 func (r *CallRequest) HasProgress() bool { return r.progress != nil }
 
-// Progress reports how far the call has come. total is 0 when unknown.
+// Progress reports how far the call has come; in a task it also becomes
+// the task's status message. total is 0 when unknown.
 // Values must strictly increase; a report that does not, or one made after
 // the handler returned, is refused with an error and not sent. Without a
 // progressToken from the caller it does nothing and returns nil.
 func (r *CallRequest) Progress(ctx context.Context, value, total float64, message string) error {
+	if rt := r.inTask(); rt != nil {
+		rt.noteProgress(value, total, message) // tasks/get shows it
+	}
 	if r.progress == nil {
 		return nil
 	}

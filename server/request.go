@@ -28,8 +28,9 @@ type Request struct {
 	sender    jsonrpc.Sender // messages tied to this request
 	http      *http.Request
 	principal *auth.Principal
-	input     *inputRound // a 2026-07-28 request that may ask for input
-	logs      *requestLog // made when it first logs (logging.go); guarded by session.mu
+	input     *inputRound  // a 2026-07-28 request that may ask for input
+	logs      *requestLog  // made when it first logs (logging.go); guarded by session.mu
+	task      *runningTask // the task a tools/call runs as (task_run.go)
 }
 
 // PeerInfo describes the caller of a request.
@@ -123,6 +124,25 @@ var clientMethods = map[string]string{
 func (r *Request) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	if r.Peer.Era != mcp.EraLegacy || r.session == nil {
 		return nil, ErrNoBackChannel
+	}
+	if rt := r.inTask(); rt != nil {
+		// 2025-11-25: a task's requests carry the related-task _meta, and
+		// the task waits in input_required while one is open.
+		raw, err := encodeParams(params)
+		if err != nil {
+			return nil, err
+		}
+		if len(raw) == 0 || string(raw) == "null" {
+			raw = json.RawMessage(`{}`)
+		}
+		if raw, err = setMeta(raw, mcp.MetaRelatedTask, mcp.RelatedTask{TaskID: rt.id}); err != nil {
+			return nil, err
+		}
+		params = raw
+		if clientMethods[method] != "" {
+			rt.inputStatus(true)
+			defer rt.inputStatus(false)
+		}
 	}
 	return r.session.call(ctx, r.sender, r.Peer, method, params)
 }

@@ -28,7 +28,7 @@ type Server struct {
 
 	tableMu   sync.Mutex // serialises table changes; readers load it lock-free
 	table     atomic.Pointer[map[string]*method]
-	capsCache atomic.Pointer[mcp.ServerCapabilities]
+	capsCache [2]atomic.Pointer[mcp.ServerCapabilities] // legacy, modern
 
 	handler jsonrpc.MethodHandler // receiving middleware around route
 	sending jsonrpc.MethodHandler // sending middleware around sendToClient
@@ -46,6 +46,8 @@ type Server struct {
 
 	sessMu   sync.Mutex
 	sessions map[*Session]struct{}
+
+	tasks taskEngine // task.go
 }
 
 // New returns a server that introduces itself as info. Its method table
@@ -89,9 +91,14 @@ func New(info mcp.Implementation, opts ...Option) *Server {
 // Info returns the server's implementation info.
 func (s *Server) Info() mcp.Implementation { return s.info }
 
-// Capabilities returns what the server declares: derived from its method
-// table.
-func (s *Server) Capabilities() mcp.ServerCapabilities { return s.capabilities() }
+// Capabilities returns what the server declares to 2026-07-28 clients in
+// server/discover: derived from its method table. CapabilitiesFor gives
+// either era's.
+func (s *Server) Capabilities() mcp.ServerCapabilities { return s.capabilities(mcp.EraModern) }
+
+// CapabilitiesFor returns what the server declares in era: to legacy
+// sessions in the initialize result, to 2026-07-28 clients in discover.
+func (s *Server) CapabilitiesFor(era mcp.Era) mcp.ServerCapabilities { return s.capabilities(era) }
 
 // OpenSession implements jsonrpc.SessionOpener: one session per stdio
 // process or HTTP session. out receives messages that belong to no request
@@ -136,7 +143,7 @@ func (s *Server) SessionCount() int {
 func (s *Server) discover() *mcp.DiscoverResult {
 	return &mcp.DiscoverResult{
 		SupportedVersions: mcp.SupportedVersions(),
-		Capabilities:      s.capabilities(),
+		Capabilities:      s.capabilities(mcp.EraModern),
 		Instructions:      s.cfg.instructions,
 	}
 }
@@ -179,6 +186,11 @@ func (s *Server) RemoveTool(name string) bool {
 func (s *Server) register(t *tool) error {
 	if err := s.ensureToolMethods(); err != nil {
 		return err
+	}
+	if t.tasks != mcp.TaskForbidden {
+		if err := s.startTasks(); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	added := s.tools.add(t.name, t)

@@ -85,7 +85,7 @@ func (ss *Session) initialize(_ context.Context, r *Request, p *initializeParams
 	ss.initialized, ss.version, ss.clientInfo, ss.clientCaps = true, version, p.ClientInfo, p.Capabilities
 	return &mcp.InitializeResult{
 		ProtocolVersion: version,
-		Capabilities:    ss.srv.capabilities(),
+		Capabilities:    ss.srv.capabilities(mcp.EraLegacy),
 		ServerInfo:      ss.srv.info,
 		Instructions:    ss.srv.cfg.instructions,
 	}, nil

@@ -48,6 +48,8 @@ type tool struct {
 	timeout    time.Duration
 	hasTimeout bool
 	headers    []mcp.ParamHeader // x-mcp-header annotations of the inputSchema
+	tasks      mcp.TaskSupport   // forbidden, optional or required (task.go)
+	deferTask  bool              // the handler starts its task (WithDeferredTask)
 	invoke     func(ctx context.Context, req *CallRequest, args []byte) (*mcp.CallToolResult, error)
 }
 
@@ -187,6 +189,18 @@ func newTool(t *mcp.Tool, inRaw, outRaw json.RawMessage, opts []ToolOption) (*to
 			o.applyTool(&tc)
 		}
 	}
+	tasks := mcp.TaskForbidden
+	if t.Execution != nil && t.Execution.TaskSupport != "" {
+		tasks = t.Execution.TaskSupport
+	}
+	if tc.taskSupport != "" {
+		tasks = tc.taskSupport
+	}
+	switch tasks {
+	case mcp.TaskForbidden, mcp.TaskOptional, mcp.TaskRequired:
+	default:
+		return nil, &RegistrationError{Kind: "tool", Name: t.Name, Reason: fmt.Sprintf("unknown taskSupport %q (forbidden, optional or required)", tasks)}
+	}
 	modern := *t
 	modern.InputSchema = input.Raw()
 	modern.Execution = nil // tasks left the core in 2026-07-28
@@ -195,6 +209,9 @@ func newTool(t *mcp.Tool, inRaw, outRaw json.RawMessage, opts []ToolOption) (*to
 	}
 	legacy := *t
 	legacy.InputSchema = input.Raw()
+	if tasks != mcp.TaskForbidden {
+		legacy.Execution = &mcp.ToolExecution{TaskSupport: tasks}
+	}
 	outObject := output != nil && output.RootType() == "object"
 	if outObject {
 		legacy.OutputSchema = output.Raw()
@@ -203,7 +220,7 @@ func newTool(t *mcp.Tool, inRaw, outRaw json.RawMessage, opts []ToolOption) (*to
 	}
 	return &tool{
 		name: t.Name, legacy: &legacy, modern: &modern, input: input, output: output, outObject: outObject,
-		timeout: tc.timeout, hasTimeout: tc.hasTimeout, headers: headers,
+		timeout: tc.timeout, hasTimeout: tc.hasTimeout, headers: headers, tasks: tasks, deferTask: tc.deferTask,
 	}, nil
 }
 

@@ -205,6 +205,7 @@ func addPromptTrigger(s *server.Server) error {
 		})
 }
 
+// sleep waits d or until ctx ends (a cancellation, a task's TTL, shutdown).
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -50,7 +50,7 @@ func main() {
 
 // registerAll adds every fixture the scenarios call.
 func registerAll(srv *server.Server) error {
-	for _, reg := range []func(*server.Server) error{register, registerInput, registerPrompts, registerCatalog} {
+	for _, reg := range []func(*server.Server) error{register, registerInput, registerPrompts, registerCatalog, registerTasks} {
 		if err := reg(srv); err != nil {
 			return err
 		}
