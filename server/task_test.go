@@ -363,3 +363,41 @@ func TestTaskModernInputKeysUnique(t *testing.T) {
 	}
 	wantError(t, m.call("tasks/update", map[string]any{"taskId": id, "_meta": tasksMeta(), "inputResponses": map[string]any{"x": 1}}), jsonrpc.CodeInvalidParams)
 }
+
+func TestTaskNotificationsOnListen(t *testing.T) {
+	s := taskServer(t, nil)
+	m := connect(t, s)
+	var created mcp.CreateTaskResult
+	decodeResult(t, m.call("tools/call", map[string]any{"name": "block", "_meta": tasksMeta()}), &created)
+	id := created.Task.TaskID
+
+	// Naming tasks without the extension is -32021.
+	wantError(t, m.call("subscriptions/listen", map[string]any{"_meta": modernMeta(),
+		"notifications": map[string]any{"taskIds": []string{id}}}), mcp.CodeMissingRequiredClientCapability)
+
+	m.start("subscriptions/listen", map[string]any{"_meta": tasksMeta(),
+		"notifications": map[string]any{"taskIds": []string{id, "unknown"}}})
+	ack := m.note()
+	if ack.Method != mcp.NotificationListenAck || !strings.Contains(string(ack.Params), `"taskIds":["`+id+`"]`) {
+		t.Fatalf("ack %s %s: want only the known task", ack.Method, ack.Params)
+	}
+	if r := m.call("tasks/cancel", map[string]any{"taskId": id, "_meta": tasksMeta()}); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	for {
+		n := m.note()
+		if n.Method != mcp.NotificationTasks {
+			continue
+		}
+		var d mcp.DetailedTask
+		if err := json.Unmarshal(n.Params, &d); err != nil || d.TaskID != id {
+			t.Fatalf("notifications/tasks %s: %v", n.Params, err)
+		}
+		if !strings.Contains(string(n.Params), `"ttlMs":`) || !strings.Contains(string(n.Params), mcp.MetaSubscriptionID) {
+			t.Errorf("not the 2026 shape with the subscription id: %s", n.Params)
+		}
+		if d.Status == mcp.TaskCancelled {
+			return
+		}
+	}
+}
