@@ -128,6 +128,11 @@ func (t *Task) fromWire(w *taskWire) error {
 	if err != nil {
 		return fmt.Errorf("task: lastUpdatedAt: %v", err)
 	}
+	for _, ts := range []time.Time{created, updated} {
+		if y := ts.UTC().Year(); y < 1 || y > 9999 {
+			return fmt.Errorf("task: timestamp %s is outside the years 1 to 9999", ts.Format(time.RFC3339))
+		}
+	}
 	ttl, err := durationMs("ttl", w.TTL, w.TTLMs)
 	if err != nil {
 		return err
@@ -138,14 +143,17 @@ func (t *Task) fromWire(w *taskWire) error {
 	}
 	*t = Task{TaskID: w.TaskID, Status: w.Status, StatusMessage: w.StatusMessage, CreatedAt: created, LastUpdatedAt: updated, TTL: ttl}
 	if poll != nil {
-		if *poll < 0 {
-			return fmt.Errorf("task: negative pollInterval %d", *poll)
+		if *poll < 0 || *poll > maxMillis {
+			return fmt.Errorf("task: pollInterval %d is out of range (0 to %d milliseconds)", *poll, int64(maxMillis))
 		}
 		d := time.Duration(*poll) * time.Millisecond
 		t.PollInterval = &d
 	}
 	return nil
 }
+
+// maxMillis is the longest duration a time.Duration holds, in milliseconds.
+const maxMillis = int64(1<<63-1) / int64(time.Millisecond)
 
 func durationMs(name string, legacy, modern json.RawMessage) (*time.Duration, error) {
 	raw := legacy
@@ -156,8 +164,8 @@ func durationMs(name string, legacy, modern json.RawMessage) (*time.Duration, er
 		return nil, nil
 	}
 	var ms int64
-	if err := json.Unmarshal(raw, &ms); err != nil || ms < 0 {
-		return nil, fmt.Errorf("task: %s must be a non-negative whole number of milliseconds or null, not %s", name, raw)
+	if err := json.Unmarshal(raw, &ms); err != nil || ms < 0 || ms > maxMillis {
+		return nil, fmt.Errorf("task: %s must be a non-negative whole number of milliseconds (at most %d) or null, not %s", name, int64(maxMillis), raw)
 	}
 	d := time.Duration(ms) * time.Millisecond
 	return &d, nil
@@ -214,7 +222,7 @@ func (r *CreateTaskResult) UnmarshalJSON(b []byte) error {
 		ResultType ResultType      `json:"resultType"`
 		Meta       Meta            `json:"_meta"`
 	}
-	if err := json.Unmarshal(b, &head); err != nil {
+	if err := wirejson.Unmarshal(b, &head); err != nil {
 		return err
 	}
 	r.Meta = head.Meta
@@ -225,7 +233,7 @@ func (r *CreateTaskResult) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("not a CreateTaskResult: resultType %q and no task", head.ResultType)
 	}
 	var w taskWire
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := wirejson.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	return r.Task.fromWire(&w)
@@ -318,7 +326,7 @@ func (d *DetailedTask) UnmarshalJSON(b []byte) error {
 		Meta          Meta                    `json:"_meta"`
 		ResultType    ResultType              `json:"resultType"`
 	}
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := wirejson.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	if err := d.Task.fromWire(&w.taskWire); err != nil {
@@ -331,5 +339,16 @@ func (d *DetailedTask) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("task: result must be an object, not %s", w.Result)
 	}
 	d.Result, d.Error, d.InputRequests, d.Meta = w.Result, w.Error, w.InputRequests, w.Meta
+	return nil
+}
+
+// UnmarshalJSON decodes a tasks/list page exactly.
+func (r *ListTasksResult) UnmarshalJSON(b []byte) error {
+	type plain ListTasksResult
+	var p plain
+	if err := wirejson.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*r = ListTasksResult(p)
 	return nil
 }
