@@ -248,7 +248,10 @@ func (c *Client) exchange(ctx context.Context, out *outgoing, cc callConfig) (js
 	if cc.onStart != nil {
 		cc.onStart(p.ID)
 	}
-	params, err := c.wireParams(out, &st, p.Token)
+	if cc.onToken != nil && p.Token != "" {
+		cc.onToken(p.Token)
+	}
+	params, err := c.wireParams(out, &st, p.Token, cc.caps)
 	if err != nil {
 		return nil, err
 	}

@@ -77,6 +77,7 @@ type Client struct {
 
 	tools toolCache
 	roots rootsState
+	tasks taskState
 
 	// logLevel is the _meta member a 2026-07-28 request carries once
 	// SetLogLevel has set a level, nil before.
@@ -291,7 +292,7 @@ func (c *Client) notification(n *jsonrpc.Notification, call jsonrpc.ID) {
 	c.subs.route(n, call)
 	switch n.Method {
 	case mcp.NotificationProgress:
-		if !c.peer.Progress(n.Params) {
+		if !c.peer.Progress(n.Params) && !c.tasks.routeProgress(n.Params) {
 			c.cfg.logger.Debug("ignoring progress for no request of ours", "params", string(n.Params))
 		}
 		return
@@ -322,6 +323,8 @@ func (c *Client) notification(n *jsonrpc.Notification, call jsonrpc.ID) {
 		c.tools.drop()
 	case mcp.NotificationCancelled:
 		c.cancelServing(n.Params)
+	case mcp.NotificationTaskStatus, mcp.NotificationTasks:
+		c.tasks.routeStatus(n.Params)
 	}
 	if c.cfg.onNotification != nil {
 		c.cfg.onNotification(n.Method, n.Params)

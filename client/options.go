@@ -67,7 +67,8 @@ type LogMessage struct {
 // earlier option.
 type Option interface{ applyClient(*config) }
 
-// CallOption adjusts one request (Call, CallTool, CallToolRaw, CallToolAs).
+// CallOption adjusts one request (Call, CallTool, CallToolRaw, CallToolAs,
+// CallToolTask, WaitTask).
 // Options apply in order, so a later one overrides an earlier one; nil
 // options are ignored.
 type CallOption interface{ applyCall(*callConfig) }
@@ -89,6 +90,8 @@ type config struct {
 	reconnectMax    time.Duration
 	minToolsTTL     time.Duration
 	maxServing      int
+	taskPollMin     time.Duration
+	taskPollMax     time.Duration
 	requestHandler  RequestHandler
 	middleware      []jsonrpc.Middleware
 	receiving       []jsonrpc.Middleware
@@ -148,6 +151,13 @@ func newConfig(opts []Option) config {
 		c.minToolsTTL = DefaultMinToolsTTL
 	}
 	c.minToolsTTL = max(c.minToolsTTL, 0)
+	if c.taskPollMin <= 0 {
+		c.taskPollMin = DefaultMinTaskPoll
+	}
+	if c.taskPollMax <= 0 {
+		c.taskPollMax = DefaultMaxTaskPoll
+	}
+	c.taskPollMax = max(c.taskPollMax, c.taskPollMin)
 	if c.maxServing <= 0 {
 		c.maxServing = DefaultMaxServerRequests
 	}
@@ -390,6 +400,16 @@ type callConfig struct {
 	// onStart, when set, learns the id of each wire request the call
 	// sends (subscriptions/listen routes its notifications by it).
 	onStart func(jsonrpc.ID)
+	// onToken, when set, learns the progress token of each wire request
+	// the call sends with one (a 2025-11-25 task keeps it for its life).
+	onToken func(string)
+	// caps, when set, is the clientCapabilities a 2026-07-28 request
+	// declares in its _meta instead of the client's (tasks.go adds the
+	// tasks extension to the requests that use it).
+	caps json.RawMessage
+	// Task options (task.go).
+	taskTTL    *time.Duration
+	taskStatus func(mcp.Task)
 }
 
 // progressOption is a CallOption holding only a func, so that it is stored

@@ -189,12 +189,17 @@ const (
 // wireParams returns the params a request goes out with: out's, with the
 // client's _meta entries (the version, capabilities and clientInfo of a
 // 2026-07-28 request, and its log level once SetLogLevel set one; the
-// progress token, token, when progress was asked for). Every request but
-// ping has params, if only {}.
-func (c *Client) wireParams(out *outgoing, st *state, token string) (json.RawMessage, error) {
+// progress token, token, when progress was asked for). caps, when not nil,
+// replaces the capabilities declared in a 2026-07-28 request's _meta (a
+// request that declares an extension for itself, such as tasks). Every
+// request but ping has params, if only {}.
+func (c *Client) wireParams(out *outgoing, st *state, token string, caps json.RawMessage) (json.RawMessage, error) {
 	modern := st.era == mcp.EraModern
+	if caps == nil {
+		caps = c.capsJSON
+	}
 	if out.hasMeta {
-		return c.mergeMeta(out, st.version, modern, token)
+		return c.mergeMeta(out, st.version, modern, token, caps)
 	}
 	if !modern && token == "" {
 		if out.params == nil && out.method != mcp.MethodPing {
@@ -210,7 +215,7 @@ func (c *Client) wireParams(out *outgoing, st *state, token string) (json.RawMes
 	}
 	n := len(out.params) + len(`{"_meta":{}}`) + len(metaTokenMember) + len(token) + 2
 	if modern {
-		n += len(metaCapsMember) + len(c.capsJSON) + len(metaInfoMember) + len(c.infoJSON) + len(metaVersionMember) + len(st.version) + len(level) + 6
+		n += len(metaCapsMember) + len(caps) + len(metaInfoMember) + len(c.infoJSON) + len(metaVersionMember) + len(st.version) + len(level) + 6
 	}
 	b := make([]byte, 0, n)
 	if len(out.params) == 0 {
@@ -224,7 +229,7 @@ func (c *Client) wireParams(out *outgoing, st *state, token string) (json.RawMes
 	b = append(b, `"_meta":{`...)
 	if modern {
 		b = append(b, metaCapsMember...)
-		b = append(b, c.capsJSON...)
+		b = append(b, caps...)
 		b = append(b, ',')
 		b = append(b, metaInfoMember...)
 		b = append(b, c.infoJSON...)
@@ -248,7 +253,7 @@ func (c *Client) wireParams(out *outgoing, st *state, token string) (json.RawMes
 
 // mergeMeta puts the client's _meta entries into the _meta object the
 // params already have (an entry of the same name is replaced).
-func (c *Client) mergeMeta(out *outgoing, version string, modern bool, token string) (json.RawMessage, error) {
+func (c *Client) mergeMeta(out *outgoing, version string, modern bool, token string, caps json.RawMessage) (json.RawMessage, error) {
 	var obj map[string]json.RawMessage
 	if err := wirejson.Unmarshal(out.params, &obj); err != nil {
 		return nil, fmt.Errorf("client: params must encode to a JSON object: %w", err)
@@ -261,7 +266,7 @@ func (c *Client) mergeMeta(out *outgoing, version string, modern bool, token str
 	}
 	if modern {
 		meta[mcp.MetaProtocolVersion] = mustJSON(version)
-		meta[mcp.MetaClientCapabilities] = c.capsJSON
+		meta[mcp.MetaClientCapabilities] = caps
 		meta[mcp.MetaClientInfo] = c.infoJSON
 		if l := c.logLevel.Load(); l != nil {
 			if _, given := meta[mcp.MetaLogLevel]; !given {

@@ -172,6 +172,35 @@ func TestExactJSON(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+	t.Run("task answers", func(t *testing.T) {
+		const times = `"createdAt":"2026-07-28T12:00:00Z","lastUpdatedAt":"2026-07-28T12:00:00Z"`
+		for name, answer := range map[string]string{
+			"duplicate inside the task":    `{"task":{"taskId":"a","taskId":"b","status":"working",` + times + `}}`,
+			"case variant inside the task": `{"task":{"taskId":"a","status":"working","Status":"failed",` + times + `}}`,
+			"duplicate task":               `{"task":{"taskId":"a","status":"working",` + times + `},"task":{}}`,
+			"case variant of ttlMs":        `{"resultType":"task","taskId":"a","status":"working","ttlMs":5,"TtlMs":6,` + times + `}`,
+			"case variant in the error":    `{"resultType":"task","taskId":"a","status":"failed","error":{"code":1,"message":"x","Code":2},` + times + `}`,
+			"ttl not a number":             `{"task":{"taskId":"a","status":"working","ttl":"1h",` + times + `}}`,
+			"huge ttl":                     `{"task":{"taskId":"a","status":"working","ttl":1e400,` + times + `}}`,
+		} {
+			f := newFake(t)
+			f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
+				switch req.Method {
+				case "tools/call", "tasks/get":
+					writeResult(w, req.ID, answer)
+					return true
+				}
+				return false
+			}
+			c := connect(t, f.transport(), legacy())
+			if _, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation()); client.CodeOf(err) != client.CodeProtocol {
+				t.Errorf("%s: tools/call: err = %v, want a protocol error", name, err)
+			}
+			if _, err := c.GetTask(context.Background(), "a"); client.CodeOf(err) != client.CodeProtocol {
+				t.Errorf("%s: tasks/get: err = %v, want a protocol error", name, err)
+			}
+		}
+	})
 	t.Run("raw params from the caller", func(t *testing.T) {
 		f := newFake(t)
 		c := connect(t, f.transport(), legacy())

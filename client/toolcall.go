@@ -19,7 +19,9 @@ import (
 // *ProtocolError. A structuredContent of null is kept as the JSON null
 // (StructuredContent is "null") and validated like any other value. When
 // the tool reports failure (isError), the result is returned together with
-// a *ToolError carrying it.
+// a *ToolError carrying it. A server that answers with a task (it should
+// not, as the client did not ask for one: see CallToolTask) is waited for
+// as WaitTask waits, and its result checked alike.
 func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
 	cc := newCallConfig(opts)
 	out, err := toolCallParams(name, args)
@@ -35,18 +37,30 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 	if err != nil {
 		return nil, err
 	}
+	res, err := c.toolResult(ctx, name, entry, validate, raw)
+	if err != nil && res == nil {
+		// Without the tasks extension declared a server should not answer
+		// with a task; one that does anyway is waited for.
+		if task, isTask, terr := decodeTaskAnswer(toolOp(name), raw); isTask {
+			if terr != nil {
+				return nil, terr
+			}
+			return c.waitTask(ctx, task.TaskID, name, cc)
+		}
+	}
+	return res, err
+}
+
+// toolResult reads a tools/call result exactly and checks it: an isError
+// result is returned with a *ToolError, structuredContent is validated
+// against entry's outputSchema when validate is set.
+func (c *Client) toolResult(ctx context.Context, name string, entry *toolEntry, validate bool, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	res, err := decodeCallResult(name, raw)
 	if err != nil {
 		return nil, err
 	}
 	if res.IsError {
-		te := &ToolError{Tool: name, Result: res}
-		if g, gerr := res.RetryGuidance(); gerr == nil {
-			te.RetryGuidance = g
-		} else {
-			c.cfg.logger.Debug("ignoring malformed retry guidance", "tool", name, "error", gerr)
-		}
-		return res, te
+		return res, c.toolError(name, res)
 	}
 	if validate && entry != nil {
 		if err := c.checkOutput(ctx, name, entry, res); err != nil {
@@ -54,6 +68,17 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 		}
 	}
 	return res, nil
+}
+
+// toolError is the *ToolError of an isError result.
+func (c *Client) toolError(name string, res *mcp.CallToolResult) *ToolError {
+	te := &ToolError{Tool: name, Result: res}
+	if g, gerr := res.RetryGuidance(); gerr == nil {
+		te.RetryGuidance = g
+	} else {
+		c.cfg.logger.Debug("ignoring malformed retry guidance", "tool", name, "error", gerr)
+	}
+	return te
 }
 
 // CallToolRaw calls a tool and returns its result exactly as the server
@@ -264,11 +289,18 @@ func validateOutput(name string, e *toolEntry, res *mcp.CallToolResult) error {
 // back to its first text block, read as JSON. A tool error is returned as
 // *ToolError.
 func CallToolAs[Out any](ctx context.Context, c *Client, name string, args any, opts ...CallOption) (Out, error) {
-	var out Out
 	res, err := c.CallTool(ctx, name, args, opts...)
 	if err != nil {
+		var out Out
 		return out, err
 	}
+	return decodeStructured[Out](name, res)
+}
+
+// decodeStructured decodes a result's structuredContent, or its first text
+// block, into Out (see CallToolAs).
+func decodeStructured[Out any](name string, res *mcp.CallToolResult) (Out, error) {
+	var out Out
 	raw := res.StructuredContent
 	if len(raw) == 0 {
 		for _, b := range res.Content {

@@ -1,0 +1,157 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/server"
+)
+
+// Tasks against a real toolwire server (server.WithTaskSupport), both eras.
+
+// taskToolServer is a toolwire server with task tools: "slow" (optional)
+// reports a status message and returns once released, "ask" (optional)
+// elicits a name, "must" (required) says whether it ran as a task, and
+// "typed" (optional) has an outputSchema.
+func taskToolServer(t *testing.T, release <-chan struct{}) *server.Server {
+	t.Helper()
+	s := server.New(mcp.Implementation{Name: "tasks", Version: "1"}, server.WithTaskPollInterval(time.Millisecond))
+	type none struct{}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(server.AddTool(s, &mcp.Tool{Name: "slow"}, func(ctx context.Context, req *server.CallRequest, _ none) (string, error) {
+		req.SetTaskStatus("halfway")
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		return "slept", nil
+	}, server.WithTaskSupport(mcp.TaskOptional)))
+	must(server.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *server.CallRequest, _ none) (string, error) {
+		res, err := req.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"v":{"type":"string"}}}`)})
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("hello %v", res.Content["v"]), nil
+	}, server.WithTaskSupport(mcp.TaskOptional)))
+	must(server.AddTool(s, &mcp.Tool{Name: "must"}, func(ctx context.Context, req *server.CallRequest, _ none) (string, error) {
+		return fmt.Sprintf("as a task: %v", req.TaskID() != ""), nil
+	}, server.WithTaskSupport(mcp.TaskRequired)))
+	type sum struct {
+		Sum int `json:"sum"`
+	}
+	must(server.AddTool(s, &mcp.Tool{Name: "typed"}, func(ctx context.Context, req *server.CallRequest, in struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}) (sum, error) {
+		return sum{in.A + in.B}, nil
+	}, server.WithTaskSupport(mcp.TaskOptional)))
+	return s
+}
+
+// TestTasksAgainstToolwireServer runs task tools of a toolwire server, in
+// both eras over HTTP and in memory.
+func TestTasksAgainstToolwireServer(t *testing.T) {
+	release := make(chan struct{})
+	close(release)
+	s := taskToolServer(t, release)
+	handler := client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"v": "Ada"}}, nil
+	})
+	for name, c := range promptTransports(t, s, handler, client.WithTaskPolling(time.Millisecond, 10*time.Millisecond)) {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			for tool, want := range map[string]string{"slow": "slept", "ask": "hello Ada", "must": "as a task: true"} {
+				start, err := c.CallToolTask(ctx, tool, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", tool, err)
+				}
+				res, err := start.Wait(ctx)
+				if err != nil {
+					t.Fatalf("%s: %v", tool, err)
+				}
+				if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != want {
+					t.Errorf("%s: %+v, want %q", tool, res.Content, want)
+				}
+				if start.Task != nil {
+					d, err := c.GetTask(ctx, start.Task.TaskID)
+					if err != nil || d.Status != mcp.TaskCompleted {
+						t.Errorf("%s: GetTask: %+v %v", tool, d, err)
+					}
+				}
+			}
+			got, err := client.CallToolTaskAs[struct {
+				Sum int `json:"sum"`
+			}](ctx, c, "typed", map[string]int{"a": 2, "b": 3})
+			if err != nil || got.Sum != 5 {
+				t.Errorf("typed: %+v %v", got, err)
+			}
+			if !isModern(name) {
+				tasks, err := c.ListTasks(ctx)
+				if err != nil || len(tasks) == 0 {
+					t.Errorf("ListTasks: %v %v", tasks, err)
+				}
+			}
+			// A plain call of a tool that runs only as a task.
+			_, err = c.CallTool(ctx, "must", nil)
+			if isModern(name) != client.IsTaskRequired(err) || err == nil {
+				t.Errorf("plain call of a required-task tool: %v (IsTaskRequired %v)", err, client.IsTaskRequired(err))
+			}
+			_, err = c.GetTask(ctx, "no-such-task")
+			var je *client.JSONRPCError
+			if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
+				t.Errorf("unknown task: %v", err)
+			}
+		})
+	}
+}
+
+// TestCancelTaskAgainstToolwireServer cancels a running task: the wait
+// ends with a *TaskCancelledError.
+func TestCancelTaskAgainstToolwireServer(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	s := taskToolServer(t, release)
+	for name, c := range promptTransports(t, s, client.WithTaskPolling(time.Millisecond, 10*time.Millisecond)) {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			start, err := c.CallToolTask(ctx, "slow", nil)
+			if err != nil || start.Task == nil {
+				t.Fatalf("%+v %v", start, err)
+			}
+			saw := make(chan string, 16)
+			done := make(chan error, 1)
+			go func() {
+				_, err := start.Wait(ctx, client.WithTaskStatus(func(tk mcp.Task) { saw <- tk.StatusMessage }))
+				done <- err
+			}()
+			for m := range saw {
+				if m == "halfway" {
+					break
+				}
+			}
+			if err := c.CancelTask(ctx, start.Task.TaskID); err != nil {
+				t.Fatal(err)
+			}
+			err = <-done
+			var ce *client.TaskCancelledError
+			if !errors.As(err, &ce) {
+				t.Errorf("wait: %v", err)
+			}
+		})
+	}
+}
