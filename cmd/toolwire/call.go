@@ -18,6 +18,7 @@ type callFlags struct {
 	targetFlags
 	asJSON  bool
 	saveDir string
+	task    bool // --task: run the call as a task (task.go)
 
 	otcURL    string // call an Open Tool Calling server instead
 	otcAPIKey string
@@ -36,13 +37,19 @@ func newCallCmd() *cobra.Command {
 			"the number 7 when a is a number); key:=JSON sends a raw JSON value. For example:\n\n" +
 			"  toolwire call http://127.0.0.1:8080/mcp get-sum a=7 b=5\n" +
 			"  toolwire call echo '{\"message\":\"hi\"}' -- node server.js stdio\n" +
-			"  toolwire call --otc http://127.0.0.1:8081 toolwire_reference.get_sum a=7 b=5\n\n" + exitHelp + "\n\n" + otcExitHelp,
+			"  toolwire call --otc http://127.0.0.1:8081 toolwire_reference.get_sum a=7 b=5\n" +
+			"  toolwire call --task http://127.0.0.1:8080/mcp build target=all\n\n" +
+			"--task runs the call as an MCP task (a tool whose taskSupport is required always runs as one):\n" +
+			"its status and status messages are shown on stderr as they change, the result printed as for any\n" +
+			"call. Ctrl-C while waiting asks whether to cancel the task or leave it running (left running when\n" +
+			"stdin is not a terminal); `toolwire task TARGET ID --wait` picks it up again.\n\n" + exitHelp + "\n\n" + otcExitHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return finish(cmd, runCall(cmd, &f, args))
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the raw result as JSON")
+	cmd.Flags().BoolVar(&f.task, "task", false, "run the call as a task: show its status as it changes; Ctrl-C asks whether to cancel it or leave it running")
 	cmd.Flags().StringVar(&f.saveDir, "save-dir", "", "directory for saved images, audio and blobs (default: a new temporary directory)")
 	cmd.Flags().StringVar(&f.otcURL, "otc", "", "call TOOL_ID on this Open Tool Calling 1.0 server instead of an MCP server")
 	cmd.Flags().StringVar(&f.otcAPIKey, "otc-api-key", "", "OTC: API key to send (default: $TOOLWIRE_OTC_API_KEY)")
@@ -98,27 +105,42 @@ func runCall(cmd *cobra.Command, f *callFlags, args []string) error {
 	if fd, ok := cmd.ErrOrStderr().(*os.File); ok && isTerminal(fd) {
 		callOpts = append(callOpts, client.WithProgress(bar.update))
 	}
+	if !f.task && tool.Execution != nil && tool.Execution.TaskSupport == mcp.TaskRequired {
+		fmt.Fprintf(cmd.ErrOrStderr(), "toolwire: %s must run as a task (its execution.taskSupport is required): running it as one\n", name)
+		f.task = true
+	}
+	if f.task {
+		return runTaskCall(cmd, f, c, t, name, arguments, bar, callOpts)
+	}
 	res, err := c.CallTool(ctx, name, arguments, callOpts...)
 	bar.clear()
+	if client.IsTaskRequired(err) {
+		// A 2026-07-28 server may show taskSupport only to clients that
+		// declare the tasks extension; it refuses the plain call then.
+		fmt.Fprintf(cmd.ErrOrStderr(), "toolwire: %s runs only as a task (the server refused a plain call): running it as one\n", name)
+		return runTaskCall(cmd, f, c, t, name, arguments, bar, callOpts)
+	}
+	return printResult(cmd, f.asJSON, &renderer{tool: name, saveDir: f.saveDir}, res, err)
+}
+
+// printResult prints a tools/call result as `call` does: on stdout, or for
+// a tool error (returned as it is) on stderr.
+func printResult(cmd *cobra.Command, asJSON bool, r *renderer, res *mcp.CallToolResult, err error) error {
 	var te *client.ToolError
 	if errors.As(err, &te) && res != nil {
-		if f.asJSON {
+		if asJSON {
 			printJSON(cmd.ErrOrStderr(), res)
-		} else {
-			r := &renderer{tool: name, saveDir: f.saveDir}
-			if rerr := r.render(cmd.ErrOrStderr(), res); rerr != nil {
-				return rerr
-			}
+		} else if rerr := r.render(cmd.ErrOrStderr(), res); rerr != nil {
+			return rerr
 		}
 		return err
 	}
 	if err != nil {
 		return err
 	}
-	if f.asJSON {
+	if asJSON {
 		return printJSON(cmd.OutOrStdout(), res)
 	}
-	r := &renderer{tool: name, saveDir: f.saveDir}
 	return r.render(cmd.OutOrStdout(), res)
 }
 

@@ -46,6 +46,7 @@ func (f *targetFlags) enableElicitation() {
 		in = os.Stdin
 	}
 	con := newConsole(in, f.errOut(), func() bool { return stdinIsTerminal(in) })
+	f.console = con
 	f.extra = append(f.extra, con.options()...)
 }
 

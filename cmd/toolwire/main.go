@@ -30,14 +30,18 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(newServeCmd(), newToolsCmd(), newCallCmd())
 	root.AddCommand(newResourcesCmd(), newReadCmd(), newPromptsCmd(), newPromptCmd())
+	root.AddCommand(newTasksCmd(), newTaskCmd())
 	return root
 }
 
-// exitStatus maps an error to the process exit status: 2 for usage errors, 1
-// otherwise.
+// exitStatus maps an error to the process exit status: 2 for usage errors,
+// 130 for a wait for a task that Ctrl-C ended, 1 otherwise.
 func exitStatus(err error) int {
 	if _, ok := err.(usageError); ok {
 		return 2
+	}
+	if err == errInterrupted {
+		return 130
 	}
 	return 1
 }

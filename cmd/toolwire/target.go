@@ -32,6 +32,7 @@ type targetFlags struct {
 	stdout, stderr io.Writer
 	stdin          io.Reader
 	extra          []client.Option // added by a command before connecting (elicit.go)
+	console        *console        // the terminal elicitation reads, once enabled (task.go asks on it too)
 }
 
 func (f *targetFlags) register(cmd *cobra.Command) {
