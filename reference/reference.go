@@ -319,6 +319,9 @@ type LongRunningInput struct {
 	Steps    int     `json:"steps,omitempty" jsonschema:"Number of steps in the operation" default:"5"`
 }
 
+// addLongRunning adds trigger-long-running-operation. It may run as a task
+// (execution.taskSupport optional): its progress is then also the task's
+// status message.
 func addLongRunning(s *server.Server) error {
 	return server.AddTool(s, &mcp.Tool{
 		Name: "trigger-long-running-operation", Title: "Trigger Long Running Operation",
@@ -345,7 +348,7 @@ func addLongRunning(s *server.Server) error {
 			}
 		}
 		return fmt.Sprintf("Long running operation completed. Duration: %v seconds, Steps: %d.", in.Duration, in.Steps), nil
-	})
+	}, server.WithTaskSupport(mcp.TaskOptional))
 }
 
 func addGetVersion(s *server.Server) error {

@@ -44,8 +44,12 @@ func interpretations(topic string) json.RawMessage {
 // addResearch adds simulate-research-query: a multi-stage job that reports
 // progress and, for an ambiguous topic, first asks the user which reading
 // they mean (elicitation: a server-to-client request in a 2025-era session,
-// an input_required round in 2026-07-28). It runs synchronously; a client
-// without elicitation gets the default reading.
+// an input_required round in 2026-07-28). A client without elicitation gets
+// the default reading. It may run as a task (execution.taskSupport
+// optional): each stage's progress is then the task's status message, and
+// the elicitation round goes through the task (in 2026-07-28 tasks/get
+// lists it as an input request, answered with tasks/update; in a 2025-era
+// session it is an elicitation/create request tied to the task).
 func (c *config) addResearch(s *server.Server) error {
 	stage := time.Duration(c.stage)
 	if stage <= 0 {
@@ -93,6 +97,9 @@ func (c *config) addResearch(s *server.Server) error {
 				t.Reset(stage)
 			}
 		}
+		// A task's last status message says it is done (a plain call sends
+		// no further progress, as before).
+		req.SetTaskStatus("Research complete")
 		var b strings.Builder
 		fmt.Fprintf(&b, "# Research report: %s\n\n", topic)
 		if clarification != "" {
@@ -102,5 +109,5 @@ func (c *config) addResearch(s *server.Server) error {
 			fmt.Fprintf(&b, "- Stage %d: %s: done\n", i+1, name)
 		}
 		return b.String(), nil
-	})
+	}, server.WithTaskSupport(mcp.TaskOptional))
 }

@@ -19,7 +19,7 @@ import (
 // answers only loopback Host headers, and refuses a non-loopback address.
 func TestServeDebugAddr(t *testing.T) {
 	bin := testenv.Toolwire(t)
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--debug-addr", "127.0.0.1:0")
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--debug-addr", "127.0.0.1:0", "--data-dir", t.TempDir())
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestServeDebugAddr(t *testing.T) {
 		t.Fatalf("foreign Host: status %d, want 403", resp.StatusCode)
 	}
 
-	out, err := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--debug-addr", "0.0.0.0:0").CombinedOutput()
+	out, err := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--debug-addr", "0.0.0.0:0", "--data-dir", t.TempDir()).CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "loopback address only") {
 		t.Fatalf("--debug-addr 0.0.0.0:0: %v: %s", err, out)

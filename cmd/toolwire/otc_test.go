@@ -19,7 +19,7 @@ import (
 // endpoint. Closing stdin must stop both servers.
 func otcServe(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(testenv.Toolwire(t), append([]string{"serve", "--stdio", "--otc-addr", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(testenv.Toolwire(t), append([]string{"serve", "--stdio", "--otc-addr", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -46,6 +46,9 @@ type serveFlags struct {
 
 	debugAddr string
 
+	// Tasks
+	dataDir string
+
 	// Reference tools
 	envAllow     []string
 	files        string
@@ -73,7 +76,12 @@ func newServeCmd() *cobra.Command {
 			"to 2025-era clients (initialize, sessions, resumable SSE) and 2026-07-28 clients (stateless)\n" +
 			"alike. It binds to loopback and accepts only loopback Host and Origin headers unless told\n" +
 			"otherwise (--allowed-host, --allowed-origin); so does the OTC endpoint of --otc-addr.\n" +
-			"With --stdio it speaks newline-delimited JSON-RPC on stdin and stdout instead.\n" +
+			"With --stdio it speaks newline-delimited JSON-RPC on stdin and stdout instead.\n\n" +
+			"trigger-long-running-operation and simulate-research-query may run as MCP tasks. Tasks are kept\n" +
+			"in an SQLite database, tasks.db in --data-dir (default: toolwire under the user's state directory,\n" +
+			"$XDG_STATE_HOME or ~/.local/state), so a client can still fetch a finished task's result after a\n" +
+			"restart; tasks that were running when the server stopped are marked failed. --data-dir \"\" keeps\n" +
+			"them in memory. On SIGINT/SIGTERM running tasks are stopped and marked failed before it exits.\n" +
 			"Logs go to stderr.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -85,7 +93,22 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srv := server.New(reference.Info, server.WithPageSize(f.pageSize), server.WithTimeout(f.toolTimeout), server.WithLogger(logger))
+			tasks, err := f.openTaskStore(cmd.Flags().Changed("data-dir"), logger)
+			if err != nil {
+				return err
+			}
+			srvOpts := append([]server.Option{server.WithPageSize(f.pageSize), server.WithTimeout(f.toolTimeout), server.WithLogger(logger)},
+				tasks.serverOptions()...)
+			srv := server.New(reference.Info, srvOpts...)
+			// Deferred first, so it runs last: once the transports have
+			// stopped, running tasks are stopped and recorded as failed, then
+			// the store is closed.
+			defer tasks.close(srv, f.shutdownTimeout, logger)
+			// A signal stops the tasks at once, so that tasks/result
+			// requests waiting on them end before the HTTP server's graceful
+			// shutdown waits for them.
+			stopTasks := context.AfterFunc(cmd.Context(), func() { tasks.stopTasks(srv, f.shutdownTimeout, logger) })
+			defer stopTasks()
 			if err := reference.Register(srv, refOpts...); err != nil {
 				return err
 			}
@@ -152,6 +175,8 @@ func newServeCmd() *cobra.Command {
 	fl.DurationVar(&f.writeTimeout, "write-timeout", streamable.DefaultWriteTimeout, "HTTP and OTC: longest a client may take to accept one write")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", streamable.DefaultIdleTimeout, "HTTP: how long a keep-alive connection waits for its next request")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", streamable.DefaultShutdownTimeout, "HTTP: on SIGINT/SIGTERM, how long calls in flight may finish")
+	defDataDir, _ := defaultDataDir()
+	fl.StringVar(&f.dataDir, "data-dir", defDataDir, dataDirHelp)
 	fl.StringVar(&f.debugAddr, "debug-addr", "", "serve Go runtime profiles (/debug/pprof/) on this address, loopback only (default: off)")
 	fl.StringSliceVar(&f.envAllow, "env-allow", nil, "get-env: also show these variables, by NAME or PREFIX*; repeatable or comma-separated (secret-looking names stay redacted)")
 	fl.StringVar(&f.files, "files", "", "gzip-file-as-resource: directory whose regular files it may read (default: none, data: URIs only)")

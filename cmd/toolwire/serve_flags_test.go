@@ -15,9 +15,9 @@ import (
 )
 
 // serveStdio is a stdio target running `toolwire serve --stdio` with extra
-// serve flags.
+// serve flags, its tasks in a data directory of the test's own.
 func serveStdio(t *testing.T, flags ...string) []string {
-	return append([]string{"--", testenv.Toolwire(t), "serve", "--stdio", "--log-level", "warn"}, flags...)
+	return append([]string{"--", testenv.Toolwire(t), "serve", "--stdio", "--log-level", "warn", "--data-dir", t.TempDir()}, flags...)
 }
 
 // get-env shows no secret and no unallowed variable; --env-allow (repeated
@@ -110,7 +110,7 @@ func TestServeReferenceFlagErrors(t *testing.T) {
 		{"--env-allow=*", "invalid --env-allow"},
 		{"--env-allow=A*B", "invalid --env-allow"},
 	} {
-		out, err := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", tc.flag).CombinedOutput()
+		out, err := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), tc.flag).CombinedOutput()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), tc.want) {
 			t.Errorf("%s: %v: %s", tc.flag, err, out)

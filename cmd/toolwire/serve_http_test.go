@@ -16,13 +16,14 @@ import (
 	"github.com/toolwire/toolwire/internal/testenv"
 )
 
-// httpServe runs `toolwire serve` on a free loopback port and returns its
-// endpoint URL and a function that stops it with SIGINT and returns how it
+// httpServe runs `toolwire serve` on a free loopback port, its tasks in a
+// data directory of the test's own (a later --data-dir in args wins), and
+// returns its endpoint URL and a function that stops it with SIGINT and returns how it
 // exited.
 func httpServe(t *testing.T, args ...string) (string, func() error) {
 	t.Helper()
 	bin := testenv.Toolwire(t)
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "info"}, args...)...)
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "info", "--data-dir", t.TempDir()}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +162,7 @@ func TestServeHTTPFlagErrors(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	for _, flag := range []string{"--max-body-size=0", "--max-sessions=-1", "--max-in-flight=0", "--session-ttl=0s",
 		"--max-in-flight-per-session=0", "--event-store-bytes=0", "--max-header-bytes=-1"} {
-		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", flag)
+		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), flag)
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "must be positive") {

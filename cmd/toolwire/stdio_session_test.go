@@ -33,7 +33,7 @@ const stdioWait = 20 * time.Second // a failure bound, never a speed assertion
 func startStdio(t *testing.T, args ...string) *stdioProc {
 	t.Helper()
 	bin := testenv.Toolwire(t)
-	cmd := exec.Command(bin, append([]string{"serve", "--stdio"}, args...)...)
+	cmd := exec.Command(bin, append([]string{"serve", "--stdio", "--data-dir", t.TempDir()}, args...)...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -437,7 +437,7 @@ func TestStdioEOFIsCleanExit(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	ctx, cancel := context.WithTimeout(context.Background(), stdioWait)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "serve", "--stdio")
+	cmd := exec.CommandContext(ctx, bin, "serve", "--stdio", "--data-dir", t.TempDir())
 	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

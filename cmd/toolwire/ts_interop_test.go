@@ -135,6 +135,6 @@ func checkTSRun(t *testing.T, got tsRun, mode string) {
 // (StdioClientTransport, from the pinned npm packages) list and call the
 // reference tools through `toolwire serve --stdio`.
 func TestTypeScriptSDKOverStdio(t *testing.T) {
-	run := runTSClient(t, "stdio", testenv.Toolwire(t), "serve", "--stdio", "--page-size", "5")
+	run := runTSClient(t, "stdio", testenv.Toolwire(t), "serve", "--stdio", "--page-size", "5", "--data-dir", t.TempDir())
 	checkTSRun(t, run, "stdio")
 }

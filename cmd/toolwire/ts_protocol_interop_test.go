@@ -292,7 +292,7 @@ func member(raw json.RawMessage, name string) string {
 func TestTSProtocolOverStdio(t *testing.T) {
 	o := newTSOracle(t)
 	plan, planJSON := tsProtocolPlanFor(o.ref)
-	run := runTSProtocol(t, planJSON, "stdio", testenv.Toolwire(t), "serve", "--stdio", "--page-size", "5")
+	run := runTSProtocol(t, planJSON, "stdio", testenv.Toolwire(t), "serve", "--stdio", "--page-size", "5", "--data-dir", t.TempDir())
 	checkTSProtocol(t, o, plan, run)
 }
 

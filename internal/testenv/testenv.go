@@ -59,12 +59,20 @@ var (
 )
 
 // Toolwire builds cmd/toolwire once per test binary and returns its path.
+// It also points XDG_STATE_HOME, for this process and the commands it starts
+// from now on, at a directory next to the binary: a `toolwire serve` started
+// without --data-dir keeps its tasks there, never in the user's real state
+// directory. (Tests should still give each server a --data-dir of its own:
+// servers sharing one fall back to keeping tasks in memory.)
 func Toolwire(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "toolwire-bin-")
 		if err != nil {
 			buildErr = err
+			return
+		}
+		if buildErr = os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state")); buildErr != nil {
 			return
 		}
 		buildPath = filepath.Join(dir, "toolwire")

@@ -101,7 +101,7 @@ done
 go build -o "$work/toolwire" ./cmd/toolwire
 # Port 0: the server picks a free loopback port and logs its URL (url=...)
 # on stderr.
-"$work/toolwire" serve --addr 127.0.0.1:0 --log-level info 2>"$work/server.log" &
+"$work/toolwire" serve --addr 127.0.0.1:0 --data-dir "$work/data" --log-level info 2>"$work/server.log" &
 server_pid=$!
 url=""
 for _ in $(seq 1 300); do

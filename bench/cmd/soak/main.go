@@ -146,7 +146,7 @@ type server struct {
 }
 
 func start(bin string) (*server, error) {
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--debug-addr", "127.0.0.1:0", "--log-level", "info")
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--debug-addr", "127.0.0.1:0", "--data-dir", "", "--log-level", "info")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

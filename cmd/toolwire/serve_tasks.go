@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/toolwire/toolwire/server"
+	"github.com/toolwire/toolwire/taskstore"
+)
+
+// dataDirHelp documents --data-dir.
+const dataDirHelp = "directory where tasks (tools run as MCP tasks) are kept, in an SQLite database tasks.db, so that they " +
+	"survive a restart (tasks still running then are marked failed); created with mode 0700. Default: toolwire under " +
+	"the user's state directory, $XDG_STATE_HOME if set to an absolute path, else ~/.local/state " +
+	"(macOS: ~/Library/Application Support; Windows: %LocalAppData%). --data-dir \"\" keeps tasks in memory, lost with the process; " +
+	"so does a data directory another toolwire serve is using (a warning says so)"
+
+// tasksFileName is the task database inside the data directory.
+const tasksFileName = "tasks.db"
+
+// lockFileName is the file a serving process holds locked in the data
+// directory: one process per task database, since a server starting on a
+// store marks every task still running in it failed.
+const lockFileName = "tasks.lock"
+
+// defaultDataDir is where `toolwire serve` keeps its tasks by default: the
+// toolwire directory under the user's state directory. XDG_STATE_HOME is
+// honoured on every system when it is an absolute path (the XDG spec says
+// a relative one is to be ignored); otherwise ~/.local/state on Linux and
+// other Unix systems, ~/Library/Application Support on macOS and
+// %LocalAppData% on Windows.
+func defaultDataDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "toolwire"), nil
+	}
+	if runtime.GOOS == "windows" {
+		d := os.Getenv("LocalAppData")
+		if d == "" || !filepath.IsAbs(d) {
+			return "", errors.New("%LocalAppData% is not set")
+		}
+		return filepath.Join(d, "toolwire"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(home) {
+		return "", fmt.Errorf("the home directory %q is not an absolute path", home)
+	}
+	switch runtime.GOOS {
+	case "darwin", "ios":
+		return filepath.Join(home, "Library", "Application Support", "toolwire"), nil
+	case "plan9":
+		return filepath.Join(home, "lib", "toolwire"), nil
+	}
+	return filepath.Join(home, ".local", "state", "toolwire"), nil
+}
+
+// taskStore is the task store `toolwire serve` uses.
+type taskStore struct {
+	store  taskstore.Store // nil: the server's default, in memory
+	dir    string          // the data directory in use; "" in memory
+	unlock func()
+
+	stopOnce sync.Once
+}
+
+// openTaskStore opens the task store the flags ask for: the SQLite
+// database in the data directory, or none (memory) for --data-dir "". The
+// default directory falls back to memory, with a warning, when it cannot be
+// found; an explicit one that cannot be used is an error. A data directory
+// another process holds falls back to memory with a warning.
+func (f *serveFlags) openTaskStore(explicit bool, logger *slog.Logger) (*taskStore, error) {
+	dir := f.dataDir
+	if !explicit {
+		d, err := defaultDataDir()
+		if err != nil {
+			logger.Warn("no state directory for tasks; keeping them in memory (pass --data-dir DIR)", "error", err)
+			return &taskStore{unlock: func() {}}, nil
+		}
+		dir = d
+	}
+	if dir == "" {
+		logger.Info("keeping tasks in memory (--data-dir \"\")")
+		return &taskStore{unlock: func() {}}, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("--data-dir: %w", err)
+	}
+	unlock, err := lockDataDir(filepath.Join(dir, lockFileName))
+	switch {
+	case errors.Is(err, errDataDirBusy):
+		logger.Warn("the data directory is in use by another toolwire serve; keeping this server's tasks in memory", "dir", dir)
+		return &taskStore{unlock: func() {}}, nil
+	case err != nil:
+		return nil, fmt.Errorf("--data-dir: %w", err)
+	}
+	st, err := taskstore.OpenSQLite(filepath.Join(dir, tasksFileName))
+	if err != nil {
+		unlock()
+		return nil, fmt.Errorf("--data-dir: %w", err)
+	}
+	logger.Info("keeping tasks on disk", "db", filepath.Join(dir, tasksFileName))
+	return &taskStore{store: st, dir: dir, unlock: unlock}, nil
+}
+
+// serverOptions are the server options the store needs.
+func (ts *taskStore) serverOptions() []server.Option {
+	if ts.store == nil {
+		return nil
+	}
+	return []server.Option{server.WithTaskStore(ts.store)}
+}
+
+// stopTasks shuts srv's tasks down (those still running are marked
+// failed), waiting for them up to timeout. It runs once; a concurrent call
+// returns when the first has finished.
+func (ts *taskStore) stopTasks(srv *server.Server, timeout time.Duration, logger *slog.Logger) {
+	ts.stopOnce.Do(func() {
+		if timeout <= 0 {
+			timeout = 10 * time.Second
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			logger.Warn("tasks still running at shutdown", "error", err)
+		}
+	})
+}
+
+// close stops srv's tasks (stopTasks), then closes the store and unlocks
+// the data directory.
+func (ts *taskStore) close(srv *server.Server, timeout time.Duration, logger *slog.Logger) {
+	ts.stopTasks(srv, timeout, logger)
+	if ts.store != nil {
+		if err := ts.store.Close(); err != nil {
+			logger.Error("cannot close the task store", "error", err)
+		}
+	}
+	ts.unlock()
+}
+
+// errDataDirBusy is lockDataDir's answer for a directory another process
+// holds.
+var errDataDirBusy = errors.New("the data directory is in use by another process")
