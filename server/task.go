@@ -83,8 +83,9 @@ func (c *taskConfig) defaults() {
 
 // WithTaskStore sets where tasks are kept (default: in memory, lost with
 // the process). The server recovers the store when tasks start: tasks it
-// finds still working are marked failed with RestartMessage. The caller
-// closes the store after Shutdown.
+// finds still working are marked failed with RestartMessage, so a store
+// belongs to one server process at a time (toolwire serve locks its data
+// directory). The caller closes the store after Shutdown.
 func WithTaskStore(st taskstore.Store) Option {
 	return serverOption(func(c *config) { c.tasks.store = st })
 }

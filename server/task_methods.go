@@ -217,6 +217,9 @@ func setMeta(raw json.RawMessage, key string, value any) (json.RawMessage, error
 }
 
 // listTasks serves 2025-era tasks/list: the caller's tasks, newest first.
+// Tasks belong to the authenticated principal; without authentication every
+// caller is the same anonymous one and sees every anonymous task (ids stay
+// unguessable, but a server whose tasks must be private authenticates).
 func (s *Server) listTasks(ctx context.Context, r *Request, p *mcp.ListTasksParams) (*mcp.ListTasksResult, error) {
 	page, err := s.tasks.store.List(ctx, ownerOf(r), p.Cursor, s.cfg.pageSize)
 	switch {
