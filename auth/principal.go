@@ -3,6 +3,17 @@
 // HTTP request and puts a Principal on its context with WithPrincipal;
 // tool and method handlers read it with PrincipalFrom, in both protocol
 // eras, and a 2025-era session stays bound to the principal that opened it.
+//
+// It also makes an MCP server an OAuth 2.1 resource server, as MCP's
+// authorization specification asks: Require is the bearer-token middleware
+// (RFC 6750: 401 with a WWW-Authenticate challenge naming the Protected
+// Resource Metadata, 403 insufficient_scope, tokens from the Authorization
+// header only); a TokenVerifier checks the token, either a JWTVerifier
+// (JWT access tokens, RFC 9068, keys from the issuer's JWKS found through
+// RFC 8414 metadata) or an IntrospectionVerifier (RFC 7662); and
+// MetadataHandler serves the RFC 9728 Protected Resource Metadata that tells
+// clients which authorization server to use. Tokens must be issued for this
+// server: their audience is its canonical URL (RFC 8707).
 package auth
 
 import "context"

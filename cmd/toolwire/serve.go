@@ -55,6 +55,9 @@ type serveFlags struct {
 	gzipMaxBytes int64
 
 	otc otcServeFlags
+
+	auth   authFlags // --auth-*: OAuth resource server (serve_auth.go)
+	authOn bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -88,6 +91,11 @@ func newServeCmd() *cobra.Command {
 			logger, err := newLogger(f.logLevel)
 			if err != nil {
 				return err
+			}
+			if f.authOn = f.auth.enabled(cmd); f.authOn {
+				if err := f.auth.check(f.stdio); err != nil {
+					return err
+				}
 			}
 			refOpts, err := f.referenceOptions(cmd.Context())
 			if err != nil {
@@ -182,6 +190,7 @@ func newServeCmd() *cobra.Command {
 	fl.StringVar(&f.files, "files", "", "gzip-file-as-resource: directory whose regular files it may read (default: none, data: URIs only)")
 	fl.Int64Var(&f.gzipMaxBytes, "gzip-max-bytes", reference.DefaultGzipMaxBytes, "gzip-file-as-resource: most bytes of input it reads")
 	f.otc.register(cmd)
+	f.auth.register(cmd)
 	return cmd
 }
 
@@ -243,6 +252,9 @@ func serveHTTP(cmd *cobra.Command, srv *server.Server, f *serveFlags, logger *sl
 		streamable.WithReadTimeout(f.readTimeout),
 		streamable.WithWriteTimeout(f.writeTimeout),
 		logOpt)
+	if f.authOn {
+		return serveAuthHTTP(cmd.Context(), srv, f, h, logger)
+	}
 	return streamable.ListenAndServe(cmd.Context(), f.addr, h,
 		streamable.WithPath(f.path),
 		streamable.WithReadHeaderTimeout(f.readHeaderTimeout),

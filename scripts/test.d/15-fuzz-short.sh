@@ -41,6 +41,7 @@ targets=(
   "./otc FuzzParseCall"
   "./transport/stdio FuzzConnRead"
   "./transport/streamable FuzzHTTPPost"
+  "./auth FuzzPeekTarget"
 )
 
 # Every fuzz target in the module (bench/ is a module of its own) must be listed.

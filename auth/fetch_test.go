@@ -1,0 +1,120 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCheckFetchURL(t *testing.T) {
+	for _, u := range []string{"https://as.example.com/x", "http://127.0.0.1:9/jwks", "http://localhost/", "http://LOCALHOST:1", "http://[::1]:9", "http://127.1.2.3"} {
+		if err := checkFetchURL(u); err != nil {
+			t.Errorf("%s refused: %v", u, err)
+		}
+	}
+	for _, u := range []string{"http://example.com", "http://10.0.0.1", "http://localhost.example.com", "ftp://127.0.0.1/",
+		"https://user:pw@as.example.com/", "https://as.example.com/#f", "/relative", "", "http://[::ffff:10.0.0.1]/"} {
+		if err := checkFetchURL(u); err == nil {
+			t.Errorf("%s accepted", u)
+		}
+	}
+}
+
+func TestMetadataURLs(t *testing.T) {
+	for iss, want := range map[string][]string{
+		"https://as.example.com": {"https://as.example.com/.well-known/oauth-authorization-server", "https://as.example.com/.well-known/openid-configuration"},
+		"https://as.example.com/tenant1": {"https://as.example.com/.well-known/oauth-authorization-server/tenant1",
+			"https://as.example.com/.well-known/openid-configuration/tenant1", "https://as.example.com/tenant1/.well-known/openid-configuration"},
+	} {
+		got, err := metadataURLs(iss)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("metadataURLs(%q) = %v, %v", iss, got, err)
+		}
+	}
+}
+
+func TestFetchRefusesNonJSONAndErrors(t *testing.T) {
+	fc := &fetchConfig{}
+	fc.defaults()
+	answer := func(status int, ct, body string) {
+		fc.client.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: status, Header: http.Header{"Content-Type": {ct}}, Body: io.NopCloser(strings.NewReader(body))}, nil
+		})
+	}
+	var v map[string]any
+	for _, tc := range []struct {
+		status   int
+		ct, body string
+		want     string
+	}{
+		{200, "text/html", "{}", "not JSON"},
+		{500, "application/json", "{}", "status 500"},
+		{404, "application/json", "{}", "not found"},
+		{200, "application/json", "{", "invalid JSON"},
+		{200, "application/jwk-set+json", `{"keys":[]}`, ""},
+	} {
+		answer(tc.status, tc.ct, tc.body)
+		err := fc.getJSON(context.Background(), "https://as.example.com/x", &v)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%d %s: %v, want %q", tc.status, tc.ct, err, tc.want)
+		}
+	}
+}
+
+func TestHTTPSRule(t *testing.T) {
+	for _, u := range []string{"http://example.com", "ftp://127.0.0.1/", "http://user:pw@127.0.0.1/", "/relative", "http://10.0.0.1"} {
+		if _, err := NewJWTVerifier(u, testAudience); err == nil {
+			t.Errorf("issuer %q accepted", u)
+		}
+		if _, err := NewJWTVerifier("https://as.example.com", testAudience, WithJWKSURL(u)); err == nil {
+			t.Errorf("JWKS URL %q accepted", u)
+		}
+		if _, err := NewIntrospectionVerifier(u, testAudience); err == nil {
+			t.Errorf("introspection endpoint %q accepted", u)
+		}
+	}
+	for _, u := range []string{"https://as.example.com", "http://127.0.0.1:9", "http://localhost:9", "http://[::1]:9", "http://127.1.2.3"} {
+		if _, err := NewJWTVerifier(u, testAudience); err != nil {
+			t.Errorf("issuer %q refused: %v", u, err)
+		}
+	}
+	// A jwks_uri that breaks the rule is not fetched.
+	iss := newTestIssuer(t)
+	v := newTestVerifier(t, iss, newClock())
+	v.keys.fc.client.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return jsonResponse(`{"issuer":"` + iss.url + `","jwks_uri":"http://keys.example.com/jwks"}`), nil
+	})
+	_, err := v.Verify(context.Background(), iss.mint(t, "k1", "", iss.claims(testAudience)))
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "must use https") {
+		t.Fatalf("http jwks_uri: %v", err)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func jsonResponse(body string) *http.Response {
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(body))}
+}
+
+func TestRedirectKeepsToHTTPSRule(t *testing.T) {
+	iss := newTestIssuer(t)
+	v := newTestVerifier(t, iss, newClock())
+	v.keys.fc.client.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Host == "keys.example.com" {
+			t.Errorf("followed a redirect to %s", r.URL)
+		}
+		return &http.Response{StatusCode: http.StatusFound, Header: http.Header{"Location": {"http://keys.example.com/md"}},
+			Body: io.NopCloser(strings.NewReader(""))}, nil
+	})
+	_, err := v.Verify(context.Background(), iss.mint(t, "k1", "", iss.claims(testAudience)))
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "must use https") {
+		t.Fatalf("redirect to http: %v", err)
+	}
+}
