@@ -22,7 +22,10 @@
 // byte for byte as received, for proxies. A lost HTTP session is
 // re-initialized once, a dropped legacy SSE stream is resumed with
 // Last-Event-ID, and every request has a timeout, cancellation and optional
-// progress reports.
+// progress reports. Over HTTP, HTTP.Auth authorizes every request and
+// answers 401 and 403 challenges (package oauth implements it with OAuth
+// 2.1); without it a 401 or 403 is a *TransportError carrying the status
+// and the WWW-Authenticate value.
 //
 // Requests are sent and matched through a jsonrpc.Peer, the same pending
 // table the server uses for its requests to clients, and wrapped in

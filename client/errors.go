@@ -62,7 +62,10 @@ func CodeOf(err error) Code {
 type TransportError struct {
 	Op         string // what was being done, e.g. "POST tools/call"
 	StatusCode int    // HTTP status when there was one, else 0
-	Err        error  // the cause; context.Canceled/DeadlineExceeded on cancellation
+	// WWWAuthenticate is the WWW-Authenticate value of a 401 or 403 (the
+	// challenges, several header lines joined with ", "); "" otherwise.
+	WWWAuthenticate string
+	Err             error // the cause; context.Canceled/DeadlineExceeded on cancellation
 }
 
 func (e *TransportError) Error() string {

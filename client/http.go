@@ -33,6 +33,12 @@ type HTTP struct {
 	// copy of it is used, whose CheckRedirect applies the redirect rule
 	// above before the given one.
 	Client *http.Client
+	// Auth, when set, authorizes every request (POST, GET stream, DELETE)
+	// and answers the server's 401 and 403 challenges (see HTTPAuth);
+	// package oauth provides an OAuth 2.1 implementation. Without it a 401
+	// or 403 fails the exchange with a *TransportError that keeps the status
+	// and the WWW-Authenticate value.
+	Auth HTTPAuth
 }
 
 func (h *HTTP) dial(ctx context.Context, c *Client) (link, error) {
@@ -47,7 +53,7 @@ func (h *HTTP) dial(ctx context.Context, c *Client) (link, error) {
 		hc = *h.Client
 	}
 	hc.CheckRedirect = guardRedirects(hc.CheckRedirect)
-	return &httpConn{c: c, url: u.String(), header: h.Header.Clone(), hc: &hc}, nil
+	return &httpConn{c: c, url: u.String(), header: h.Header.Clone(), hc: &hc, auth: h.Auth}, nil
 }
 
 type httpConn struct {
@@ -55,6 +61,7 @@ type httpConn struct {
 	url    string
 	header http.Header
 	hc     *http.Client
+	auth   HTTPAuth
 
 	mu      sync.Mutex
 	session string
@@ -197,9 +204,9 @@ func (h *httpConn) send(ctx context.Context, req *jsonrpc.Request, w *wireInfo) 
 	if req.Method == mcp.MethodInitialize {
 		rejected = h.lostSession()
 	}
-	resp, err := h.hc.Do(hreq)
+	resp, err := h.do(hreq, op)
 	if err != nil {
-		return &TransportError{Op: op, Err: err}
+		return transportError(op, err)
 	}
 	defer resp.Body.Close()
 	if req.Method == mcp.MethodInitialize && resp.StatusCode/100 == 2 {
@@ -485,7 +492,7 @@ func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser
 		}
 		resp, err := h.get(ctx, sr.lastID, w.version)
 		if err != nil {
-			return &TransportError{Op: "GET (resume " + op + ")", Err: err}
+			return transportError("GET (resume "+op+")", err)
 		}
 		if resp.StatusCode/100 == 3 {
 			resp.Body.Close()
@@ -549,7 +556,7 @@ func (h *httpConn) get(ctx context.Context, lastID, version string) (*http.Respo
 	if lastID != "" {
 		req.Header.Set(mcp.HeaderLastEventID, lastID)
 	}
-	return h.hc.Do(req)
+	return h.do(req, "GET")
 }
 
 func (h *httpConn) postMessage(ctx context.Context, m jsonrpc.Message, w *wireInfo) error {
@@ -565,9 +572,9 @@ func (h *httpConn) postMessage(ctx context.Context, m jsonrpc.Message, w *wireIn
 	if err != nil {
 		return err
 	}
-	resp, err := h.hc.Do(req)
+	resp, err := h.do(req, op)
 	if err != nil {
-		return &TransportError{Op: op, Err: err}
+		return transportError(op, err)
 	}
 	defer resp.Body.Close()
 	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -656,6 +663,11 @@ func (h *httpConn) listen(ctx context.Context, ready chan struct{}) {
 		resp, err := h.get(ctx, lastID, h.c.state().version)
 		if err != nil {
 			signal()
+			var te *TransportError
+			if errors.As(err, &te) && authStatus(te.StatusCode) {
+				h.c.cfg.logger.Debug("the server refused the standalone GET stream", "status", te.StatusCode)
+				return
+			}
 			h.c.cfg.logger.Debug("standalone GET stream failed", "error", err)
 			failures++
 		} else if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
@@ -736,6 +748,14 @@ func (h *httpConn) close() error {
 	if v := h.c.state().version; v != "" {
 		req.Header.Set(mcp.HeaderProtocolVersion, v)
 	}
+	// Credentials, but no challenge: a refused DELETE is not worth an
+	// authorization flow while closing.
+	if h.auth != nil {
+		if err := h.auth.Authorize(req); err != nil {
+			h.c.cfg.logger.Debug("DELETE of the session not authorized", "error", err)
+			return nil
+		}
+	}
 	resp, err := h.hc.Do(req)
 	if err != nil {
 		h.c.cfg.logger.Debug("DELETE of the session failed", "error", err)
@@ -743,4 +763,62 @@ func (h *httpConn) close() error {
 	}
 	resp.Body.Close()
 	return nil
+}
+
+// do sends req, through the transport's HTTPAuth when there is one: the
+// credentials Authorize sets, and on a 401 or 403 a Challenge and, when it
+// asks, the same request again with its body replayed (at most
+// MaxAuthRetries times). A 401 or 403 that is not retried, with or without
+// Auth, fails with a *TransportError carrying the status and the
+// WWW-Authenticate value; other errors are those of the http.Client.
+func (h *httpConn) do(req *http.Request, op string) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		if h.auth != nil {
+			if err := h.auth.Authorize(req); err != nil {
+				return nil, &TransportError{Op: op, Err: fmt.Errorf("authorizing the request: %w", err)}
+			}
+		}
+		resp, err := h.hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		if !authStatus(resp.StatusCode) {
+			return resp, nil
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		challenge := strings.Join(resp.Header.Values("WWW-Authenticate"), ", ")
+		fail := func(cause error) error {
+			return &TransportError{Op: op, StatusCode: resp.StatusCode, WWWAuthenticate: challenge, Err: cause}
+		}
+		if h.auth == nil || attempt >= MaxAuthRetries {
+			return nil, fail(statusError(resp.StatusCode, body))
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		retry, cerr := h.auth.Challenge(req.Context(), req, resp)
+		if cerr != nil {
+			return nil, fail(fmt.Errorf("%s: authorization failed: %w", http.StatusText(resp.StatusCode), cerr))
+		}
+		if !retry {
+			return nil, fail(statusError(resp.StatusCode, body))
+		}
+		next := req.Clone(req.Context())
+		if req.GetBody != nil {
+			b, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			next.Body = b
+		}
+		req = next
+	}
+}
+
+// transportError wraps err as a *TransportError of op unless it is one.
+func transportError(op string, err error) error {
+	var te *TransportError
+	if errors.As(err, &te) {
+		return err
+	}
+	return &TransportError{Op: op, Err: err}
 }

@@ -64,8 +64,11 @@ func run(ctx context.Context, scenario, url string, logger *slog.Logger) error {
 			return mrtr.answer(ctx, c, method, params)
 		}))
 	}
-	var err error
-	c, err = client.Connect(ctx, &client.HTTP{URL: url}, opts...)
+	auth, err := authFor(scenario, url, logger)
+	if err != nil {
+		return err
+	}
+	c, err = client.Connect(ctx, &client.HTTP{URL: url, Auth: auth}, opts...)
 	if err != nil {
 		return err
 	}

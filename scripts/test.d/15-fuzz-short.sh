@@ -38,9 +38,13 @@ targets=(
   "./server FuzzInputRound"
   "./client FuzzSSEReader"
   "./client FuzzDecodeTask"
+  "./oauth FuzzParseWWWAuthenticate"
+  "./oauth FuzzDecodeMetadata"
+  "./oauth FuzzDecodeTokenResponse"
   "./otc FuzzParseCall"
   "./transport/stdio FuzzConnRead"
   "./transport/streamable FuzzHTTPPost"
+  "./oauth FuzzDecodeExchangeResponse"
   "./auth FuzzPeekTarget"
 )
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite's client scenarios (pinned in
 # conformance/npm, --suite all) against toolwire's conformance client
-# (conformance/client). Only the OAuth scenarios listed in
-# conformance/client/expected-failures.yml may fail; anything else failing, or
-# a listed scenario passing, fails this script. Prints the suite's summary.
+# (conformance/client). Only the scenarios listed in
+# conformance/client/expected-failures.yml (none) may fail; anything else
+# failing, or a listed scenario passing, fails this script. Prints the suite's
+# summary.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

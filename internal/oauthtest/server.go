@@ -1,0 +1,410 @@
+// Package oauthtest is a fake OAuth 2.1 authorization server and a bearer
+// check for tests of the OAuth client (package oauth): RFC 8414 metadata,
+// a JWKS, an authorization endpoint that approves at once and checks PKCE,
+// a token endpoint for authorization_code, refresh_token (rotating) and
+// client_credentials, RFC 7591 registration, and options to misbehave.
+// Tokens are opaque random strings bound to the resource they were
+// requested for.
+package oauthtest
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+)
+
+// Options shape the server; the zero value is a well-behaved server with
+// dynamic registration and public clients.
+type Options struct {
+	ScopesSupported   []string      // scopes_supported in the metadata
+	AuthMethods       []string      // token_endpoint_auth_methods_supported; nil: ["none", "client_secret_basic", "client_secret_post", "private_key_jwt"]
+	TokenTTL          time.Duration // expires_in; 0: one hour
+	NoRefreshTokens   bool          // issue no refresh tokens
+	NoRotation        bool          // refresh keeps the same refresh token
+	NoRegistration    bool          // no registration_endpoint
+	CIMD              bool          // client_id_metadata_document_supported
+	NoPKCEAdvertised  bool          // omit code_challenge_methods_supported
+	IssSupported      bool          // authorization_response_iss_parameter_supported
+	IssInRedirect     string        // "" or "correct": the issuer; "omit"; "wrong"; "slash": issuer + "/"
+	MetadataIssuer    string        // issuer in the metadata, when it must lie
+	EchoSecretsInErrs bool          // error_description repeats the request's secrets (for redaction tests)
+	// Clients are pre-registered: id → secret ("" for a public client).
+	Clients map[string]string
+	// ClientKeys are the public keys of private_key_jwt clients, by id.
+	ClientKeys map[string]*ecdsa.PublicKey
+	// GrantScopes, when set, decides the scopes granted for those
+	// requested (to grant fewer).
+	GrantScopes func(requested []string) []string
+	Now         func() time.Time
+}
+
+// Server is the fake authorization server. Its issuer is URL.
+type Server struct {
+	*httptest.Server
+	URL  string
+	opts Options
+	key  *ecdsa.PrivateKey
+
+	mu             sync.Mutex
+	clients        map[string]string // id → secret
+	codes          map[string]*grant
+	access         map[string]*TokenInfo
+	refresh        map[string]*TokenInfo
+	Authorizations []url.Values // query of every authorization request
+	TokenRequests  []url.Values // form of every token request
+	Registrations  int
+}
+
+type grant struct {
+	client, redirect, challenge, resource string
+	scopes                                []string
+}
+
+// TokenInfo is what an access token was issued for.
+type TokenInfo struct {
+	Client   string
+	Resource string
+	Scopes   []string
+	Expiry   time.Time
+}
+
+// New starts a server, closed when the test ends.
+func New(t testing.TB, opts Options) *Server {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{opts: opts, key: key, clients: map[string]string{}, codes: map[string]*grant{},
+		access: map[string]*TokenInfo{}, refresh: map[string]*TokenInfo{}}
+	for id, sec := range opts.Clients {
+		s.clients[id] = sec
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.metadata)
+	mux.HandleFunc("GET /jwks", s.jwks)
+	mux.HandleFunc("GET /authorize", s.authorize)
+	mux.HandleFunc("POST /token", s.token)
+	if !opts.NoRegistration {
+		mux.HandleFunc("POST /register", s.register)
+	}
+	s.Server = httptest.NewServer(mux)
+	s.URL = s.Server.URL
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *Server) now() time.Time {
+	if s.opts.Now != nil {
+		return s.opts.Now()
+	}
+	return time.Now()
+}
+
+func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
+	methods := s.opts.AuthMethods
+	if methods == nil {
+		methods = []string{"none", "client_secret_basic", "client_secret_post", "private_key_jwt"}
+	}
+	iss := s.URL
+	if s.opts.MetadataIssuer != "" {
+		iss = s.opts.MetadataIssuer
+	}
+	md := map[string]any{
+		"issuer":                                iss,
+		"authorization_endpoint":                s.URL + "/authorize",
+		"token_endpoint":                        s.URL + "/token",
+		"jwks_uri":                              s.URL + "/jwks",
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
+		"token_endpoint_auth_methods_supported": methods,
+	}
+	if !s.opts.NoRegistration {
+		md["registration_endpoint"] = s.URL + "/register"
+	}
+	if !s.opts.NoPKCEAdvertised {
+		md["code_challenge_methods_supported"] = []string{"S256"}
+	}
+	if s.opts.ScopesSupported != nil {
+		md["scopes_supported"] = s.opts.ScopesSupported
+	}
+	if s.opts.IssSupported {
+		md["authorization_response_iss_parameter_supported"] = true
+	}
+	if s.opts.CIMD {
+		md["client_id_metadata_document_supported"] = true
+	}
+	writeJSON(w, http.StatusOK, md)
+}
+
+func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) {
+	set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &s.key.PublicKey, KeyID: "k1", Algorithm: "ES256", Use: "sig"}}}
+	writeJSON(w, http.StatusOK, set)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func oauthError(w http.ResponseWriter, status int, code, desc string) {
+	writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
+}
+
+func random() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (s *Server) knownClient(id string) bool {
+	_, ok := s.clients[id]
+	return ok || (s.opts.CIMD && strings.HasPrefix(id, "https://"))
+}
+
+// authorize approves at once: it checks the client, PKCE (S256) and the
+// redirect URI, and redirects with a code, the state and iss.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	s.mu.Lock()
+	s.Authorizations = append(s.Authorizations, q)
+	known := s.knownClient(q.Get("client_id"))
+	s.mu.Unlock()
+	redirect := q.Get("redirect_uri")
+	ru, err := url.Parse(redirect)
+	if err != nil || redirect == "" || !known {
+		http.Error(w, "unknown client or bad redirect_uri", http.StatusBadRequest)
+		return
+	}
+	back := ru.Query()
+	back.Set("state", q.Get("state"))
+	switch s.opts.IssInRedirect {
+	case "", "correct":
+		back.Set("iss", s.URL)
+	case "wrong":
+		back.Set("iss", "https://evil.example.com")
+	case "slash":
+		back.Set("iss", s.URL+"/")
+	}
+	if q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
+		back.Set("error", "invalid_request")
+		back.Set("error_description", "PKCE S256 is required")
+	} else {
+		code := random()
+		s.mu.Lock()
+		s.codes[code] = &grant{client: q.Get("client_id"), redirect: redirect, challenge: q.Get("code_challenge"),
+			resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope"))}
+		s.mu.Unlock()
+		back.Set("code", code)
+	}
+	ru.RawQuery = back.Encode()
+	http.Redirect(w, r, ru.String(), http.StatusFound)
+}
+
+// clientAuth authenticates the client of a token request; "" when it
+// fails (the error is written).
+func (s *Server) clientAuth(w http.ResponseWriter, r *http.Request) string {
+	id, secret, basic := r.BasicAuth()
+	if basic {
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+	} else {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	if a := r.PostForm.Get("client_assertion"); a != "" {
+		tok, err := jwt.ParseSigned(a, []jose.SignatureAlgorithm{jose.ES256})
+		var c jwt.Claims
+		s.mu.Lock()
+		pub := s.opts.ClientKeys[id]
+		s.mu.Unlock()
+		if err != nil || pub == nil || tok.Claims(pub, &c) != nil || c.Issuer != id || c.Subject != id ||
+			c.ValidateWithLeeway(jwt.Expected{AnyAudience: jwt.Audience{s.URL}, Time: s.now()}, time.Minute) != nil {
+			oauthError(w, http.StatusUnauthorized, "invalid_client", "bad client assertion")
+			return ""
+		}
+		return id
+	}
+	s.mu.Lock()
+	want, ok := s.clients[id]
+	s.mu.Unlock()
+	if !ok && !(s.opts.CIMD && strings.HasPrefix(id, "https://")) {
+		oauthError(w, http.StatusUnauthorized, "invalid_client", "unknown client")
+		return ""
+	}
+	if want != "" && secret != want {
+		oauthError(w, http.StatusUnauthorized, "invalid_client", "bad client secret")
+		return ""
+	}
+	return id
+}
+
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "bad form")
+		return
+	}
+	s.mu.Lock()
+	s.TokenRequests = append(s.TokenRequests, r.PostForm)
+	s.mu.Unlock()
+	client := s.clientAuth(w, r)
+	if client == "" {
+		return
+	}
+	f := r.PostForm
+	switch f.Get("grant_type") {
+	case "authorization_code":
+		s.mu.Lock()
+		g := s.codes[f.Get("code")]
+		delete(s.codes, f.Get("code"))
+		s.mu.Unlock()
+		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
+		switch {
+		case g == nil:
+			desc := "unknown code"
+			if s.opts.EchoSecretsInErrs {
+				desc += " " + f.Get("code") + " verifier " + f.Get("code_verifier")
+			}
+			oauthError(w, http.StatusBadRequest, "invalid_grant", desc)
+		case g.client != client || g.redirect != f.Get("redirect_uri"):
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "client or redirect_uri mismatch")
+		case base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge:
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "PKCE verification failed")
+		case g.resource != f.Get("resource"):
+			oauthError(w, http.StatusBadRequest, "invalid_target", "resource differs from the authorization request's")
+		default:
+			s.issue(w, client, g.resource, g.scopes, true)
+		}
+	case "refresh_token":
+		rt := f.Get("refresh_token")
+		s.mu.Lock()
+		info := s.refresh[rt]
+		if info != nil && !s.opts.NoRotation {
+			delete(s.refresh, rt)
+		}
+		s.mu.Unlock()
+		if info == nil || info.Client != client {
+			desc := "unknown refresh token"
+			if s.opts.EchoSecretsInErrs {
+				desc += " " + rt
+			}
+			oauthError(w, http.StatusBadRequest, "invalid_grant", desc)
+			return
+		}
+		if s.opts.NoRotation {
+			s.issueWith(w, client, info.Resource, info.Scopes, rt)
+			return
+		}
+		s.issue(w, client, info.Resource, info.Scopes, true)
+	case "client_credentials":
+		s.issue(w, client, f.Get("resource"), strings.Fields(f.Get("scope")), false)
+	default:
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "")
+	}
+}
+
+func (s *Server) issue(w http.ResponseWriter, client, resource string, scopes []string, withRefresh bool) {
+	rt := ""
+	if withRefresh && !s.opts.NoRefreshTokens {
+		rt = random()
+	}
+	s.issueWith(w, client, resource, scopes, rt)
+}
+
+func (s *Server) issueWith(w http.ResponseWriter, client, resource string, scopes []string, rt string) {
+	if s.opts.GrantScopes != nil {
+		scopes = s.opts.GrantScopes(scopes)
+	}
+	ttl := s.opts.TokenTTL
+	if ttl == 0 {
+		ttl = time.Hour
+	}
+	at := random()
+	info := &TokenInfo{Client: client, Resource: resource, Scopes: slices.Clone(scopes), Expiry: s.now().Add(ttl)}
+	s.mu.Lock()
+	s.access[at] = info
+	if rt != "" {
+		s.refresh[rt] = info
+	}
+	s.mu.Unlock()
+	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(ttl.Seconds())}
+	if rt != "" {
+		resp["refresh_token"] = rt
+	}
+	if len(scopes) > 0 {
+		resp["scope"] = strings.Join(scopes, " ")
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		RedirectURIs []string `json:"redirect_uris"`
+		Method       string   `json:"token_endpoint_auth_method"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&req); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "bad JSON")
+		return
+	}
+	id, secret := "dyn-"+random(), ""
+	if req.Method != "" && req.Method != "none" {
+		secret = random()
+	}
+	s.mu.Lock()
+	s.clients[id] = secret
+	s.Registrations++
+	s.mu.Unlock()
+	resp := map[string]any{"client_id": id, "redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": orDefault(req.Method, "none")}
+	if secret != "" {
+		resp["client_secret"] = secret
+	}
+	writeJSON(w, http.StatusCreated, resp)
+}
+
+func orDefault(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// Verify returns what the access token was issued for; false for an
+// unknown, expired or revoked token.
+func (s *Server) Verify(token string) (TokenInfo, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	info := s.access[token]
+	if info == nil || !s.now().Before(info.Expiry) {
+		return TokenInfo{}, false
+	}
+	return *info, true
+}
+
+// RevokeAccess revokes every access token (refresh tokens stay valid).
+func (s *Server) RevokeAccess() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.access = map[string]*TokenInfo{}
+}
+
+// Counts returns how many authorization, token and registration requests
+// the server has seen.
+func (s *Server) Counts() (authorizations, tokens, registrations int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.Authorizations), len(s.TokenRequests), s.Registrations
+}

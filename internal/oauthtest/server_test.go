@@ -1,0 +1,67 @@
+package oauthtest
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func TestServerChecksPKCEAndRotates(t *testing.T) {
+	s := New(t, Options{Clients: map[string]string{"pub": ""}})
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	authorize := func(challenge string) url.Values {
+		q := url.Values{"response_type": {"code"}, "client_id": {"pub"}, "redirect_uri": {"http://127.0.0.1:1/cb"}, "state": {"st"},
+			"code_challenge": {challenge}, "code_challenge_method": {"S256"}, "resource": {"https://m/mcp"}}
+		resp, err := noRedirect.Get(s.URL + "/authorize?" + q.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		loc, _ := resp.Location()
+		return loc.Query()
+	}
+	token := func(form url.Values) (int, map[string]any) {
+		form.Set("client_id", "pub")
+		resp, err := http.PostForm(s.URL+"/token", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	sum := sha256.Sum256([]byte("verifier-verifier-verifier-verifier-verifier"))
+	cb := authorize(base64.RawURLEncoding.EncodeToString(sum[:]))
+	if cb.Get("iss") != s.URL || cb.Get("state") != "st" {
+		t.Fatalf("callback %v", cb)
+	}
+	if st, m := token(url.Values{"grant_type": {"authorization_code"}, "code": {cb.Get("code")}, "code_verifier": {"wrong"},
+		"redirect_uri": {"http://127.0.0.1:1/cb"}, "resource": {"https://m/mcp"}}); st != 400 || m["error"] != "invalid_grant" {
+		t.Errorf("wrong verifier: %d %v", st, m)
+	}
+	cb = authorize(base64.RawURLEncoding.EncodeToString(sum[:]))
+	st, m := token(url.Values{"grant_type": {"authorization_code"}, "code": {cb.Get("code")}, "code_verifier": {"verifier-verifier-verifier-verifier-verifier"},
+		"redirect_uri": {"http://127.0.0.1:1/cb"}, "resource": {"https://m/mcp"}})
+	if st != 200 {
+		t.Fatalf("%d %v", st, m)
+	}
+	if info, ok := s.Verify(m["access_token"].(string)); !ok || info.Resource != "https://m/mcp" {
+		t.Errorf("verify: %v %v", info, ok)
+	}
+	rt := m["refresh_token"].(string)
+	st, m = token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}})
+	if st != 200 || m["refresh_token"] == rt {
+		t.Fatalf("refresh: %d %v", st, m)
+	}
+	if st, _ := token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}}); st != 400 {
+		t.Error("a rotated refresh token was accepted again")
+	}
+	if q := authorize(""); q.Get("error") != "invalid_request" || !strings.Contains(q.Get("error_description"), "PKCE") {
+		t.Errorf("no challenge accepted: %v", q)
+	}
+}

@@ -1,0 +1,515 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config configures an Authorizer. Only Endpoint is required; an
+// interactive client also sets UserAgent and RedirectURI, a machine client
+// sets Grant (ClientCredentials) and its credentials.
+type Config struct {
+	// Endpoint is the MCP endpoint URL: the resource tokens are for.
+	Endpoint string
+
+	// UserAgent and RedirectURI run the authorization code flow: the
+	// redirect URI is registered and sent; the user agent returns the URL
+	// the authorization server redirected to.
+	UserAgent   UserAgent
+	RedirectURI string
+
+	// Client metadata for dynamic registration (RFC 7591).
+	ClientName      string
+	ClientURI       string
+	SoftwareID      string
+	SoftwareVersion string
+	ApplicationType string // "native" (the default) or "web"
+
+	// ClientMetadataURL is the https URL of the client's Client ID Metadata
+	// Document, used as client_id where the server supports them.
+	ClientMetadataURL string
+
+	// Pre-registered credentials. ClientIssuer binds them to one
+	// authorization server (they are never presented to another); empty
+	// means any. TokenEndpointAuthMethod forces the authentication method
+	// ("" picks one the server supports).
+	ClientID                string
+	ClientSecret            string
+	ClientIssuer            string
+	TokenEndpointAuthMethod string
+	// ClientKey enables private_key_jwt (RFC 7523 client assertions).
+	ClientKey *ClientKey
+
+	// Grant, when set, obtains tokens in place of the authorization code
+	// flow (ClientCredentials, or another grant).
+	Grant Grant
+
+	// Scopes are requested in addition to those the server asks for.
+	Scopes []string
+	// NoOfflineAccess stops the client adding offline_access (for a
+	// refresh token) when the authorization server lists it.
+	NoOfflineAccess bool
+
+	// Store keeps tokens across runs; nil: in memory.
+	Store TokenStore
+
+	// DPoP, when set, sender-constrains tokens (see DPoPSigner).
+	DPoP DPoPSigner
+
+	// AllowLoopback lets discovery reach loopback addresses even when the
+	// MCP endpoint is not loopback (it always can when it is);
+	// AllowPrivateNetworks lets it reach private addresses (RFC 1918, RFC
+	// 4193, CGNAT). Link-local, multicast and unspecified addresses are
+	// always refused.
+	AllowLoopback        bool
+	AllowPrivateNetworks bool
+	// Timeout bounds each request to an authorization server or metadata
+	// URL; 0 means 30 seconds.
+	Timeout time.Duration
+
+	// MaxStepUps is how many times one scope set is re-authorized after
+	// 403 insufficient_scope; 0 means 1.
+	MaxStepUps int
+
+	Now    func() time.Time // nil: time.Now
+	Logger *slog.Logger     // nil: no logging
+}
+
+// Authorizer authorizes requests to one MCP endpoint with OAuth 2.1. It
+// implements client.HTTPAuth (Authorize, Challenge) without importing
+// package client. Safe for concurrent use.
+type Authorizer struct {
+	cfg      Config
+	endpoint *url.URL
+	key      string // the store key: the canonical endpoint URI
+	pol      netPolicy
+	hc       *http.Client
+	disc     discoverer
+	now      func() time.Time
+	log      *slog.Logger
+	asNonces NonceCache
+	rsNonces NonceCache
+
+	flow sync.Mutex // one discovery/registration/grant at a time
+
+	mu        sync.Mutex
+	tok       *Token
+	loaded    bool
+	clients   map[string]ClientInfo // by issuer
+	asCache   map[string]*AuthServerMetadata
+	requested map[string]int // authorizations per scope set
+}
+
+// NewAuthorizer checks cfg and returns an Authorizer for cfg.Endpoint.
+func NewAuthorizer(cfg Config) (*Authorizer, error) {
+	u, err := url.Parse(cfg.Endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("oauth: the endpoint %q is not an http or https URL", truncate(cfg.Endpoint, 200))
+	}
+	key, err := CanonicalResource(cfg.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	pol := netPolicy{allowLoopback: cfg.AllowLoopback || isLoopbackHost(u.Hostname()), allowPrivate: cfg.AllowPrivateNetworks}
+	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
+		return nil, fmt.Errorf("oauth: %w: the endpoint %s is not https, so no token is sent to it", ErrUnsafeURL, u.Redacted())
+	}
+	if cfg.ClientMetadataURL != "" {
+		if cu, err := url.Parse(cfg.ClientMetadataURL); err != nil || cu.Scheme != "https" || cu.Path == "" || cu.Path == "/" {
+			return nil, errors.New("oauth: ClientMetadataURL must be an https URL with a path")
+		}
+	}
+	if cfg.Store == nil {
+		cfg.Store = &MemoryStore{}
+	}
+	if cfg.MaxStepUps <= 0 {
+		cfg.MaxStepUps = 1
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	hc := newGuardedClient(pol, cfg.Timeout)
+	return &Authorizer{
+		cfg: cfg, endpoint: u, key: key, pol: pol, hc: hc,
+		disc: discoverer{hc: hc, pol: pol}, now: now, log: log,
+		clients: map[string]ClientInfo{}, asCache: map[string]*AuthServerMetadata{}, requested: map[string]int{},
+	}, nil
+}
+
+// current returns the token for the endpoint, loading it from the store
+// the first time.
+func (a *Authorizer) current(ctx context.Context) *Token {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.loaded {
+		a.loaded = true
+		t, err := a.cfg.Store.Load(ctx, a.key)
+		switch {
+		case err != nil:
+			a.log.Warn("oauth: cannot load the stored token", "error", err)
+		case t != nil && resourceCovers(t.Resource, a.endpoint) && t.AccessToken != "":
+			a.tok = t
+		}
+	}
+	return a.tok
+}
+
+func (a *Authorizer) setToken(ctx context.Context, t *Token) {
+	a.mu.Lock()
+	a.tok, a.loaded = t, true
+	if t != nil && t.Client.ID != "" {
+		a.clients[t.Issuer] = t.Client
+	}
+	a.mu.Unlock()
+	var err error
+	if t == nil {
+		err = a.cfg.Store.Delete(ctx, a.key)
+	} else {
+		err = a.cfg.Store.Save(ctx, a.key, t)
+	}
+	if err != nil {
+		a.log.Warn("oauth: cannot store the token", "error", err)
+	}
+}
+
+// Token returns the current token (nil when there is none); its String
+// is redacted.
+func (a *Authorizer) Token(ctx context.Context) *Token { return a.current(ctx) }
+
+// Logout forgets the endpoint's token, in memory and in the store.
+func (a *Authorizer) Logout(ctx context.Context) error {
+	a.mu.Lock()
+	a.tok, a.loaded = nil, true
+	a.mu.Unlock()
+	return a.cfg.Store.Delete(ctx, a.key)
+}
+
+// Authorize sets the request's credentials: the endpoint's token, if any,
+// and only if the token's resource covers the request's URL; a DPoP token
+// with a fresh proof. An expired token is refreshed first when it can be.
+// Credentials already on the request are removed.
+func (a *Authorizer) Authorize(req *http.Request) error {
+	req.Header.Del("Authorization")
+	req.Header.Del("DPoP")
+	ctx := req.Context()
+	t := a.current(ctx)
+	if t == nil {
+		return nil
+	}
+	if t.expired(a.now()) && t.RefreshToken != "" {
+		t = a.refreshExpired(ctx, t)
+	}
+	if !resourceCovers(t.Resource, req.URL) {
+		return nil // never present a token to another resource
+	}
+	if t.isDPoP() {
+		if a.cfg.DPoP == nil {
+			return errors.New("oauth: the token is DPoP-bound but no DPoP signer is configured")
+		}
+		proof, err := a.cfg.DPoP.Proof(req.Method, htu(req.URL.String()), t.AccessToken, a.rsNonces.Get(req.URL.String()))
+		if err != nil {
+			return fmt.Errorf("oauth: DPoP proof: %w", err)
+		}
+		req.Header.Set("Authorization", "DPoP "+t.AccessToken)
+		req.Header.Set("DPoP", proof)
+		return nil
+	}
+	req.Header.Set("Authorization", "Bearer "+t.AccessToken)
+	return nil
+}
+
+// sentToken is the access token a request carried, "" when none.
+func sentToken(req *http.Request) string {
+	h := req.Header.Get("Authorization")
+	if i := strings.IndexByte(h, ' '); i > 0 {
+		s := strings.ToLower(h[:i])
+		if s == "bearer" || s == "dpop" {
+			return strings.TrimSpace(h[i+1:])
+		}
+	}
+	return ""
+}
+
+// Challenge answers a 401 or 403 from the MCP endpoint: a DPoP nonce
+// (retry with it), a missing or rejected token (refresh, or discover,
+// register and run the grant), insufficient_scope (re-authorize with the
+// union of the scopes, at most MaxStepUps times per scope set). It says
+// whether the request is worth sending again.
+func (a *Authorizer) Challenge(ctx context.Context, req *http.Request, resp *http.Response) (bool, error) {
+	ap := challengeParams(ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate")))
+	sent := sentToken(req)
+	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+		if ap.err == "use_dpop_nonce" && a.cfg.DPoP != nil {
+			return a.rsNonces.Set(req.URL.String(), resp.Header.Get("DPoP-Nonce")), nil
+		}
+		return a.reauthorize(ctx, ap, sent, false, false)
+	case http.StatusForbidden:
+		if ap.err != "insufficient_scope" {
+			return false, nil
+		}
+		return a.reauthorize(ctx, ap, sent, true, false)
+	}
+	return false, nil
+}
+
+// Login obtains a token before any request is refused (toolwire login),
+// even when one is already held: it sends the endpoint an unauthenticated
+// ping to read its challenge (resource_metadata, scope), then discovers,
+// registers and runs the grant. A server that does not challenge leaves
+// discovery to the well-known URLs.
+func (a *Authorizer) Login(ctx context.Context) error {
+	_, err := a.reauthorize(ctx, a.probe(ctx), "", false, true)
+	return err
+}
+
+// probe POSTs a ping without credentials and returns the parameters of
+// the 401 or 403 challenge, if any. The endpoint is the one the user
+// chose, so the address guard does not apply; the https rule did in
+// NewAuthorizer.
+func (a *Authorizer) probe(ctx context.Context) authParams {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.endpoint.String(), strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"ping"}`))
+	if err != nil {
+		return authParams{}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	hc := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return authParams{}
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+		return authParams{}
+	}
+	return challengeParams(ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate")))
+}
+
+// reauthorize gets a new token after a 401 (or a 403 with stepUp).
+func (a *Authorizer) reauthorize(ctx context.Context, ap authParams, sent string, stepUp, force bool) (bool, error) {
+	a.flow.Lock()
+	defer a.flow.Unlock()
+	cur := a.current(ctx)
+	if !force && cur != nil && cur.AccessToken != sent {
+		return true, nil // another request already got a new token
+	}
+	prm, err := a.disc.protectedResource(ctx, a.endpoint, ap.resourceMetadata)
+	if err != nil {
+		return false, fmt.Errorf("oauth: discovery: %w", err)
+	}
+	resource, legacy := a.key, prm == nil
+	var issuer string
+	if prm != nil {
+		resource = prm.Resource
+		if len(prm.AuthorizationServers) == 0 {
+			return false, errors.New("oauth: the protected resource metadata names no authorization server")
+		}
+		issuer = a.pickIssuer(prm.AuthorizationServers, cur)
+	} else {
+		issuer = a.endpoint.Scheme + "://" + a.endpoint.Host // 2025-03-26: the server's origin
+	}
+	md, err := a.authServer(ctx, issuer, legacy)
+	if err != nil {
+		return false, fmt.Errorf("oauth: discovery: %w", err)
+	}
+	a.log.Debug("oauth: discovered", "resource", resource, "issuer", md.Issuer, "legacy", legacy)
+
+	if !stepUp && !force && cur != nil && cur.RefreshToken != "" && cur.Issuer == md.Issuer && cur.Resource == resource {
+		if t, err := a.refresh(ctx, md, cur); err == nil {
+			a.setToken(ctx, t)
+			return true, nil
+		} else {
+			a.log.Debug("oauth: refresh failed; authorizing anew", "error", err)
+		}
+	}
+
+	scopes := a.selectScopes(ap.scope, prm, md, cur, stepUp)
+	set := strings.Join(scopes, " ")
+	a.mu.Lock()
+	n := a.requested[set]
+	limit := 1 + a.cfg.MaxStepUps
+	if stepUp && n >= limit {
+		a.mu.Unlock()
+		return false, fmt.Errorf("oauth: the server still refuses the scopes %q after %d authorizations; not trying again", set, n)
+	}
+	a.requested[set] = n + 1
+	a.mu.Unlock()
+
+	client, err := a.client(ctx, md, cur)
+	if err != nil {
+		return false, err
+	}
+	te := a.tokenEndpoint(md, client)
+	var t *Token
+	if a.cfg.Grant != nil {
+		t, err = a.cfg.Grant.Token(ctx, te, GrantParams{Resource: resource, Scopes: scopes, Metadata: md})
+	} else {
+		t, err = a.authorizationCode(ctx, te, md, resource, scopes)
+	}
+	if err != nil {
+		var oe *Error
+		if client.Kind == "dynamic" && errors.As(err, &oe) && oe.Code == "invalid_client" {
+			a.mu.Lock()
+			delete(a.clients, md.Issuer) // register again next time
+			a.mu.Unlock()
+		}
+		return false, err
+	}
+	if t == nil {
+		return false, errors.New("oauth: the grant returned no token")
+	}
+	t.Resource, t.Issuer, t.Client = resource, md.Issuer, client
+	if t.Scopes == nil {
+		t.Scopes = scopes
+	}
+	a.setToken(ctx, t)
+	a.log.Debug("oauth: authorized", "token", t)
+	return true, nil
+}
+
+// pickIssuer chooses among the resource's authorization servers: the one
+// the current token came from, the pre-registered client's, else the
+// first.
+func (a *Authorizer) pickIssuer(servers []string, cur *Token) string {
+	if cur != nil && slices.Contains(servers, cur.Issuer) {
+		return cur.Issuer
+	}
+	if a.cfg.ClientIssuer != "" && slices.Contains(servers, a.cfg.ClientIssuer) {
+		return a.cfg.ClientIssuer
+	}
+	return servers[0]
+}
+
+// authServer returns the issuer's metadata, discovered once.
+func (a *Authorizer) authServer(ctx context.Context, issuer string, legacy bool) (*AuthServerMetadata, error) {
+	a.mu.Lock()
+	md := a.asCache[issuer]
+	a.mu.Unlock()
+	if md != nil {
+		return md, nil
+	}
+	md, err := a.disc.authServer(ctx, issuer, legacy)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.asCache[issuer] = md
+	a.mu.Unlock()
+	return md, nil
+}
+
+// client returns the registration with md's issuer: one made before (in
+// this process, or the stored token's), else a new one. A registration is
+// never used with another authorization server.
+func (a *Authorizer) client(ctx context.Context, md *AuthServerMetadata, cur *Token) (ClientInfo, error) {
+	a.mu.Lock()
+	c, ok := a.clients[md.Issuer]
+	a.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	if cur != nil && cur.Client.ID != "" && cur.Client.Issuer == md.Issuer {
+		return cur.Client, nil
+	}
+	c, err := a.register(ctx, md)
+	if err != nil {
+		return ClientInfo{}, fmt.Errorf("oauth: registration: %w", err)
+	}
+	a.log.Debug("oauth: registered", "client", c)
+	a.mu.Lock()
+	a.clients[md.Issuer] = c
+	a.mu.Unlock()
+	return c, nil
+}
+
+func (a *Authorizer) tokenEndpoint(md *AuthServerMetadata, c ClientInfo) *TokenEndpoint {
+	return &TokenEndpoint{URL: md.TokenEndpoint, Issuer: md.Issuer, Client: c, Key: a.cfg.ClientKey,
+		HTTP: a.hc, DPoP: a.cfg.DPoP, Now: a.now, Nonces: &a.asNonces}
+}
+
+// selectScopes applies MCP's scope selection: the challenge's scope, else
+// the resource's scopes_supported, else none (scope omitted); plus
+// Config.Scopes; on a step-up, united with the current token's; plus
+// offline_access when the authorization server lists it (and scopes are
+// requested at all).
+func (a *Authorizer) selectScopes(challenged string, prm *ProtectedResourceMetadata, md *AuthServerMetadata, cur *Token, stepUp bool) []string {
+	var s []string
+	if challenged != "" {
+		s = strings.Fields(challenged)
+	} else if prm != nil {
+		s = append(s, prm.ScopesSupported...)
+	}
+	s = append(s, a.cfg.Scopes...)
+	if stepUp && cur != nil {
+		s = append(slices.Clone(cur.Scopes), s...)
+	}
+	if len(s) > 0 && !a.cfg.NoOfflineAccess && a.cfg.Grant == nil && supports(md.ScopesSupported, "offline_access") {
+		s = append(s, "offline_access")
+	}
+	var out []string
+	for _, x := range s {
+		if x != "" && !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// refresh uses the refresh token; a response without a new refresh token
+// keeps the old one, one with a new one replaces it (rotation).
+func (a *Authorizer) refresh(ctx context.Context, md *AuthServerMetadata, cur *Token) (*Token, error) {
+	te := a.tokenEndpoint(md, cur.Client)
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {cur.RefreshToken}}
+	if cur.Resource != "" {
+		form.Set("resource", cur.Resource)
+	}
+	t, err := te.Request(ctx, form)
+	if err != nil {
+		return nil, err
+	}
+	if t.RefreshToken == "" {
+		t.RefreshToken = cur.RefreshToken
+	}
+	t.Resource, t.Issuer, t.Client = cur.Resource, cur.Issuer, cur.Client
+	if t.Scopes == nil {
+		t.Scopes = cur.Scopes
+	}
+	return t, nil
+}
+
+// refreshExpired refreshes an expired token before it is sent; on failure
+// the old one is returned (the server's 401 then starts over).
+func (a *Authorizer) refreshExpired(ctx context.Context, t *Token) *Token {
+	a.flow.Lock()
+	defer a.flow.Unlock()
+	if cur := a.current(ctx); cur != t {
+		return cur
+	}
+	legacy := t.Issuer == a.endpoint.Scheme+"://"+a.endpoint.Host
+	md, err := a.authServer(ctx, t.Issuer, legacy)
+	if err != nil {
+		a.log.Debug("oauth: cannot refresh the expired token", "error", err)
+		return t
+	}
+	nt, err := a.refresh(ctx, md, t)
+	if err != nil {
+		a.log.Debug("oauth: cannot refresh the expired token", "error", err)
+		return t
+	}
+	a.setToken(ctx, nt)
+	return nt
+}

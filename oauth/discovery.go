@@ -1,0 +1,171 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// ErrIssuerMismatch: authorization server metadata whose issuer is not the
+// issuer its well-known URL was built from (RFC 8414 §3.3), which the
+// client must not use.
+var ErrIssuerMismatch = errors.New("the authorization server metadata names another issuer")
+
+// ErrResourceMismatch: Protected Resource Metadata whose resource does not
+// cover the MCP endpoint (RFC 9728 §3.3); the client must not authorize
+// against it.
+var ErrResourceMismatch = errors.New("the protected resource metadata is for another resource")
+
+// ErrNoPKCE: the authorization server does not advertise PKCE with S256
+// (code_challenge_methods_supported), so the authorization code flow is
+// refused, as MCP requires.
+var ErrNoPKCE = errors.New("the authorization server does not advertise PKCE S256 support")
+
+// discoverer fetches metadata through the guarded client.
+type discoverer struct {
+	hc  *http.Client
+	pol netPolicy
+}
+
+// getJSON GETs a metadata document. found is false for a 4xx (the
+// document is not there: try the next place); other failures are errors.
+func (d *discoverer) get(ctx context.Context, what, raw string) (data []byte, found bool, err error) {
+	if _, err := d.pol.checkURL(what, raw); err != nil {
+		return nil, false, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := d.hc.Do(req)
+	if err != nil {
+		return nil, false, fmt.Errorf("fetching the %s %s: %w", what, truncate(raw, 200), ctxErr(ctx, err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 && resp.StatusCode < 500 {
+		return nil, false, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, false, fmt.Errorf("fetching the %s %s: HTTP %d", what, truncate(raw, 200), resp.StatusCode)
+	}
+	data, err = readLimited(resp.Body, maxMetadataBytes)
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the %s %s: %w", what, truncate(raw, 200), err)
+	}
+	return data, true, nil
+}
+
+// prmURLs are the places Protected Resource Metadata is looked for, in
+// order: the URL of the WWW-Authenticate resource_metadata parameter, the
+// well-known URL suffixed with the endpoint's path, the root one.
+func prmURLs(endpoint *url.URL, fromHeader string) []string {
+	var out []string
+	if fromHeader != "" {
+		out = append(out, fromHeader)
+	}
+	origin := endpoint.Scheme + "://" + endpoint.Host
+	if p := strings.TrimSuffix(endpoint.EscapedPath(), "/"); p != "" {
+		out = append(out, origin+"/.well-known/oauth-protected-resource"+p)
+	}
+	return append(out, origin+"/.well-known/oauth-protected-resource")
+}
+
+// protectedResource finds the endpoint's Protected Resource Metadata and
+// checks that its resource covers the endpoint. nil, nil: none published
+// (the 2025-03-26 case).
+func (d *discoverer) protectedResource(ctx context.Context, endpoint *url.URL, fromHeader string) (*ProtectedResourceMetadata, error) {
+	for _, u := range prmURLs(endpoint, fromHeader) {
+		data, found, err := d.get(ctx, "protected resource metadata URL", u)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			continue
+		}
+		prm, err := DecodeProtectedResourceMetadata(data)
+		if err != nil {
+			return nil, err
+		}
+		if !resourceCovers(prm.Resource, endpoint) {
+			return nil, fmt.Errorf("%w: it names %q, not the MCP endpoint %s", ErrResourceMismatch, truncate(prm.Resource, 200), endpoint)
+		}
+		return prm, nil
+	}
+	return nil, nil
+}
+
+// asMetadataURLs are the places authorization server metadata is looked
+// for, in the order MCP gives: for an issuer with a path, RFC 8414 and
+// OpenID Connect discovery with the well-known segment inserted before the
+// path, then OpenID Connect's appended form; for one without, RFC 8414
+// then OpenID Connect.
+func asMetadataURLs(issuer *url.URL) []string {
+	origin := issuer.Scheme + "://" + issuer.Host
+	p := strings.TrimSuffix(issuer.EscapedPath(), "/")
+	if p == "" {
+		return []string{origin + "/.well-known/oauth-authorization-server", origin + "/.well-known/openid-configuration"}
+	}
+	return []string{
+		origin + "/.well-known/oauth-authorization-server" + p,
+		origin + "/.well-known/openid-configuration" + p,
+		origin + p + "/.well-known/openid-configuration",
+	}
+}
+
+// authServer finds the metadata of issuer and checks it: the issuer it
+// names must be issuer exactly, and its endpoints must pass the https
+// rule. legacy (no Protected Resource Metadata: the 2025-03-26 way) makes
+// up the default endpoints when no metadata is published.
+func (d *discoverer) authServer(ctx context.Context, issuer string, legacy bool) (*AuthServerMetadata, error) {
+	iu, err := d.pol.checkURL("authorization server issuer", issuer)
+	if err != nil {
+		return nil, err
+	}
+	if iu.RawQuery != "" {
+		return nil, fmt.Errorf("the authorization server issuer %q has a query", truncate(issuer, 200))
+	}
+	for _, u := range asMetadataURLs(iu) {
+		data, found, err := d.get(ctx, "authorization server metadata URL", u)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			continue
+		}
+		md, err := DecodeAuthServerMetadata(data)
+		if err != nil {
+			return nil, err
+		}
+		if md.Issuer != issuer {
+			return nil, fmt.Errorf("%w: %s names the issuer %q, not %q", ErrIssuerMismatch, u, truncate(md.Issuer, 200), issuer)
+		}
+		for what, e := range map[string]string{
+			"authorization endpoint": md.AuthorizationEndpoint,
+			"token endpoint":         md.TokenEndpoint,
+			"registration endpoint":  md.RegistrationEndpoint,
+		} {
+			if e == "" {
+				continue
+			}
+			if _, err := d.pol.checkURL(what, e); err != nil {
+				return nil, err
+			}
+		}
+		return md, nil
+	}
+	if !legacy {
+		return nil, fmt.Errorf("the authorization server %s publishes no metadata", issuer)
+	}
+	base := strings.TrimSuffix(iu.Scheme+"://"+iu.Host, "/")
+	return &AuthServerMetadata{
+		Issuer:                issuer,
+		AuthorizationEndpoint: base + "/authorize",
+		TokenEndpoint:         base + "/token",
+		RegistrationEndpoint:  base + "/register",
+		Fallback:              true,
+	}, nil
+}

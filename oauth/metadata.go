@@ -1,0 +1,165 @@
+package oauth
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// ProtectedResourceMetadata is an RFC 9728 document: what the MCP server
+// says about itself as an OAuth resource server.
+type ProtectedResourceMetadata struct {
+	Resource               string   `json:"resource"`
+	AuthorizationServers   []string `json:"authorization_servers,omitempty"`
+	ScopesSupported        []string `json:"scopes_supported,omitempty"`
+	BearerMethodsSupported []string `json:"bearer_methods_supported,omitempty"`
+	ResourceName           string   `json:"resource_name,omitempty"`
+	// DPoPSigningAlgValuesSupported and DPoPBoundAccessTokensRequired are
+	// RFC 9449 §5.2's resource-server fields.
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	DPoPBoundAccessTokensRequired bool     `json:"dpop_bound_access_tokens_required,omitempty"`
+}
+
+// AuthServerMetadata is an RFC 8414 (or OpenID Connect discovery) document,
+// the fields this client uses.
+type AuthServerMetadata struct {
+	Issuer                                     string   `json:"issuer"`
+	AuthorizationEndpoint                      string   `json:"authorization_endpoint,omitempty"`
+	TokenEndpoint                              string   `json:"token_endpoint,omitempty"`
+	RegistrationEndpoint                       string   `json:"registration_endpoint,omitempty"`
+	JWKSURI                                    string   `json:"jwks_uri,omitempty"`
+	ScopesSupported                            []string `json:"scopes_supported,omitempty"`
+	ResponseTypesSupported                     []string `json:"response_types_supported,omitempty"`
+	GrantTypesSupported                        []string `json:"grant_types_supported,omitempty"`
+	TokenEndpointAuthMethodsSupported          []string `json:"token_endpoint_auth_methods_supported,omitempty"`
+	TokenEndpointAuthSigningAlgValuesSupported []string `json:"token_endpoint_auth_signing_alg_values_supported,omitempty"`
+	CodeChallengeMethodsSupported              []string `json:"code_challenge_methods_supported,omitempty"`
+	// AuthorizationResponseIssParameterSupported is RFC 9207's flag: the
+	// authorization response carries iss, which must then be checked.
+	AuthorizationResponseIssParameterSupported bool     `json:"authorization_response_iss_parameter_supported,omitempty"`
+	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported,omitempty"`
+	DPoPSigningAlgValuesSupported              []string `json:"dpop_signing_alg_values_supported,omitempty"`
+
+	// Fallback marks metadata made up from the 2025-03-26 defaults
+	// (/authorize, /token, /register at the MCP server's origin) because
+	// the server published none; it is never decoded.
+	Fallback bool `json:"-"`
+}
+
+// DecodeProtectedResourceMetadata decodes and checks a Protected Resource
+// Metadata document: a JSON object of at most 256 KiB with a resource.
+// Unknown members are ignored; members of the wrong type are errors.
+func DecodeProtectedResourceMetadata(data []byte) (*ProtectedResourceMetadata, error) {
+	var m ProtectedResourceMetadata
+	if err := decodeObject(data, &m); err != nil {
+		return nil, fmt.Errorf("protected resource metadata: %w", err)
+	}
+	if m.Resource == "" {
+		return nil, errors.New("protected resource metadata: no resource")
+	}
+	for _, s := range m.AuthorizationServers {
+		if s == "" {
+			return nil, errors.New("protected resource metadata: an empty authorization server")
+		}
+	}
+	return &m, nil
+}
+
+// DecodeAuthServerMetadata decodes and checks authorization server
+// metadata: a JSON object of at most 256 KiB with an issuer and a token
+// endpoint.
+func DecodeAuthServerMetadata(data []byte) (*AuthServerMetadata, error) {
+	var m AuthServerMetadata
+	if err := decodeObject(data, &m); err != nil {
+		return nil, fmt.Errorf("authorization server metadata: %w", err)
+	}
+	if m.Issuer == "" {
+		return nil, errors.New("authorization server metadata: no issuer")
+	}
+	if m.TokenEndpoint == "" {
+		return nil, errors.New("authorization server metadata: no token_endpoint")
+	}
+	return &m, nil
+}
+
+func decodeObject(data []byte, v any) error {
+	if len(data) > maxMetadataBytes {
+		return fmt.Errorf("the document exceeds %d bytes", maxMetadataBytes)
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return errors.New("not a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
+}
+
+// supports says whether list holds v; an absent list supports nothing.
+func supports(list []string, v string) bool {
+	for _, s := range list {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// CanonicalResource is the canonical form of an MCP endpoint URI (the
+// spec's "canonical server URI"): scheme and host in lower case, no
+// fragment, no default port. Path and query are kept as given, and a
+// path-less URI stays path-less (no "/" appended).
+func CanonicalResource(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "", fmt.Errorf("%q is not an absolute URI", truncate(raw, 200))
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	u.Host = strings.ToLower(u.Host)
+	if p := u.Port(); (u.Scheme == "https" && p == "443") || (u.Scheme == "http" && p == "80") {
+		u.Host = strings.TrimSuffix(u.Host, ":"+p)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	u.User = nil
+	return u.String(), nil
+}
+
+// resourceCovers says whether a resource identifier (from Protected
+// Resource Metadata, or a token's binding) covers the request URL target:
+// same scheme, host and port, and a path that is the resource's path or
+// lies under it at a segment boundary. A resource of an origin covers the
+// whole origin.
+func resourceCovers(resource string, target *url.URL) bool {
+	r, err := url.Parse(resource)
+	if err != nil || r.Host == "" || target == nil {
+		return false
+	}
+	if !sameOrigin(r, target) {
+		return false
+	}
+	rp := strings.TrimSuffix(r.EscapedPath(), "/")
+	tp := target.EscapedPath()
+	return rp == "" || tp == rp || strings.HasPrefix(tp, rp+"/") || strings.TrimSuffix(tp, "/") == rp
+}
+
+func defaultPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && defaultPort(a) == defaultPort(b)
+}

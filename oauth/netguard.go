@@ -1,0 +1,183 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Limits on what the package reads and waits for.
+const (
+	maxMetadataBytes = 256 << 10 // a metadata document or registration response
+	maxTokenBytes    = 256 << 10 // a token response
+	defaultTimeout   = 30 * time.Second
+	maxRedirects     = 3
+)
+
+// ErrUnsafeURL is wrapped by every refusal of a URL or address by the
+// package's safety rules (https, the address guard).
+var ErrUnsafeURL = errors.New("refused by the OAuth client's network safety rules")
+
+// netPolicy is the address guard: which destinations the package may
+// connect to.
+type netPolicy struct {
+	allowLoopback bool // the MCP endpoint is loopback, or Config.AllowLoopback
+	allowPrivate  bool // Config.AllowPrivateNetworks
+}
+
+// checkAddr refuses addresses the package must not reach: unspecified,
+// multicast, link-local (169.254.169.254, the cloud metadata service,
+// among them), private (RFC 1918, RFC 4193 unique local, CGNAT) unless
+// allowed, and loopback unless allowed.
+func (p netPolicy) checkAddr(a netip.Addr) error {
+	a = a.Unmap()
+	switch {
+	case !a.IsValid(), a.IsUnspecified():
+		return fmt.Errorf("%w: the unspecified address %s", ErrUnsafeURL, a)
+	case a.IsMulticast() || a.IsInterfaceLocalMulticast() || a.IsLinkLocalMulticast():
+		return fmt.Errorf("%w: the multicast address %s", ErrUnsafeURL, a)
+	case a.IsLinkLocalUnicast():
+		return fmt.Errorf("%w: the link-local address %s", ErrUnsafeURL, a)
+	case a.IsLoopback():
+		if !p.allowLoopback {
+			return fmt.Errorf("%w: the loopback address %s (the MCP endpoint is not loopback)", ErrUnsafeURL, a)
+		}
+	case a.IsPrivate() || cgnat.Contains(a) || a == broadcast:
+		if !p.allowPrivate {
+			return fmt.Errorf("%w: the private address %s", ErrUnsafeURL, a)
+		}
+	}
+	return nil
+}
+
+var (
+	cgnat     = netip.MustParsePrefix("100.64.0.0/10")
+	broadcast = netip.MustParseAddr("255.255.255.255")
+)
+
+// control is the net.Dialer's Control: it runs on the address actually
+// dialled, after name resolution, so a name that resolves (or later
+// rebinds) to a refused address is refused.
+func (p netPolicy) control(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: %q", ErrUnsafeURL, address)
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return fmt.Errorf("%w: %q is not an IP address", ErrUnsafeURL, host)
+	}
+	return p.checkAddr(a)
+}
+
+// isLoopbackHost says whether a URL host names the loopback interface:
+// localhost (and *.localhost), 127.0.0.0/8, ::1.
+func isLoopbackHost(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(strings.Trim(h, "[]"))
+	return err == nil && a.Unmap().IsLoopback()
+}
+
+// checkURL applies the https rule: an absolute https URL, or http on a
+// loopback host when loopback is allowed; no user info, no fragment. It
+// also refuses an IP-literal host the address guard would refuse, so the
+// refusal names the URL.
+func (p netPolicy) checkURL(what, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
+		return nil, fmt.Errorf("%w: the %s %q is not an absolute URL", ErrUnsafeURL, what, truncate(raw, 200))
+	}
+	scheme := strings.ToLower(u.Scheme)
+	loop := isLoopbackHost(u.Hostname())
+	switch {
+	case u.User != nil:
+		return nil, fmt.Errorf("%w: the %s %q carries user info", ErrUnsafeURL, what, truncate(raw, 200))
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return nil, fmt.Errorf("%w: the %s %q has a fragment", ErrUnsafeURL, what, truncate(raw, 200))
+	case scheme == "https":
+	case scheme == "http" && loop && p.allowLoopback:
+	case scheme == "http":
+		return nil, fmt.Errorf("%w: the %s %q is not https (http is allowed only on a loopback host)", ErrUnsafeURL, what, truncate(raw, 200))
+	default:
+		return nil, fmt.Errorf("%w: the %s %q is not https", ErrUnsafeURL, what, truncate(raw, 200))
+	}
+	if a, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil {
+		if err := p.checkAddr(a); err != nil {
+			return nil, fmt.Errorf("the %s %q: %w", what, truncate(raw, 200), err)
+		}
+	} else if loop && !p.allowLoopback {
+		return nil, fmt.Errorf("%w: the %s %q is on a loopback host", ErrUnsafeURL, what, truncate(raw, 200))
+	}
+	return u, nil
+}
+
+// newGuardedClient returns the client every request of the package goes
+// through: no proxy (the guard must see the real destination), the
+// address guard at dial time, the https rule on every redirect (at most
+// three), and a timeout.
+func newGuardedClient(p netPolicy, timeout time.Duration) *http.Client {
+	if timeout <= 0 {
+		timeout = defaultTimeout
+	}
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: p.control}
+	tr := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           d.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          10,
+		IdleConnTimeout:       60 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: timeout,
+	}
+	return &http.Client{
+		Transport: tr,
+		Timeout:   timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= maxRedirects {
+				return fmt.Errorf("stopped after %d redirects", maxRedirects)
+			}
+			if _, err := p.checkURL("redirect target", req.URL.String()); err != nil {
+				return err
+			}
+			return nil
+		},
+	}
+}
+
+// readLimited reads a body of at most max bytes; longer is an error.
+func readLimited(r io.Reader, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("the response exceeds %d bytes", max)
+	}
+	return data, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// ctxErr prefers the context's error to the transport's wrapping of it.
+func ctxErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}

@@ -1,0 +1,43 @@
+package oauth
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestLoopbackUserAgent(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	redirect := "http://" + addr + "/callback"
+	var opened string
+	ua := LoopbackUserAgent{Open: func(ctx context.Context, u string) error {
+		opened = u
+		// The "browser": the authorization server redirects back at once.
+		go func() {
+			resp, err := http.Get(redirect + "?code=c1&state=s1")
+			if err == nil {
+				resp.Body.Close()
+			}
+		}()
+		return nil
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cb, err := ua.Authorize(ctx, "https://as.example.com/authorize?x=1", redirect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opened != "https://as.example.com/authorize?x=1" || cb.Query().Get("code") != "c1" || cb.Path != "/callback" {
+		t.Errorf("opened %q, callback %v", opened, cb)
+	}
+	if _, err := ua.Authorize(ctx, "https://as", "http://example.com:80/cb"); err == nil {
+		t.Error("a non-loopback redirect URI was accepted")
+	}
+}
