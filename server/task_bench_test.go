@@ -22,7 +22,9 @@ import (
 // store uses per task. `go test -run XXX -bench Tasks -benchmem ./server`.
 func BenchmarkTasks(b *testing.B) {
 	stores := map[string]func(b *testing.B) (taskstore.Store, string){
-		"memory": func(*testing.B) (taskstore.Store, string) { return taskstore.NewMemory(taskstore.WithMaxTasks(1 << 24)), "" },
+		"memory": func(*testing.B) (taskstore.Store, string) {
+			return taskstore.NewMemory(taskstore.WithMaxTasks(1 << 24)), ""
+		},
 		"sqlite": func(b *testing.B) (taskstore.Store, string) {
 			dir := b.TempDir()
 			st, err := taskstore.OpenSQLite(filepath.Join(dir, "tasks.db"), taskstore.WithMaxTasks(1<<24))

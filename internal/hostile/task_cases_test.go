@@ -47,4 +47,5 @@ var taskCases = []hcase{
 		want: rpcErr(invalidParams, 69, `TTL`).http(s200, s400),
 		over: map[kind]expect{modernK: ok(69, "completed")}},
 }
+
 func init() { malformedCases = append(malformedCases, taskCases...) }
