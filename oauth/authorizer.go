@@ -52,6 +52,14 @@ type Config struct {
 	// flow (ClientCredentials, or another grant).
 	Grant Grant
 
+	// NoInteractive keeps a 401 or 403 from ever starting the
+	// authorization code flow (nor a registration for it): the stored
+	// token is refreshed when it can be, and otherwise Challenge fails
+	// with ErrAuthorizationRequired, for a CLI that logs in with a
+	// command of its own (Login still runs the flow). No effect with a
+	// Grant.
+	NoInteractive bool
+
 	// Scopes are requested in addition to those the server asks for.
 	Scopes []string
 	// NoOfflineAccess stops the client adding offline_access (for a
@@ -82,6 +90,11 @@ type Config struct {
 	Now    func() time.Time // nil: time.Now
 	Logger *slog.Logger     // nil: no logging
 }
+
+// ErrAuthorizationRequired: the server wants a token (or more scopes)
+// that only the authorization code flow can get, and Config.NoInteractive
+// forbids starting it.
+var ErrAuthorizationRequired = errors.New("authorization required")
 
 // Authorizer authorizes requests to one MCP endpoint with OAuth 2.1. It
 // implements client.HTTPAuth (Authorize, Challenge) without importing
@@ -307,6 +320,10 @@ func (a *Authorizer) reauthorize(ctx context.Context, ap authParams, sent string
 	if !force && cur != nil && cur.AccessToken != sent {
 		return true, nil // another request already got a new token
 	}
+	noFlow := a.cfg.NoInteractive && a.cfg.Grant == nil && !force
+	if noFlow && (cur == nil || cur.RefreshToken == "" || stepUp) {
+		return false, ErrAuthorizationRequired
+	}
 	prm, err := a.disc.protectedResource(ctx, a.endpoint, ap.resourceMetadata)
 	if err != nil {
 		return false, fmt.Errorf("oauth: discovery: %w", err)
@@ -335,6 +352,9 @@ func (a *Authorizer) reauthorize(ctx context.Context, ap authParams, sent string
 		} else {
 			a.log.Debug("oauth: refresh failed; authorizing anew", "error", err)
 		}
+	}
+	if noFlow {
+		return false, ErrAuthorizationRequired
 	}
 
 	scopes := a.selectScopes(ap.scope, prm, md, cur, stepUp)

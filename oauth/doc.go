@@ -13,7 +13,9 @@
 // insufficient_scope re-authorizes with the union of the scopes, a bounded
 // number of times. Tokens live in a TokenStore (MemoryStore, FileStore),
 // keyed and bound by the canonical resource URI, and are refreshed with
-// rotation.
+// rotation. Config.NoInteractive keeps a challenge from ever starting the
+// authorization code flow (ErrAuthorizationRequired instead), for a CLI
+// that logs in with a command of its own and calls Login there.
 //
 // Safety: every metadata and endpoint URL must be https, or http on a
 // loopback host; every connection the package makes is checked at dial

@@ -116,7 +116,15 @@ func (l LoopbackUserAgent) Authorize(ctx context.Context, authURL, redirectURI s
 		}),
 	}
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	defer func() {
+		// Shutdown, not Close: the page the browser is waiting for is
+		// written before the listener goes.
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if srv.Shutdown(sctx) != nil {
+			srv.Close()
+		}
+	}()
 	if l.Prompt != nil {
 		l.Prompt(authURL)
 	}

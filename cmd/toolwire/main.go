@@ -31,6 +31,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newServeCmd(), newToolsCmd(), newCallCmd())
 	root.AddCommand(newResourcesCmd(), newReadCmd(), newPromptsCmd(), newPromptCmd())
 	root.AddCommand(newTasksCmd(), newTaskCmd())
+	root.AddCommand(newLoginCmd(), newLogoutCmd())
 	return root
 }
 

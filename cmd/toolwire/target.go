@@ -25,7 +25,8 @@ type targetFlags struct {
 	maxPages       int
 	noValidate     bool
 	verbose        bool
-	logLevel       string // --log-level: "" asks for no log messages (loglevel.go)
+	logLevel       string           // --log-level: "" asks for no log messages (loglevel.go)
+	oauth          oauthTargetFlags // --token-dir, --client-id, --client-secret (auth_target.go)
 
 	// Set by register's PreRunE from the running command: where log
 	// messages and elicitation forms go, and where answers come from.
@@ -46,6 +47,7 @@ func (f *targetFlags) register(cmd *cobra.Command) {
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log protocol diagnostics and the server's stderr to stderr")
 	fl.StringVar(&f.logLevel, "log-level", "", "ask the server for log messages at LEVEL and above (debug, info, notice, warning, error, critical,\n"+
 		"alert, emergency) and show them on stderr as [level] logger: data (default: none asked for)")
+	f.oauth.register(cmd)
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		f.stdout, f.stderr, f.stdin = cmd.OutOrStdout(), syncWriter(cmd.ErrOrStderr()), cmd.InOrStdin()
 		return f.checkLogLevel()
@@ -124,10 +126,21 @@ func (f *targetFlags) transport(t target) (client.Transport, error) {
 			}
 			h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 		}
-		return &client.HTTP{URL: t.url, Header: h}, nil
+		tr := &client.HTTP{URL: t.url, Header: h}
+		a, err := f.oauth.authFor(t.url, h, f.errOut())
+		if err != nil {
+			return nil, err
+		}
+		if a != nil {
+			tr.Auth = a
+		}
+		return tr, nil
 	}
 	if len(f.headers) > 0 {
 		return nil, usageError{"--header applies to http(s) servers only"}
+	}
+	if f.oauth.clientID != "" || f.oauth.clientSecret != "" {
+		return nil, usageError{"--client-id and --client-secret apply to http(s) servers only"}
 	}
 	return &client.Command{Path: t.command[0], Args: t.command[1:]}, nil
 }
@@ -178,7 +191,8 @@ const exitHelp = `Exit status:
   0  success
   1  any other failure
   2  usage error (bad flags or arguments, unknown tool)
-  3  ERR_MCP_TRANSPORT        the server could not be reached or stopped answering
+  3  ERR_MCP_TRANSPORT        the server could not be reached, stopped answering, or refused the request
+                              (401/403; "authorization required: run toolwire login URL" when a login would help)
   4  ERR_MCP_PROTOCOL         the server's answer broke MCP (malformed JSON/SSE, bad content, outputSchema
                               mismatch), asked for input the CLI cannot give (sampling; elicitation when
                               stdin is not a terminal), or its tool list ran past --max-pages pages
@@ -206,6 +220,10 @@ func finish(cmd *cobra.Command, err error) error {
 // describe says what went wrong in the CLI's terms: a cause the user can
 // change with a flag names the flag.
 func describe(cmd *cobra.Command, err error) string {
+	var lr *loginRequiredError
+	if errors.As(err, &lr) {
+		return lr.Error()
+	}
 	var ee *client.EraError
 	if errors.As(err, &ee) {
 		return fmt.Sprintf("the server does not speak protocol version %s (%v); use --era auto (the default) or --era legacy", ee.Version, ee.Err)

@@ -4,7 +4,8 @@
 // a token endpoint for authorization_code, refresh_token (rotating) and
 // client_credentials, RFC 7591 registration, and options to misbehave.
 // Tokens are opaque random strings bound to the resource they were
-// requested for.
+// requested for, or (Options.JWT) RFC 9068 JWT access tokens signed with
+// the key the JWKS publishes, for a resource server that verifies JWTs.
 package oauthtest
 
 import (
@@ -42,6 +43,11 @@ type Options struct {
 	IssInRedirect     string        // "" or "correct": the issuer; "omit"; "wrong"; "slash": issuer + "/"
 	MetadataIssuer    string        // issuer in the metadata, when it must lie
 	EchoSecretsInErrs bool          // error_description repeats the request's secrets (for redaction tests)
+	// JWT issues access tokens as ES256 JWTs (typ at+jwt, kid k1) with iss
+	// (the issuer), sub and client_id (the client), aud (the resource),
+	// scope, iat, exp and jti, verifiable with the JWKS; Verify still
+	// knows them.
+	JWT bool
 	// Clients are pre-registered: id → secret ("" for a public client).
 	Clients map[string]string
 	// ClientKeys are the public keys of private_key_jwt clients, by id.
@@ -101,8 +107,12 @@ func New(t testing.TB, opts Options) *Server {
 	if !opts.NoRegistration {
 		mux.HandleFunc("POST /register", s.register)
 	}
-	s.Server = httptest.NewServer(mux)
-	s.URL = s.Server.URL
+	// URL is set before the server starts: handlers read it, and a
+	// request may come from another process, with no ordering the race
+	// detector could see.
+	s.Server = httptest.NewUnstartedServer(mux)
+	s.URL = "http://" + s.Server.Listener.Addr().String()
+	s.Server.Start()
 	t.Cleanup(s.Close)
 	return s
 }
@@ -334,6 +344,13 @@ func (s *Server) issueWith(w http.ResponseWriter, client, resource string, scope
 		ttl = time.Hour
 	}
 	at := random()
+	if s.opts.JWT {
+		var err error
+		if at, err = s.signJWT(client, resource, scopes, ttl); err != nil {
+			oauthError(w, http.StatusInternalServerError, "server_error", "cannot sign the token")
+			return
+		}
+	}
 	info := &TokenInfo{Client: client, Resource: resource, Scopes: slices.Clone(scopes), Expiry: s.now().Add(ttl)}
 	s.mu.Lock()
 	s.access[at] = info
@@ -349,6 +366,25 @@ func (s *Server) issueWith(w http.ResponseWriter, client, resource string, scope
 		resp["scope"] = strings.Join(scopes, " ")
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// signJWT mints a JWT access token (RFC 9068) with the server's key.
+func (s *Server) signJWT(client, resource string, scopes []string, ttl time.Duration) (string, error) {
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: s.key, KeyID: "k1"}},
+		(&jose.SignerOptions{}).WithType("at+jwt"))
+	if err != nil {
+		return "", err
+	}
+	now := s.now()
+	claims := map[string]any{"iss": s.URL, "sub": client, "client_id": client, "iat": now.Unix(),
+		"exp": now.Add(ttl).Unix(), "jti": random()}
+	if resource != "" {
+		claims["aud"] = resource
+	}
+	if len(scopes) > 0 {
+		claims["scope"] = strings.Join(scopes, " ")
+	}
+	return jwt.Signed(signer).Claims(claims).Serialize()
 }
 
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
@@ -407,4 +443,12 @@ func (s *Server) Counts() (authorizations, tokens, registrations int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.Authorizations), len(s.TokenRequests), s.Registrations
+}
+
+// TokenForms returns a copy of the form of every token request so far,
+// safe to call while the server serves.
+func (s *Server) TokenForms() []url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.TokenRequests)
 }

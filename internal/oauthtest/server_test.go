@@ -8,6 +8,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 func TestServerChecksPKCEAndRotates(t *testing.T) {
@@ -63,5 +66,42 @@ func TestServerChecksPKCEAndRotates(t *testing.T) {
 	}
 	if q := authorize(""); q.Get("error") != "invalid_request" || !strings.Contains(q.Get("error_description"), "PKCE") {
 		t.Errorf("no challenge accepted: %v", q)
+	}
+}
+
+func TestServerJWTAccessTokens(t *testing.T) {
+	s := New(t, Options{JWT: true, Clients: map[string]string{"m": "sec"}})
+	form := url.Values{"grant_type": {"client_credentials"}, "resource": {"https://m/mcp"}, "scope": {"a b"},
+		"client_id": {"m"}, "client_secret": {"sec"}}
+	resp, err := http.PostForm(s.URL+"/token", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("token: %d %v", resp.StatusCode, err)
+	}
+	tok, err := jwt.ParseSigned(m.AccessToken, []jose.SignatureAlgorithm{jose.ES256})
+	if err != nil {
+		t.Fatalf("not a JWT: %v", err)
+	}
+	if typ := tok.Headers[0].ExtraHeaders[jose.HeaderType]; typ != "at+jwt" || tok.Headers[0].KeyID != "k1" {
+		t.Fatalf("header: typ %v kid %q", typ, tok.Headers[0].KeyID)
+	}
+	var c struct {
+		jwt.Claims
+		Scope string `json:"scope"`
+	}
+	if err := tok.Claims(&s.key.PublicKey, &c); err != nil {
+		t.Fatalf("signature: %v", err)
+	}
+	if c.Issuer != s.URL || c.Subject != "m" || !c.Audience.Contains("https://m/mcp") || c.Scope != "a b" || c.Expiry == nil {
+		t.Fatalf("claims: %+v", c)
+	}
+	if info, ok := s.Verify(m.AccessToken); !ok || info.Resource != "https://m/mcp" {
+		t.Fatalf("Verify: %+v %v", info, ok)
 	}
 }
