@@ -1,9 +1,7 @@
 package auth
 
 import (
-	"container/list"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,17 +43,10 @@ type IntrospectionVerifier struct {
 	audience string
 	cfg      introspectionConfig
 
-	mu    sync.Mutex
-	cache map[[32]byte]*list.Element
-	lru   *list.List // of *cacheEntry, most recent first
-	calls int        // requests made, for tests
-}
+	cache *tokenCache
 
-type cacheEntry struct {
-	key     [32]byte
-	p       *Principal // nil: inactive or refused
-	err     error
-	expires time.Time
+	mu    sync.Mutex
+	calls int // requests made, for tests
 }
 
 type introspectionConfig struct {
@@ -130,14 +121,14 @@ func NewIntrospectionVerifier(endpoint, audience string, opts ...IntrospectionOp
 		return nil, errors.New("auth: the audience is required")
 	}
 	return &IntrospectionVerifier{endpoint: endpoint, audience: audience, cfg: cfg,
-		cache: map[[32]byte]*list.Element{}, lru: list.New()}, nil
+		cache: newTokenCache(cfg.size)}, nil
 }
 
 // Verify introspects token, or reuses a cached answer about it.
 func (v *IntrospectionVerifier) Verify(ctx context.Context, token string) (*Principal, error) {
-	key := sha256.Sum256([]byte(token))
+	key := tokenKey(token)
 	now := v.cfg.now()
-	if p, err, ok := v.cached(key, now); ok {
+	if p, err, ok := v.cache.get(key, now); ok {
 		return p, err
 	}
 	v.mu.Lock()
@@ -157,26 +148,9 @@ func (v *IntrospectionVerifier) Verify(ctx context.Context, token string) (*Prin
 		ttl = v.cfg.inactiveTTL
 	}
 	if ttl > 0 {
-		v.store(&cacheEntry{key: key, p: clonePrincipal(p), err: err, expires: now.Add(ttl)})
+		v.cache.put(key, p, err, now.Add(ttl))
 	}
 	return p, err
-}
-
-func (v *IntrospectionVerifier) cached(key [32]byte, now time.Time) (*Principal, error, bool) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	el, ok := v.cache[key]
-	if !ok {
-		return nil, nil, false
-	}
-	e := el.Value.(*cacheEntry)
-	if !now.Before(e.expires) {
-		v.lru.Remove(el)
-		delete(v.cache, key)
-		return nil, nil, false
-	}
-	v.lru.MoveToFront(el)
-	return clonePrincipal(e.p), e.err, true
 }
 
 // clonePrincipal copies p, so that a handler changing its request's
@@ -188,22 +162,6 @@ func clonePrincipal(p *Principal) *Principal {
 	c := *p
 	c.Scopes, c.Claims = slices.Clone(p.Scopes), maps.Clone(p.Claims)
 	return &c
-}
-
-func (v *IntrospectionVerifier) store(e *cacheEntry) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if el, ok := v.cache[e.key]; ok {
-		el.Value = e
-		v.lru.MoveToFront(el)
-		return
-	}
-	v.cache[e.key] = v.lru.PushFront(e)
-	for v.lru.Len() > v.cfg.size {
-		last := v.lru.Back()
-		v.lru.Remove(last)
-		delete(v.cache, last.Value.(*cacheEntry).key)
-	}
 }
 
 // introspection is an RFC 7662 answer.

@@ -244,13 +244,10 @@ func TestIntrospectionCacheBounded(t *testing.T) {
 	if ti.hits("t0") != 2 || ti.hits("t1") != 1 || ti.hits("t2") != 1 {
 		t.Fatalf("hits t0=%d t1=%d t2=%d", ti.hits("t0"), ti.hits("t1"), ti.hits("t2"))
 	}
-	v.mu.Lock()
-	n := len(v.cache)
-	v.mu.Unlock()
-	if n != 2 {
+	if n := v.cache.len(); n != 2 {
 		t.Fatalf("%d entries cached, limit 2", n)
 	}
-	for k := range v.cache {
+	for k := range v.cache.m {
 		if strings.Contains(string(k[:]), "t0") {
 			t.Fatal("the cache keeps the token")
 		}

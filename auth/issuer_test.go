@@ -58,7 +58,7 @@ type testIssuer struct {
 	mdPaths   map[string]bool
 }
 
-func newTestIssuer(t *testing.T) *testIssuer {
+func newTestIssuer(t testing.TB) *testIssuer {
 	t.Helper()
 	iss := &testIssuer{signers: map[string]any{}, mdPaths: map[string]bool{
 		"/.well-known/oauth-authorization-server": true}}

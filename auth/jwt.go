@@ -46,6 +46,7 @@ type JWTVerifier struct {
 	algs     []jose.SignatureAlgorithm
 	cfg      jwtConfig
 	keys     *keySet
+	verified *tokenCache
 }
 
 type jwtConfig struct {
@@ -54,6 +55,29 @@ type jwtConfig struct {
 	algs            []string
 	refreshInterval time.Duration
 	maxAge          time.Duration
+	verifiedTTL     time.Duration
+	verifiedSize    int
+}
+
+// Defaults for the JWTVerifier's cache of tokens it has verified.
+const (
+	// DefaultVerifiedTokenTTL is how long a verified token is taken again
+	// without checking its signature and claims (never past its exp).
+	DefaultVerifiedTokenTTL = time.Minute
+	// DefaultVerifiedTokenCacheSize is how many verified tokens are kept
+	// (least recently used dropped first).
+	DefaultVerifiedTokenCacheSize = 10000
+)
+
+// WithVerifiedTokenCache sets how long a token that verified is taken again
+// on its next requests without repeating the signature and claim checks
+// (default DefaultVerifiedTokenTTL, never past the token's exp), and how
+// many such tokens are kept (default DefaultVerifiedTokenCacheSize), keyed
+// by a hash of the token. A key withdrawn from the JWKS stops a cached
+// token within ttl. Zero means the default; a negative ttl or size turns
+// the cache off. Refused tokens are never cached.
+func WithVerifiedTokenCache(ttl time.Duration, size int) JWTOption {
+	return jwtOption(func(c *jwtConfig) { c.verifiedTTL, c.verifiedSize = ttl, size })
 }
 
 // JWTOption configures NewJWTVerifier. The VerifierOption values
@@ -115,6 +139,15 @@ func NewJWTVerifier(issuer, audience string, opts ...JWTOption) (*JWTVerifier, e
 	if len(cfg.algs) == 0 {
 		cfg.algs = DefaultAlgorithms
 	}
+	if cfg.verifiedTTL == 0 {
+		cfg.verifiedTTL = DefaultVerifiedTokenTTL
+	}
+	if cfg.verifiedSize == 0 {
+		cfg.verifiedSize = DefaultVerifiedTokenCacheSize
+	}
+	if cfg.verifiedTTL < 0 {
+		cfg.verifiedSize = -1
+	}
 	if issuer == "" {
 		return nil, errors.New("auth: the issuer is required")
 	}
@@ -128,7 +161,7 @@ func NewJWTVerifier(issuer, audience string, opts ...JWTOption) (*JWTVerifier, e
 	} else if err := checkFetchURL(issuer); err != nil {
 		return nil, fmt.Errorf("auth: issuer %v", err)
 	}
-	v := &JWTVerifier{issuer: issuer, audience: audience, cfg: cfg}
+	v := &JWTVerifier{issuer: issuer, audience: audience, cfg: cfg, verified: newTokenCache(cfg.verifiedSize)}
 	for _, a := range cfg.algs {
 		if !slices.Contains(allowedAlgorithms, a) {
 			return nil, fmt.Errorf("auth: algorithm %q is not allowed: want an asymmetric JWS algorithm (%s)", a, strings.Join(allowedAlgorithms, ", "))
@@ -143,23 +176,43 @@ func NewJWTVerifier(issuer, audience string, opts ...JWTOption) (*JWTVerifier, e
 // Verify checks token and returns its principal: Issuer and Subject from
 // "iss" and "sub", Scopes, and every claim in Claims.
 func (v *JWTVerifier) Verify(ctx context.Context, token string) (*Principal, error) {
+	key := tokenKey(token)
+	if p, _, ok := v.verified.get(key, v.cfg.now()); ok {
+		return p, nil
+	}
+	p, exp, err := v.verify(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	if v.cfg.verifiedSize > 0 {
+		until := v.cfg.now().Add(v.cfg.verifiedTTL)
+		if exp.Before(until) {
+			until = exp
+		}
+		v.verified.put(key, p, nil, until)
+	}
+	return p, nil
+}
+
+// verify checks token in full and returns its principal and expiry.
+func (v *JWTVerifier) verify(ctx context.Context, token string) (*Principal, time.Time, error) {
 	tok, err := jwt.ParseSigned(token, v.algs)
 	if err != nil {
-		return nil, invalidToken("not a signed JWT with an accepted algorithm")
+		return nil, time.Time{}, invalidToken("not a signed JWT with an accepted algorithm")
 	}
 	if len(tok.Headers) != 1 {
-		return nil, invalidToken("not a signed JWT")
+		return nil, time.Time{}, invalidToken("not a signed JWT")
 	}
 	h := tok.Headers[0]
 	if typ, ok := h.ExtraHeaders[jose.HeaderType]; ok {
 		s, _ := typ.(string)
 		if !strings.EqualFold(s, "at+jwt") && !strings.EqualFold(s, "application/at+jwt") && !strings.EqualFold(s, "JWT") {
-			return nil, invalidToken("the token's typ is not at+jwt")
+			return nil, time.Time{}, invalidToken("the token's typ is not at+jwt")
 		}
 	}
 	keys, err := v.keys.lookup(ctx, h.KeyID, h.Algorithm)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	var std jwt.Claims
 	var raw map[string]any
@@ -172,16 +225,16 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*Principal, err
 		}
 	}
 	if !verified {
-		return nil, invalidToken("the token's signature does not verify, or its claims are malformed")
+		return nil, time.Time{}, invalidToken("the token's signature does not verify, or its claims are malformed")
 	}
 	if err := v.checkClaims(&std); err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	scopes, err := scopesOf(raw)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
-	return &Principal{Issuer: std.Issuer, Subject: std.Subject, Scopes: scopes, Claims: raw}, nil
+	return &Principal{Issuer: std.Issuer, Subject: std.Subject, Scopes: scopes, Claims: raw}, std.Expiry.Time(), nil
 }
 
 func (v *JWTVerifier) checkClaims(c *jwt.Claims) error {

@@ -16,7 +16,7 @@ import (
 
 const testAudience = "https://mcp.example.com/mcp"
 
-func newTestVerifier(t *testing.T, iss *testIssuer, clock *fakeClock, opts ...JWTOption) *JWTVerifier {
+func newTestVerifier(t testing.TB, iss *testIssuer, clock *fakeClock, opts ...JWTOption) *JWTVerifier {
 	t.Helper()
 	v, err := NewJWTVerifier(iss.url, testAudience, append([]JWTOption{WithClock(clock.now)}, opts...)...)
 	if err != nil {
@@ -201,7 +201,8 @@ func TestJWKSUnknownKidRefreshIsRateLimited(t *testing.T) {
 func TestJWKSKeyRotation(t *testing.T) {
 	iss := newTestIssuer(t)
 	clock := newClock()
-	v := newTestVerifier(t, iss, clock)
+	// Without the verified-token cache: what the key set alone decides.
+	v := newTestVerifier(t, iss, clock, WithVerifiedTokenCache(-1, 0))
 	ctx := context.Background()
 	if _, err := v.Verify(ctx, iss.mint(t, "k1", "", iss.claims(testAudience))); err != nil {
 		t.Fatal(err)
@@ -232,6 +233,73 @@ func TestJWKSKeyRotation(t *testing.T) {
 	}
 	if _, after := iss.hits(); after != before+1 {
 		t.Fatalf("stale set: %d fetches, want 1", after-before)
+	}
+}
+
+// A verified token is taken again without its checks for the cache's TTL,
+// never past its exp; a withdrawn key stops it once the TTL has passed;
+// refused tokens are not remembered; the cache keeps at most its size.
+func TestVerifiedTokenCache(t *testing.T) {
+	iss := newTestIssuer(t)
+	clock := newClock()
+	v := newTestVerifier(t, iss, clock, WithVerifiedTokenCache(time.Minute, 2), WithClockSkew(time.Second))
+	ctx := context.Background()
+	k1 := iss.mint(t, "k1", "", iss.claims(testAudience))
+	p, err := v.Verify(ctx, k1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Scopes[0] = "changed by a handler"
+	// The issuer withdraws k1 (and the set is refetched): the cached
+	// answer stands for the TTL, as a copy, then the token is refused.
+	iss.addKey("k2", testRSAKeys(t)[1], false)
+	iss.publish("k2")
+	clock.advance(DefaultJWKSRefreshInterval)
+	if _, err := v.Verify(ctx, iss.mint(t, "k2", "", iss.claims(testAudience))); err != nil {
+		t.Fatal(err)
+	}
+	again, err := v.Verify(ctx, k1)
+	if err != nil || again.Scopes[0] != "tools:call" {
+		t.Fatalf("within the TTL: %v, %+v", err, again)
+	}
+	clock.advance(time.Minute - DefaultJWKSRefreshInterval)
+	if _, err := v.Verify(ctx, k1); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("past the TTL after the key was withdrawn: %v", err)
+	}
+
+	// Never past exp: a token expiring in 10 s is refused 12 s later (the
+	// skew is 1 s), well within the cache's minute.
+	c := iss.claims(testAudience)
+	c["exp"] = clock.now().Add(10 * time.Second).Unix()
+	short := iss.mint(t, "k2", "", c)
+	if _, err := v.Verify(ctx, short); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(12 * time.Second)
+	if _, err := v.Verify(ctx, short); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("an expired token from the cache: %v", err)
+	}
+	if n := v.verified.len(); n > 2 {
+		t.Fatalf("%d tokens cached, limit 2", n)
+	}
+
+	// A refused token is not remembered: once its key is published it passes.
+	iss.addKey("k3", newECKey(t), false)
+	k3c := iss.claims(testAudience)
+	k3c["exp"] = clock.now().Add(time.Hour).Unix()
+	k3 := iss.mint(t, "k3", "ES256", k3c)
+	if _, err := v.Verify(ctx, k3); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("unpublished key: %v", err)
+	}
+	iss.publish("k2", "k3")
+	clock.advance(DefaultJWKSRefreshInterval)
+	if _, err := v.Verify(ctx, k3); err != nil {
+		t.Fatalf("after publication: %v", err)
+	}
+	for k := range v.verified.m {
+		if strings.Contains(string(k[:]), k3[:16]) {
+			t.Fatal("the cache keeps the token")
+		}
 	}
 }
 

@@ -39,6 +39,7 @@ type authFlags struct {
 	clockSkew     time.Duration
 	jwksRefresh   time.Duration
 	introspectTTL time.Duration
+	tokenCache    time.Duration
 	resourceName  string
 }
 
@@ -55,13 +56,14 @@ func (a *authFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&a.clockSkew, "auth-clock-skew", auth.DefaultClockSkew, "HTTP: clock skew allowed when checking exp, nbf and iat")
 	fl.DurationVar(&a.jwksRefresh, "auth-jwks-refresh", auth.DefaultJWKSRefreshInterval, "HTTP: least time between two JWKS fetches (a token with an unknown kid fetches again)")
 	fl.DurationVar(&a.introspectTTL, "auth-introspect-ttl", auth.DefaultIntrospectionTTL, "HTTP: how long an introspection answer is reused (never past the token's exp)")
+	fl.DurationVar(&a.tokenCache, "auth-token-cache", auth.DefaultVerifiedTokenTTL, "HTTP: how long a verified JWT is taken again without repeating its checks (never past its exp; 0 checks every request in full)")
 	fl.StringVar(&a.resourceName, "auth-resource-name", "toolwire reference server", "HTTP: resource_name in the protected resource metadata")
 }
 
 // enabled reports whether any --auth-* flag was given.
 func (a *authFlags) enabled(cmd *cobra.Command) bool {
 	for _, name := range []string{"auth-issuer", "auth-audience", "auth-scopes", "auth-jwks", "auth-introspect", "auth-client-id",
-		"auth-client-secret", "auth-tool-scope", "auth-clock-skew", "auth-jwks-refresh", "auth-introspect-ttl", "auth-resource-name"} {
+		"auth-client-secret", "auth-tool-scope", "auth-clock-skew", "auth-jwks-refresh", "auth-introspect-ttl", "auth-token-cache", "auth-resource-name"} {
 		if cmd.Flags().Changed(name) {
 			return true
 		}
@@ -89,8 +91,8 @@ func (a *authFlags) check(stdio bool) error {
 	if (a.clientID != "" || a.clientSecret != "") && a.introspect == "" {
 		return usageError{"--auth-client-id and --auth-client-secret are for --auth-introspect"}
 	}
-	if a.clockSkew < 0 || a.jwksRefresh <= 0 || a.introspectTTL < 0 {
-		return usageError{"--auth-jwks-refresh must be positive, --auth-clock-skew and --auth-introspect-ttl 0 or more"}
+	if a.clockSkew < 0 || a.jwksRefresh <= 0 || a.introspectTTL < 0 || a.tokenCache < 0 {
+		return usageError{"--auth-jwks-refresh must be positive, --auth-clock-skew, --auth-introspect-ttl and --auth-token-cache 0 or more"}
 	}
 	for _, ts := range a.toolScopes {
 		name, scopes, ok := strings.Cut(ts, "=")
@@ -118,7 +120,11 @@ func (a *authFlags) verifier(audience string) (auth.TokenVerifier, error) {
 		}
 		return v, nil
 	}
-	opts := []auth.JWTOption{auth.WithJWKSRefreshInterval(a.jwksRefresh)}
+	cache := a.tokenCache
+	if cache == 0 {
+		cache = -1 // off
+	}
+	opts := []auth.JWTOption{auth.WithJWKSRefreshInterval(a.jwksRefresh), auth.WithVerifiedTokenCache(cache, 0)}
 	if a.jwks != "" {
 		opts = append(opts, auth.WithJWKSURL(a.jwks))
 	}
