@@ -46,6 +46,7 @@ targets=(
   "./transport/streamable FuzzHTTPPost"
   "./oauth FuzzDecodeExchangeResponse"
   "./auth FuzzPeekTarget"
+  "./gateway/config FuzzParse"
 )
 
 # Every fuzz target in the module (bench/ is a module of its own) must be listed.

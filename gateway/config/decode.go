@@ -1,0 +1,673 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/toolwire/toolwire/gateway"
+)
+
+// The decoder walks goccy/go-yaml's syntax tree rather than decoding into
+// structs: every key and value keeps its line and column, upstreams keep
+// their file order, and expansion applies to scalars only.
+type decoder struct {
+	name string
+	opts *options
+	errs []*Error
+}
+
+func (d *decoder) errorf(n ast.Node, format string, args ...any) {
+	line, col := position(n)
+	d.errs = append(d.errs, &Error{File: d.name, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (d *decoder) err() error {
+	if len(d.errs) == 0 {
+		return nil
+	}
+	if len(d.errs) == 1 {
+		return d.errs[0]
+	}
+	sort.SliceStable(d.errs, func(i, j int) bool {
+		a, b := d.errs[i], d.errs[j]
+		return a.Line < b.Line || a.Line == b.Line && a.Column < b.Column
+	})
+	errs := make([]error, len(d.errs))
+	for i, e := range d.errs {
+		errs[i] = e
+	}
+	return errors.Join(errs...)
+}
+
+// position is where n starts. A block mapping's own token is its first
+// colon, so it is placed at its first key instead.
+func position(n ast.Node) (int, int) {
+	if m, ok := n.(*ast.MappingNode); ok && !m.IsFlowStyle && len(m.Values) > 0 {
+		n = m.Values[0].Key
+	}
+	if n == nil || n.GetToken() == nil || n.GetToken().Position == nil {
+		return 0, 0
+	}
+	p := n.GetToken().Position
+	return p.Line, p.Column
+}
+
+// parseYAML parses data into a syntax tree. A panic in the YAML library
+// on some malformed input becomes an error: a bad config file must not
+// crash the gateway with a stack trace.
+func parseYAML(data []byte) (tree *ast.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			tree, err = nil, fmt.Errorf("the YAML parser failed on this file: %v", r)
+		}
+	}()
+	return parser.ParseBytes(data, 0)
+}
+
+var dupKey = regexp.MustCompile(`^mapping key "(.*)" already defined at \[(\d+):(\d+)\]$`)
+
+func (d *decoder) syntaxError(err error) {
+	var se *yaml.SyntaxError
+	if !errors.As(err, &se) {
+		d.errs = append(d.errs, &Error{File: d.name, Msg: err.Error()})
+		return
+	}
+	e := &Error{File: d.name, Msg: se.Message}
+	if se.Token != nil && se.Token.Position != nil {
+		e.Line, e.Column = se.Token.Position.Line, se.Token.Position.Column
+	}
+	if m := dupKey.FindStringSubmatch(se.Message); m != nil {
+		e.Msg = fmt.Sprintf("duplicate key %q (first at %s:%s)", m[1], m[2], m[3])
+	}
+	d.errs = append(d.errs, e)
+}
+
+func (d *decoder) decode(data []byte) *File {
+	f := &File{
+		Listen:      DefaultListen,
+		AdminListen: DefaultAdminListen,
+		DataDir:     DefaultDataDir,
+		LogFormat:   "text",
+		Gateway:     gateway.Config{Naming: gateway.Naming{Separator: DefaultSeparator}},
+	}
+	tree, err := parseYAML(data)
+	if err != nil {
+		d.syntaxError(err)
+		return nil
+	}
+	var body ast.Node
+	for _, doc := range tree.Docs {
+		if doc.Body == nil {
+			continue
+		}
+		if body != nil {
+			d.errorf(doc.Body, "a second YAML document (the file holds one)")
+			return nil
+		}
+		body = doc.Body
+	}
+	top, ok := d.mapping(body, "the file")
+	if !ok || top == nil {
+		d.resolve(f)
+		return f
+	}
+	var naming, upstreams ast.Node
+	for _, mv := range top.Values {
+		key, ok := d.key(mv.Key)
+		if !ok {
+			continue
+		}
+		v := mv.Value
+		switch key {
+		case "listen":
+			if s, ok := d.str(v, key); ok {
+				d.listen(v, key, s, false)
+				f.Listen = s
+			}
+		case "admin_listen", "otc_listen":
+			if s, ok := d.str(v, key); ok {
+				if s == "off" {
+					s = ""
+				} else {
+					d.listen(v, key, s, true)
+				}
+				if key == "admin_listen" {
+					f.AdminListen = s
+				} else {
+					f.OTCListen = s
+				}
+			}
+		case "data_dir":
+			if s, ok := d.str(v, key); ok {
+				if s == "" {
+					d.errorf(v, "data_dir: empty")
+				}
+				f.DataDir = s
+			}
+		case "log_format":
+			if s, ok := d.str(v, key); ok {
+				if err := checkLogFormat(s); err != nil {
+					d.errorf(v, "log_format: %v", err)
+				}
+				f.LogFormat = s
+			}
+		case "upstreams":
+			upstreams = v
+		case "naming":
+			naming = v
+		default:
+			d.unknown(mv.Key, key, "", "listen", "admin_listen", "otc_listen", "data_dir", "log_format", "upstreams", "naming")
+		}
+	}
+	f.Gateway.Upstreams = d.upstreams(upstreams)
+	d.naming(naming, &f.Gateway)
+	d.listenersDistinct(top, f)
+	d.resolve(f)
+	return f
+}
+
+// resolve makes relative paths relative to the base directory.
+func (d *decoder) resolve(f *File) {
+	if !d.opts.baseSet {
+		return
+	}
+	rel := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(d.opts.baseDir, p)
+	}
+	f.DataDir = rel(f.DataDir)
+	for i := range f.Gateway.Upstreams {
+		f.Gateway.Upstreams[i].Dir = rel(f.Gateway.Upstreams[i].Dir)
+	}
+}
+
+func (d *decoder) listen(n ast.Node, key, s string, optional bool) {
+	if s == "off" && !optional {
+		d.errorf(n, "%s: cannot be off", key)
+		return
+	}
+	if err := checkListen(s); err != nil {
+		if s == "" && optional {
+			err = errors.New("empty (write off to disable)")
+		}
+		d.errorf(n, "%s: %v", key, err)
+	}
+}
+
+// listenersDistinct checks that the served listeners differ. The defaults
+// differ from each other, so a clash involves at least one written value.
+func (d *decoder) listenersDistinct(top *ast.MappingNode, f *File) {
+	nodes := map[string]ast.Node{}
+	for _, mv := range top.Values {
+		if key, ok := keyText(mv.Key); ok {
+			nodes[key] = mv.Value
+		}
+	}
+	type seen struct {
+		key  string
+		node ast.Node
+	}
+	byAddr := map[string]seen{}
+	for _, l := range []struct{ key, v string }{{"listen", f.Listen}, {"admin_listen", f.AdminListen}, {"otc_listen", f.OTCListen}} {
+		if l.v == "" {
+			continue
+		}
+		n := nodes[l.key]
+		if prev, dup := byAddr[l.v]; dup {
+			if n == nil {
+				n = prev.node
+			}
+			d.errorf(n, "%s: %s is also %s", l.key, l.v, prev.key)
+			continue
+		}
+		byAddr[l.v] = seen{l.key, n}
+	}
+}
+
+// upstreamKeys are the keys of one upstream.
+var upstreamKeys = []string{"command", "env", "cwd", "url", "headers", "timeout"}
+
+func (d *decoder) upstreams(n ast.Node) []gateway.Upstream {
+	m, ok := d.mapping(n, "upstreams")
+	if !ok || m == nil {
+		return nil
+	}
+	var ups []gateway.Upstream
+	for i, mv := range m.Values {
+		if i == MaxUpstreams {
+			d.errorf(mv.Key, "more than %d upstreams", MaxUpstreams)
+			break
+		}
+		name, ok := d.key(mv.Key)
+		if !ok {
+			continue
+		}
+		if err := checkUpstreamName(name); err != nil {
+			d.errorf(mv.Key, "upstream %q: %v", name, err)
+		}
+		ups = append(ups, d.upstream(mv, name))
+	}
+	return ups
+}
+
+func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Upstream {
+	u := gateway.Upstream{Name: name}
+	p := fmt.Sprintf("upstream %q", name)
+	m, ok := d.mapping(entry.Value, p)
+	if !ok {
+		return u
+	}
+	if m == nil {
+		d.errorf(entry.Key, "%s: no settings (want command or url)", p)
+		return u
+	}
+	keys := map[string]ast.Node{}
+	for _, mv := range m.Values {
+		key, ok := d.key(mv.Key)
+		if !ok {
+			continue
+		}
+		v := mv.Value
+		what := p + ": " + key
+		switch key {
+		case "command":
+			keys[key] = mv.Key
+			items, ok := d.list(v, what)
+			if !ok {
+				continue
+			}
+			if len(items) == 0 {
+				d.errorf(v, "%s: empty (want the program and its arguments)", what)
+				continue
+			}
+			u.Command = []string{}
+			for i, it := range items {
+				s, ok := d.str(it, what)
+				if !ok {
+					continue
+				}
+				if i == 0 && s == "" {
+					d.errorf(it, "%s: the program is empty", what)
+				} else if strings.IndexByte(s, 0) >= 0 {
+					d.errorf(it, "%s: %v", what, errNUL)
+				}
+				u.Command = append(u.Command, s)
+			}
+		case "env":
+			keys[key] = mv.Key
+			em, ok := d.mapping(v, what)
+			if !ok || em == nil {
+				continue
+			}
+			u.Env = map[string]string{}
+			for _, ev := range em.Values {
+				k, ok := d.key(ev.Key)
+				if !ok {
+					continue
+				}
+				if !validEnvName(k) {
+					d.errorf(ev.Key, "%s: %v", what, errEnvName(k))
+				}
+				s, ok := d.str(ev.Value, what+": "+k)
+				if !ok {
+					continue
+				}
+				if strings.IndexByte(s, 0) >= 0 {
+					d.errorf(ev.Value, "%s: %s: %v", what, k, errNUL)
+				}
+				u.Env[k] = s
+			}
+		case "cwd":
+			keys[key] = mv.Key
+			if s, ok := d.str(v, what); ok {
+				if strings.IndexByte(s, 0) >= 0 {
+					d.errorf(v, "%s: %v", what, errNUL)
+				}
+				u.Dir = s
+			}
+		case "url":
+			keys[key] = mv.Key
+			if s, ok := d.str(v, what); ok {
+				if err := checkURL(s); err != nil {
+					d.errorf(v, "%s: %v", what, err)
+				}
+				u.URL = s
+			}
+		case "headers":
+			keys[key] = mv.Key
+			hm, ok := d.mapping(v, what)
+			if !ok || hm == nil {
+				continue
+			}
+			u.Header = http.Header{}
+			first := map[string]ast.Node{}
+			for _, hv := range hm.Values {
+				k, ok := d.key(hv.Key)
+				if !ok {
+					continue
+				}
+				if err := checkHeaderName(k); err != nil {
+					d.errorf(hv.Key, "%s: %v", what, err)
+				}
+				ck := http.CanonicalHeaderKey(k)
+				if prev, dup := first[ck]; dup {
+					l, c := position(prev)
+					d.errorf(hv.Key, "%s: %q repeats a header name (first at %d:%d)", what, k, l, c)
+				}
+				first[ck] = hv.Key
+				s, ok := d.str(hv.Value, what+": "+k)
+				if !ok {
+					continue
+				}
+				if err := checkHeaderValue(s); err != nil {
+					d.errorf(hv.Value, "%s: %s: %v", what, k, err)
+				}
+				u.Header[ck] = []string{s}
+			}
+		case "timeout":
+			keys[key] = mv.Key
+			if s, ok := d.str(v, what); ok {
+				t, err := time.ParseDuration(s)
+				if err != nil {
+					d.errorf(v, "%s: %q is not a duration (like 30s or 2m)", what, s)
+					continue
+				}
+				if err := checkTimeout(t); err != nil {
+					d.errorf(v, "%s: %v", what, err)
+					continue
+				}
+				u.Timeout = t
+			}
+		default:
+			d.unknown(mv.Key, key, " in "+p, upstreamKeys...)
+		}
+	}
+	cmd, url := keys["command"], keys["url"]
+	switch {
+	case cmd != nil && url != nil:
+		later := url
+		if l1, c1 := position(cmd); true {
+			if l2, c2 := position(url); l1 > l2 || l1 == l2 && c1 > c2 {
+				later = cmd
+			}
+		}
+		d.errorf(later, "%s: both command and url (want exactly one)", p)
+	case cmd == nil && url == nil:
+		d.errorf(entry.Key, "%s: neither command nor url (want exactly one)", p)
+	case cmd != nil:
+		for _, k := range []string{"headers", "timeout"} {
+			if n := keys[k]; n != nil {
+				d.errorf(n, "%s: %s applies to url upstreams only", p, k)
+			}
+		}
+	default:
+		for _, k := range []string{"env", "cwd"} {
+			if n := keys[k]; n != nil {
+				d.errorf(n, "%s: %s applies to command upstreams only", p, k)
+			}
+		}
+	}
+	return u
+}
+
+func (d *decoder) naming(n ast.Node, g *gateway.Config) {
+	m, ok := d.mapping(n, "naming")
+	if !ok || m == nil {
+		return
+	}
+	nm := &g.Naming
+	var rename *ast.MappingNode
+	var hide []ast.Node
+	sepOK := true
+	for _, mv := range m.Values {
+		key, ok := d.key(mv.Key)
+		if !ok {
+			continue
+		}
+		v := mv.Value
+		switch key {
+		case "separator":
+			if s, ok := d.str(v, "naming: separator"); ok {
+				if err := checkSeparator(s); err != nil {
+					d.errorf(v, "naming: separator: %v", err)
+					sepOK = false
+				}
+				nm.Separator = s
+			} else {
+				sepOK = false
+			}
+		case "rename":
+			rename, _ = d.mapping(v, "naming: rename")
+		case "hide":
+			hide, _ = d.list(v, "naming: hide")
+		default:
+			d.unknown(mv.Key, key, " in naming", "separator", "rename", "hide")
+		}
+	}
+	names := map[string]bool{}
+	for _, u := range g.Upstreams {
+		names[u.Name] = true
+	}
+	renamed := map[string]bool{}
+	if rename != nil {
+		nm.Rename = map[string]string{}
+		targets := map[string]ast.Node{}
+		for _, mv := range rename.Values {
+			k, ok := d.key(mv.Key)
+			if !ok {
+				continue
+			}
+			renamed[k] = true
+			if sepOK {
+				if err := checkPrefix(k, names, nm.Separator); err != nil {
+					d.errorf(mv.Key, "naming: rename: %v", err)
+				}
+			}
+			t, ok := d.str(mv.Value, "naming: rename: "+k)
+			if !ok {
+				continue
+			}
+			if err := checkToolName(t); err != nil {
+				d.errorf(mv.Value, "naming: rename: %s: %v", k, err)
+			} else if prev, dup := targets[t]; dup {
+				l, c := position(prev)
+				d.errorf(mv.Value, "naming: rename: %s: target %q is already a rename target (at %d:%d)", k, t, l, c)
+			} else {
+				targets[t] = mv.Value
+			}
+			nm.Rename[k] = t
+		}
+	}
+	first := map[string]ast.Node{}
+	for _, it := range hide {
+		h, ok := d.str(it, "naming: hide")
+		if !ok {
+			continue
+		}
+		if sepOK {
+			if err := checkPrefix(h, names, nm.Separator); err != nil {
+				d.errorf(it, "naming: hide: %v", err)
+			}
+		}
+		if prev, dup := first[h]; dup {
+			l, c := position(prev)
+			d.errorf(it, "naming: hide: %q listed twice (first at %d:%d)", h, l, c)
+		} else if renamed[h] {
+			d.errorf(it, "naming: hide: %q is also renamed", h)
+		}
+		first[h] = it
+		nm.Hide = append(nm.Hide, h)
+	}
+}
+
+// unknown reports an unknown key, suggesting a known one a typo away.
+func (d *decoder) unknown(n ast.Node, key, where string, known ...string) {
+	best, bestD := "", 3
+	for _, k := range known {
+		if dist := editDistance(key, k); dist < bestD {
+			best, bestD = k, dist
+		}
+	}
+	hint := ""
+	if best != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	d.errorf(n, "unknown key %q%s%s", key, where, hint)
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 64
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// supported reports (and returns false for) YAML features the config
+// file does not take: anchors, aliases, tags, merge keys, complex keys.
+func (d *decoder) supported(n ast.Node) bool {
+	switch n.(type) {
+	case *ast.AnchorNode, *ast.AliasNode:
+		d.errorf(n, "anchors and aliases are not supported")
+	case *ast.TagNode:
+		d.errorf(n, "tags are not supported")
+	case *ast.MergeKeyNode:
+		d.errorf(n, "merge keys (<<) are not supported")
+	case *ast.MappingKeyNode:
+		d.errorf(n, "complex keys (?) are not supported")
+	default:
+		return true
+	}
+	return false
+}
+
+// keyText is the text of a scalar key as written; keys are never
+// expanded.
+func keyText(n ast.Node) (string, bool) {
+	switch n := n.(type) {
+	case *ast.StringNode:
+		return n.Value, true
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode, *ast.NullNode:
+		return n.GetToken().Value, true
+	}
+	return "", false
+}
+
+func (d *decoder) key(n ast.Node) (string, bool) {
+	if n == nil || !d.supported(n) {
+		return "", false
+	}
+	s, ok := keyText(n)
+	if !ok {
+		d.errorf(n, "a key must be a string, not a %s", kind(n))
+	}
+	return s, ok
+}
+
+func kind(n ast.Node) string {
+	switch n.(type) {
+	case *ast.MappingNode:
+		return "mapping"
+	case *ast.SequenceNode:
+		return "list"
+	case *ast.NullNode:
+		return "null"
+	}
+	return "scalar"
+}
+
+// str is a scalar value as a string, expanded. Numbers and booleans are
+// taken as written.
+func (d *decoder) str(n ast.Node, what string) (string, bool) {
+	if !d.supported(n) {
+		return "", false
+	}
+	var s string
+	switch n := n.(type) {
+	case *ast.StringNode:
+		s = n.Value
+	case *ast.LiteralNode:
+		s = n.Value.Value
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
+		s = n.GetToken().Value
+	case *ast.NullNode:
+		d.errorf(n, "%s: no value (want a string)", what)
+		return "", false
+	default:
+		d.errorf(n, "%s: want a string, not a %s", what, kind(n))
+		return "", false
+	}
+	v, err := expand(s, d.opts.lookup)
+	if err != nil {
+		d.errorf(n, "%s: %v", what, err)
+		return "", false
+	}
+	return v, true
+}
+
+// mapping is n as a mapping; null (a key with no value) is an empty one,
+// returned as nil with ok true.
+func (d *decoder) mapping(n ast.Node, what string) (*ast.MappingNode, bool) {
+	if n == nil {
+		return nil, true
+	}
+	if !d.supported(n) {
+		return nil, false
+	}
+	switch n := n.(type) {
+	case *ast.MappingNode:
+		if len(n.Values) == 0 {
+			return nil, true
+		}
+		return n, true
+	case *ast.NullNode:
+		return nil, true
+	}
+	d.errorf(n, "%s: want a mapping, not a %s", what, kind(n))
+	return nil, false
+}
+
+// list is n's items; null is an empty list (nil, true).
+func (d *decoder) list(n ast.Node, what string) ([]ast.Node, bool) {
+	if !d.supported(n) {
+		return nil, false
+	}
+	switch n := n.(type) {
+	case *ast.SequenceNode:
+		if n.Values == nil {
+			return []ast.Node{}, true
+		}
+		return n.Values, true
+	case *ast.NullNode:
+		return nil, true
+	}
+	d.errorf(n, "%s: want a list, not a %s", what, kind(n))
+	return nil, false
+}

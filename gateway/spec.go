@@ -1,0 +1,55 @@
+// Package gateway puts many MCP servers (upstreams: child processes over
+// stdio, Streamable HTTP endpoints, in-process servers) behind one MCP
+// endpoint, under stable namespaced names, each upstream session kept open
+// and shared by every call.
+package gateway
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/toolwire/toolwire/server"
+)
+
+// Config is what a gateway serves: its upstreams and how their names
+// appear downstream. The config file (package gateway/config) decodes to
+// it; a program embedding the gateway builds it directly.
+type Config struct {
+	Upstreams []Upstream
+	Naming    Naming
+}
+
+// Upstream is one MCP server behind the gateway. Exactly one of Command,
+// URL and Server is set.
+type Upstream struct {
+	// Name namespaces the upstream's tools and prompts: [a-z0-9-]{1,32}.
+	Name string
+
+	// Command starts a child process spoken to over stdio: the program
+	// and its arguments. Env is added to the gateway's environment; Dir
+	// is its working directory ("" the gateway's).
+	Command []string
+	Env     map[string]string
+	Dir     string
+
+	// URL is a Streamable HTTP endpoint (either protocol era), reached
+	// with Header on every request; Timeout bounds each call (0: the
+	// gateway's default).
+	URL     string
+	Header  http.Header
+	Timeout time.Duration
+
+	// Server is an MCP server in this process.
+	Server *server.Server
+}
+
+// Naming says how upstream names appear downstream: a tool or prompt
+// "read_file" of upstream "files" is "files" + Separator + "read_file",
+// unless Rename maps that full name to another; names in Hide (full
+// names, after the separator is applied and before renaming) are not
+// served at all.
+type Naming struct {
+	Separator string // default "__"
+	Rename    map[string]string
+	Hide      []string
+}
