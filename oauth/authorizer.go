@@ -82,6 +82,15 @@ type Config struct {
 	// Timeout bounds each request to an authorization server or metadata
 	// URL; 0 means 30 seconds.
 	Timeout time.Duration
+	// MaxResponseBytes bounds each response read from a metadata URL or
+	// an authorization server (metadata documents, registration, token,
+	// token exchange and revocation responses); a longer one fails the
+	// step. 0 means DefaultMaxResponseBytes (256 KiB).
+	MaxResponseBytes int
+	// MaxRedirects bounds the redirects each of those requests follows
+	// (every one checked by the https rule and the address guard); 0
+	// means DefaultMaxRedirects (3), a negative number none.
+	MaxRedirects int
 
 	// MaxStepUps is how many times one scope set is re-authorized after
 	// 403 insufficient_scope; 0 means 1.
@@ -110,6 +119,7 @@ type Authorizer struct {
 	log      *slog.Logger
 	asNonces NonceCache
 	rsNonces NonceCache
+	maxBytes int64 // Config.MaxResponseBytes, resolved
 
 	flow sync.Mutex // one discovery/registration/grant at a time
 
@@ -154,10 +164,11 @@ func NewAuthorizer(cfg Config) (*Authorizer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	hc := newGuardedClient(pol, cfg.Timeout)
+	hc := newGuardedClient(pol, cfg.Timeout, cfg.MaxRedirects)
+	maxBytes := responseLimit(cfg.MaxResponseBytes)
 	return &Authorizer{
-		cfg: cfg, endpoint: u, key: key, pol: pol, hc: hc,
-		disc: discoverer{hc: hc, pol: pol}, now: now, log: log,
+		cfg: cfg, endpoint: u, key: key, pol: pol, hc: hc, maxBytes: maxBytes,
+		disc: discoverer{hc: hc, pol: pol, maxBytes: maxBytes}, now: now, log: log,
 		clients: map[string]ClientInfo{}, asCache: map[string]*AuthServerMetadata{}, requested: map[string]int{},
 	}, nil
 }
@@ -202,12 +213,130 @@ func (a *Authorizer) setToken(ctx context.Context, t *Token) {
 // is redacted.
 func (a *Authorizer) Token(ctx context.Context) *Token { return a.current(ctx) }
 
-// Logout forgets the endpoint's token, in memory and in the store.
+// ErrNotRevoked is wrapped by the error of Logout when the authorization
+// server advertises a revocation endpoint but the tokens could not be
+// revoked there (or its metadata could not be read to find out): they
+// were deleted locally all the same, and may stay valid at the server
+// until they expire.
+var ErrNotRevoked = errors.New("the tokens were deleted locally but not revoked at the authorization server")
+
+// LogoutReport says what Logout did.
+type LogoutReport struct {
+	// HadToken: a token was held for the endpoint (in memory or in the
+	// store); without one there was nothing to revoke.
+	HadToken bool
+	// Issuer is the authorization server that issued it.
+	Issuer string
+	// RevocationEndpoint is the one the authorization server advertises
+	// (RFC 7009); "" when it advertises none, or its metadata could not be
+	// read (then RevokeErr says why).
+	RevocationEndpoint string
+	// Revoked: every token held (the refresh token, the access token) was
+	// revoked at RevocationEndpoint.
+	Revoked bool
+	// RevokeErr is why revoking failed; nil when it succeeded or was not
+	// possible (no revocation endpoint). It wraps ErrNotRevoked.
+	RevokeErr error
+}
+
+// Logout revokes the endpoint's tokens at the authorization server when
+// its metadata advertises a revocation_endpoint (RFC 7009: the refresh
+// token, then the access token, each with its token_type_hint, the client
+// authenticated as at the token endpoint, through the guarded client with
+// Config's timeout and bounds), then forgets them, in memory and in the
+// store, whether or not they could be revoked. A failure to revoke is
+// logged (Warn) and returned wrapping ErrNotRevoked, joined with a failure
+// to delete from the store; an authorization server without a revocation
+// endpoint is no error. LogoutReport says which happened.
 func (a *Authorizer) Logout(ctx context.Context) error {
+	_, err := a.LogoutReport(ctx)
+	return err
+}
+
+// LogoutReport is Logout, also returning what it did.
+func (a *Authorizer) LogoutReport(ctx context.Context) (LogoutReport, error) {
+	a.flow.Lock() // no refresh while the tokens are revoked
+	defer a.flow.Unlock()
+	// The token held, and the one in the store when another process
+	// stored a newer one since (its refresh token is the live one).
+	var held []*Token
+	t := a.current(ctx)
+	if t != nil {
+		held = append(held, t)
+	}
+	if st, err := a.cfg.Store.Load(ctx, a.key); err == nil && st != nil && st.AccessToken != "" && resourceCovers(st.Resource, a.endpoint) &&
+		(t == nil || st.AccessToken != t.AccessToken || st.RefreshToken != t.RefreshToken) {
+		held = append(held, st)
+	}
+	var rep LogoutReport
+	for i, t := range held {
+		r := a.revoke(ctx, t)
+		if i == 0 {
+			rep = r
+			continue
+		}
+		rep.Revoked = rep.Revoked && r.Revoked
+		rep.RevokeErr = errors.Join(rep.RevokeErr, r.RevokeErr)
+		if rep.RevocationEndpoint == "" {
+			rep.RevocationEndpoint = r.RevocationEndpoint
+		}
+	}
+	if rep.RevokeErr != nil {
+		a.log.Warn("oauth: the tokens were not revoked at the authorization server; deleting them locally all the same",
+			"issuer", rep.Issuer, "error", rep.RevokeErr)
+	}
 	a.mu.Lock()
 	a.tok, a.loaded = nil, true
 	a.mu.Unlock()
-	return a.cfg.Store.Delete(ctx, a.key)
+	return rep, errors.Join(rep.RevokeErr, a.cfg.Store.Delete(ctx, a.key))
+}
+
+// revoke revokes t's refresh and access tokens where the authorization
+// server advertises a revocation endpoint.
+func (a *Authorizer) revoke(ctx context.Context, t *Token) LogoutReport {
+	rep := LogoutReport{HadToken: true, Issuer: t.Issuer}
+	if t.Issuer == "" {
+		return rep // nothing says where it came from
+	}
+	legacy := t.Issuer == a.endpoint.Scheme+"://"+a.endpoint.Host
+	md, err := a.authServer(ctx, t.Issuer, legacy)
+	if err != nil {
+		rep.RevokeErr = fmt.Errorf("%w: discovering the revocation endpoint of %s: %w", ErrNotRevoked, t.Issuer, err)
+		return rep
+	}
+	if md.RevocationEndpoint == "" {
+		return rep
+	}
+	rep.RevocationEndpoint = md.RevocationEndpoint
+	// Checked here rather than at discovery: an endpoint the login never
+	// uses does not fail it.
+	if _, err := a.pol.checkURL("revocation endpoint", md.RevocationEndpoint); err != nil {
+		rep.RevokeErr = fmt.Errorf("%w: %w", ErrNotRevoked, err)
+		return rep
+	}
+	te := a.tokenEndpoint(md, t.Client)
+	var errs []error
+	// The refresh token first: revoking it may revoke the access tokens
+	// issued with it too (RFC 7009 §2.1), but need not.
+	for _, x := range []struct{ tok, hint string }{{t.RefreshToken, "refresh_token"}, {t.AccessToken, "access_token"}} {
+		if x.tok == "" {
+			continue
+		}
+		if err := te.Revoke(ctx, md.RevocationEndpoint, x.tok, x.hint); err != nil {
+			errs = append(errs, fmt.Errorf("the %s: %w", strings.ReplaceAll(x.hint, "_", " "), err))
+		}
+	}
+	switch len(errs) {
+	case 0:
+	case 1:
+		rep.RevokeErr = fmt.Errorf("%w: %w", ErrNotRevoked, errs[0])
+		return rep
+	default:
+		rep.RevokeErr = fmt.Errorf("%w: %w; %w", ErrNotRevoked, errs[0], errs[1])
+		return rep
+	}
+	rep.Revoked = true
+	return rep
 }
 
 // Authorize sets the request's credentials: the endpoint's token, if any,
@@ -346,8 +475,7 @@ func (a *Authorizer) reauthorize(ctx context.Context, ap authParams, sent string
 	a.log.Debug("oauth: discovered", "resource", resource, "issuer", md.Issuer, "legacy", legacy)
 
 	if !stepUp && !force && cur != nil && cur.RefreshToken != "" && cur.Issuer == md.Issuer && cur.Resource == resource {
-		if t, err := a.refresh(ctx, md, cur); err == nil {
-			a.setToken(ctx, t)
+		if _, err := a.refreshShared(ctx, md, cur); err == nil {
 			return true, nil
 		} else {
 			a.log.Debug("oauth: refresh failed; authorizing anew", "error", err)
@@ -458,7 +586,8 @@ func (a *Authorizer) client(ctx context.Context, md *AuthServerMetadata, cur *To
 
 func (a *Authorizer) tokenEndpoint(md *AuthServerMetadata, c ClientInfo) *TokenEndpoint {
 	return &TokenEndpoint{URL: md.TokenEndpoint, Issuer: md.Issuer, Client: c, Key: a.cfg.ClientKey,
-		HTTP: a.hc, DPoP: a.cfg.DPoP, Now: a.now, Nonces: &a.asNonces}
+		HTTP: a.hc, DPoP: a.cfg.DPoP, Now: a.now, Nonces: &a.asNonces,
+		MaxResponseBytes: int(a.maxBytes), MaxRedirects: a.cfg.MaxRedirects}
 }
 
 // selectScopes applies MCP's scope selection: the challenge's scope, else
@@ -525,11 +654,100 @@ func (a *Authorizer) refreshExpired(ctx context.Context, t *Token) *Token {
 		a.log.Debug("oauth: cannot refresh the expired token", "error", err)
 		return t
 	}
-	nt, err := a.refresh(ctx, md, t)
+	nt, err := a.refreshShared(ctx, md, t)
 	if err != nil {
 		a.log.Debug("oauth: cannot refresh the expired token", "error", err)
 		return t
 	}
-	a.setToken(ctx, nt)
 	return nt
+}
+
+// Waits for the store to show the token of another process (or
+// Authorizer) that won a race to rotate the refresh token: the server
+// invalidates the old refresh token before that process has stored the
+// new one.
+var rotationWaits = []time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}
+
+// refreshShared refreshes cur, for a store other processes (or other
+// Authorizers) may share, and adopts (and stores) the result. A token
+// the store holds that differs from cur was stored by another process
+// that rotated the refresh token: it is used instead, refreshed first
+// when it has expired too. That is checked before the refresh, so as not
+// to present a rotated-away refresh token (which some servers take as a
+// replay and answer by revoking the whole family), and again when the
+// refresh fails, for a race lost at the server: on invalid_grant the
+// store is read a few times over a bounded wait (rotationWaits) for the
+// winner's token to appear.
+func (a *Authorizer) refreshShared(ctx context.Context, md *AuthServerMetadata, cur *Token) (*Token, error) {
+	if st := a.storedOther(ctx, cur); st != nil {
+		if !st.expired(a.now()) {
+			a.adopt(st)
+			return st, nil
+		}
+		if st.RefreshToken != "" && st.Issuer == md.Issuer {
+			cur = st // refresh the newer token
+		}
+	}
+	t, err := a.refresh(ctx, md, cur)
+	if err == nil {
+		a.setToken(ctx, t)
+		return t, nil
+	}
+	var oe *Error
+	rotated := errors.As(err, &oe) && oe.Code == "invalid_grant"
+	for i, d := range rotationWaits {
+		if i > 0 && !rotated {
+			break
+		}
+		if d > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, err
+			case <-time.After(d):
+			}
+		}
+		st := a.storedOther(ctx, cur)
+		if st == nil {
+			continue
+		}
+		a.log.Debug("oauth: the refresh failed, but another process stored a new token; using it", "error", err)
+		if !st.expired(a.now()) {
+			a.adopt(st)
+			return st, nil
+		}
+		if st.RefreshToken == "" || st.Issuer != md.Issuer {
+			return nil, err
+		}
+		t, err2 := a.refresh(ctx, md, st)
+		if err2 != nil {
+			return nil, err
+		}
+		a.setToken(ctx, t)
+		return t, nil
+	}
+	return nil, err
+}
+
+// storedOther returns the token the store holds for the endpoint when it
+// is usable and not cur (another process stored it); nil otherwise.
+func (a *Authorizer) storedOther(ctx context.Context, cur *Token) *Token {
+	st, err := a.cfg.Store.Load(ctx, a.key)
+	if err != nil || st == nil || st.AccessToken == "" || !resourceCovers(st.Resource, a.endpoint) {
+		return nil
+	}
+	if st.AccessToken == cur.AccessToken && st.RefreshToken == cur.RefreshToken {
+		return nil
+	}
+	return st
+}
+
+// adopt makes t, read from the store, the current token (it is there
+// already: not saved again).
+func (a *Authorizer) adopt(t *Token) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.tok, a.loaded = t, true
+	if t.Client.ID != "" {
+		a.clients[t.Issuer] = t.Client
+	}
 }

@@ -26,8 +26,9 @@ var ErrNoPKCE = errors.New("the authorization server does not advertise PKCE S25
 
 // discoverer fetches metadata through the guarded client.
 type discoverer struct {
-	hc  *http.Client
-	pol netPolicy
+	hc       *http.Client
+	pol      netPolicy
+	maxBytes int64 // a document's bound (Config.MaxResponseBytes)
 }
 
 // getJSON GETs a metadata document. found is false for a 4xx (the
@@ -52,11 +53,19 @@ func (d *discoverer) get(ctx context.Context, what, raw string) (data []byte, fo
 	if resp.StatusCode != http.StatusOK {
 		return nil, false, fmt.Errorf("fetching the %s %s: HTTP %d", what, truncate(raw, 200), resp.StatusCode)
 	}
-	data, err = readLimited(resp.Body, maxMetadataBytes)
+	data, err = readResponse(resp.Body, d.limit())
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the %s %s: %w", what, truncate(raw, 200), err)
 	}
 	return data, true, nil
+}
+
+// limit is the bound of a document read.
+func (d *discoverer) limit() int64 {
+	if d.maxBytes <= 0 {
+		return DefaultMaxResponseBytes
+	}
+	return d.maxBytes
 }
 
 // prmURLs are the places Protected Resource Metadata is looked for, in
@@ -86,7 +95,7 @@ func (d *discoverer) protectedResource(ctx context.Context, endpoint *url.URL, f
 		if !found {
 			continue
 		}
-		prm, err := DecodeProtectedResourceMetadata(data)
+		prm, err := decodeProtectedResourceMetadata(data, d.limit())
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +145,7 @@ func (d *discoverer) authServer(ctx context.Context, issuer string, legacy bool)
 		if !found {
 			continue
 		}
-		md, err := DecodeAuthServerMetadata(data)
+		md, err := decodeAuthServerMetadata(data, d.limit())
 		if err != nil {
 			return nil, err
 		}

@@ -13,7 +13,10 @@
 // insufficient_scope re-authorizes with the union of the scopes, a bounded
 // number of times. Tokens live in a TokenStore (MemoryStore, FileStore),
 // keyed and bound by the canonical resource URI, and are refreshed with
-// rotation. Config.NoInteractive keeps a challenge from ever starting the
+// rotation; Authorizers (or processes) sharing a store pick up a token
+// another one rotated rather than fail with invalid_grant. Logout revokes
+// the tokens (RFC 7009) where the authorization server advertises a
+// revocation endpoint, and deletes them. Config.NoInteractive keeps a challenge from ever starting the
 // authorization code flow (ErrAuthorizationRequired instead), for a CLI
 // that logs in with a command of its own and calls Login there.
 //
@@ -21,7 +24,9 @@
 // loopback host; every connection the package makes is checked at dial
 // time against private, link-local, unspecified and multicast addresses
 // (and loopback unless the MCP endpoint is itself loopback), so DNS
-// rebinding cannot get round it; responses are size-bounded and timed;
+// rebinding cannot get round it; responses are size-bounded
+// (Config.MaxResponseBytes) and timed (Config.Timeout), redirects counted
+// (Config.MaxRedirects);
 // tokens are redacted from errors and logs and only ever sent to the
 // resource they were issued for.
 //

@@ -99,6 +99,7 @@ func (g IDJAGGrant) Exchange(ctx context.Context, te *TokenEndpoint, p GrantPara
 		RequestedTokenType: TokenTypeIDJAG,
 		Audience:           aud,
 		Resource:           p.Resource,
+		MaxResponseBytes:   te.MaxResponseBytes,
 	}
 	if len(p.Scopes) > 0 {
 		x.Scope = strings.Join(p.Scopes, " ")

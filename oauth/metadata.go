@@ -42,6 +42,9 @@ type AuthServerMetadata struct {
 	AuthorizationResponseIssParameterSupported bool     `json:"authorization_response_iss_parameter_supported,omitempty"`
 	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported,omitempty"`
 	DPoPSigningAlgValuesSupported              []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	// RevocationEndpoint is RFC 7009's token revocation endpoint (RFC 8414
+	// §2): Authorizer.Logout revokes the tokens there.
+	RevocationEndpoint string `json:"revocation_endpoint,omitempty"`
 
 	// Fallback marks metadata made up from the 2025-03-26 defaults
 	// (/authorize, /token, /register at the MCP server's origin) because
@@ -50,11 +53,16 @@ type AuthServerMetadata struct {
 }
 
 // DecodeProtectedResourceMetadata decodes and checks a Protected Resource
-// Metadata document: a JSON object of at most 256 KiB with a resource.
-// Unknown members are ignored; members of the wrong type are errors.
+// Metadata document: a JSON object of at most DefaultMaxResponseBytes
+// with a resource. Unknown members are ignored; members of the wrong type
+// are errors.
 func DecodeProtectedResourceMetadata(data []byte) (*ProtectedResourceMetadata, error) {
+	return decodeProtectedResourceMetadata(data, DefaultMaxResponseBytes)
+}
+
+func decodeProtectedResourceMetadata(data []byte, max int64) (*ProtectedResourceMetadata, error) {
 	var m ProtectedResourceMetadata
-	if err := decodeObject(data, &m); err != nil {
+	if err := decodeObject(data, &m, max); err != nil {
 		return nil, fmt.Errorf("protected resource metadata: %w", err)
 	}
 	if m.Resource == "" {
@@ -69,11 +77,15 @@ func DecodeProtectedResourceMetadata(data []byte) (*ProtectedResourceMetadata, e
 }
 
 // DecodeAuthServerMetadata decodes and checks authorization server
-// metadata: a JSON object of at most 256 KiB with an issuer and a token
-// endpoint.
+// metadata: a JSON object of at most DefaultMaxResponseBytes with an
+// issuer and a token endpoint.
 func DecodeAuthServerMetadata(data []byte) (*AuthServerMetadata, error) {
+	return decodeAuthServerMetadata(data, DefaultMaxResponseBytes)
+}
+
+func decodeAuthServerMetadata(data []byte, max int64) (*AuthServerMetadata, error) {
 	var m AuthServerMetadata
-	if err := decodeObject(data, &m); err != nil {
+	if err := decodeObject(data, &m, max); err != nil {
 		return nil, fmt.Errorf("authorization server metadata: %w", err)
 	}
 	if m.Issuer == "" {
@@ -85,9 +97,10 @@ func DecodeAuthServerMetadata(data []byte) (*AuthServerMetadata, error) {
 	return &m, nil
 }
 
-func decodeObject(data []byte, v any) error {
-	if len(data) > maxMetadataBytes {
-		return fmt.Errorf("the document exceeds %d bytes", maxMetadataBytes)
+// decodeObject decodes one JSON object of at most max bytes.
+func decodeObject(data []byte, v any, max int64) error {
+	if int64(len(data)) > max {
+		return fmt.Errorf("the document exceeds %d bytes", max)
 	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {

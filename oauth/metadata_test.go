@@ -10,7 +10,7 @@ func TestDecodeMetadata(t *testing.T) {
 	if _, err := DecodeProtectedResourceMetadata([]byte(`{"resource":"https://m/mcp","authorization_servers":["https://as"],"extra":1}`)); err != nil {
 		t.Error(err)
 	}
-	for _, bad := range []string{``, `[]`, `{}`, `{"resource":1}`, `{"resource":"x","authorization_servers":[""]}`, `{"resource":"x"} {}`, strings.Repeat(" ", maxMetadataBytes+1)} {
+	for _, bad := range []string{``, `[]`, `{}`, `{"resource":1}`, `{"resource":"x","authorization_servers":[""]}`, `{"resource":"x"} {}`, strings.Repeat(" ", DefaultMaxResponseBytes+1)} {
 		if _, err := DecodeProtectedResourceMetadata([]byte(bad)); err == nil {
 			t.Errorf("accepted %.40q", bad)
 		}

@@ -16,11 +16,51 @@ import (
 
 // Limits on what the package reads and waits for.
 const (
-	maxMetadataBytes = 256 << 10 // a metadata document or registration response
-	maxTokenBytes    = 256 << 10 // a token response
-	defaultTimeout   = 30 * time.Second
-	maxRedirects     = 3
+	// DefaultMaxResponseBytes bounds a metadata document, a registration
+	// response and a token (or revocation, or token exchange) response when
+	// Config.MaxResponseBytes (TokenEndpoint.MaxResponseBytes,
+	// TokenExchange.MaxResponseBytes) is 0.
+	DefaultMaxResponseBytes = 256 << 10
+	// DefaultMaxRedirects is how many redirects one request follows when
+	// Config.MaxRedirects (TokenEndpoint.MaxRedirects) is 0.
+	DefaultMaxRedirects = 3
+
+	maxStoredTokenBytes = DefaultMaxResponseBytes // a FileStore token file
+	defaultTimeout      = 30 * time.Second
 )
+
+// responseLimit resolves a configured response bound: 0 (or less) is
+// DefaultMaxResponseBytes.
+func responseLimit(n int) int64 {
+	if n <= 0 {
+		return DefaultMaxResponseBytes
+	}
+	return int64(n)
+}
+
+// redirectLimit resolves a configured redirect bound: 0 is
+// DefaultMaxRedirects, a negative number none.
+func redirectLimit(n int) int {
+	switch {
+	case n == 0:
+		return DefaultMaxRedirects
+	case n < 0:
+		return 0
+	}
+	return n
+}
+
+// checkRedirectCount refuses the redirect past max (redirectLimit's
+// result).
+func checkRedirectCount(via []*http.Request, max int) error {
+	if len(via) > max {
+		if max == 0 {
+			return errors.New("redirects are not followed (MaxRedirects is negative)")
+		}
+		return fmt.Errorf("stopped after %d redirects (MaxRedirects)", max)
+	}
+	return nil
+}
 
 // ErrUnsafeURL is wrapped by every refusal of a URL or address by the
 // package's safety rules (https, the address guard).
@@ -125,11 +165,12 @@ func (p netPolicy) checkURL(what, raw string) (*url.URL, error) {
 // newGuardedClient returns the client every request of the package goes
 // through: no proxy (the guard must see the real destination), the
 // address guard at dial time, the https rule on every redirect (at most
-// three), and a timeout.
-func newGuardedClient(p netPolicy, timeout time.Duration) *http.Client {
+// maxRedirects, as redirectLimit resolves it), and a timeout.
+func newGuardedClient(p netPolicy, timeout time.Duration, maxRedirects int) *http.Client {
 	if timeout <= 0 {
 		timeout = defaultTimeout
 	}
+	maxRedirects = redirectLimit(maxRedirects)
 	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: p.control}
 	tr := &http.Transport{
 		Proxy:                 nil,
@@ -144,8 +185,10 @@ func newGuardedClient(p netPolicy, timeout time.Duration) *http.Client {
 		Transport: tr,
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= maxRedirects {
-				return fmt.Errorf("stopped after %d redirects", maxRedirects)
+			// via holds the requests made so far: the redirect to req is
+			// the len(via)-th.
+			if err := checkRedirectCount(via, maxRedirects); err != nil {
+				return err
 			}
 			if _, err := p.checkURL("redirect target", req.URL.String()); err != nil {
 				return err
@@ -155,6 +198,11 @@ func newGuardedClient(p netPolicy, timeout time.Duration) *http.Client {
 	}
 }
 
+// tooLongError: a body longer than its bound.
+type tooLongError struct{ max int64 }
+
+func (e *tooLongError) Error() string { return fmt.Sprintf("longer than the limit of %d bytes", e.max) }
+
 // readLimited reads a body of at most max bytes; longer is an error.
 func readLimited(r io.Reader, max int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, max+1))
@@ -162,9 +210,20 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > max {
-		return nil, fmt.Errorf("the response exceeds %d bytes", max)
+		return nil, &tooLongError{max}
 	}
 	return data, nil
+}
+
+// readResponse is readLimited for a response bounded by MaxResponseBytes
+// (of Config, TokenEndpoint or TokenExchange), which a refusal names.
+func readResponse(r io.Reader, max int64) ([]byte, error) {
+	data, err := readLimited(r, max)
+	var tl *tooLongError
+	if errors.As(err, &tl) {
+		return nil, fmt.Errorf("the response is %w (MaxResponseBytes)", err)
+	}
+	return data, err
 }
 
 func truncate(s string, n int) string {

@@ -74,12 +74,12 @@ func TestDialGuardSeesResolvedAddress(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
-	hc := newGuardedClient(netPolicy{}, 0)
+	hc := newGuardedClient(netPolicy{}, 0, 0)
 	_, err := hc.Get("http://localhost:" + port + "/")
 	if !errors.Is(err, ErrUnsafeURL) {
 		t.Fatalf("got %v, want the dial refused", err)
 	}
-	hc = newGuardedClient(netPolicy{allowLoopback: true}, 0)
+	hc = newGuardedClient(netPolicy{allowLoopback: true}, 0, 0)
 	resp, err := hc.Get("http://localhost:" + port + "/")
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestGuardedRedirects(t *testing.T) {
 		http.Redirect(w, r, "http://metadata.example.com/x", http.StatusFound)
 	}))
 	defer srv.Close()
-	_, err := newGuardedClient(netPolicy{allowLoopback: true}, 0).Get(srv.URL)
+	_, err := newGuardedClient(netPolicy{allowLoopback: true}, 0, 0).Get(srv.URL)
 	if !errors.Is(err, ErrUnsafeURL) {
 		t.Fatalf("got %v", err)
 	}

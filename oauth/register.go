@@ -126,7 +126,7 @@ func (a *Authorizer) dynamicRegistration(ctx context.Context, md *AuthServerMeta
 		return ClientInfo{}, fmt.Errorf("oauth: registration at %s: %w", truncate(md.RegistrationEndpoint, 200), ctxErr(ctx, err))
 	}
 	defer resp.Body.Close()
-	data, err := readLimited(resp.Body, maxMetadataBytes)
+	data, err := readResponse(resp.Body, a.maxBytes)
 	if err != nil {
 		return ClientInfo{}, &Error{Op: "registration", StatusCode: resp.StatusCode, Description: err.Error()}
 	}
@@ -136,7 +136,7 @@ func (a *Authorizer) dynamicRegistration(ctx context.Context, md *AuthServerMeta
 		return ClientInfo{}, &Error{Op: "registration", StatusCode: resp.StatusCode, Code: truncate(er.Error, 100), Description: truncate(er.ErrorDescription, 300)}
 	}
 	var rr registrationResponse
-	if err := decodeObject(data, &rr); err != nil || rr.ClientID == "" {
+	if err := decodeObject(data, &rr, a.maxBytes); err != nil || rr.ClientID == "" {
 		return ClientInfo{}, &Error{Op: "registration", StatusCode: resp.StatusCode, Description: "the registration response has no client_id"}
 	}
 	c := ClientInfo{ID: rr.ClientID, Secret: rr.ClientSecret, Issuer: md.Issuer, Kind: "dynamic", AuthMethod: rr.TokenEndpointAuthMethod}

@@ -155,3 +155,34 @@ func TestIssuerAndIssChecks(t *testing.T) {
 		})
 	}
 }
+
+// Logout reaches the revocation endpoint only through the guard: one at
+// the cloud metadata service is refused (nothing is sent there), the
+// tokens are deleted all the same, and the error says both.
+func TestSSRFGuardRefusesPrivateRevocationEndpoint(t *testing.T) {
+	var asURL string
+	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"issuer": asURL, "token_endpoint": asURL + "/token", "revocation_endpoint": "https://169.254.169.254/revoke",
+		})
+	}))
+	defer as.Close()
+	asURL = as.URL
+	endpoint := "http://127.0.0.1:1/mcp"
+	store := &oauth.MemoryStore{}
+	key, _ := oauth.CanonicalResource(endpoint)
+	ctx := t.Context()
+	_ = store.Save(ctx, key, &oauth.Token{AccessToken: "at-1234", RefreshToken: "rt-1234", TokenType: "Bearer",
+		Resource: endpoint, Issuer: asURL, Client: oauth.ClientInfo{ID: "c", Issuer: asURL}})
+	a, err := oauth.NewAuthorizer(oauth.Config{Endpoint: endpoint, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := a.LogoutReport(ctx)
+	if !errors.Is(err, oauth.ErrNotRevoked) || !errors.Is(err, oauth.ErrUnsafeURL) || rep.Revoked || !strings.Contains(err.Error(), "169.254.169.254") {
+		t.Fatalf("got %+v, %v; want the revocation endpoint refused", rep, err)
+	}
+	if tok, _ := store.Load(ctx, key); tok != nil {
+		t.Fatal("the tokens survived Logout")
+	}
+}

@@ -123,7 +123,7 @@ func (s *FileStore) Load(_ context.Context, key string) (*Token, error) {
 	if err := checkMode(p, fi); err != nil {
 		return nil, err
 	}
-	data, err := readLimited(f, maxTokenBytes)
+	data, err := readLimited(f, maxStoredTokenBytes)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: reading %s: %w", p, err)
 	}

@@ -28,7 +28,7 @@ import (
 // request to an authorization server. Its text never carries a token or a
 // secret the client sent.
 type Error struct {
-	Op          string // "token request", "registration", "authorization"
+	Op          string // "token request", "registration", "authorization", "revocation"
 	StatusCode  int    // HTTP status, 0 when none
 	Code        string // the error code, e.g. invalid_grant
 	Description string // error_description, redacted and truncated
@@ -144,6 +144,15 @@ type TokenEndpoint struct {
 	// Nonces keeps the DPoP-Nonce of each server; shared by the
 	// Authorizer's endpoints.
 	Nonces *NonceCache
+
+	// MaxResponseBytes bounds a response read (longer is an error); 0
+	// means DefaultMaxResponseBytes. The Authorizer sets
+	// Config.MaxResponseBytes.
+	MaxResponseBytes int
+	// MaxRedirects bounds the redirects one request follows, on top of
+	// HTTP's own policy: 0 means DefaultMaxRedirects, a negative number
+	// none. The Authorizer sets Config.MaxRedirects.
+	MaxRedirects int
 }
 
 // NonceCache keeps the latest DPoP-Nonce per server (by URL origin).
@@ -217,14 +226,13 @@ func (te *TokenEndpoint) Request(ctx context.Context, form url.Values) (*Token, 
 	}
 }
 
-func (te *TokenEndpoint) post(ctx context.Context, form url.Values, now time.Time) (*Token, bool, error) {
-	f := url.Values{}
-	for k, v := range form {
-		f[k] = v
-	}
-	hdr := http.Header{}
+// authenticate adds the client's authentication (Client.AuthMethod) to
+// a request to the authorization server: to the form f or the header
+// hdr. It returns the secrets it added (to be kept out of errors). op
+// names the request in an error.
+func (te *TokenEndpoint) authenticate(op string, f url.Values, hdr http.Header, now time.Time) ([]string, error) {
 	c := te.Client
-	secrets := []string{c.Secret, form.Get("code"), form.Get("refresh_token"), form.Get("code_verifier"), form.Get("assertion"), form.Get("subject_token")}
+	secrets := []string{c.Secret}
 	switch c.AuthMethod {
 	case "client_secret_basic":
 		hdr.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(c.ID)+":"+url.QueryEscape(c.Secret))))
@@ -233,11 +241,11 @@ func (te *TokenEndpoint) post(ctx context.Context, form url.Values, now time.Tim
 		f.Set("client_secret", c.Secret)
 	case "private_key_jwt":
 		if te.Key == nil || te.Key.Signer == nil {
-			return nil, false, &Error{Op: "token request", Description: "private_key_jwt needs a client key"}
+			return nil, &Error{Op: op, Description: "private_key_jwt needs a client key"}
 		}
 		a, err := te.Key.assertion(c.ID, te.Issuer, now)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		secrets = append(secrets, a)
 		f.Set("client_id", c.ID)
@@ -248,6 +256,42 @@ func (te *TokenEndpoint) post(ctx context.Context, form url.Values, now time.Tim
 			f.Set("client_id", c.ID)
 		}
 	}
+	return secrets, nil
+}
+
+// httpClient is HTTP (or a plain client with the default timeout) with
+// MaxRedirects enforced in front of its own redirect policy.
+func (te *TokenEndpoint) httpClient() *http.Client {
+	hc := te.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: defaultTimeout}
+	}
+	c := *hc
+	max, inner := redirectLimit(te.MaxRedirects), hc.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := checkRedirectCount(via, max); err != nil {
+			return err
+		}
+		if inner != nil {
+			return inner(req, via)
+		}
+		return nil
+	}
+	return &c
+}
+
+func (te *TokenEndpoint) post(ctx context.Context, form url.Values, now time.Time) (*Token, bool, error) {
+	f := url.Values{}
+	for k, v := range form {
+		f[k] = v
+	}
+	hdr := http.Header{}
+	secrets := []string{form.Get("code"), form.Get("refresh_token"), form.Get("code_verifier"), form.Get("assertion"), form.Get("subject_token")}
+	auth, err := te.authenticate("token request", f, hdr, now)
+	if err != nil {
+		return nil, false, err
+	}
+	secrets = append(secrets, auth...)
 	if te.DPoP != nil {
 		proof, err := te.DPoP.Proof(http.MethodPost, htu(te.URL), "", te.Nonces.Get(te.URL))
 		if err != nil {
@@ -264,17 +308,13 @@ func (te *TokenEndpoint) post(ctx context.Context, form url.Values, now time.Tim
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	hc := te.HTTP
-	if hc == nil {
-		hc = &http.Client{Timeout: defaultTimeout}
-	}
-	resp, err := hc.Do(req)
+	resp, err := te.httpClient().Do(req)
 	if err != nil {
 		return nil, false, fmt.Errorf("oauth: token request to %s: %s", truncate(te.URL, 200), redact(ctxErr(ctx, err).Error(), secrets...))
 	}
 	defer resp.Body.Close()
 	changed := te.Nonces.Set(te.URL, resp.Header.Get("DPoP-Nonce"))
-	body, err := readLimited(resp.Body, maxTokenBytes)
+	body, err := readResponse(resp.Body, responseLimit(te.MaxResponseBytes))
 	if err != nil {
 		return nil, false, &Error{Op: "token request", StatusCode: resp.StatusCode, Description: err.Error()}
 	}
@@ -295,12 +335,68 @@ func (te *TokenEndpoint) post(ctx context.Context, form url.Values, now time.Tim
 	return t, false, nil
 }
 
+// Revoke asks the authorization server to revoke token at its RFC 7009
+// revocation endpoint, with hint as token_type_hint ("refresh_token",
+// "access_token", or "" for none): a POST authenticating the client as
+// Request does (no DPoP proof: RFC 7009 asks for none), through HTTP, with
+// the response bounded by MaxResponseBytes. An HTTP 200 is success, as it
+// is for a token the server no longer knows (RFC 7009 §2.2); anything
+// else is an *Error (Op "revocation") whose text never shows the token or
+// the client's secrets.
+func (te *TokenEndpoint) Revoke(ctx context.Context, endpoint, token, hint string) error {
+	if endpoint == "" {
+		return &Error{Op: "revocation", Description: "no revocation endpoint"}
+	}
+	if token == "" {
+		return &Error{Op: "revocation", Description: "no token to revoke"}
+	}
+	now := time.Now
+	if te.Now != nil {
+		now = te.Now
+	}
+	f := url.Values{"token": {token}}
+	if hint != "" {
+		f.Set("token_type_hint", hint)
+	}
+	hdr := http.Header{}
+	auth, err := te.authenticate("revocation", f, hdr, now())
+	if err != nil {
+		return err
+	}
+	secrets := append([]string{token}, auth...)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(f.Encode()))
+	if err != nil {
+		return &Error{Op: "revocation", Description: "bad revocation endpoint URL"}
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	resp, err := te.httpClient().Do(req)
+	if err != nil {
+		return fmt.Errorf("oauth: revocation at %s: %s", truncate(endpoint, 200), redact(ctxErr(ctx, err).Error(), secrets...))
+	}
+	defer resp.Body.Close()
+	body, err := readResponse(resp.Body, responseLimit(te.MaxResponseBytes))
+	if err != nil {
+		return &Error{Op: "revocation", StatusCode: resp.StatusCode, Description: err.Error()}
+	}
+	if resp.StatusCode == http.StatusOK {
+		return nil
+	}
+	var er errorResponse
+	_ = json.Unmarshal(body, &er)
+	return &Error{Op: "revocation", StatusCode: resp.StatusCode, Code: truncate(redact(er.Error, secrets...), 100),
+		Description: truncate(redact(er.ErrorDescription, secrets...), 300)}
+}
+
 // decodeTokenResponse reads a successful token response (RFC 6749 §5.1):
 // a JSON object with an access token and a Bearer or (for a client with a
 // DPoP key) DPoP token type; expires_in is read relative to now.
 func decodeTokenResponse(body []byte, dpop bool, now time.Time) (*Token, *Error) {
 	var tr tokenResponse
-	if err := decodeObject(body, &tr); err != nil {
+	if err := decodeObject(body, &tr, int64(len(body))); err != nil { // bounded when read
 		return nil, &Error{Op: "token request", Description: "the token response is not a JSON object"}
 	}
 	if tr.AccessToken == "" {

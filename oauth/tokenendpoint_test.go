@@ -145,6 +145,6 @@ func FuzzDecodeTokenResponse(f *testing.F) {
 			}
 		}
 		var rr registrationResponse
-		_ = decodeObject(data, &rr)
+		_ = decodeObject(data, &rr, DefaultMaxResponseBytes)
 	})
 }

@@ -108,10 +108,13 @@ type TokenExchange struct {
 	Audience           string // "" omits it
 	Resource           string // "" omits it
 	Scope              string // space-separated; "" omits it
+	// MaxResponseBytes bounds the answer read; 0 means
+	// DefaultMaxResponseBytes (IDJAGGrant passes the TokenEndpoint's).
+	MaxResponseBytes int
 }
 
 // Exchange posts the exchange with hc (nil: http.DefaultClient), without
-// following redirects, reads at most maxTokenBytes of the answer and
+// following redirects, reads at most MaxResponseBytes of the answer and
 // decodes it strictly. A refusal is an *Error (Op "token exchange") whose
 // text has the status, the error code and the description with the
 // subject token and the client secret masked.
@@ -167,7 +170,7 @@ func (x *TokenExchange) Exchange(ctx context.Context, hc *http.Client) (*Exchang
 		return nil, fmt.Errorf("oauth: token exchange at %s: %s", truncate(u.Scheme+"://"+u.Host+u.EscapedPath(), 200), redact(ctxErr(ctx, err).Error(), secrets...))
 	}
 	defer resp.Body.Close()
-	body, err := readLimited(resp.Body, maxTokenBytes)
+	body, err := readResponse(resp.Body, responseLimit(x.MaxResponseBytes))
 	if err != nil {
 		return nil, &Error{Op: "token exchange", StatusCode: resp.StatusCode, Description: err.Error()}
 	}

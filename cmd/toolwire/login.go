@@ -46,7 +46,7 @@ func newLoginCmd() *cobra.Command {
 			"command given the same URL (tools, call, resources, read, prompts, prompt, tasks, task) then uses\n" +
 			"them, refreshing them when they expire; when they are gone or refused for good, it fails with\n" +
 			"\"authorization required: run `toolwire login URL`\" rather than open a browser. toolwire logout\n" +
-			"deletes them.\n\n" +
+			"revokes them at the authorization server (where it has a revocation endpoint) and deletes them.\n\n" +
 			"--redirect-port 0 (the default) listens on any free port: fine for dynamic registration and for\n" +
 			"authorization servers that accept any loopback port (RFC 8252); a pre-registered client whose\n" +
 			"redirect URI names a port needs that port.\n\n" +
@@ -215,14 +215,22 @@ func orText(s, def string) string {
 	return s
 }
 
+// logoutTimeout bounds `toolwire logout`: reading the authorization
+// server's metadata and the two revocation requests.
+const logoutTimeout = time.Minute
+
 func newLogoutCmd() *cobra.Command {
 	var tokenDir string
 	cmd := &cobra.Command{
 		Use:   "logout URL",
-		Short: "Delete the tokens `toolwire login` stored for an MCP server",
-		Long: "Delete the tokens `toolwire login URL` stored for the server. They are not revoked at the\n" +
-			"authorization server: the access token stays valid there until it expires. Without stored\n" +
-			"tokens it says so and exits 0.",
+		Short: "Revoke and delete the tokens `toolwire login` stored for an MCP server",
+		Long: "Revoke the tokens `toolwire login URL` stored for the server at its authorization server, when that\n" +
+			"advertises a revocation endpoint (RFC 7009: the refresh token, then the access token), and delete\n" +
+			"them. It says which happened: revoked at the server and deleted, or only deleted locally (no\n" +
+			"revocation endpoint, or the revocation failed: then the access token, and maybe the refresh token,\n" +
+			"stay valid at the server until they expire; a warning on stderr says why). The tokens are deleted\n" +
+			"either way. Without stored tokens it says so and exits 0.\n\n" +
+			"Exit status: 0 logged out (revoked or not), 1 the tokens could not be deleted, 2 usage error.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := httpTargetOnly(cmd, args, "logout")
 			if err != nil {
@@ -237,22 +245,51 @@ func newLogoutCmd() *cobra.Command {
 				return usageError{err.Error()}
 			}
 			store := &oauth.FileStore{Dir: dir}
-			ctx := cmd.Context()
+			ctx, cancel := context.WithTimeout(cmd.Context(), logoutTimeout)
+			defer cancel()
 			tok, lerr := store.Load(ctx, key)
-			out := cmd.OutOrStdout()
+			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if lerr == nil && tok == nil {
 				fmt.Fprintf(out, "Not logged in to %s: no tokens stored in %s\n", t.url, dir)
 				return nil
-			}
-			if err := store.Delete(ctx, key); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("deleting the tokens of %s: %w", t.url, err)
 			}
 			from := ""
 			if tok != nil && tok.Issuer != "" {
 				from = " (issued by " + tok.Issuer + ")"
 			}
-			fmt.Fprintf(out, "Logged out of %s: deleted the stored tokens%s from %s.\n", t.url, from, dir)
-			fmt.Fprintf(out, "They were not revoked: the access token stays valid at the server until it expires.\n")
+			// Revoke through an Authorizer over the same store: it reads
+			// the authorization server's metadata and authenticates the
+			// client as the token requests did, with the same guards.
+			var rep oauth.LogoutReport
+			var derr error
+			a, aerr := oauth.NewAuthorizer(oauth.Config{Endpoint: t.url, Store: store, NoInteractive: true})
+			switch {
+			case lerr != nil:
+				rep.RevokeErr = fmt.Errorf("%w: the stored tokens cannot be read: %w", oauth.ErrNotRevoked, lerr)
+				derr = store.Delete(ctx, key)
+			case aerr != nil:
+				rep.RevokeErr = fmt.Errorf("%w: %w", oauth.ErrNotRevoked, aerr)
+				derr = store.Delete(ctx, key)
+			default:
+				rep, err = a.LogoutReport(ctx)
+				if err != nil && !errors.Is(err, oauth.ErrNotRevoked) {
+					derr = err
+				}
+			}
+			if derr != nil && !errors.Is(derr, fs.ErrNotExist) {
+				return fmt.Errorf("deleting the tokens of %s: %w", t.url, derr)
+			}
+			switch {
+			case rep.Revoked:
+				fmt.Fprintf(out, "Logged out of %s: revoked the tokens at the authorization server%s and deleted them from %s.\n", t.url, from, dir)
+			case rep.RevokeErr != nil:
+				fmt.Fprintf(out, "Logged out of %s: deleted the stored tokens%s from %s, locally only.\n", t.url, from, dir)
+				fmt.Fprintf(out, "They were not revoked: the revocation failed, so they may stay valid at the server until they expire.\n")
+				fmt.Fprintf(errw, "warning: revoking the tokens of %s: %v\n", t.url, rep.RevokeErr)
+			default:
+				fmt.Fprintf(out, "Logged out of %s: deleted the stored tokens%s from %s, locally only.\n", t.url, from, dir)
+				fmt.Fprintf(out, "They were not revoked: the authorization server advertises no revocation endpoint, so the access token stays valid there until it expires.\n")
+			}
 			return nil
 		},
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/toolwire/toolwire/internal/oauthtest"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/oauth"
 )
 
 // runCLIEnv runs the binary with extra environment.
@@ -254,15 +256,45 @@ func TestOAuthLoginFlow(t *testing.T) {
 		t.Fatalf("call after the refresh: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
-	// (e) Logout deletes the tokens; the commands need a login again.
+	// (e) Logout revokes the tokens at the authorization server (RFC 7009)
+	// and deletes them; the old refresh token is refused there after; the
+	// commands need a login again.
 	t.Logf("tools before login: %s", outputs[0].stderr)
+	current := readTokenFile(t, dir)
+	secrets = append(secrets, current.get("access_token"), current.get("refresh_token"))
 	r = run("logout", endpoint)
 	t.Logf("logout: %s", r.stdout)
-	if r.code != 0 || !strings.Contains(r.stdout, "Logged out of "+endpoint) {
+	if r.code != 0 || !strings.Contains(r.stdout, "Logged out of "+endpoint+": revoked the tokens at the authorization server") {
 		t.Fatalf("logout: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if files, _ := filepath.Glob(filepath.Join(dir, "token-*")); len(files) != 0 {
 		t.Fatalf("token files after logout: %v", files)
+	}
+	// The refresh token, then the access token (which the server revoked
+	// with the refresh token already).
+	forms := as.RevocationForms()
+	if len(forms) != 2 {
+		t.Fatalf("%d revocation requests, want 2", len(forms))
+	}
+	for i, want := range []string{"refresh_token", "access_token"} {
+		if f := forms[i]; f.Get("token_type_hint") != want || f.Get("token") != current.get(want) || f.Get("client_id") != client["client_id"] {
+			t.Errorf("revocation request %d: hint %q, client %q; want the %s and the login's client", i, f.Get("token_type_hint"), f.Get("client_id"), want)
+		}
+	}
+	if got := as.Revoked(); len(got) == 0 || got[0] != current.get("refresh_token") {
+		t.Fatal("the refresh token was not revoked")
+	}
+	if _, ok := as.Verify(current.get("access_token")); ok {
+		t.Error("the access token is still valid at the authorization server")
+	}
+	resp, err = http.PostForm(as.URL+"/token", url.Values{"grant_type": {"refresh_token"},
+		"refresh_token": {current.get("refresh_token")}, "client_id": {client["client_id"].(string)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("the refresh token after logout: %d, want 400 invalid_grant", resp.StatusCode)
 	}
 	r = run("tools", endpoint)
 	if r.code != 3 || !strings.Contains(r.stderr, hint) {
@@ -397,5 +429,49 @@ func TestOAuthLoginPreRegistered(t *testing.T) {
 	}
 	if m, _, _ := as.Counts(); m != n {
 		t.Fatal("the flow started despite the open token directory")
+	}
+}
+
+// TestOAuthLogoutLocalOnly: when the authorization server advertises no
+// revocation endpoint, or the revocation fails, logout still deletes the
+// tokens, says they were deleted locally only, and (on a failure) warns
+// on stderr without showing a token.
+func TestOAuthLogoutLocalOnly(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts oauthtest.Options
+		want string
+	}{
+		{"no revocation endpoint", oauthtest.Options{NoRevocation: true}, "advertises no revocation endpoint"},
+		{"revocation fails", oauthtest.Options{RevocationStatus: http.StatusServiceUnavailable}, "the revocation failed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.opts.Clients = map[string]string{"cli": ""}
+			as := oauthtest.New(t, c.opts)
+			dir := filepath.Join(t.TempDir(), "tokens")
+			endpoint := "http://127.0.0.1:1/mcp"
+			store := &oauth.FileStore{Dir: dir}
+			tok := &oauth.Token{AccessToken: "access-token-secret-1", RefreshToken: "refresh-token-secret-1", TokenType: "Bearer",
+				Resource: endpoint, Issuer: as.URL, Client: oauth.ClientInfo{ID: "cli", Issuer: as.URL, AuthMethod: "none"}}
+			if err := store.Save(context.Background(), endpoint, tok); err != nil {
+				t.Fatal(err)
+			}
+			r := runCLIEnv(t, []string{envTokenDir + "=" + dir}, "logout", endpoint)
+			if r.code != 0 || !strings.Contains(r.stdout, "locally only") || !strings.Contains(r.stdout, c.want) {
+				t.Fatalf("logout: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if c.opts.RevocationStatus != 0 && !strings.Contains(r.stderr, "warning: revoking the tokens") {
+				t.Errorf("no warning on stderr: %q", r.stderr)
+			}
+			if strings.Contains(r.stdout+r.stderr, "token-secret") {
+				t.Errorf("logout showed a token:\n%s%s", r.stdout, r.stderr)
+			}
+			if got, _ := store.Load(context.Background(), endpoint); got != nil {
+				t.Error("the tokens survived logout")
+			}
+			if n := len(as.RevocationForms()); (c.opts.RevocationStatus != 0) != (n > 0) {
+				t.Errorf("%d revocation requests", n)
+			}
+		})
 	}
 }

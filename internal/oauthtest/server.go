@@ -2,7 +2,8 @@
 // check for tests of the OAuth client (package oauth): RFC 8414 metadata,
 // a JWKS, an authorization endpoint that approves at once and checks PKCE,
 // a token endpoint for authorization_code, refresh_token (rotating) and
-// client_credentials, RFC 7591 registration, and options to misbehave.
+// client_credentials, RFC 7591 registration, RFC 7009 revocation, and
+// options to misbehave.
 // Tokens are opaque random strings bound to the resource they were
 // requested for, or (Options.JWT) RFC 9068 JWT access tokens signed with
 // the key the JWKS publishes, for a resource server that verifies JWTs.
@@ -43,6 +44,10 @@ type Options struct {
 	IssInRedirect     string        // "" or "correct": the issuer; "omit"; "wrong"; "slash": issuer + "/"
 	MetadataIssuer    string        // issuer in the metadata, when it must lie
 	EchoSecretsInErrs bool          // error_description repeats the request's secrets (for redaction tests)
+	NoRevocation      bool          // no revocation_endpoint
+	// RevocationStatus, when set, is the status every revocation request
+	// gets (with error server_error), and nothing is revoked.
+	RevocationStatus int
 	// JWT issues access tokens as ES256 JWTs (typ at+jwt, kid k1) with iss
 	// (the issuer), sub and client_id (the client), aud (the resource),
 	// scope, iat, exp and jti, verifiable with the JWKS; Verify still
@@ -73,6 +78,8 @@ type Server struct {
 	Authorizations []url.Values // query of every authorization request
 	TokenRequests  []url.Values // form of every token request
 	Registrations  int
+	revocations    []url.Values // form of every revocation request
+	revoked        []string     // tokens revoked, in order
 }
 
 type grant struct {
@@ -106,6 +113,9 @@ func New(t testing.TB, opts Options) *Server {
 	mux.HandleFunc("POST /token", s.token)
 	if !opts.NoRegistration {
 		mux.HandleFunc("POST /register", s.register)
+	}
+	if !opts.NoRevocation {
+		mux.HandleFunc("POST /revoke", s.revoke)
 	}
 	// URL is set before the server starts: handlers read it, and a
 	// request may come from another process, with no ordering the race
@@ -144,6 +154,10 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	}
 	if !s.opts.NoRegistration {
 		md["registration_endpoint"] = s.URL + "/register"
+	}
+	if !s.opts.NoRevocation {
+		md["revocation_endpoint"] = s.URL + "/revoke"
+		md["revocation_endpoint_auth_methods_supported"] = methods
 	}
 	if !s.opts.NoPKCEAdvertised {
 		md["code_challenge_methods_supported"] = []string{"S256"}
@@ -385,6 +399,82 @@ func (s *Server) signJWT(client, resource string, scopes []string, ttl time.Dura
 		claims["scope"] = strings.Join(scopes, " ")
 	}
 	return jwt.Signed(signer).Claims(claims).Serialize()
+}
+
+// revoke is RFC 7009's revocation endpoint: it authenticates the client
+// as the token endpoint does, then revokes the token (a refresh token,
+// or an access token; token_type_hint says where to look first) if it
+// was issued to that client. Revoking a refresh token revokes the access
+// tokens issued with it too. An unknown token is answered 200, as RFC
+// 7009 §2.2 asks; one issued to another client 400 invalid_grant.
+func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "bad form")
+		return
+	}
+	s.mu.Lock()
+	s.revocations = append(s.revocations, r.PostForm)
+	s.mu.Unlock()
+	if s.opts.RevocationStatus != 0 {
+		oauthError(w, s.opts.RevocationStatus, "server_error", "revocation is failing")
+		return
+	}
+	client := s.clientAuth(w, r)
+	if client == "" {
+		return
+	}
+	tok := r.PostForm.Get("token")
+	if tok == "" {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "no token")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	type kind struct {
+		m       map[string]*TokenInfo
+		refresh bool
+	}
+	kinds := []kind{{s.refresh, true}, {s.access, false}}
+	if r.PostForm.Get("token_type_hint") == "access_token" {
+		kinds[0], kinds[1] = kinds[1], kinds[0]
+	}
+	for _, k := range kinds {
+		info := k.m[tok]
+		if info == nil {
+			continue
+		}
+		if info.Client != client {
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "the token was issued to another client")
+			return
+		}
+		delete(k.m, tok)
+		s.revoked = append(s.revoked, tok)
+		if k.refresh {
+			for at, ai := range s.access {
+				if ai == info {
+					delete(s.access, at)
+				}
+			}
+		}
+		break
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// Revoked returns the tokens revoked at the revocation endpoint so far,
+// in order.
+func (s *Server) Revoked() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.revoked)
+}
+
+// RevocationForms returns a copy of the form of every revocation request
+// so far.
+func (s *Server) RevocationForms() []url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.revocations)
 }
 
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
@@ -103,5 +104,68 @@ func TestServerJWTAccessTokens(t *testing.T) {
 	}
 	if info, ok := s.Verify(m.AccessToken); !ok || info.Resource != "https://m/mcp" {
 		t.Fatalf("Verify: %+v %v", info, ok)
+	}
+}
+
+// TestServerRevokes: the revocation endpoint authenticates the client,
+// revokes a refresh token (and the access tokens issued with it) so that
+// it can no longer be used, answers 200 for an unknown token and refuses
+// another client's token.
+func TestServerRevokes(t *testing.T) {
+	s := New(t, Options{Clients: map[string]string{"conf": "conf-secret", "other": "other-secret"}})
+	post := func(path string, form url.Values, id, secret string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(id, secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	var md map[string]any
+	resp, err := http.Get(s.URL + "/.well-known/oauth-authorization-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&md)
+	resp.Body.Close()
+	if md["revocation_endpoint"] != s.URL+"/revoke" {
+		t.Fatalf("revocation_endpoint %v", md["revocation_endpoint"])
+	}
+	// Tokens to revoke, put in place directly (issuing is tested above).
+	rt, at := "rt-to-revoke", "at-to-revoke"
+	info := &TokenInfo{Client: "conf", Resource: "https://m/mcp", Expiry: s.now().Add(time.Hour)}
+	s.mu.Lock()
+	s.refresh[rt], s.access[at] = info, info
+	s.mu.Unlock()
+
+	if st, m := post("/revoke", url.Values{"token": {rt}}, "conf", "wrong"); st != 401 || m["error"] != "invalid_client" {
+		t.Fatalf("bad secret: %d %v", st, m)
+	}
+	if st, m := post("/revoke", url.Values{"token": {rt}, "token_type_hint": {"refresh_token"}}, "other", "other-secret"); st != 400 || m["error"] != "invalid_grant" {
+		t.Fatalf("another client's token: %d %v", st, m)
+	}
+	if st, _ := post("/revoke", url.Values{"token": {rt}, "token_type_hint": {"refresh_token"}}, "conf", "conf-secret"); st != 200 {
+		t.Fatalf("revocation: %d", st)
+	}
+	if _, ok := s.Verify(at); ok {
+		t.Error("the access token issued with the revoked refresh token still verifies")
+	}
+	if st, m := post("/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}}, "conf", "conf-secret"); st != 400 || m["error"] != "invalid_grant" {
+		t.Fatalf("the revoked refresh token: %d %v", st, m)
+	}
+	if st, _ := post("/revoke", url.Values{"token": {"unknown"}, "token_type_hint": {"access_token"}}, "conf", "conf-secret"); st != 200 {
+		t.Fatalf("an unknown token: %d, want 200", st)
+	}
+	if got := s.Revoked(); len(got) != 1 || got[0] != rt {
+		t.Fatalf("Revoked() = %v", got)
+	}
+	if n := len(s.RevocationForms()); n != 4 {
+		t.Fatalf("%d revocation requests recorded, want 4", n)
 	}
 }
