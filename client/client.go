@@ -59,7 +59,8 @@ type Client struct {
 	peer *jsonrpc.Peer
 
 	mu      sync.Mutex
-	dead    error // why the transport is gone
+	dead    error         // why the transport is gone
+	done    chan struct{} // closed when dead is set (Done)
 	closed  bool
 	serving map[jsonrpc.ID]context.CancelCauseFunc // server requests being answered
 	// slots holds a token per server request being answered; its capacity
@@ -113,7 +114,7 @@ func Connect(ctx context.Context, t Transport, opts ...Option) (*Client, error) 
 	if t == nil {
 		return nil, errors.New("client: no transport given")
 	}
-	c := &Client{cfg: newConfig(opts), peer: jsonrpc.NewPeer()}
+	c := &Client{cfg: newConfig(opts), peer: jsonrpc.NewPeer(), done: make(chan struct{})}
 	c.slots = make(chan struct{}, c.cfg.maxServing)
 	c.capsJSON, c.infoJSON = mustJSON(c.cfg.capabilities), mustJSON(c.cfg.clientInfo)
 	c.timeoutErr = &timeoutError{c.cfg.timeout}
@@ -210,11 +211,29 @@ func (c *Client) fail(err error) {
 	c.mu.Lock()
 	if c.dead == nil {
 		c.dead = err
+		close(c.done)
 	}
 	err = c.dead
 	c.mu.Unlock()
 	c.peer.Close(err)
 }
+
+// Done returns a channel closed when the connection is gone for good: a
+// stdio child exited or closed its output, a Conn ended, or Close was
+// called. Err then says why. An HTTP connection has no lasting transport
+// to lose (each message is its own request, and a lost session is
+// re-initialized), so over HTTP Done is closed only by Close; a failing
+// HTTP server shows in the errors of calls. Supervisors (a gateway
+// keeping a session per upstream) select on it to reconnect.
+func (c *Client) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done
+}
+
+// Err returns why the connection is gone (a *TransportError), or nil
+// while it is usable.
+func (c *Client) Err() error { return c.deadErr() }
 
 func (c *Client) deadErr() error {
 	c.mu.Lock()

@@ -112,6 +112,7 @@ func (c *Client) restartAfterProbe(ctx context.Context) (bool, error) {
 	}
 	c.mu.Lock()
 	c.dead = nil
+	c.done = make(chan struct{}) // the old child's end closed the first
 	c.mu.Unlock()
 	c.peer = jsonrpc.NewPeer()
 	c.conn = ln
