@@ -1,0 +1,353 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+
+	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/server"
+)
+
+// route is where a downstream name goes: an upstream and the name it
+// knows the item by.
+type route struct {
+	up   *upstream
+	name string
+}
+
+// catalog is the merged view of every ready upstream.
+type catalog struct {
+	tools     map[string]route     // downstream tool name
+	prompts   map[string]route     // downstream prompt name
+	resources map[string]*upstream // URI as listed
+	templates map[string]*upstream // uriTemplate as listed
+	toolDefs  map[string]*mcp.Tool // as registered downstream
+	prompDefs map[string]*mcp.Prompt
+	resDefs   map[string]*mcp.Resource
+	tmplDefs  map[string]*mcp.ResourceTemplate
+}
+
+func newCatalog() *catalog {
+	return &catalog{
+		tools: map[string]route{}, prompts: map[string]route{},
+		resources: map[string]*upstream{}, templates: map[string]*upstream{},
+		toolDefs: map[string]*mcp.Tool{}, prompDefs: map[string]*mcp.Prompt{},
+		resDefs: map[string]*mcp.Resource{}, tmplDefs: map[string]*mcp.ResourceTemplate{},
+	}
+}
+
+// CollisionError: two upstream items have the same downstream name after
+// the separator and renaming are applied.
+type CollisionError struct {
+	Kind     string // "tool" or "prompt"
+	Name     string // the downstream name
+	First    string // "upstream/name" of the first source
+	Second   string // and of the second
+	Upstream string // the second source's upstream
+	// FirstUpstream is the first source's upstream.
+	FirstUpstream string
+}
+
+func (e *CollisionError) Error() string {
+	return fmt.Sprintf("gateway: %s name %q collides: %s and %s both map to it (rename or hide one)", e.Kind, e.Name, e.First, e.Second)
+}
+
+// strictName is the tool name rule several clients enforce, stricter than
+// MCP's (which allows '.' and 128 characters).
+var strictName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// mcpNameOK applies the 2025-11-25 tool name rule: 1 to 128 characters of
+// A-Z, a-z, 0-9, '_', '-' and '.'.
+func mcpNameOK(name string) bool {
+	if name == "" || len(name) > 128 {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// downstreamName applies the naming rules; ok is false for a hidden name.
+func (n Naming) downstreamName(up, name string) (string, bool) {
+	full := up + n.sep() + name
+	for _, h := range n.Hide {
+		if h == full {
+			return "", false
+		}
+	}
+	if r, ok := n.Rename[full]; ok {
+		return r, true
+	}
+	return full, true
+}
+
+func (n Naming) sep() string {
+	if n.Separator == "" {
+		return DefaultSeparator
+	}
+	return n.Separator
+}
+
+// merge builds the catalog of ups (in config order) under naming. A name
+// colliding with one already taken is left out and reported; prev, when
+// given, decides which of two colliding items keeps the name: the one it
+// already routes (so a change in one upstream never evicts another's
+// tool). Resources and templates keep their URIs: on a collision the
+// first upstream in config order serves it, and the other is logged.
+func merge(ups []*upstream, naming Naming, prev *catalog, warn func(msg string, args ...any)) (*catalog, []error) {
+	cat := newCatalog()
+	var errs []error
+	snap := make([]listing, len(ups))
+	for i, u := range ups {
+		u.mu.Lock()
+		snap[i] = u.list
+		u.mu.Unlock()
+	}
+	// Names already routed by prev go first, so they keep them.
+	claimTool := func(u *upstream, t *mcp.Tool, dn string) {
+		if old, taken := cat.tools[dn]; taken {
+			errs = append(errs, &CollisionError{Kind: "tool", Name: dn, First: old.up.spec.Name + "/" + old.name, Second: u.spec.Name + "/" + t.Name, Upstream: u.spec.Name, FirstUpstream: old.up.spec.Name})
+			return
+		}
+		cat.tools[dn] = route{u, t.Name}
+		def := *t
+		def.Name = dn
+		def.Execution = nil // tasks are not passed through
+		if len(def.InputSchema) == 0 {
+			def.InputSchema = json.RawMessage(`{"type":"object"}`)
+		}
+		cat.toolDefs[dn] = &def
+	}
+	claimPrompt := func(u *upstream, p *mcp.Prompt, dn string) {
+		if old, taken := cat.prompts[dn]; taken {
+			errs = append(errs, &CollisionError{Kind: "prompt", Name: dn, First: old.up.spec.Name + "/" + old.name, Second: u.spec.Name + "/" + p.Name, Upstream: u.spec.Name, FirstUpstream: old.up.spec.Name})
+			return
+		}
+		cat.prompts[dn] = route{u, p.Name}
+		def := *p
+		def.Name = dn
+		cat.prompDefs[dn] = &def
+	}
+	var later []func()
+	for i, u := range ups {
+		for _, t := range snap[i].tools {
+			dn, ok := naming.downstreamName(u.spec.Name, t.Name)
+			if !ok {
+				continue
+			}
+			if !mcpNameOK(dn) {
+				warn("tool left out: its name breaks the MCP tool name rule", "upstream", u.spec.Name, "tool", t.Name, "name", dn)
+				continue
+			}
+			if !strictName.MatchString(dn) {
+				warn("tool name breaks ^[a-zA-Z0-9_-]{1,64}$, which some clients enforce", "upstream", u.spec.Name, "tool", t.Name, "name", dn)
+			}
+			if prev != nil {
+				if r, ok := prev.tools[dn]; ok && (r.up != u || r.name != t.Name) {
+					later = append(later, func() { claimTool(u, t, dn) })
+					continue
+				}
+			}
+			claimTool(u, t, dn)
+		}
+		for _, p := range snap[i].prompts {
+			dn, ok := naming.downstreamName(u.spec.Name, p.Name)
+			if !ok {
+				continue
+			}
+			if prev != nil {
+				if r, ok := prev.prompts[dn]; ok && (r.up != u || r.name != p.Name) {
+					later = append(later, func() { claimPrompt(u, p, dn) })
+					continue
+				}
+			}
+			claimPrompt(u, p, dn)
+		}
+		for _, r := range snap[i].resources {
+			if other, taken := cat.resources[r.URI]; taken {
+				warn("resource served by an earlier upstream; this one's is left out", "upstream", u.spec.Name, "uri", r.URI, "served_by", other.spec.Name)
+				continue
+			}
+			cat.resources[r.URI] = u
+			cat.resDefs[r.URI] = r
+		}
+		for _, t := range snap[i].templates {
+			if other, taken := cat.templates[t.URITemplate]; taken {
+				warn("resource template served by an earlier upstream; this one's is left out", "upstream", u.spec.Name, "uriTemplate", t.URITemplate, "served_by", other.spec.Name)
+				continue
+			}
+			dn, ok := naming.downstreamName(u.spec.Name, t.Name)
+			if !ok {
+				continue
+			}
+			cat.templates[t.URITemplate] = u
+			def := *t
+			def.Name = dn
+			cat.tmplDefs[t.URITemplate] = &def
+		}
+	}
+	for _, f := range later {
+		f()
+	}
+	return cat, errs
+}
+
+// apply makes the server's registrations match cat, starting from what
+// old registered: items gone are removed, changed ones replaced, new ones
+// added, and cat becomes the routing table before anything is added (a
+// client that sees a tool listed finds it routed). The server sends
+// list_changed to its sessions (coalesced). Items the server refuses are
+// logged and left out.
+func (g *Gateway) apply(old, cat *catalog) {
+	s := g.srv
+	for name, def := range old.toolDefs {
+		if nd, ok := cat.toolDefs[name]; !ok || !sameJSON(def, nd) {
+			s.RemoveTool(name)
+		}
+	}
+	for name, def := range old.prompDefs {
+		if nd, ok := cat.prompDefs[name]; !ok || !sameJSON(def, nd) {
+			s.RemovePrompt(name)
+		}
+	}
+	for uri, def := range old.resDefs {
+		if nd, ok := cat.resDefs[uri]; !ok || !sameJSON(def, nd) {
+			s.RemoveResource(uri)
+		}
+	}
+	for ut, def := range old.tmplDefs {
+		if nd, ok := cat.tmplDefs[ut]; !ok || !sameJSON(def, nd) {
+			s.RemoveResourceTemplate(ut)
+		}
+	}
+	g.cat.Store(cat)
+	var failed []func(*catalog)
+	for name, def := range cat.toolDefs {
+		if od, ok := old.toolDefs[name]; ok && sameJSON(od, def) {
+			continue
+		}
+		if err := server.AddRawTool(s, def, g.toolFallback); err != nil {
+			g.opts.logger.Warn("tool left out: the gateway's server refused it", "tool", name, "upstream", cat.tools[name].up.spec.Name, "error", err)
+			failed = append(failed, func(c *catalog) { delete(c.tools, name); delete(c.toolDefs, name) })
+		}
+	}
+	for name, def := range cat.prompDefs {
+		if od, ok := old.prompDefs[name]; ok && sameJSON(od, def) {
+			continue
+		}
+		if err := server.AddPrompt(s, def, g.promptFallback); err != nil {
+			g.opts.logger.Warn("prompt left out: the gateway's server refused it", "prompt", name, "error", err)
+			failed = append(failed, func(c *catalog) { delete(c.prompts, name); delete(c.prompDefs, name) })
+		}
+	}
+	for uri, def := range cat.resDefs {
+		if od, ok := old.resDefs[uri]; ok && sameJSON(od, def) {
+			continue
+		}
+		if err := server.AddResource(s, def, g.resourceFallback); err != nil {
+			g.opts.logger.Warn("resource left out: the gateway's server refused it", "uri", uri, "error", err)
+			failed = append(failed, func(c *catalog) { delete(c.resources, uri); delete(c.resDefs, uri) })
+		}
+	}
+	for ut, def := range cat.tmplDefs {
+		if od, ok := old.tmplDefs[ut]; ok && sameJSON(od, def) {
+			continue
+		}
+		if err := server.AddResourceTemplate(s, def, g.templateRead); err != nil {
+			g.opts.logger.Warn("resource template left out: the gateway's server refused it", "uriTemplate", ut, "error", err)
+			failed = append(failed, func(c *catalog) { delete(c.templates, ut); delete(c.tmplDefs, ut) })
+		}
+	}
+	if len(failed) > 0 {
+		c := cat.clone()
+		for _, f := range failed {
+			f(c)
+		}
+		g.cat.Store(c)
+	}
+}
+
+func (c *catalog) clone() *catalog {
+	n := newCatalog()
+	maps.Copy(n.tools, c.tools)
+	maps.Copy(n.prompts, c.prompts)
+	maps.Copy(n.resources, c.resources)
+	maps.Copy(n.templates, c.templates)
+	maps.Copy(n.toolDefs, c.toolDefs)
+	maps.Copy(n.prompDefs, c.prompDefs)
+	maps.Copy(n.resDefs, c.resDefs)
+	maps.Copy(n.tmplDefs, c.tmplDefs)
+	return n
+}
+
+func sameJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// declare makes the server declare tools, prompts and resources (with
+// listChanged) from the start, even before any upstream is ready: the
+// server adds those methods, and so the capabilities, with the first item
+// registered, and keeps them after the item is removed. No session exists
+// yet, so no list_changed is sent.
+func declare(s *server.Server) error {
+	placeholder := "toolwire-gateway-placeholder"
+	if err := server.AddRawTool(s, &mcp.Tool{Name: placeholder, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *server.CallRequest) (*mcp.CallToolResult, error) { return nil, nil }); err != nil {
+		return err
+	}
+	s.RemoveTool(placeholder)
+	if err := server.AddPrompt(s, &mcp.Prompt{Name: placeholder},
+		func(context.Context, *server.PromptRequest, map[string]string) (*mcp.GetPromptResult, error) {
+			return nil, nil
+		}); err != nil {
+		return err
+	}
+	s.RemovePrompt(placeholder)
+	uri := "toolwire-gateway:placeholder"
+	if err := server.AddResource(s, &mcp.Resource{URI: uri, Name: placeholder},
+		func(context.Context, *server.ResourceRequest) (*mcp.ReadResourceResult, error) { return nil, nil }); err != nil {
+		return err
+	}
+	s.RemoveResource(uri)
+	tmpl := "toolwire-gateway:placeholder/{x}"
+	if err := server.AddResourceTemplate(s, &mcp.ResourceTemplate{URITemplate: tmpl, Name: placeholder},
+		func(context.Context, *server.ResourceRequest) (*mcp.ReadResourceResult, error) { return nil, nil }); err != nil {
+		return err
+	}
+	s.RemoveResourceTemplate(tmpl)
+	return nil
+}
+
+// templateRead reads a URI matching an upstream's template from that
+// upstream (resources/read of a listed URI is forwarded raw by the
+// middleware; a templated URI comes here, matched by the server).
+func (g *Gateway) templateRead(ctx context.Context, req *server.ResourceRequest) (*mcp.ReadResourceResult, error) {
+	cat := g.cat.Load()
+	u := cat.templates[req.Template.URITemplate]
+	if u == nil {
+		return nil, server.ErrResourceNotFound
+	}
+	var res *mcp.ReadResourceResult
+	err := g.forward(ctx, u, func(ctx context.Context, c *client.Client) error {
+		var err error
+		res, err = c.ReadResource(ctx, req.URI, client.WithTimeout(u.timeout()))
+		return err
+	})
+	if err != nil {
+		if client.IsResourceNotFound(err) {
+			return nil, server.ErrResourceNotFound
+		}
+		return nil, rpcError(u, err)
+	}
+	return res, nil
+}

@@ -1,0 +1,142 @@
+package gateway
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/server"
+)
+
+// Defaults of the options.
+const (
+	DefaultTimeout      = 60 * time.Second // per upstream call, unless Upstream.Timeout says otherwise
+	DefaultMinBackoff   = 100 * time.Millisecond
+	DefaultMaxBackoff   = 30 * time.Second
+	DefaultCrashLimit   = 5 // failures within DefaultCrashWindow make an upstream down
+	DefaultCrashWindow  = time.Minute
+	DefaultStartTimeout = 30 * time.Second // how long New and Reload wait for a first connection
+	DefaultSeparator    = "__"
+)
+
+// Option configures New. Options apply in order (a later one wins), nil
+// options are ignored and defaults fill in the rest, as everywhere in the
+// project.
+type Option interface{ applyGateway(*options) }
+
+type options struct {
+	logger       *slog.Logger
+	info         mcp.Implementation
+	timeout      time.Duration
+	minBackoff   time.Duration
+	maxBackoff   time.Duration
+	crashLimit   int
+	crashWindow  time.Duration
+	startTimeout time.Duration
+	logLevel     mcp.LoggingLevel
+	logLevelSet  bool
+	serverOpts   []server.Option
+	clientOpts   []client.Option
+}
+
+type option func(*options)
+
+func (f option) applyGateway(o *options) { f(o) }
+
+// WithLogger sets the gateway's logger: supervision, catalog warnings,
+// upstream stderr lines and upstream log messages, each tagged with the
+// upstream's name. Default: discard.
+func WithLogger(l *slog.Logger) Option { return option(func(o *options) { o.logger = l }) }
+
+// WithInfo sets how the gateway introduces itself downstream (default
+// "toolwire-gateway").
+func WithInfo(info mcp.Implementation) Option { return option(func(o *options) { o.info = info }) }
+
+// WithTimeout bounds each upstream call whose Upstream.Timeout is 0
+// (default DefaultTimeout).
+func WithTimeout(d time.Duration) Option { return option(func(o *options) { o.timeout = d }) }
+
+// WithBackoff sets the reconnection delays: the first retry after min,
+// doubling (with jitter) up to max (defaults DefaultMinBackoff,
+// DefaultMaxBackoff).
+func WithBackoff(minDelay, maxDelay time.Duration) Option {
+	return option(func(o *options) { o.minBackoff, o.maxBackoff = minDelay, maxDelay })
+}
+
+// WithCrashLimit sets when an upstream is declared down: n failures
+// (failed connections or lost sessions) within window. A down upstream is
+// still retried, every max backoff (defaults DefaultCrashLimit,
+// DefaultCrashWindow).
+func WithCrashLimit(n int, window time.Duration) Option {
+	return option(func(o *options) { o.crashLimit, o.crashWindow = n, window })
+}
+
+// WithStartTimeout bounds how long New and Reload wait for new upstreams'
+// first connection attempt before going on without them (default
+// DefaultStartTimeout). An upstream not ready by then keeps trying.
+func WithStartTimeout(d time.Duration) Option {
+	return option(func(o *options) { o.startTimeout = d })
+}
+
+// WithUpstreamLogLevel sets the level every upstream session is asked to
+// log at (logging/setLevel, or the 2026-07-28 _meta), default "info"; ""
+// asks nothing, leaving each upstream's own default. Upstream log messages
+// go to the gateway's logger and, within a call, to the downstream request
+// (see the elicitation notes in input.go for which call).
+func WithUpstreamLogLevel(level mcp.LoggingLevel) Option {
+	return option(func(o *options) { o.logLevel, o.logLevelSet = level, true })
+}
+
+// WithServerOptions adds options to the downstream server the gateway
+// owns (middleware, page size, logging...). They apply after the gateway's
+// own, so a middleware given here runs inside the gateway's forwarding one
+// only for requests the gateway does not forward.
+func WithServerOptions(opts ...server.Option) Option {
+	return option(func(o *options) { o.serverOpts = append(o.serverOpts, opts...) })
+}
+
+// WithClientOptions adds options to every upstream connection (client info,
+// probe timeout, era...). The gateway's own (logger, handlers, page limit)
+// apply after them.
+func WithClientOptions(opts ...client.Option) Option {
+	return option(func(o *options) { o.clientOpts = append(o.clientOpts, opts...) })
+}
+
+func newOptions(opts []Option) options {
+	var o options
+	for _, op := range opts {
+		if op != nil {
+			op.applyGateway(&o)
+		}
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.DiscardHandler)
+	}
+	if o.info.Name == "" {
+		o.info = mcp.Implementation{Name: "toolwire-gateway", Version: client.Version}
+	}
+	if o.timeout <= 0 {
+		o.timeout = DefaultTimeout
+	}
+	if o.minBackoff <= 0 {
+		o.minBackoff = DefaultMinBackoff
+	}
+	if o.maxBackoff <= 0 {
+		o.maxBackoff = DefaultMaxBackoff
+	}
+	o.maxBackoff = max(o.maxBackoff, o.minBackoff)
+	if o.crashLimit <= 0 {
+		o.crashLimit = DefaultCrashLimit
+	}
+	if o.crashWindow <= 0 {
+		o.crashWindow = DefaultCrashWindow
+	}
+	if !o.logLevelSet {
+		o.logLevel = mcp.LevelInfo
+	}
+	if o.startTimeout <= 0 {
+		o.startTimeout = DefaultStartTimeout
+	}
+	return o
+}

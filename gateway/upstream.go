@@ -1,0 +1,498 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/transport/memory"
+)
+
+// State is where an upstream's supervision stands.
+type State string
+
+// The states of an upstream.
+const (
+	// StateStarting: connecting, or waiting to reconnect after a failure.
+	StateStarting State = "starting"
+	// StateReady: a session is open; its tools are served.
+	StateReady State = "ready"
+	// StateDown: it failed the crash-loop limit (WithCrashLimit) times in a
+	// row within the window; it is still retried, at the maximum backoff.
+	StateDown State = "down"
+)
+
+// UpstreamStatus is one upstream as Upstreams reports it, for a readiness
+// endpoint.
+type UpstreamStatus struct {
+	Name      string
+	State     State
+	LastError string    // why the last connection failed or ended; "" if none
+	Since     time.Time // when State was entered
+	Tools     int       // tools listed by the current session
+}
+
+// listing is what one session of an upstream lists, in its own names.
+type listing struct {
+	tools     []*mcp.Tool
+	prompts   []*mcp.Prompt
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+}
+
+// upstream supervises the session to one Upstream: it connects, watches
+// the session, and reconnects with backoff when it is lost.
+type upstream struct {
+	g    *Gateway
+	spec Upstream
+	log  *slog.Logger
+
+	ctx    context.Context // ends when the upstream is removed or the gateway closes
+	cancel context.CancelFunc
+	exited chan struct{} // closed when run returns
+	first  chan struct{} // closed after the first connection attempt
+
+	refreshCh chan struct{} // a list_changed arrived
+	checkCh   chan struct{} // a call failed in transport: check the session
+
+	mu       sync.Mutex
+	state    State
+	lastErr  error
+	since    time.Time
+	c        *client.Client // nil unless ready
+	readyCh  chan struct{}  // closed, and replaced, when a session becomes ready
+	list     listing
+	inflight int
+	active   map[uint64]activeCall // downstream tools/call requests in flight (input.go)
+	seq      uint64
+	idle     chan struct{} // closed when inflight drops to 0 (nil when nobody waits)
+}
+
+func newUpstream(g *Gateway, spec Upstream) *upstream {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &upstream{
+		g: g, spec: spec, log: g.opts.logger.With("upstream", spec.Name),
+		ctx: ctx, cancel: cancel, exited: make(chan struct{}), first: make(chan struct{}),
+		refreshCh: make(chan struct{}, 1), checkCh: make(chan struct{}, 1),
+		state: StateStarting, since: time.Now(), readyCh: make(chan struct{}),
+	}
+}
+
+func (u *upstream) timeout() time.Duration {
+	if u.spec.Timeout > 0 {
+		return u.spec.Timeout
+	}
+	return u.g.opts.timeout
+}
+
+func (u *upstream) status() UpstreamStatus {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	st := UpstreamStatus{Name: u.spec.Name, State: u.state, Since: u.since, Tools: len(u.list.tools)}
+	if u.lastErr != nil {
+		st.LastError = u.lastErr.Error()
+	}
+	return st
+}
+
+// session returns the ready session, or nil and why there is none.
+func (u *upstream) session() (*client.Client, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.c != nil {
+		return u.c, nil
+	}
+	why := fmt.Sprintf("upstream %q is not ready (%s)", u.spec.Name, u.state)
+	if u.lastErr != nil {
+		why += ": " + u.lastErr.Error()
+	}
+	return nil, errors.New(why)
+}
+
+// waitNewSession waits for a ready session other than old, until ctx ends.
+func (u *upstream) waitNewSession(ctx context.Context, old *client.Client) (*client.Client, error) {
+	for {
+		u.mu.Lock()
+		c, ready := u.c, u.readyCh
+		u.mu.Unlock()
+		if c != nil && c != old {
+			return c, nil
+		}
+		select {
+		case <-ready:
+		case <-u.ctx.Done():
+			return nil, fmt.Errorf("upstream %q was removed", u.spec.Name)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("upstream %q did not reconnect in time: %w", u.spec.Name, ctx.Err())
+		}
+	}
+}
+
+// begin and end count the calls in flight, so that a removed upstream is
+// closed only after them (Reload).
+func (u *upstream) begin() {
+	u.mu.Lock()
+	u.inflight++
+	u.mu.Unlock()
+}
+
+func (u *upstream) end() {
+	u.mu.Lock()
+	u.inflight--
+	if u.inflight == 0 && u.idle != nil {
+		close(u.idle)
+		u.idle = nil
+	}
+	u.mu.Unlock()
+}
+
+// drained returns a channel closed once no call is in flight.
+func (u *upstream) drained() <-chan struct{} {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	ch := make(chan struct{})
+	if u.inflight == 0 {
+		close(ch)
+		return ch
+	}
+	if u.idle == nil {
+		u.idle = make(chan struct{})
+	}
+	return u.idle
+}
+
+// suspect asks the supervisor to check the session (a call failed in
+// transport: an HTTP upstream shows a lost server only that way).
+func (u *upstream) suspect() {
+	select {
+	case u.checkCh <- struct{}{}:
+	default:
+	}
+}
+
+func (u *upstream) listChanged(method string, _ json.RawMessage) {
+	switch method {
+	case mcp.NotificationToolsListChanged, mcp.NotificationPromptsListChanged, mcp.NotificationResourcesListChanged:
+		select {
+		case u.refreshCh <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// transport builds the client transport for the spec.
+func (u *upstream) transport(ctx context.Context) (client.Transport, error) {
+	s := u.spec
+	switch {
+	case len(s.Command) > 0:
+		cmd := &client.Command{Path: s.Command[0], Args: s.Command[1:], Dir: s.Dir}
+		if len(s.Env) > 0 {
+			env := os.Environ()
+			keys := make([]string, 0, len(s.Env))
+			for k := range s.Env {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				env = append(env, k+"="+s.Env[k])
+			}
+			cmd.Env = env
+		}
+		return cmd, nil
+	case s.URL != "":
+		return &client.HTTP{URL: s.URL, Header: s.Header}, nil
+	case s.Server != nil:
+		// The in-process session lives until the client closes its end
+		// (the supervisor always does): not tied to ctx, so that what the
+		// client sends before closing (the cancellation of its
+		// subscriptions/listen) is still read.
+		return &client.Conn{Conn: memory.Serve(context.WithoutCancel(ctx), s.Server)}, nil
+	}
+	return nil, errors.New("no Command, URL or Server")
+}
+
+func (u *upstream) connect() (*client.Client, error) {
+	ctx, cancel := context.WithTimeout(u.ctx, u.g.opts.startTimeout)
+	defer cancel()
+	t, err := u.transport(u.ctx)
+	if err != nil {
+		return nil, err
+	}
+	opts := append([]client.Option{}, u.g.opts.clientOpts...)
+	opts = append(opts,
+		client.WithLogger(u.log),
+		client.WithTimeout(u.timeout()),
+		client.WithMaxPages(1<<30), // no limit on what an upstream lists
+		client.WithNotificationHandler(u.listChanged),
+		client.WithLogHandler(u.upstreamLog),
+	)
+	opts = append(opts, u.inputOptions()...)
+	c, err := client.Connect(ctx, t, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if lvl := u.g.opts.logLevel; lvl != "" && (c.ServerCapabilities().Logging != nil || c.Era() == mcp.EraModern) {
+		if err := c.SetLogLevel(ctx, lvl); err != nil {
+			u.log.Debug("the upstream did not take the log level", "level", string(lvl), "error", err)
+		}
+	}
+	return c, nil
+}
+
+// upstreamLog passes an upstream's log message to the gateway's logger,
+// and to the downstream request when exactly one call to the upstream is
+// in flight (input.go explains why only then).
+func (u *upstream) upstreamLog(m client.LogMessage) {
+	level := slog.LevelInfo
+	switch m.Level {
+	case mcp.LevelDebug:
+		level = slog.LevelDebug
+	case mcp.LevelWarning:
+		level = slog.LevelWarn
+	case mcp.LevelError, mcp.LevelCritical, mcp.LevelAlert, mcp.LevelEmergency:
+		level = slog.LevelError
+	}
+	u.log.Log(context.Background(), level, "upstream log", "logger", m.Logger, "data", string(m.Data))
+	if a, ok := u.sole(); ok && a.relay != nil {
+		a.relay.log(m)
+	}
+}
+
+// list reads everything the session lists, following every page.
+func list(ctx context.Context, c *client.Client) (listing, error) {
+	var l listing
+	caps := c.ServerCapabilities()
+	if caps.Tools != nil {
+		for page, err := range c.ToolPages(ctx) {
+			if err != nil {
+				return l, fmt.Errorf("tools/list: %w", err)
+			}
+			l.tools = append(l.tools, page.Tools...)
+		}
+	}
+	if caps.Prompts != nil {
+		for page, err := range c.PromptPages(ctx) {
+			if err != nil {
+				return l, fmt.Errorf("prompts/list: %w", err)
+			}
+			l.prompts = append(l.prompts, page.Prompts...)
+		}
+	}
+	if caps.Resources != nil {
+		for page, err := range c.ResourcePages(ctx) {
+			if err != nil {
+				return l, fmt.Errorf("resources/list: %w", err)
+			}
+			l.resources = append(l.resources, page.Resources...)
+		}
+		for page, err := range c.ResourceTemplatePages(ctx) {
+			if err != nil {
+				return l, fmt.Errorf("resources/templates/list: %w", err)
+			}
+			l.templates = append(l.templates, page.ResourceTemplates...)
+		}
+	}
+	return l, nil
+}
+
+// refresh lists the session's catalog again and updates the gateway's.
+func (u *upstream) refresh(c *client.Client) error {
+	ctx, cancel := context.WithTimeout(u.ctx, u.timeout())
+	defer cancel()
+	l, err := list(ctx, c)
+	if err != nil {
+		return err
+	}
+	u.mu.Lock()
+	if u.c != c {
+		u.mu.Unlock()
+		return nil
+	}
+	u.list = l
+	u.mu.Unlock()
+	u.g.rebuild()
+	return nil
+}
+
+// healthy checks a session with a request every server answers.
+func (u *upstream) healthy(c *client.Client) error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(u.ctx, min(u.timeout(), 10*time.Second))
+	defer cancel()
+	method := mcp.MethodPing
+	if c.Era() == mcp.EraModern {
+		method = mcp.MethodDiscover
+	}
+	_, err := c.Call(ctx, method, nil)
+	return err
+}
+
+// run is the supervisor: connect, serve, watch, reconnect.
+func (u *upstream) run() {
+	defer close(u.exited)
+	var failures []time.Time
+	firstDone := false
+	markFirst := func() {
+		if !firstDone {
+			firstDone = true
+			close(u.first)
+		}
+	}
+	defer markFirst()
+	for u.ctx.Err() == nil {
+		c, err := u.connect()
+		if err == nil {
+			sub := u.listen(c)
+			var l listing
+			ctx, cancel := context.WithTimeout(u.ctx, u.timeout())
+			l, err = list(ctx, c)
+			cancel()
+			if err != nil {
+				if sub != nil {
+					_ = sub.Close()
+				}
+				_ = c.Close()
+			} else {
+				u.mu.Lock()
+				u.c, u.list, u.state, u.since = c, l, StateReady, time.Now()
+				close(u.readyCh)
+				u.readyCh = make(chan struct{})
+				u.mu.Unlock()
+				u.log.Info("upstream ready", "tools", len(l.tools), "era", c.Era(), "version", c.ProtocolVersion())
+				u.g.rebuild()
+				markFirst()
+				err = u.watch(c, sub)
+				if sub != nil {
+					_ = sub.Close()
+				}
+				u.mu.Lock()
+				u.c, u.list = nil, listing{}
+				u.mu.Unlock()
+				_ = c.Close()
+				u.g.rebuild()
+			}
+		}
+		if u.ctx.Err() != nil {
+			return
+		}
+		now := time.Now()
+		failures = append(failures, now)
+		for len(failures) > 0 && now.Sub(failures[0]) > u.g.opts.crashWindow {
+			failures = failures[1:]
+		}
+		n := len(failures)
+		state, delay := StateStarting, u.g.opts.minBackoff<<min(n-1, 30)
+		if delay > u.g.opts.maxBackoff || delay <= 0 {
+			delay = u.g.opts.maxBackoff
+		}
+		if n >= u.g.opts.crashLimit {
+			state, delay = StateDown, u.g.opts.maxBackoff
+		}
+		delay = delay/2 + rand.N(delay/2+1) // jitter: between half and all of it
+		u.mu.Lock()
+		u.lastErr = err
+		if u.state != state {
+			u.state, u.since = state, now
+		}
+		u.mu.Unlock()
+		u.log.Warn("upstream failed; reconnecting", "error", err, "state", string(state), "retry_in", delay)
+		markFirst()
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-u.ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+}
+
+// listen opens a 2026-07-28 subscription to the session's list changes
+// (a legacy session sends them unasked); nil when there is none. Its
+// notifications reach listChanged through the notification handler.
+func (u *upstream) listen(c *client.Client) *client.Subscription {
+	if c.Era() != mcp.EraModern {
+		return nil
+	}
+	caps := c.ServerCapabilities()
+	f := mcp.SubscriptionFilter{ToolsListChanged: caps.Tools != nil, PromptsListChanged: caps.Prompts != nil, ResourcesListChanged: caps.Resources != nil}
+	if !f.ToolsListChanged && !f.PromptsListChanged && !f.ResourcesListChanged {
+		return nil
+	}
+	sub, err := c.Listen(u.ctx, f, nil)
+	if err != nil {
+		u.log.Warn("cannot subscribe to the upstream's list changes", "error", err)
+		return nil
+	}
+	return sub
+}
+
+// watch serves a ready session until it is lost (the error says why) or
+// the upstream stops (nil).
+func (u *upstream) watch(c *client.Client, sub *client.Subscription) error {
+	var subDone <-chan struct{}
+	if sub != nil {
+		subDone = sub.Done()
+	}
+	for {
+		select {
+		case <-u.ctx.Done():
+			return nil
+		case <-c.Done():
+			return fmt.Errorf("session lost: %w", c.Err())
+		case <-subDone:
+			// The subscription ended (a dropped stream): open another and
+			// list again, since changes may have been missed.
+			t := time.NewTimer(u.g.opts.minBackoff) // never a tight loop
+			select {
+			case <-t.C:
+			case <-u.ctx.Done():
+				t.Stop()
+				return nil
+			}
+			if err := u.healthy(c); err != nil {
+				return fmt.Errorf("session lost: %w", err)
+			}
+			sub = u.listen(c)
+			subDone = nil
+			if sub != nil {
+				defer sub.Close()
+				subDone = sub.Done()
+			}
+			if err := u.refresh(c); err != nil {
+				u.log.Warn("cannot refresh the upstream's lists", "error", err)
+			}
+		case <-u.refreshCh:
+			if err := u.refresh(c); err != nil {
+				u.log.Warn("cannot refresh the upstream's lists", "error", err)
+				if herr := u.healthy(c); herr != nil {
+					return fmt.Errorf("session lost: %w", herr)
+				}
+			}
+		case <-u.checkCh:
+			if err := u.healthy(c); err != nil {
+				if u.ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("session lost: %w", err)
+			}
+		}
+	}
+}
+
+// stop ends supervision and closes the session; it returns once done.
+func (u *upstream) stop() {
+	u.cancel()
+	<-u.exited
+}
