@@ -32,6 +32,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newResourcesCmd(), newReadCmd(), newPromptsCmd(), newPromptCmd())
 	root.AddCommand(newTasksCmd(), newTaskCmd())
 	root.AddCommand(newLoginCmd(), newLogoutCmd())
+	root.AddCommand(newGatewayCmd())
 	return root
 }
 

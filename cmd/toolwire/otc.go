@@ -102,7 +102,7 @@ func serveOTC(ctx context.Context, srv *server.Server, f *otcServeFlags, logger 
 		defer cancel()
 		_ = hs.Shutdown(sctx)
 	}()
-	logger.Info("serving reference tools over Open Tool Calling 1.0", "otc_endpoint", "http://"+ln.Addr().String())
+	logger.Info("serving the tools over Open Tool Calling 1.0", "otc_endpoint", "http://"+ln.Addr().String())
 	return errc, nil
 }
 

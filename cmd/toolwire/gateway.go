@@ -1,0 +1,313 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/gateway/config"
+	"github.com/toolwire/toolwire/reference"
+	"github.com/toolwire/toolwire/server"
+	"github.com/toolwire/toolwire/transport/streamable"
+)
+
+type gatewayFlags struct {
+	config          string
+	check           bool
+	listen          string
+	adminListen     string
+	logLevel        string
+	logFormat       string
+	shutdownTimeout time.Duration
+	startTimeout    time.Duration
+}
+
+func newGatewayCmd() *cobra.Command {
+	var f gatewayFlags
+	cmd := &cobra.Command{
+		Use:   "gateway",
+		Short: "Serve many MCP servers behind one endpoint",
+		Long: `gateway serves the tools, prompts and resources of several MCP servers (upstreams:
+child processes over stdio, Streamable HTTP endpoints) on one MCP endpoint, both protocol eras,
+each upstream's names prefixed with its name and a separator (files__read_file). Every upstream
+keeps one session open that all calls share; an upstream that is down is left out of the lists
+until it is back, and a call to it gets an isError result naming it.
+
+Without --config it serves an embedded default: the reference tools in process (upstream
+"reference") and "toolwire serve --stdio" of this same binary (upstream "serve"), on
+127.0.0.1:8090/mcp, with /healthz and /readyz on 127.0.0.1:8091.
+
+--check validates the config, connects every upstream once, prints the merged tool table and
+exits: 0 when every upstream answered, 1 otherwise.
+
+SIGHUP reloads the config file: upstreams added, removed or changed, the others and their calls
+untouched; an invalid file is logged and the running config stays.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runGateway(cmd, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "the gateway's YAML config file (default: the embedded default)")
+	fl.BoolVar(&f.check, "check", false, "validate the config, connect the upstreams once, print the merged tool table and exit")
+	fl.StringVar(&f.listen, "listen", "", "the MCP endpoint's address, overriding the config's listen")
+	fl.StringVar(&f.adminListen, "admin-listen", "", `the admin address (/healthz, /readyz), overriding the config's admin_listen; "off" disables it`)
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.StringVar(&f.logFormat, "log-format", "", "log format: text or json (default: the config's log_format, else text)")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long calls in flight may take to finish")
+	fl.DurationVar(&f.startTimeout, "start-timeout", 10*time.Second, "how long the first connection to each upstream may take before the gateway serves without it")
+	return cmd
+}
+
+// loadGatewayConfig reads --config, or builds the embedded default.
+func loadGatewayConfig(ctx context.Context, f *gatewayFlags) (*config.File, error) {
+	if f.config == "" {
+		return defaultGatewayConfig(ctx)
+	}
+	file, err := config.Load(f.config)
+	if err != nil {
+		return nil, err
+	}
+	return file, nil
+}
+
+// defaultGatewayConfig is the gateway a fresh machine can run: the
+// reference tools in process and this binary's own `serve --stdio`.
+func defaultGatewayConfig(ctx context.Context) (*config.File, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding this program for the stdio upstream: %w", err)
+	}
+	ref := server.New(reference.Info)
+	if err := reference.Register(ref, reference.WithLifetime(ctx)); err != nil {
+		return nil, err
+	}
+	return &config.File{
+		Listen:      config.DefaultListen,
+		AdminListen: config.DefaultAdminListen,
+		Gateway: gateway.Config{
+			Upstreams: []gateway.Upstream{
+				{Name: "reference", Server: ref},
+				{Name: "serve", Command: []string{exe, "serve", "--stdio", "--data-dir", ""}},
+			},
+			Naming: gateway.Naming{Separator: config.DefaultSeparator},
+		},
+	}, nil
+}
+
+func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
+	ctx := cmd.Context()
+	file, err := loadGatewayConfig(ctx, f)
+	if err != nil {
+		return err
+	}
+	if f.logFormat == "" {
+		f.logFormat = file.LogFormat
+	}
+	logger, err := newGatewayLogger(f.logLevel, f.logFormat, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	if f.listen != "" {
+		file.Listen = f.listen
+	}
+	if f.adminListen == "off" {
+		file.AdminListen = ""
+	} else if f.adminListen != "" {
+		file.AdminListen = f.adminListen
+	}
+	if f.shutdownTimeout <= 0 || f.startTimeout <= 0 {
+		return usageError{"--shutdown-timeout and --start-timeout must be positive"}
+	}
+	g, err := gateway.New(file.Gateway, gateway.WithLogger(logger), gateway.WithStartTimeout(f.startTimeout))
+	if err != nil {
+		return err
+	}
+	if f.check {
+		defer closeGateway(g, f.shutdownTimeout, logger)
+		return printGatewayCheck(cmd.OutOrStdout(), g)
+	}
+
+	ln, err := net.Listen("tcp", file.Listen)
+	if err != nil {
+		closeGateway(g, f.shutdownTimeout, logger)
+		return err
+	}
+	if file.AdminListen != "" {
+		stopAdmin, err := serveAdmin(ctx, file.AdminListen, g, logger)
+		if err != nil {
+			ln.Close()
+			closeGateway(g, f.shutdownTimeout, logger)
+			return err
+		}
+		defer stopAdmin()
+	}
+	if f.config != "" {
+		stopReload := reloadOnHUP(ctx, f.config, g, logger)
+		defer stopReload()
+	}
+	if file.OTCListen != "" {
+		// The merged tools over Open Tool Calling 1.0 as well; the OTC
+		// listener answers to the same Host policy as the MCP endpoint.
+		otcFlags := &otcServeFlags{addr: file.OTCListen, allowedHosts: defaultAllowedHosts(file.OTCListen, logger)}
+		otcCtx, stopOTC := context.WithCancel(ctx)
+		defer stopOTC()
+		if _, err := serveOTC(otcCtx, g.Server(), otcFlags, logger); err != nil {
+			ln.Close()
+			closeGateway(g, f.shutdownTimeout, logger)
+			return err
+		}
+	}
+	h := streamable.NewHandler(g.Server(), streamable.WithLogger(logger),
+		streamable.WithAllowedHosts(defaultAllowedHosts(file.Listen, logger)...))
+	err = streamable.Serve(ctx, ln, h,
+		streamable.WithShutdownTimeout(f.shutdownTimeout),
+		streamable.WithLogger(logger),
+		streamable.WithOnListen(func(url string) {
+			ups := g.Upstreams()
+			names := make([]string, len(ups))
+			for i, u := range ups {
+				names[i] = u.Name + "=" + string(u.State)
+			}
+			logger.Info("gateway serving", "url", url, "tools", len(g.Server().Tools()), "upstreams", names)
+		}))
+	closeGateway(g, f.shutdownTimeout, logger)
+	return err
+}
+
+func closeGateway(g *gateway.Gateway, timeout time.Duration, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := g.Close(ctx); err != nil {
+		logger.Warn("gateway: closing", "error", err)
+	}
+}
+
+func newGatewayLogger(level, format string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError{"invalid --log-level " + level + ": want debug, info, warn or error"}
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usageError{"invalid --log-format " + format + ": want text or json"}
+}
+
+// printGatewayCheck prints the merged tools and each upstream's state; an
+// upstream that did not answer makes the check fail.
+func printGatewayCheck(w io.Writer, g *gateway.Gateway) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tUPSTREAM\tAS THE UPSTREAM NAMES IT")
+	for _, t := range g.Tools() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Upstream, t.Original)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	var down []error
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "UPSTREAM\tSTATE\tTOOLS\tLAST ERROR")
+	for _, u := range g.Upstreams() {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", u.Name, u.State, u.Tools, u.LastError)
+		if u.State != gateway.StateReady {
+			down = append(down, fmt.Errorf("upstream %s is %s: %s", u.Name, u.State, u.LastError))
+		}
+	}
+	tw.Flush()
+	return errors.Join(down...)
+}
+
+// serveAdmin serves /healthz (the process is up) and /readyz (every
+// upstream's state; 503 while one is not ready) on addr.
+func serveAdmin(ctx context.Context, addr string, g *gateway.Gateway, logger *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("admin listener: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		type state struct {
+			Name      string    `json:"name"`
+			State     string    `json:"state"`
+			Since     time.Time `json:"since"`
+			Tools     int       `json:"tools"`
+			LastError string    `json:"lastError,omitempty"`
+		}
+		ready := true
+		var out []state
+		for _, u := range g.Upstreams() {
+			out = append(out, state{u.Name, string(u.State), u.Since.UTC(), u.Tools, u.LastError})
+			ready = ready && u.State == gateway.StateReady
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if !ready {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "upstreams": out})
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("admin listener", "error", err)
+		}
+	}()
+	logger.Info("admin endpoints", "url", "http://"+ln.Addr().String(), "paths", "/healthz /readyz")
+	return func() {
+		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(c)
+	}, nil
+}
+
+// reloadOnHUP reloads path on SIGHUP; an invalid file is logged and the
+// running config stays.
+func reloadOnHUP(ctx context.Context, path string, g *gateway.Gateway, logger *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				file, err := config.Load(path)
+				if err == nil {
+					err = g.Reload(file.Gateway)
+				}
+				if err != nil {
+					logger.Error("gateway: reload refused; the running config stays", "config", path, "error", err)
+					continue
+				}
+				logger.Info("gateway: config reloaded", "config", path, "upstreams", len(file.Gateway.Upstreams))
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		cancel()
+		<-done
+	}
+}

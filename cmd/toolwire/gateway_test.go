@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/otc"
+)
+
+// gatewayProc is a running `toolwire gateway`.
+type gatewayProc struct {
+	cmd   *exec.Cmd
+	url   string // the MCP endpoint
+	admin string // the admin base URL, "" when off
+	log   *testenv.SyncBuffer
+	done  chan struct{}
+}
+
+// startGateway runs `toolwire gateway` on free loopback ports with args and
+// waits until it serves. t.Cleanup kills it by its PID.
+func startGateway(t *testing.T, args ...string) *gatewayProc {
+	t.Helper()
+	cmd := exec.Command(testenv.Toolwire(t), append([]string{"gateway", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &gatewayProc{cmd: cmd, log: &testenv.SyncBuffer{}, done: make(chan struct{})}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	serving := regexp.MustCompile(`msg="gateway serving" url=(\S+)`)
+	admin := regexp.MustCompile(`msg="admin endpoints" url=(\S+)`)
+	urls := make(chan string, 1)
+	go func() {
+		defer close(p.done)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			p.log.Write([]byte(line + "\n"))
+			if m := admin.FindStringSubmatch(line); m != nil {
+				p.admin = m[1]
+			}
+			if m := serving.FindStringSubmatch(line); m != nil {
+				urls <- m[1]
+			}
+		}
+	}()
+	select {
+	case p.url = <-urls:
+	case <-p.done:
+		_ = cmd.Wait()
+		t.Fatalf("toolwire gateway exited before serving:\n%s", p.log.String())
+	case <-time.After(durableDeadline):
+		t.Fatalf("toolwire gateway did not start serving:\n%s", p.log.String())
+	}
+	return p
+}
+
+// toolNames lists the tools at url in era.
+func toolNames(t *testing.T, url string, era mcp.Era) []string {
+	t.Helper()
+	c := connectServe(t, url, era)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
+	defer cancel()
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// TestGatewayEmbeddedDefault: with no config the gateway serves the
+// reference tools in process and `toolwire serve --stdio` as a child, both
+// namespaced, in both eras; /readyz reports both ready; SIGINT ends it and
+// its child.
+func TestGatewayEmbeddedDefault(t *testing.T) {
+	g := startGateway(t)
+	for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
+		names := toolNames(t, g.url, era)
+		for _, want := range []string{"reference__echo", "serve__echo", "reference__get-sum", "serve__get-structured-content"} {
+			if !slices.Contains(names, want) {
+				t.Fatalf("%v: %s missing from %v", era, want, names)
+			}
+		}
+		if slices.Contains(names, "echo") {
+			t.Fatalf("%v: an unprefixed name is served: %v", era, names)
+		}
+		c := connectServe(t, g.url, era)
+		ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
+		res, err := c.CallTool(ctx, "serve__get-sum", map[string]any{"a": 2, "b": 40})
+		cancel()
+		c.Close()
+		if err != nil || len(res.Content) == 0 || !strings.Contains(string(mustJSON(t, res.Content)), "42") {
+			t.Fatalf("%v: serve__get-sum: %v %s", era, err, mustJSON(t, res))
+		}
+	}
+	// The CLI sees the same list.
+	r := runCLI(t, "tools", g.url)
+	if r.code != 0 || !strings.Contains(r.stdout, "reference__echo") || !strings.Contains(r.stdout, "serve__echo") {
+		t.Fatalf("toolwire tools: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	resp, err := http.Get(g.admin + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ready struct {
+		Ready     bool `json:"ready"`
+		Upstreams []struct {
+			Name, State string
+		} `json:"upstreams"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&ready)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || !ready.Ready || len(ready.Upstreams) != 2 ||
+		ready.Upstreams[0].Name != "reference" || ready.Upstreams[1].State != "ready" {
+		t.Fatalf("/readyz: %d %+v %v", resp.StatusCode, ready, err)
+	}
+
+	if err := g.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.cmd.Wait(); err != nil {
+		t.Fatalf("gateway exit after SIGINT: %v\n%s", err, g.log.String())
+	}
+	<-g.done
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// writeConfig writes a gateway config in a temporary directory.
+func writeConfig(t *testing.T, dir, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, "gateway.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// closedPort returns a loopback address nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// TestGatewayCheck: --check prints the merged table after renaming and
+// hiding, fails on a config error with its line and column, on a name
+// collision naming both sources, and on an upstream that cannot be reached.
+func TestGatewayCheck(t *testing.T) {
+	bin := testenv.Toolwire(t)
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, `
+upstreams:
+  one:
+    command: ["`+bin+`", serve, --stdio, --data-dir, ""]
+naming:
+  separator: "."
+  rename: {one.echo: say}
+  hide: [one.get-env]
+`)
+	r := runCLI(t, "gateway", "--check", "--config", cfg)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !regexp.MustCompile(`(?m)^say\s+one\s+echo$`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^one\.get-sum\s+one\s+get-sum$`).MatchString(r.stdout) ||
+		strings.Contains(r.stdout, "get-env") || !regexp.MustCompile(`(?m)^one\s+ready\s+\d+`).MatchString(r.stdout) {
+		t.Fatalf("table:\n%s", r.stdout)
+	}
+
+	bad := writeConfig(t, t.TempDir(), "upstreams:\n  one:\n    comand: [x]\n")
+	r = runCLI(t, "gateway", "--check", "--config", bad)
+	if r.code == 0 || !strings.Contains(r.stderr, `gateway.yaml:3:5: unknown key "comand"`) {
+		t.Fatalf("unknown key: exit %d\n%s", r.code, r.stderr)
+	}
+
+	collide := writeConfig(t, t.TempDir(), `
+upstreams:
+  one:
+    command: ["`+bin+`", serve, --stdio, --data-dir, ""]
+  two:
+    command: ["`+bin+`", serve, --stdio, --data-dir, ""]
+naming:
+  rename: {one__echo: two__get-sum}
+`)
+	r = runCLI(t, "gateway", "--check", "--config", collide)
+	if r.code == 0 || !strings.Contains(r.stderr, "two__get-sum") || !strings.Contains(r.stderr, "one") || !strings.Contains(r.stderr, "two") {
+		t.Fatalf("collision: exit %d\n%s", r.code, r.stderr)
+	}
+
+	down := writeConfig(t, t.TempDir(), `
+upstreams:
+  gone:
+    url: http://`+closedPort(t)+`/mcp
+`)
+	r = runCLI(t, "gateway", "--check", "--start-timeout", "5s", "--config", down)
+	if r.code == 0 || !strings.Contains(r.stderr, "upstream gone is") || !regexp.MustCompile(`(?m)^gone\s+(down|starting)`).MatchString(r.stdout) {
+		t.Fatalf("unreachable upstream: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestGatewayReloadOnHUP: SIGHUP adds an upstream and removes another from
+// the file; an invalid file is logged and the running config stays.
+func TestGatewayReloadOnHUP(t *testing.T) {
+	bin := testenv.Toolwire(t)
+	dir := t.TempDir()
+	upstream := func(name string) string {
+		return "  " + name + ":\n    command: [\"" + bin + "\", serve, --stdio, --data-dir, \"\"]\n"
+	}
+	cfg := writeConfig(t, dir, "upstreams:\n"+upstream("one"))
+	g := startGateway(t, "--config", cfg)
+	if names := toolNames(t, g.url, mcp.EraModern); !slices.Contains(names, "one__echo") {
+		t.Fatalf("before reload: %v", names)
+	}
+	c := connectServe(t, g.url, mcp.EraLegacy)
+	defer c.Close()
+
+	writeConfig(t, dir, "upstreams:\n"+upstream("two"))
+	if err := g.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		names := toolNames(t, g.url, mcp.EraModern)
+		return slices.Contains(names, "two__echo") && !slices.Contains(names, "one__echo")
+	}, g)
+	// The legacy session opened before the reload still works.
+	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
+	defer cancel()
+	if _, err := c.CallTool(ctx, "two__echo", map[string]any{"message": "after"}); err != nil {
+		t.Fatalf("call on the session opened before the reload: %v", err)
+	}
+
+	writeConfig(t, dir, "upstreams:\n  Bad Name:\n    url: http://x/mcp\n")
+	if err := g.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return strings.Contains(g.log.String(), "reload refused") }, g)
+	if names := toolNames(t, g.url, mcp.EraModern); !slices.Contains(names, "two__echo") {
+		t.Fatalf("after an invalid reload: %v", names)
+	}
+}
+
+// waitFor polls cond until it holds, failing after durableDeadline.
+func waitFor(t *testing.T, cond func() bool, g *gatewayProc) {
+	t.Helper()
+	deadline := time.Now().Add(durableDeadline)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not reached:\n%s", g.log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestGatewayOTC: otc_listen serves the merged, namespaced tools over Open
+// Tool Calling 1.0 too.
+func TestGatewayOTC(t *testing.T) {
+	bin := testenv.Toolwire(t)
+	otcAddr := closedPort(t)
+	cfg := writeConfig(t, t.TempDir(), `
+otc_listen: `+otcAddr+`
+upstreams:
+  one:
+    command: ["`+bin+`", serve, --stdio, --data-dir, ""]
+`)
+	startGateway(t, "--config", cfg)
+	oc, err := otc.NewClient("http://" + otcAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
+	defer cancel()
+	tools, err := oc.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ""
+	for _, tl := range tools {
+		if strings.HasSuffix(tl.Name, "one__get_sum") {
+			id = tl.ID
+		}
+	}
+	if id == "" {
+		t.Fatalf("OTC tools: %+v", tools)
+	}
+	res, err := oc.Call(ctx, id, map[string]any{"a": 1, "b": 2})
+	if err != nil || !res.Success || !strings.Contains(string(res.Value), "The sum of 1 and 2 is 3.") {
+		t.Fatalf("OTC call: %v %+v %s", err, res, res.Value)
+	}
+}
