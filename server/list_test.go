@@ -197,3 +197,50 @@ func TestListenEndsGracefullyOnClose(t *testing.T) {
 		t.Errorf("closed session still counted")
 	}
 }
+
+// ackProbe is a Sender that, when the subscription's acknowledgement goes
+// out, records whether the server already counts the listening session
+// (and so would tell it of a list change made at that moment).
+type ackProbe struct {
+	recorder
+	s       *server.Server
+	tracked chan int
+}
+
+func (a *ackProbe) Send(ctx context.Context, m jsonrpc.Message) error {
+	if n, ok := m.(*jsonrpc.Notification); ok && n.Method == mcp.NotificationListenAck {
+		a.tracked <- a.s.SessionCount()
+	}
+	return a.recorder.Send(ctx, m)
+}
+
+// TestListenKnownBeforeAcknowledged: by the time a subscription is
+// acknowledged, its session is one the server notifies, so a list changed
+// right after the acknowledgement reaches it (a client may change a list
+// the moment it is acknowledged).
+func TestListenKnownBeforeAcknowledged(t *testing.T) {
+	s := newTestServer(t)
+	ss := s.NewSession(nil)
+	defer ss.Close()
+	w := &ackProbe{s: s, tracked: make(chan int, 1)}
+	req := &jsonrpc.Request{ID: jsonrpc.StringID("L"), Method: "subscriptions/listen",
+		Params: mustJSON(t, map[string]any{"_meta": modernMeta(), "notifications": map[string]any{"toolsListChanged": true}})}
+	go ss.HandleRequest(context.Background(), req, w)
+	if n := <-w.tracked; n != 1 {
+		t.Fatalf("sessions the server notifies when the subscription is acknowledged: %d, want 1", n)
+	}
+	addNamed(t, s, "right-after")
+	deadline := time.Now().Add(10 * time.Second)
+	for w.count() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("no list_changed after the acknowledgement")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	w.mu.Lock()
+	second := w.msgs[1].(*jsonrpc.Notification)
+	w.mu.Unlock()
+	if second.Method != mcp.NotificationToolsListChanged {
+		t.Fatalf("second message %s", second.Method)
+	}
+}

@@ -52,14 +52,15 @@ func (s *Server) listen(ctx context.Context, r *Request) (any, error) {
 	if err != nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "%v", err)
 	}
+	// The listener is in place, and its session known to the server,
+	// before the acknowledgement goes out: a client that changes a list as
+	// soon as it is acknowledged must hear of it. Holding ss.mu while
+	// acknowledging keeps any notification for the listener behind the
+	// acknowledgement.
 	ss.mu.Lock()
 	if ss.closed {
 		ss.mu.Unlock()
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session is closed")
-	}
-	if err := r.sender.Send(ctx, ack); err != nil {
-		ss.mu.Unlock()
-		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "cannot acknowledge subscription: %v", err)
 	}
 	if ss.listeners == nil {
 		ss.listeners = map[*listener]struct{}{}
@@ -71,6 +72,11 @@ func (s *Server) listen(ctx context.Context, r *Request) (any, error) {
 		ss.closing = make(chan struct{})
 	}
 	ss.listeners[l] = struct{}{}
+	if err := r.sender.Send(ctx, ack); err != nil {
+		delete(ss.listeners, l)
+		ss.mu.Unlock()
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "cannot acknowledge subscription: %v", err)
+	}
 	closing := ss.closing
 	ss.mu.Unlock()
 	defer func() {
