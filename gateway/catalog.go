@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"time"
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/mcp"
@@ -337,12 +338,14 @@ func (g *Gateway) templateRead(ctx context.Context, req *server.ResourceRequest)
 	if u == nil {
 		return nil, server.ErrResourceNotFound
 	}
+	start := time.Now()
 	var res *mcp.ReadResourceResult
 	err := g.forward(ctx, u, func(ctx context.Context, c *client.Client) error {
 		var err error
 		res, err = c.ReadResource(ctx, req.URI, client.WithTimeout(u.timeout()))
 		return err
 	})
+	g.metrics.observe(u, mcp.MethodReadResource, "", outcomeOf(ctx, err), start)
 	if err != nil {
 		if client.IsResourceNotFound(err) {
 			return nil, server.ErrResourceNotFound

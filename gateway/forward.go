@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -35,7 +36,7 @@ func (g *Gateway) middleware(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
 				break // the server explains what is wrong
 			}
 			if r, ok := g.cat.Load().tools[p.Name]; ok {
-				return g.callTool(ctx, r, p.Arguments, p.Meta.ProgressToken), nil
+				return g.callTool(ctx, p.Name, r, p.Arguments, p.Meta.ProgressToken), nil
 			}
 		case mcp.MethodGetPrompt:
 			var p struct {
@@ -96,9 +97,10 @@ func (g *Gateway) forward(ctx context.Context, u *upstream, f func(context.Conte
 	return err
 }
 
-// callTool forwards one tools/call; every failure is an isError result
-// naming the upstream, never a JSON-RPC error.
-func (g *Gateway) callTool(ctx context.Context, r route, args json.RawMessage, token json.RawMessage) any {
+// callTool forwards one tools/call of the downstream tool name; every
+// failure is an isError result naming the upstream, never a JSON-RPC error.
+func (g *Gateway) callTool(ctx context.Context, name string, r route, args json.RawMessage, token json.RawMessage) any {
+	start := time.Now()
 	var raw json.RawMessage
 	opts := []client.CallOption{client.WithTimeout(r.up.timeout())}
 	req := server.RequestFrom(ctx)
@@ -116,6 +118,7 @@ func (g *Gateway) callTool(ctx context.Context, r route, args json.RawMessage, t
 		return err
 	})
 	rl.finish()
+	g.metrics.observe(r.up, mcp.MethodCallTool, name, toolOutcome(ctx, err, raw), start)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(context.Cause(ctx), server.ErrTimeout) {
 			return nil // cancelled downstream: the server sends no answer
@@ -138,12 +141,14 @@ func toolFailure(u *upstream, tool string, err error) *mcp.CallToolResult {
 // upstream's JSON-RPC error keeps its code, message and data, a transport
 // failure is -32603 naming the upstream.
 func (g *Gateway) forwardRaw(ctx context.Context, u *upstream, method string, params any) (any, error) {
+	start := time.Now()
 	var raw json.RawMessage
 	err := g.forward(ctx, u, func(ctx context.Context, c *client.Client) error {
 		var err error
 		raw, err = c.Call(ctx, method, params, client.WithTimeout(u.timeout()))
 		return err
 	})
+	g.metrics.observe(u, method, "", outcomeOf(ctx, err), start)
 	if err != nil {
 		return nil, rpcError(u, err)
 	}
@@ -170,7 +175,7 @@ func (g *Gateway) toolFallback(ctx context.Context, req *server.CallRequest) (*m
 	if !ok {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "tool is gone: " + req.Name}}}, nil
 	}
-	switch res := g.callTool(ctx, r, req.Arguments, nil).(type) {
+	switch res := g.callTool(ctx, req.Name, r, req.Arguments, nil).(type) {
 	case *mcp.CallToolResult:
 		return res, nil
 	case json.RawMessage:

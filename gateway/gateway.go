@@ -32,8 +32,9 @@ import (
 // Tasks are not passed through: tools are served without taskSupport and
 // a call is forwarded as an ordinary call.
 type Gateway struct {
-	opts options
-	srv  *server.Server
+	opts    options
+	srv     *server.Server
+	metrics *metrics // metrics.go
 
 	mu      sync.Mutex // guards naming, ups, closing, reloads
 	naming  Naming
@@ -114,6 +115,7 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 	g.cat.Store(newCatalog())
 	sopts := append([]server.Option{server.WithLogger(g.opts.logger), server.WithMiddleware(g.middleware)}, g.opts.serverOpts...)
 	g.srv = server.New(g.opts.info, sopts...)
+	g.metrics = newMetrics(g)
 	if err := declare(g.srv); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
@@ -282,6 +284,7 @@ func (g *Gateway) retire(u *upstream) {
 		case <-g.done:
 		}
 		u.stop()
+		g.forget(u.spec.Name)
 	}()
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolwire/toolwire/client"
@@ -63,6 +64,7 @@ type upstream struct {
 
 	refreshCh chan struct{} // a list_changed arrived
 	checkCh   chan struct{} // a call failed in transport: check the session
+	restarts  atomic.Uint64 // failures followed by a reconnection (metrics.go)
 
 	mu       sync.Mutex
 	state    State
@@ -386,6 +388,7 @@ func (u *upstream) run() {
 		if u.ctx.Err() != nil {
 			return
 		}
+		u.restarts.Add(1)
 		now := time.Now()
 		failures = append(failures, now)
 		for len(failures) > 0 && now.Sub(failures[0]) > u.g.opts.crashWindow {

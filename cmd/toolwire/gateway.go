@@ -48,7 +48,12 @@ until it is back, and a call to it gets an isError result naming it.
 
 Without --config it serves an embedded default: the reference tools in process (upstream
 "reference") and "toolwire serve --stdio" of this same binary (upstream "serve"), on
-127.0.0.1:8090/mcp, with /healthz and /readyz on 127.0.0.1:8091.
+127.0.0.1:8090/mcp, with /healthz, /readyz and /metrics on 127.0.0.1:8091.
+
+The admin listener serves /healthz (the process is up), /readyz (every upstream's state; 503
+while one is not ready) and /metrics (Prometheus: toolwire_gateway_calls_total by upstream,
+method, tool and outcome, call durations, calls in flight, upstream states, restarts and tools,
+downstream sessions).
 
 --check validates the config, connects every upstream once, prints the merged tool table and
 exits: 0 when every upstream answered, 1 otherwise.
@@ -62,7 +67,7 @@ untouched; an invalid file is logged and the running config stays.`,
 	fl.StringVar(&f.config, "config", "", "the gateway's YAML config file (default: the embedded default)")
 	fl.BoolVar(&f.check, "check", false, "validate the config, connect the upstreams once, print the merged tool table and exit")
 	fl.StringVar(&f.listen, "listen", "", "the MCP endpoint's address, overriding the config's listen")
-	fl.StringVar(&f.adminListen, "admin-listen", "", `the admin address (/healthz, /readyz), overriding the config's admin_listen; "off" disables it`)
+	fl.StringVar(&f.adminListen, "admin-listen", "", `the admin address (/healthz, /readyz, /metrics), overriding the config's admin_listen; "off" disables it`)
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.StringVar(&f.logFormat, "log-format", "", "log format: text or json (default: the config's log_format, else text)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long calls in flight may take to finish")
@@ -232,8 +237,9 @@ func printGatewayCheck(w io.Writer, g *gateway.Gateway) error {
 	return errors.Join(down...)
 }
 
-// serveAdmin serves /healthz (the process is up) and /readyz (every
-// upstream's state; 503 while one is not ready) on addr.
+// serveAdmin serves /healthz (the process is up), /readyz (every
+// upstream's state; 503 while one is not ready) and /metrics (the
+// gateway's Prometheus metrics) on addr.
 func serveAdmin(ctx context.Context, addr string, g *gateway.Gateway, logger *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -264,6 +270,7 @@ func serveAdmin(ctx context.Context, addr string, g *gateway.Gateway, logger *sl
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "upstreams": out})
 	})
+	mux.Handle("GET /metrics", g.MetricsHandler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	go func() {
@@ -271,7 +278,7 @@ func serveAdmin(ctx context.Context, addr string, g *gateway.Gateway, logger *sl
 			logger.Error("admin listener", "error", err)
 		}
 	}()
-	logger.Info("admin endpoints", "url", "http://"+ln.Addr().String(), "paths", "/healthz /readyz")
+	logger.Info("admin endpoints", "url", "http://"+ln.Addr().String(), "paths", "/healthz /readyz /metrics")
 	return func() {
 		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

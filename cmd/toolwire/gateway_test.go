@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -143,6 +144,18 @@ func TestGatewayEmbeddedDefault(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK || !ready.Ready || len(ready.Upstreams) != 2 ||
 		ready.Upstreams[0].Name != "reference" || ready.Upstreams[1].State != "ready" {
 		t.Fatalf("/readyz: %d %+v %v", resp.StatusCode, ready, err)
+	}
+
+	// /metrics counts the two calls above (one per era).
+	resp, err = http.Get(g.admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	const want = `toolwire_gateway_calls_total{method="tools/call",outcome="ok",tool="serve__get-sum",upstream="serve"} 2`
+	if err != nil || resp.StatusCode != http.StatusOK || !slices.Contains(strings.Split(string(metrics), "\n"), want) {
+		t.Fatalf("/metrics: %d %v, want the line %s in\n%s", resp.StatusCode, err, want, metrics)
 	}
 
 	if err := g.cmd.Process.Signal(syscall.SIGINT); err != nil {

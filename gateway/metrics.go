@@ -1,0 +1,185 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/server"
+)
+
+// The outcomes of a forwarded call, the outcome label of
+// toolwire_gateway_calls_total.
+const (
+	outcomeOK            = "ok"             // answered; for tools/call, not an isError result
+	outcomeToolError     = "tool_error"     // tools/call answered with isError: true
+	outcomeProtocolError = "protocol_error" // the upstream answered with a JSON-RPC error
+	outcomeUpstreamError = "upstream_error" // no answer: the upstream is down, was lost, sent garbage
+	outcomeTimeout       = "timeout"        // the call's timeout (the upstream's, or the server's tool timeout) ran out
+	outcomeCancelled     = "cancelled"      // the downstream caller cancelled it
+)
+
+// metrics are the gateway's Prometheus metrics, on a registry of its own
+// (never the default one: two gateways in a process do not clash).
+//
+// Calls are counted as they end (an increment and an observation on
+// series found by their labels); everything about upstreams (state,
+// restarts, tools, calls in flight) is read from the upstreams when
+// scraped, so it costs nothing otherwise and an upstream removed by
+// Reload is no longer reported. Labels stay bounded: the upstream is a
+// configured name, tool a name of the catalog (a call to a name the
+// catalog does not route is not forwarded, so not counted at all).
+type metrics struct {
+	reg      *prometheus.Registry
+	calls    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// callBuckets span 0.5ms (an in-process upstream) to 60s (the default
+// call timeout).
+var callBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
+func newMetrics(g *Gateway) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolwire_gateway_calls_total",
+			Help: "Calls forwarded to upstreams, by upstream, method (tools/call, prompts/get, resources/read), tool (the downstream tool name; empty for other methods) and outcome (ok, tool_error, protocol_error, upstream_error, timeout, cancelled).",
+		}, []string{"upstream", "method", "tool", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "toolwire_gateway_call_duration_seconds",
+			Help:    "Duration of calls forwarded to upstreams, by upstream, method and tool (the downstream tool name; empty for other methods).",
+			Buckets: callBuckets,
+		}, []string{"upstream", "method", "tool"}),
+	}
+	m.reg.MustRegister(m.calls, m.duration, upstreamCollector{g},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "toolwire_gateway_sessions",
+			Help: "Downstream sessions open on the gateway's server.",
+		}, func() float64 { return float64(g.srv.SessionCount()) }))
+	return m
+}
+
+// MetricsHandler serves the gateway's metrics in the Prometheus exposition
+// formats (mount it at /metrics). The metrics, all named
+// toolwire_gateway_*: calls_total and call_duration_seconds (calls
+// forwarded, by upstream, method, tool and, for the counter, outcome),
+// in_flight_calls, upstream_state, upstream_restarts_total and
+// upstream_tools (by upstream), and sessions (downstream).
+func (g *Gateway) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(g.metrics.reg, promhttp.HandlerOpts{})
+}
+
+// observe counts a forwarded call that started at start.
+func (m *metrics) observe(u *upstream, method, tool, outcome string, start time.Time) {
+	m.calls.WithLabelValues(u.spec.Name, method, tool, outcome).Inc()
+	m.duration.WithLabelValues(u.spec.Name, method, tool).Observe(time.Since(start).Seconds())
+}
+
+// forget drops the call series of an upstream no longer configured (it
+// runs once a removed upstream is stopped; a name configured again by
+// then keeps its series).
+func (g *Gateway) forget(name string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, u := range g.ups {
+		if u.spec.Name == name {
+			return
+		}
+	}
+	g.metrics.calls.DeletePartialMatch(prometheus.Labels{"upstream": name})
+	g.metrics.duration.DeletePartialMatch(prometheus.Labels{"upstream": name})
+}
+
+// outcomeOf classifies a forwarded call's error; ctx is the downstream
+// request's.
+func outcomeOf(ctx context.Context, err error) string {
+	var je *client.JSONRPCError
+	switch {
+	case err == nil:
+		return outcomeOK
+	case ctx.Err() != nil:
+		if errors.Is(context.Cause(ctx), server.ErrTimeout) {
+			return outcomeTimeout
+		}
+		return outcomeCancelled
+	case errors.As(err, &je):
+		return outcomeProtocolError
+	case errors.Is(err, context.DeadlineExceeded):
+		return outcomeTimeout
+	}
+	return outcomeUpstreamError
+}
+
+// toolOutcome is outcomeOf for tools/call, whose answer may be an isError
+// result.
+func toolOutcome(ctx context.Context, err error, raw json.RawMessage) string {
+	if err != nil {
+		return outcomeOf(ctx, err)
+	}
+	if bytes.Contains(raw, []byte(`"isError"`)) {
+		var r struct {
+			IsError bool `json:"isError"`
+		}
+		if json.Unmarshal(raw, &r) == nil && r.IsError {
+			return outcomeToolError
+		}
+	}
+	return outcomeOK
+}
+
+// upstreamCollector reports the upstreams' state when scraped.
+type upstreamCollector struct{ g *Gateway }
+
+var (
+	upstreamStateDesc = prometheus.NewDesc("toolwire_gateway_upstream_state",
+		"State of each upstream: 1 for its current state (starting, ready, down), 0 for the others.",
+		[]string{"upstream", "state"}, nil)
+	upstreamRestartsDesc = prometheus.NewDesc("toolwire_gateway_upstream_restarts_total",
+		"Reconnections of an upstream after a failed connection or a lost session (for a command, each is a new process).",
+		[]string{"upstream"}, nil)
+	upstreamToolsDesc = prometheus.NewDesc("toolwire_gateway_upstream_tools",
+		"Tools listed by an upstream's current session (0 when it is not ready).",
+		[]string{"upstream"}, nil)
+	inFlightDesc = prometheus.NewDesc("toolwire_gateway_in_flight_calls",
+		"Calls being forwarded to an upstream.",
+		[]string{"upstream"}, nil)
+)
+
+var upstreamStates = []State{StateStarting, StateReady, StateDown}
+
+func (upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- upstreamStateDesc
+	ch <- upstreamRestartsDesc
+	ch <- upstreamToolsDesc
+	ch <- inFlightDesc
+}
+
+func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
+	c.g.mu.Lock()
+	ups := c.g.ups
+	c.g.mu.Unlock()
+	for _, u := range ups {
+		name := u.spec.Name
+		u.mu.Lock()
+		state, tools, inflight := u.state, len(u.list.tools), u.inflight
+		u.mu.Unlock()
+		for _, s := range upstreamStates {
+			v := 0.0
+			if s == state {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(upstreamStateDesc, prometheus.GaugeValue, v, name, string(s))
+		}
+		ch <- prometheus.MustNewConstMetric(upstreamRestartsDesc, prometheus.CounterValue, float64(u.restarts.Load()), name)
+		ch <- prometheus.MustNewConstMetric(upstreamToolsDesc, prometheus.GaugeValue, float64(tools), name)
+		ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(inflight), name)
+	}
+}
