@@ -18,6 +18,9 @@ const (
 	DefaultCrashWindow  = time.Minute
 	DefaultStartTimeout = 30 * time.Second // how long New and Reload wait for a first connection
 	DefaultSeparator    = "__"
+	// DefaultUpstreamConns is how many idle connections to one HTTP
+	// upstream are kept for reuse (WithUpstreamConns).
+	DefaultUpstreamConns = 256
 )
 
 // Option configures New. Options apply in order (a later one wins), nil
@@ -38,6 +41,7 @@ type options struct {
 	logLevelSet  bool
 	serverOpts   []server.Option
 	clientOpts   []client.Option
+	conns        int
 }
 
 type option func(*options)
@@ -138,5 +142,14 @@ func newOptions(opts []Option) options {
 	if o.startTimeout <= 0 {
 		o.startTimeout = DefaultStartTimeout
 	}
+	if o.conns <= 0 {
+		o.conns = DefaultUpstreamConns
+	}
 	return o
 }
+
+// WithUpstreamConns sets how many idle connections to each HTTP upstream
+// are kept for reuse (default DefaultUpstreamConns): calls in flight beyond
+// it open new connections that are closed afterwards. It should be at
+// least the number of calls expected in flight to one upstream.
+func WithUpstreamConns(n int) Option { return option(func(o *options) { o.conns = n }) }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"sort"
 	"sync"
@@ -65,6 +66,7 @@ type upstream struct {
 	refreshCh chan struct{} // a list_changed arrived
 	checkCh   chan struct{} // a call failed in transport: check the session
 	restarts  atomic.Uint64 // failures followed by a reconnection (metrics.go)
+	hc        *http.Client  // HTTP upstreams: one connection pool for every session
 
 	mu       sync.Mutex
 	state    State
@@ -81,12 +83,28 @@ type upstream struct {
 
 func newUpstream(g *Gateway, spec Upstream) *upstream {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &upstream{
+	u := &upstream{
 		g: g, spec: spec, log: g.opts.logger.With("upstream", spec.Name),
 		ctx: ctx, cancel: cancel, exited: make(chan struct{}), first: make(chan struct{}),
 		refreshCh: make(chan struct{}, 1), checkCh: make(chan struct{}, 1),
 		state: StateStarting, since: time.Now(), readyCh: make(chan struct{}),
 	}
+	if spec.URL != "" {
+		u.hc = upstreamHTTPClient(g.opts.conns)
+	}
+	return u
+}
+
+// upstreamHTTPClient is the client of one HTTP upstream: connections are
+// kept for reuse up to conns idle ones, since every call in flight needs
+// its own (net/http's default keeps two per host, so a busy upstream
+// would be dialled anew for most calls).
+func upstreamHTTPClient(conns int) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = conns
+	t.MaxIdleConnsPerHost = conns
+	t.IdleConnTimeout = 90 * time.Second
+	return &http.Client{Transport: t}
 }
 
 func (u *upstream) timeout() time.Duration {
@@ -211,7 +229,7 @@ func (u *upstream) transport(ctx context.Context) (client.Transport, error) {
 		}
 		return cmd, nil
 	case s.URL != "":
-		return &client.HTTP{URL: s.URL, Header: s.Header}, nil
+		return &client.HTTP{URL: s.URL, Header: s.Header, Client: u.hc}, nil
 	case s.Server != nil:
 		// The in-process session lives until the client closes its end
 		// (the supervisor always does): not tied to ctx, so that what the
@@ -498,4 +516,7 @@ func (u *upstream) watch(c *client.Client, sub *client.Subscription) error {
 func (u *upstream) stop() {
 	u.cancel()
 	<-u.exited
+	if u.hc != nil {
+		u.hc.CloseIdleConnections()
+	}
 }
