@@ -62,6 +62,13 @@ func (u *upstream) soleCall(method string) (*server.Request, error) {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
 			"gateway: cannot forward %s: %d calls to upstream %q are in flight, and the request does not say which one it belongs to", method, n, u.spec.Name)
 	}
+	if a.req.Peer.Era != mcp.EraLegacy {
+		// A 2026-07-28 caller is asked for input by an input_required
+		// result, which a call already forwarded cannot become.
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"gateway: cannot forward %s from upstream %q: the calling client speaks %s, which the gateway cannot ask for input during a forwarded call (a 2025-11-25 session can be asked)",
+			method, u.spec.Name, a.req.Peer.ProtocolVersion)
+	}
 	return a.req, nil
 }
 

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -41,6 +42,34 @@ func TestElicitationAcrossTheHop(t *testing.T) {
 	}
 	if !strings.Contains(string(res.StructuredContent), `"echo":"accept:Ann"`) {
 		t.Fatalf("result %s", res.StructuredContent)
+	}
+}
+
+// A 2026-07-28 caller cannot be asked for input during a forwarded call:
+// the upstream's elicitation is refused with an error that says why (this
+// upstream speaks 2026-07-28 too, so its input round fails the call, which
+// the caller gets as a tool error naming the upstream), and the caller is
+// never asked.
+func TestElicitationRefusedForModernCaller(t *testing.T) {
+	up := server.New(mcp.Implementation{Name: "ask", Version: "1"})
+	must(server.AddTool(up, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *server.CallRequest, _ struct{}) (echoOut, error) {
+		if _, err := req.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?",
+			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)}); err != nil {
+			return echoOut{}, err
+		}
+		return echoOut{Echo: "asked"}, nil
+	}))
+	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{{Name: "q", Server: up}}})
+	c := downstream(t, g, client.WithEra(mcp.EraModern), client.WithElicitationHandler(
+		func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			t.Error("the 2026-07-28 caller was asked")
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}))
+	_, err := c.CallTool(context.Background(), "q__ask", nil)
+	var te *client.ToolError
+	if !errors.As(err, &te) || !strings.Contains(err.Error(), `upstream "q"`) ||
+		!strings.Contains(err.Error(), "the calling client speaks 2026-07-28, which the gateway cannot ask for input") {
+		t.Fatalf("call: %v", err)
 	}
 }
 

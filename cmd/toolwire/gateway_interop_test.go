@@ -566,7 +566,7 @@ func TestGatewayInterop(t *testing.T) {
 		var te *client.ToolError
 		switch {
 		case errors.As(err, &te):
-			if tx := texts(te.Result); len(tx) == 0 || !strings.Contains(tx[0], "gateway: elicitation/create could not be forwarded downstream") {
+			if tx := texts(te.Result); len(tx) == 0 || !strings.Contains(tx[0], "which the gateway cannot ask for input during a forwarded call") {
 				t.Errorf("tool error does not carry the gateway's refusal: %q", tx)
 			} else {
 				t.Logf("refused as documented: %s", tx[0])
