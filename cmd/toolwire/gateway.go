@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ type gatewayFlags struct {
 	logFormat       string
 	shutdownTimeout time.Duration
 	startTimeout    time.Duration
+	watchInterval   time.Duration
 }
 
 func newGatewayCmd() *cobra.Command {
@@ -58,8 +60,9 @@ downstream sessions).
 --check validates the config, connects every upstream once, prints the merged tool table and
 exits: 0 when every upstream answered, 1 otherwise.
 
-SIGHUP reloads the config file: upstreams added, removed or changed, the others and their calls
-untouched; an invalid file is logged and the running config stays.`,
+SIGHUP, or a change to the config file (checked every --watch-interval), reloads it: upstreams
+added, removed or changed, the others and their calls untouched; an invalid file is logged and
+the running config stays.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGateway(cmd, &f) },
 	}
@@ -71,6 +74,7 @@ untouched; an invalid file is logged and the running config stays.`,
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.StringVar(&f.logFormat, "log-format", "", "log format: text or json (default: the config's log_format, else text)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long calls in flight may take to finish")
+	fl.DurationVar(&f.watchInterval, "watch-interval", 2*time.Second, "how often the config file is checked for changes, which reload it like SIGHUP (0: only on SIGHUP)")
 	fl.DurationVar(&f.startTimeout, "start-timeout", 10*time.Second, "how long the first connection to each upstream may take before the gateway serves without it")
 	return cmd
 }
@@ -159,7 +163,10 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 		defer stopAdmin()
 	}
 	if f.config != "" {
-		stopReload := reloadOnHUP(ctx, f.config, g, logger)
+		if f.watchInterval < 0 {
+			return usageError{"--watch-interval must be 0 (off) or more"}
+		}
+		stopReload := reloadOnHUP(ctx, f.config, f.watchInterval, g, logger)
 		defer stopReload()
 	}
 	if file.OTCListen != "" {
@@ -286,12 +293,32 @@ func serveAdmin(ctx context.Context, addr string, g *gateway.Gateway, logger *sl
 	}, nil
 }
 
-// reloadOnHUP reloads path on SIGHUP; an invalid file is logged and the
-// running config stays.
-func reloadOnHUP(ctx context.Context, path string, g *gateway.Gateway, logger *slog.Logger) (stop func()) {
+// reloadOnHUP reloads path on SIGHUP, and when its content changes (read
+// every interval; 0: only on SIGHUP); an invalid file is logged and the
+// running config stays until the file changes again.
+func reloadOnHUP(ctx context.Context, path string, interval time.Duration, g *gateway.Gateway, logger *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	var tick <-chan time.Time
+	if interval > 0 {
+		t := time.NewTicker(interval)
+		context.AfterFunc(ctx, t.Stop)
+		tick = t.C
+	}
+	seen := fileDigest(path)
+	reload := func(why string) {
+		seen = fileDigest(path)
+		file, err := config.Load(path)
+		if err == nil {
+			err = g.Reload(file.Gateway)
+		}
+		if err != nil {
+			logger.Error("gateway: reload refused; the running config stays", "config", path, "cause", why, "error", err)
+			return
+		}
+		logger.Info("gateway: config reloaded", "config", path, "cause", why, "upstreams", len(file.Gateway.Upstreams))
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -300,15 +327,11 @@ func reloadOnHUP(ctx context.Context, path string, g *gateway.Gateway, logger *s
 			case <-ctx.Done():
 				return
 			case <-hup:
-				file, err := config.Load(path)
-				if err == nil {
-					err = g.Reload(file.Gateway)
+				reload("SIGHUP")
+			case <-tick:
+				if d := fileDigest(path); d != "" && d != seen {
+					reload("file changed")
 				}
-				if err != nil {
-					logger.Error("gateway: reload refused; the running config stays", "config", path, "error", err)
-					continue
-				}
-				logger.Info("gateway: config reloaded", "config", path, "upstreams", len(file.Gateway.Upstreams))
 			}
 		}
 	}()
@@ -317,4 +340,19 @@ func reloadOnHUP(ctx context.Context, path string, g *gateway.Gateway, logger *s
 		cancel()
 		<-done
 	}
+}
+
+// fileDigest is the SHA-256 of path's content, or "" when it cannot be
+// read (a file being replaced is read again at the next tick).
+func fileDigest(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(f, config.DefaultMaxSize+1)); err != nil {
+		return ""
+	}
+	return string(h.Sum(nil))
 }

@@ -263,7 +263,7 @@ func TestGatewayReloadOnHUP(t *testing.T) {
 		return "  " + name + ":\n    command: [\"" + bin + "\", serve, --stdio, --data-dir, \"\"]\n"
 	}
 	cfg := writeConfig(t, dir, "upstreams:\n"+upstream("one"))
-	g := startGateway(t, "--config", cfg)
+	g := startGateway(t, "--config", cfg, "--watch-interval", "0") // SIGHUP alone
 	if names := toolNames(t, g.url, mcp.EraModern); !slices.Contains(names, "one__echo") {
 		t.Fatalf("before reload: %v", names)
 	}
@@ -292,6 +292,34 @@ func TestGatewayReloadOnHUP(t *testing.T) {
 	waitFor(t, func() bool { return strings.Contains(g.log.String(), "reload refused") }, g)
 	if names := toolNames(t, g.url, mcp.EraModern); !slices.Contains(names, "two__echo") {
 		t.Fatalf("after an invalid reload: %v", names)
+	}
+}
+
+// TestGatewayReloadOnFileChange: a change to the config file reloads it
+// without a signal; an invalid change is refused once and the running
+// config stays.
+func TestGatewayReloadOnFileChange(t *testing.T) {
+	bin := testenv.Toolwire(t)
+	dir := t.TempDir()
+	upstream := func(name string) string {
+		return "  " + name + ":\n    command: [\"" + bin + "\", serve, --stdio, --data-dir, \"\"]\n"
+	}
+	cfg := writeConfig(t, dir, "upstreams:\n"+upstream("one"))
+	g := startGateway(t, "--config", cfg, "--watch-interval", "100ms")
+	writeConfig(t, dir, "upstreams:\n"+upstream("one")+upstream("two"))
+	waitFor(t, func() bool { return slices.Contains(toolNames(t, g.url, mcp.EraModern), "two__echo") }, g)
+	if !strings.Contains(g.log.String(), `cause="file changed"`) {
+		t.Fatalf("reload not attributed to the file change:\n%s", g.log.String())
+	}
+	writeConfig(t, dir, "upstreams:\n  Bad Name:\n    url: http://x/mcp\n")
+	waitFor(t, func() bool { return strings.Contains(g.log.String(), "reload refused") }, g)
+	if names := toolNames(t, g.url, mcp.EraModern); !slices.Contains(names, "two__echo") || !slices.Contains(names, "one__echo") {
+		t.Fatalf("after an invalid change: %v", names)
+	}
+	// The invalid file is not retried until it changes again.
+	time.Sleep(500 * time.Millisecond)
+	if n := strings.Count(g.log.String(), "reload refused"); n != 1 {
+		t.Fatalf("an unchanged invalid file was reloaded %d times", n)
 	}
 }
 
