@@ -30,7 +30,18 @@ type cliResult struct {
 
 func runCLI(t *testing.T, args ...string) cliResult {
 	t.Helper()
+	return runCLIIn(t, "", nil, nil, args...)
+}
+
+// runCLIIn runs the binary in dir ("" the test's), with extra environment
+// and stdin (nil: none).
+func runCLIIn(t *testing.T, dir string, env []string, stdin io.Reader, args ...string) cliResult {
+	t.Helper()
 	cmd := exec.Command(testenv.Toolwire(t), args...)
+	cmd.Dir, cmd.Stdin = dir, stdin
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -306,10 +307,16 @@ func reloadOnHUP(ctx context.Context, path string, interval time.Duration, g *ga
 		context.AfterFunc(ctx, t.Stop)
 		tick = t.C
 	}
-	seen := fileDigest(path)
-	reload := func(why string) {
-		seen = fileDigest(path)
-		file, err := config.Load(path)
+	data, _ := readConfigFile(path)
+	seen := sha256.Sum256(data)
+	// reload applies the bytes read (once, so that what is compared and
+	// what is loaded are the same version of the file).
+	reload := func(why string, data []byte, err error) {
+		seen = sha256.Sum256(data)
+		var file *config.File
+		if err == nil {
+			file, err = config.Parse(data, path, config.WithBaseDir(filepath.Dir(path)))
+		}
 		if err == nil {
 			err = g.Reload(file.Gateway)
 		}
@@ -327,10 +334,13 @@ func reloadOnHUP(ctx context.Context, path string, interval time.Duration, g *ga
 			case <-ctx.Done():
 				return
 			case <-hup:
-				reload("SIGHUP")
+				data, err := readConfigFile(path)
+				reload("SIGHUP", data, err)
 			case <-tick:
-				if d := fileDigest(path); d != "" && d != seen {
-					reload("file changed")
+				// A file that cannot be read (being replaced) is tried
+				// again at the next tick.
+				if data, err := readConfigFile(path); err == nil && sha256.Sum256(data) != seen {
+					reload("file changed", data, nil)
 				}
 			}
 		}
@@ -342,17 +352,13 @@ func reloadOnHUP(ctx context.Context, path string, interval time.Duration, g *ga
 	}
 }
 
-// fileDigest is the SHA-256 of path's content, or "" when it cannot be
-// read (a file being replaced is read again at the next tick).
-func fileDigest(path string) string {
+// readConfigFile reads path, at most one byte past the largest config
+// file accepted (config.Parse refuses a longer one).
+func readConfigFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return ""
+		return nil, err
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, io.LimitReader(f, config.DefaultMaxSize+1)); err != nil {
-		return ""
-	}
-	return string(h.Sum(nil))
+	return io.ReadAll(io.LimitReader(f, config.DefaultMaxSize+1))
 }

@@ -26,19 +26,7 @@ import (
 // runCLIEnv runs the binary with extra environment.
 func runCLIEnv(t *testing.T, env []string, args ...string) cliResult {
 	t.Helper()
-	cmd := exec.Command(testenv.Toolwire(t), args...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return cliResult{out.String(), errb.String(), code}
+	return runCLIIn(t, "", env, nil, args...)
 }
 
 // oauthServe is `toolwire serve --auth-issuer` trusting an oauthtest

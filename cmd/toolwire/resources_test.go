@@ -4,17 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/streamable"
@@ -111,20 +108,7 @@ func cliTestURL(t *testing.T) string {
 // runCLIWith runs the binary in dir with stdin.
 func runCLIWith(t *testing.T, dir string, stdin io.Reader, args ...string) cliResult {
 	t.Helper()
-	cmd := exec.Command(testenv.Toolwire(t), args...)
-	cmd.Dir = dir
-	cmd.Stdin = stdin
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return cliResult{out.String(), errb.String(), code}
+	return runCLIIn(t, dir, nil, stdin, args...)
 }
 
 // ttyInput is scripted input that says it is a terminal.

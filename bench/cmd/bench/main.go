@@ -26,6 +26,7 @@ import (
 
 	"github.com/toolwire/toolwire/bench/clients"
 	"github.com/toolwire/toolwire/bench/impls"
+	"github.com/toolwire/toolwire/bench/internal/load"
 )
 
 var verbose = flag.Bool("v", false, "show server stderr and progress detail")
@@ -154,7 +155,7 @@ func main() {
 		}
 		fmt.Fprintf(os.Stderr, "rep %d/%d done at %.0fs\n", rep+1, cfg.reps, time.Since(start).Seconds())
 	}
-	env.Load1End = loadavg()
+	env.Load1End = load.SystemLoad()
 	env.Seconds = time.Since(start).Seconds()
 
 	if *jsonOut != "" {

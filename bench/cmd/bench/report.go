@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolwire/toolwire/bench/clients"
 	"github.com/toolwire/toolwire/bench/impls"
+	"github.com/toolwire/toolwire/bench/internal/load"
 )
 
 // results: workload -> server -> figure -> one value per repetition.
@@ -54,7 +55,7 @@ func describe() envInfo {
 		Go:         runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
 		CPUs:       runtime.NumCPU(),
 		CPU:        cpuModel(),
-		Load1Start: loadavg(),
+		Load1Start: load.SystemLoad(),
 	}
 	if out, err := exec.Command("git", "-C", "..", "describe", "--always", "--dirty").Output(); err == nil {
 		e.Toolwire = "commit " + strings.TrimSpace(string(out))
@@ -78,19 +79,6 @@ func cpuModel() string {
 		}
 	}
 	return "?"
-}
-
-// loadavg is the 1, 5 and 15 minute load averages.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // figure is one row of the tables.

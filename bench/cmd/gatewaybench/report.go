@@ -3,12 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/toolwire/toolwire/bench/internal/load"
 )
 
 // Targets of the gateway issue.
@@ -77,19 +78,7 @@ func sub(a, b float64) float64 { return a - b }
 func div(a, b float64) float64 { return a / b }
 
 // loadStart is the load average when the run began.
-var loadStart = loadavg()
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
+var loadStart = load.SystemLoad()
 
 func goVersion() string {
 	out, err := exec.Command("go", "version").Output()
@@ -102,7 +91,7 @@ func goVersion() string {
 func report(w io.Writer, eras []string, callerCounts []int, res map[key][]measurement, elapsed time.Duration) {
 	fmt.Fprintf(w, "Run %s, commit %s, %d CPUs, %s; %d repetitions, each target %s warm-up + %s measured per era and caller count, targets interleaved (order rotated each repetition); %s in all.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), headShort(), runtime.NumCPU(), goVersion(), *reps, *warmup, *dur, elapsed.Round(time.Second))
-	fmt.Fprintf(w, "Load average at the start %s, at the end %s (the machine is shared: anything else running competes with the load generator and the servers for the same CPUs).\n\n", loadStart, loadavg())
+	fmt.Fprintf(w, "Load average at the start %s, at the end %s (the machine is shared: anything else running competes with the load generator and the servers for the same CPUs).\n\n", loadStart, load.SystemLoad())
 	fmt.Fprintf(w, "Echo with a small message over Streamable HTTP; median (min–max) over the repetitions. p50 and p99 are of every call that ended in the measured window.\n\n")
 	fmt.Fprintf(w, "| era | callers | target | p50 µs | p99 µs | calls/s |\n|---|---:|---|---:|---:|---:|\n")
 	for _, era := range eras {
