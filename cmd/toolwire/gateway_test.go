@@ -308,6 +308,9 @@ func TestGatewayReloadOnFileChange(t *testing.T) {
 	g := startGateway(t, "--config", cfg, "--watch-interval", "100ms")
 	writeConfig(t, dir, "upstreams:\n"+upstream("one")+upstream("two"))
 	waitFor(t, func() bool { return slices.Contains(toolNames(t, g.url, mcp.EraModern), "two__echo") }, g)
+	// The reload is logged once it has finished, which may be just after
+	// the new tools become visible.
+	waitFor(t, func() bool { return strings.Contains(g.log.String(), `msg="gateway: config reloaded"`) }, g)
 	if !strings.Contains(g.log.String(), `cause="file changed"`) {
 		t.Fatalf("reload not attributed to the file change:\n%s", g.log.String())
 	}
