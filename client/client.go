@@ -243,13 +243,14 @@ func (c *Client) deadErr() error {
 
 // dispatch routes one incoming message: a response to its request, a
 // notification to the callbacks, a server request to the handler.
-func (c *Client) dispatch(m jsonrpc.Message) { c.dispatchFor(m, jsonrpc.ID{}) }
+func (c *Client) dispatch(m jsonrpc.Message) { c.dispatchFor(nil, m, jsonrpc.ID{}) }
 
 // dispatchFor is dispatch for a message read on the reply stream of the
-// client's request call (an invalid ID when it came on no such stream): a
-// server request there is part of that call, which fails when the answer
-// to it cannot be delivered.
-func (c *Client) dispatchFor(m jsonrpc.Message, call jsonrpc.ID) {
+// client's request call, whose context is callCtx (an invalid ID and nil
+// when it came on no such stream): a server request there is part of that
+// call, which fails when the answer to it cannot be delivered, and its
+// handler sees the call's context values.
+func (c *Client) dispatchFor(callCtx context.Context, m jsonrpc.Message, call jsonrpc.ID) {
 	switch m := m.(type) {
 	case *jsonrpc.Response:
 		if !c.peer.Deliver(m) {
@@ -262,7 +263,7 @@ func (c *Client) dispatchFor(m jsonrpc.Message, call jsonrpc.ID) {
 		case c.slots <- struct{}{}:
 			go func() {
 				defer func() { <-c.slots }()
-				c.serveRequest(m, call)
+				c.serveRequest(callCtx, m, call)
 			}()
 		default:
 			c.refuseRequest(m, call)
@@ -374,10 +375,20 @@ func (c *Client) cancelServing(params json.RawMessage) {
 // POST carrying the session id). When the answer cannot be delivered (the
 // server refuses its POST, with 400 say), the server will not go on with
 // the call the request came with (call, when valid): that call fails at
-// once with why, rather than waiting for its timeout.
-func (c *Client) serveRequest(req *jsonrpc.Request, call jsonrpc.ID) {
-	ctx, cancel := context.WithCancelCause(c.bg)
+// once with why, rather than waiting for its timeout. The handler's
+// context carries the values of that call's context (callCtx, when known)
+// but ends only with the server's cancellation or the client's close.
+func (c *Client) serveRequest(callCtx context.Context, req *jsonrpc.Request, call jsonrpc.ID) {
+	base := c.bg
+	if callCtx != nil {
+		base = context.WithoutCancel(callCtx)
+	}
+	ctx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)
+	if callCtx != nil {
+		stop := context.AfterFunc(c.bg, func() { cancel(context.Cause(c.bg)) })
+		defer stop()
+	}
 	c.mu.Lock()
 	if c.serving == nil {
 		c.serving = map[jsonrpc.ID]context.CancelCauseFunc{}

@@ -325,10 +325,11 @@ func (h *httpConn) closeStream(id jsonrpc.ID) {
 }
 
 // deliver hands a message read from an SSE stream to the client. A
-// response to a request other than the one the stream answers (own; none
-// for the standalone stream) also ends that request's own reply stream.
-func (h *httpConn) deliver(m jsonrpc.Message, own jsonrpc.ID) {
-	h.c.dispatchFor(m, own)
+// response to a request other than the one the stream answers (own, whose
+// context is ctx; none and nil for the standalone stream) also ends that
+// request's own reply stream.
+func (h *httpConn) deliver(ctx context.Context, m jsonrpc.Message, own jsonrpc.ID) {
+	h.c.dispatchFor(ctx, m, own)
 	if r, ok := m.(*jsonrpc.Response); ok && r.ID.IsValid() && r.ID != own {
 		h.closeStream(r.ID)
 	}
@@ -540,7 +541,7 @@ func (h *httpConn) consume(ctx context.Context, op string, sr *sseReader, id jso
 		if derr != nil {
 			return false, &ProtocolError{Op: op, Reason: "malformed SSE event", Err: derr}
 		}
-		h.deliver(msg, id)
+		h.deliver(ctx, msg, id)
 		if r, ok := msg.(*jsonrpc.Response); ok && r.ID == id {
 			return true, nil
 		}
@@ -698,7 +699,7 @@ func (h *httpConn) listen(ctx context.Context, ready chan struct{}) {
 					continue
 				}
 				events++
-				h.deliver(msg, jsonrpc.ID{})
+				h.deliver(nil, msg, jsonrpc.ID{})
 			}
 			resp.Body.Close()
 			lastID = sr.lastID

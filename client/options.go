@@ -41,7 +41,10 @@ const Version = "0.1.0"
 // The result is encoded as the answer; an error becomes a JSON-RPC error
 // reply (legacy; a *jsonrpc.Error is sent as it is) or fails the call
 // (input_required). ctx ends when the server cancels its request
-// (notifications/cancelled) or the client closes.
+// (notifications/cancelled) or the client closes. When the request is known
+// to come with one of the client's calls (an input request always; over
+// HTTP, one sent on the call's reply stream), ctx carries that call's
+// context values, so the handler can tell which call it serves.
 type RequestHandler func(ctx context.Context, method string, params json.RawMessage) (any, error)
 
 // Progress is one notifications/progress report.
