@@ -248,6 +248,19 @@ func (c *Client) exchange(ctx context.Context, out *outgoing, cc callConfig) (js
 	if cc.onStart != nil {
 		cc.onStart(p.ID)
 	}
+	if cc.onLog != nil {
+		c.mu.Lock()
+		if c.logs == nil {
+			c.logs = map[jsonrpc.ID]func(LogMessage){}
+		}
+		c.logs[p.ID] = cc.onLog
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			delete(c.logs, p.ID)
+			c.mu.Unlock()
+		}()
+	}
 	if cc.onToken != nil && p.Token != "" {
 		cc.onToken(p.Token)
 	}

@@ -63,6 +63,7 @@ type Client struct {
 	done    chan struct{} // closed when dead is set (Done)
 	closed  bool
 	serving map[jsonrpc.ID]context.CancelCauseFunc // server requests being answered
+	logs    map[jsonrpc.ID]func(LogMessage)        // WithCallLog, by the wire request's id
 	// slots holds a token per server request being answered; its capacity
 	// is the limit (WithMaxServerRequests). refused counts those dropped.
 	slots   chan struct{}
@@ -243,11 +244,11 @@ func (c *Client) deadErr() error {
 
 // dispatch routes one incoming message: a response to its request, a
 // notification to the callbacks, a server request to the handler.
-func (c *Client) dispatch(m jsonrpc.Message) { c.dispatchFor(nil, m, jsonrpc.ID{}) }
+func (c *Client) dispatch(m jsonrpc.Message) { c.dispatchFor(context.Background(), m, jsonrpc.ID{}) }
 
 // dispatchFor is dispatch for a message read on the reply stream of the
-// client's request call, whose context is callCtx (an invalid ID and nil
-// when it came on no such stream): a server request there is part of that
+// client's request call, whose context is callCtx (an invalid ID when it
+// came on no such stream): a server request there is part of that
 // call, which fails when the answer to it cannot be delivered, and its
 // handler sees the call's context values.
 func (c *Client) dispatchFor(callCtx context.Context, m jsonrpc.Message, call jsonrpc.ID) {
@@ -317,16 +318,28 @@ func (c *Client) notification(n *jsonrpc.Notification, call jsonrpc.ID) {
 		}
 		return
 	case mcp.NotificationMessage:
-		if c.cfg.onLog != nil {
+		var own func(LogMessage)
+		if call.IsValid() {
+			c.mu.Lock()
+			own = c.logs[call]
+			c.mu.Unlock()
+		}
+		if c.cfg.onLog != nil || own != nil {
 			var w struct {
 				Level  string          `json:"level"`
 				Logger string          `json:"logger"`
 				Data   json.RawMessage `json:"data"`
 			}
-			if err := wirejson.Unmarshal(n.Params, &w); err == nil {
-				c.cfg.onLog(LogMessage{Level: mcp.LoggingLevel(w.Level), Logger: w.Logger, Data: w.Data})
-			} else {
+			if err := wirejson.Unmarshal(n.Params, &w); err != nil {
 				c.cfg.logger.Debug("ignoring malformed log message", "error", err)
+				return
+			}
+			m := LogMessage{Level: mcp.LoggingLevel(w.Level), Logger: w.Logger, Data: w.Data}
+			if own != nil {
+				own(m)
+			}
+			if c.cfg.onLog != nil {
+				c.cfg.onLog(m)
 			}
 		}
 		return
@@ -376,16 +389,17 @@ func (c *Client) cancelServing(params json.RawMessage) {
 // server refuses its POST, with 400 say), the server will not go on with
 // the call the request came with (call, when valid): that call fails at
 // once with why, rather than waiting for its timeout. The handler's
-// context carries the values of that call's context (callCtx, when known)
-// but ends only with the server's cancellation or the client's close.
+// context carries the values of that call's context (callCtx, when call is
+// valid) but ends only with the server's cancellation or the client's
+// close.
 func (c *Client) serveRequest(callCtx context.Context, req *jsonrpc.Request, call jsonrpc.ID) {
 	base := c.bg
-	if callCtx != nil {
+	if call.IsValid() {
 		base = context.WithoutCancel(callCtx)
 	}
 	ctx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)
-	if callCtx != nil {
+	if call.IsValid() {
 		stop := context.AfterFunc(c.bg, func() { cancel(context.Cause(c.bg)) })
 		defer stop()
 	}

@@ -132,6 +132,9 @@ func (h *httpConn) newRequest(ctx context.Context, method string, body []byte, w
 	for k, vs := range h.header {
 		hdr[k] = append([]string(nil), vs...)
 	}
+	for k, vs := range headerFrom(ctx) {
+		hdr[k] = append([]string(nil), vs...)
+	}
 	// The values share one array (a Header.Set each would allocate each);
 	// every slice is capped at its one value, so an append elsewhere copies.
 	vals := make([]string, 0, 6)
@@ -326,7 +329,7 @@ func (h *httpConn) closeStream(id jsonrpc.ID) {
 
 // deliver hands a message read from an SSE stream to the client. A
 // response to a request other than the one the stream answers (own, whose
-// context is ctx; none and nil for the standalone stream) also ends that
+// context is ctx; none for the standalone stream) also ends that
 // request's own reply stream.
 func (h *httpConn) deliver(ctx context.Context, m jsonrpc.Message, own jsonrpc.ID) {
 	h.c.dispatchFor(ctx, m, own)
@@ -699,7 +702,7 @@ func (h *httpConn) listen(ctx context.Context, ready chan struct{}) {
 					continue
 				}
 				events++
-				h.deliver(nil, msg, jsonrpc.ID{})
+				h.deliver(context.Background(), msg, jsonrpc.ID{})
 			}
 			resp.Body.Close()
 			lastID = sr.lastID

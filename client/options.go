@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -413,6 +414,8 @@ type callConfig struct {
 	// Task options (task.go).
 	taskTTL    *time.Duration
 	taskStatus func(mcp.Task)
+	// onLog, when set, gets the log messages that come with the call.
+	onLog func(LogMessage)
 }
 
 // progressOption is a CallOption holding only a func, so that it is stored
@@ -428,6 +431,18 @@ func (o progressOption) applyCall(c *callConfig) { c.progress = o.fn }
 // progressToken is sent.
 func WithProgress(fn func(Progress)) CallOption { return progressOption{fn} }
 
+// logOption is a CallOption holding only a func, as progressOption.
+type logOption struct{ fn func(LogMessage) }
+
+func (o logOption) applyCall(c *callConfig) { c.onLog = o.fn }
+
+// WithCallLog delivers to fn the notifications/message the server sends
+// with this call: over HTTP, those on the call's own reply stream (stdio
+// says nothing of which request a message belongs to: there only the
+// WithLogHandler handler gets them, as it gets every message). fn runs on
+// the goroutine reading them and must not block.
+func WithCallLog(fn func(LogMessage)) CallOption { return logOption{fn} }
+
 // newCallConfig applies opts in order.
 func newCallConfig(opts []CallOption) callConfig {
 	if len(opts) == 0 {
@@ -440,4 +455,21 @@ func newCallConfig(opts []CallOption) callConfig {
 		}
 	}
 	return *cc
+}
+
+type headerKey struct{}
+
+// ContextWithHeader returns a context whose requests' POSTs carry h
+// (Streamable HTTP only), over the same names in HTTP.Header; the MCP
+// headers the client sets itself win. It is how a WithMiddleware
+// middleware, which cannot add CallOptions, adds per-request headers such
+// as a W3C traceparent.
+func ContextWithHeader(ctx context.Context, h http.Header) context.Context {
+	return context.WithValue(ctx, headerKey{}, h)
+}
+
+// headerFrom is the extra headers ContextWithHeader put on ctx, or nil.
+func headerFrom(ctx context.Context) http.Header {
+	h, _ := ctx.Value(headerKey{}).(http.Header)
+	return h
 }
