@@ -17,8 +17,9 @@ import (
 // route is where a downstream name goes: an upstream and the name it
 // knows the item by.
 type route struct {
-	up   *upstream
-	name string
+	up    *upstream
+	name  string
+	tasks mcp.TaskSupport // the upstream tool's execution.taskSupport; "" is forbidden
 }
 
 // catalog is the merged view of every ready upstream.
@@ -118,10 +119,18 @@ func merge(ups []*upstream, naming Naming, prev *catalog, warn func(msg string, 
 			errs = append(errs, &CollisionError{Kind: "tool", Name: dn, First: old.up.spec.Name + "/" + old.name, Second: u.spec.Name + "/" + t.Name, Upstream: u.spec.Name, FirstUpstream: old.up.spec.Name})
 			return
 		}
-		cat.tools[dn] = route{u, t.Name}
+		rt := route{up: u, name: t.Name, tasks: mcp.TaskForbidden}
 		def := *t
 		def.Name = dn
-		def.Execution = nil // tasks are not passed through
+		if t.Execution != nil {
+			switch t.Execution.TaskSupport {
+			case mcp.TaskOptional, mcp.TaskRequired:
+				rt.tasks = t.Execution.TaskSupport
+			default:
+				def.Execution = nil // no tasks, or a value the protocol does not know
+			}
+		}
+		cat.tools[dn] = rt
 		if len(def.InputSchema) == 0 {
 			def.InputSchema = json.RawMessage(`{"type":"object"}`)
 		}
@@ -132,7 +141,7 @@ func merge(ups []*upstream, naming Naming, prev *catalog, warn func(msg string, 
 			errs = append(errs, &CollisionError{Kind: "prompt", Name: dn, First: old.up.spec.Name + "/" + old.name, Second: u.spec.Name + "/" + p.Name, Upstream: u.spec.Name, FirstUpstream: old.up.spec.Name})
 			return
 		}
-		cat.prompts[dn] = route{u, p.Name}
+		cat.prompts[dn] = route{up: u, name: p.Name}
 		def := *p
 		def.Name = dn
 		cat.prompDefs[dn] = &def
@@ -296,7 +305,7 @@ func sameJSON(a, b any) bool {
 }
 
 // declare makes the server declare tools, prompts and resources (with
-// listChanged) from the start, even before any upstream is ready: the
+// listChanged) and completions (complete.go) from the start, even before any upstream is ready: the
 // server adds those methods, and so the capabilities, with the first item
 // registered, and keeps them after the item is removed. No session exists
 // yet, so no list_changed is sent.
@@ -327,6 +336,11 @@ func declare(s *server.Server) error {
 	}
 	s.RemoveResourceTemplate(tmpl)
 	return nil
+}
+
+// declareCompletions adds the gateway's completion/complete.
+func (g *Gateway) declareCompletions() error {
+	return server.AddMethod(g.srv, completeSpec, g.complete)
 }
 
 // templateRead reads a URI matching an upstream's template from that

@@ -31,13 +31,29 @@ func (g *Gateway) middleware(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
 				Meta      struct {
 					ProgressToken json.RawMessage `json:"progressToken"`
 				} `json:"_meta"`
+				InputResponses json.RawMessage `json:"inputResponses"`
+				RequestState   *string         `json:"requestState"`
+				Task           json.RawMessage `json:"task"`
 			}
 			if json.Unmarshal(req.Params, &p) != nil {
 				break // the server explains what is wrong
 			}
-			if r, ok := g.cat.Load().tools[p.Name]; ok {
-				return g.callTool(ctx, p.Name, r, p.Arguments, p.Meta.ProgressToken), nil
+			cat := g.cat.Load()
+			r, ok := cat.tools[p.Name]
+			if !ok {
+				break
 			}
+			sreq := server.RequestFrom(ctx)
+			if mayBeTask(cat.toolDefs[p.Name], sreq, p.Task) {
+				break // the gateway's server runs the task (tasks.go)
+			}
+			if sreq == nil || sreq.Peer.Era != mcp.EraModern {
+				return g.callTool(ctx, p.Name, r, p.Arguments, p.Meta.ProgressToken, sreq), nil
+			}
+			if p.RequestState != nil {
+				return g.resume(ctx, sreq, p.Name, *p.RequestState, p.InputResponses, p.Meta.ProgressToken)
+			}
+			return g.callModern(ctx, p.Name, r, p.Arguments, p.Meta.ProgressToken, sreq), nil
 		case mcp.MethodGetPrompt:
 			var p struct {
 				Name      string          `json:"name"`
@@ -97,33 +113,42 @@ func (g *Gateway) forward(ctx context.Context, u *upstream, f func(context.Conte
 	return err
 }
 
-// callTool forwards one tools/call of the downstream tool name; every
+// callTool forwards one tools/call of the downstream tool name from a
+// 2025-era session (req) or from inside the process (req nil); every
 // failure is an isError result naming the upstream, never a JSON-RPC error.
-func (g *Gateway) callTool(ctx context.Context, name string, r route, args json.RawMessage, token json.RawMessage) any {
+func (g *Gateway) callTool(ctx context.Context, name string, r route, args json.RawMessage, token json.RawMessage, req *server.Request) any {
 	start := time.Now()
 	var raw json.RawMessage
 	opts := []client.CallOption{client.WithTimeout(r.up.timeout())}
-	req := server.RequestFrom(ctx)
-	var rl *relay
 	if req != nil {
-		rl = newRelay(ctx, req)
+		f := &forwarded{g: g, up: r.up, name: name, tool: r.name}
+		rl := f.startRound(ctx, req, token)
+		defer f.endRound(rl)
 		if len(token) > 0 {
-			opts = append(opts, client.WithProgress(rl.progress(token)))
+			opts = append(opts, client.WithProgress(f.progress))
 		}
-		defer r.up.track(req, rl)()
+		opts = append(opts, client.WithCallLog(f.log))
+		defer r.up.track(f)()
+		ctx = context.WithValue(ctx, forwardedKey{}, f)
 	}
 	err := g.forward(ctx, r.up, func(ctx context.Context, c *client.Client) error {
 		var err error
 		raw, err = c.CallToolRaw(ctx, r.name, args, opts...)
 		return err
 	})
-	rl.finish()
 	g.metrics.observe(r.up, mcp.MethodCallTool, name, toolOutcome(ctx, err, raw), start)
+	return toolResult(ctx, r.up, r.name, raw, err)
+}
+
+// toolResult is the downstream answer to a forwarded call that ended with
+// raw or err: nil when the downstream request was cancelled (the server
+// sends no answer then).
+func toolResult(ctx context.Context, u *upstream, tool string, raw json.RawMessage, err error) any {
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(context.Cause(ctx), server.ErrTimeout) {
-			return nil // cancelled downstream: the server sends no answer
+			return nil
 		}
-		return toolFailure(r.up, r.name, err)
+		return toolFailure(u, tool, err)
 	}
 	return clean(raw)
 }
@@ -167,15 +192,20 @@ func rpcError(u *upstream, err error) error {
 	return jsonrpc.NewError(jsonrpc.CodeInternalError, "upstream %q: %v", u.spec.Name, err)
 }
 
-// toolFallback, promptFallback and resourceFallback serve a registered
-// item when the middleware did not forward it (it always does; these
-// exist because registration needs a handler).
+// toolFallback serves what the middleware leaves to the server: a call
+// that may run as one of the gateway's tasks (tasks.go), and one that
+// reaches the registered tool some other way. promptFallback and
+// resourceFallback exist because registration needs a handler (the
+// middleware always forwards those).
 func (g *Gateway) toolFallback(ctx context.Context, req *server.CallRequest) (*mcp.CallToolResult, error) {
 	r, ok := g.cat.Load().tools[req.Name]
 	if !ok {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "tool is gone: " + req.Name}}}, nil
 	}
-	switch res := g.callTool(ctx, req.Name, r, req.Arguments, nil).(type) {
+	if req.TaskID() != "" && r.tasks != mcp.TaskForbidden {
+		return g.callTask(ctx, req, r), nil
+	}
+	switch res := g.callTool(ctx, req.Name, r, req.Arguments, nil, req.Request).(type) {
 	case *mcp.CallToolResult:
 		return res, nil
 	case json.RawMessage:

@@ -34,7 +34,8 @@ import (
 type Gateway struct {
 	opts    options
 	srv     *server.Server
-	metrics *metrics // metrics.go
+	metrics *metrics    // metrics.go
+	inputs  parkedCalls // calls waiting for a 2026-07-28 client's answer (inputs.go)
 
 	mu      sync.Mutex // guards naming, ups, closing, reloads
 	naming  Naming
@@ -112,11 +113,12 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{opts: newOptions(opts), naming: cfg.Naming, done: make(chan struct{})}
+	g.inputs.max = g.opts.maxPending
 	g.cat.Store(newCatalog())
-	sopts := append([]server.Option{server.WithLogger(g.opts.logger), server.WithMiddleware(g.middleware)}, g.opts.serverOpts...)
+	sopts := append([]server.Option{server.WithLogger(g.opts.logger), server.WithMiddleware(g.traceMiddleware(), g.middleware)}, g.opts.serverOpts...)
 	g.srv = server.New(g.opts.info, sopts...)
 	g.metrics = newMetrics(g)
-	if err := declare(g.srv); err != nil {
+	if err := errors.Join(declare(g.srv), g.declareCompletions()); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	ups := make([]*upstream, len(cfg.Upstreams))
@@ -289,7 +291,7 @@ func (g *Gateway) retire(u *upstream) {
 }
 
 func sameSpec(a, b Upstream) bool {
-	if a.Name != b.Name || a.URL != b.URL || a.Dir != b.Dir || a.Timeout != b.Timeout || a.Server != b.Server ||
+	if a.Name != b.Name || a.URL != b.URL || a.Dir != b.Dir || a.Timeout != b.Timeout || a.Server != b.Server || a.MaxMessageSize != b.MaxMessageSize ||
 		len(a.Command) != len(b.Command) || len(a.Env) != len(b.Env) || len(a.Header) != len(b.Header) {
 		return false
 	}
@@ -343,6 +345,11 @@ func (g *Gateway) Close(ctx context.Context) error {
 		case <-ctx.Done():
 			err = ctx.Err()
 		}
+	}
+	// The gateway's own tasks end now (their upstream tasks are cancelled
+	// while the sessions are still open).
+	if serr := g.srv.Shutdown(ctx); serr != nil && err == nil {
+		err = serr
 	}
 	close(g.done)
 	for _, u := range ups {

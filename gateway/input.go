@@ -13,31 +13,148 @@ import (
 )
 
 // Requests an upstream makes during a call (elicitation/create,
-// sampling/createMessage) go to the downstream client through the
-// downstream request's Elicit and CreateMessage.
+// sampling/createMessage, roots/list) go to the downstream client that made
+// the call: as a server-to-client request in a 2025-era session, as an
+// input_required round in 2026-07-28 (inputs.go).
 //
-// Limitation: one upstream session serves every call, and the client
-// package does not say which of its calls an upstream request came with
-// (over stdio nothing in the message does). So a request is routed only
-// when exactly one downstream tools/call to that upstream is in flight,
-// which then is the one it belongs to; with none or several it is refused
-// with a JSON-RPC error saying so, never guessed. Log messages follow the
-// same rule: with exactly one call in flight they go to that downstream
-// request too (the gateway's logger always gets them). The downstream request
-// asks its client in a 2025-era session; a 2026-07-28 downstream request
-// has no back channel for a forwarded call and the upstream gets the
-// error.
+// Which call a request belongs to: the client says so when it knows (over
+// HTTP the request comes on the call's reply stream; a 2026-07-28 upstream
+// asks in the call's own result), by the call's context. A 2025-era stdio
+// upstream sends nothing that tells; its request is routed only when
+// exactly one call to that upstream is in flight, and refused, never
+// guessed, with several. Log messages do alike: over HTTP those on a
+// call's reply stream reach its caller, elsewhere they reach the only call
+// in flight (the gateway's logger always gets them).
 
-// track registers a downstream request calling u; the returned func
-// forgets it.
-func (u *upstream) track(req *server.Request, rl *relay) func() {
+// inputMethods are the requests an upstream may make of the client during a
+// call.
+var inputMethods = map[string]bool{
+	mcp.MethodElicitationCreate: true,
+	mcp.MethodCreateMessage:     true,
+	mcp.MethodListRoots:         true,
+}
+
+// upstreamCapabilities are what the gateway declares to upstreams for the
+// downstream clients it passes their requests to; one that a downstream
+// client lacks is refused by it (or by its server session) as usual.
+var upstreamCapabilities = mcp.ClientCapabilities{
+	Roots:       &mcp.ListChangedCapability{},
+	Sampling:    json.RawMessage(`{"tools":{}}`),
+	Elicitation: json.RawMessage(`{"form":{},"url":{}}`),
+}
+
+// forwardedKey is the context key of the *forwarded a call to an upstream
+// is made for.
+type forwardedKey struct{}
+
+// forwarded is one downstream tools/call being forwarded: where the
+// upstream's requests and reports during it go.
+type forwarded struct {
+	g    *Gateway
+	up   *upstream
+	name string // the downstream tool name
+	tool string // the upstream's name for it
+
+	mu    sync.Mutex
+	req   *server.Request // the downstream request of the current round
+	relay *relay          // nil between rounds
+	token json.RawMessage // the current round's progress token
+
+	// A call from a 2026-07-28 client runs on its own goroutine, so that
+	// the downstream request can end with input_required while the
+	// upstream call waits for the answer (inputs.go).
+	modern  bool
+	asks    chan *inputAsk
+	outcome chan callOutcome   // buffered: the upstream call's end
+	done    chan struct{}      // closed when the upstream call has ended
+	cancel  context.CancelFunc // ends the upstream call
+	pending *inputAsk          // the question the parked call waits on
+	state   string             // its requestState while parked
+	owner   string             // who may answer it (auth.Principal.Key)
+}
+
+// callOutcome is how an upstream call ended.
+type callOutcome struct {
+	raw json.RawMessage
+	err error
+}
+
+// inputAsk is one upstream request waiting for the downstream's answer.
+type inputAsk struct {
+	method string
+	params json.RawMessage
+	reply  chan inputAnswer // buffered
+}
+
+type inputAnswer struct {
+	raw json.RawMessage
+	err error
+}
+
+// startRound makes req the downstream request reports go to, with its
+// progress token.
+func (f *forwarded) startRound(ctx context.Context, req *server.Request, token json.RawMessage) *relay {
+	rl := newRelay(ctx, req)
+	f.mu.Lock()
+	f.req, f.relay, f.token = req, rl, token
+	f.mu.Unlock()
+	return rl
+}
+
+// endRound sends what is queued for the round's request and detaches it.
+func (f *forwarded) endRound(rl *relay) {
+	f.mu.Lock()
+	if f.relay == rl {
+		f.relay, f.token = nil, nil
+	}
+	f.mu.Unlock()
+	rl.finish()
+}
+
+// progress passes an upstream progress report to the current round's
+// downstream request under its token.
+func (f *forwarded) progress(p client.Progress) {
+	f.mu.Lock()
+	rl, token := f.relay, f.token
+	f.mu.Unlock()
+	if rl != nil && len(token) > 0 {
+		rl.progress(token, p)
+	}
+}
+
+func (f *forwarded) log(m client.LogMessage) {
+	f.mu.Lock()
+	rl := f.relay
+	f.mu.Unlock()
+	if rl != nil {
+		rl.log(m)
+	}
+}
+
+// ask gets the downstream client's answer to an upstream request.
+func (f *forwarded) ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if f.modern {
+		return f.askModern(ctx, method, params)
+	}
+	f.mu.Lock()
+	req := f.req
+	f.mu.Unlock()
+	out, err := req.Input(ctx, map[string]mcp.InputRequest{inputKey: {Method: method, Params: params}})
+	if err != nil {
+		return nil, downstreamError(method, err)
+	}
+	return out[inputKey], nil
+}
+
+// track registers f as a call in flight to u; the returned func forgets it.
+func (u *upstream) track(f *forwarded) func() {
 	u.mu.Lock()
 	u.seq++
 	n := u.seq
 	if u.active == nil {
-		u.active = map[uint64]activeCall{}
+		u.active = map[uint64]*forwarded{}
 	}
-	u.active[n] = activeCall{req, rl}
+	u.active[n] = f
 	u.mu.Unlock()
 	return func() {
 		u.mu.Lock()
@@ -46,41 +163,65 @@ func (u *upstream) track(req *server.Request, rl *relay) func() {
 	}
 }
 
-// activeCall is a downstream tools/call being forwarded to an upstream.
-type activeCall struct {
-	req   *server.Request
-	relay *relay
+// callFor finds the call an upstream request belongs to: the one its
+// context names, else the only call to u in flight.
+func (u *upstream) callFor(ctx context.Context, method string) (*forwarded, error) {
+	if f, ok := ctx.Value(forwardedKey{}).(*forwarded); ok && f.up == u {
+		return f, nil
+	}
+	f, ok := u.sole()
+	if ok {
+		return f, nil
+	}
+	u.mu.Lock()
+	n := len(u.active)
+	u.mu.Unlock()
+	if n == 0 {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"gateway: %s from upstream %q outside a call: only a client calling through the gateway can answer it", method, u.spec.Name)
+	}
+	return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
+		"gateway: cannot forward %s: %d calls to upstream %q are in flight, and the request does not say which one it belongs to", method, n, u.spec.Name)
 }
 
-// soleCall returns the one downstream request calling u, or an error.
-func (u *upstream) soleCall(method string) (*server.Request, error) {
-	a, ok := u.sole()
-	if !ok {
-		u.mu.Lock()
-		n := len(u.active)
-		u.mu.Unlock()
-		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
-			"gateway: cannot forward %s: %d calls to upstream %q are in flight, and the request does not say which one it belongs to", method, n, u.spec.Name)
-	}
-	if a.req.Peer.Era != mcp.EraLegacy {
-		// A 2026-07-28 caller is asked for input by an input_required
-		// result, which a call already forwarded cannot become.
-		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
-			"gateway: cannot forward %s from upstream %q: the calling client speaks %s, which the gateway cannot ask for input during a forwarded call (a 2025-11-25 session can be asked)",
-			method, u.spec.Name, a.req.Peer.ProtocolVersion)
-	}
-	return a.req, nil
-}
-
-func (u *upstream) sole() (activeCall, bool) {
+func (u *upstream) sole() (*forwarded, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if len(u.active) == 1 {
-		for _, a := range u.active {
-			return a, true
+		for _, f := range u.active {
+			return f, true
 		}
 	}
-	return activeCall{}, false
+	return nil, false
+}
+
+// receiving answers an upstream's elicitation, sampling and roots requests
+// by asking the downstream client of the call they belong to; the params
+// and the answer pass through as they are.
+func (u *upstream) receiving(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
+	return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if !inputMethods[req.Method] {
+			return next(ctx, req)
+		}
+		f, err := u.callFor(ctx, req.Method)
+		if err != nil {
+			return nil, err
+		}
+		params := req.Params
+		if len(params) == 0 {
+			params = json.RawMessage(`{}`)
+		}
+		return f.ask(ctx, req.Method, params)
+	}
+}
+
+// inputOptions are the client options that declare and answer the
+// requests above.
+func (u *upstream) inputOptions() []client.Option {
+	return []client.Option{
+		client.WithCapabilities(upstreamCapabilities),
+		client.WithReceivingMiddleware(u.receiving),
+	}
 }
 
 // relay passes what an upstream sends during one call (progress, log
@@ -124,23 +265,21 @@ func (r *relay) push(f func()) {
 	}
 }
 
-// progress returns the client progress callback for a downstream token.
-func (r *relay) progress(token json.RawMessage) func(client.Progress) {
-	return func(p client.Progress) {
-		r.push(func() {
-			if r.sent && p.Progress <= r.last {
-				return // progress must increase downstream too
-			}
-			params := mcp.ProgressParams{ProgressToken: token, Progress: p.Progress, Message: p.Message}
-			if p.Total > 0 {
-				total := p.Total
-				params.Total = &total
-			}
-			if r.req.Notify(r.ctx, mcp.NotificationProgress, params) == nil {
-				r.last, r.sent = p.Progress, true
-			}
-		})
-	}
+// progress queues one progress report under the downstream token.
+func (r *relay) progress(token json.RawMessage, p client.Progress) {
+	r.push(func() {
+		if r.sent && p.Progress <= r.last {
+			return // progress must increase downstream too
+		}
+		params := mcp.ProgressParams{ProgressToken: token, Progress: p.Progress, Message: p.Message}
+		if p.Total > 0 {
+			total := p.Total
+			params.Total = &total
+		}
+		if r.req.Notify(r.ctx, mcp.NotificationProgress, params) == nil {
+			r.last, r.sent = p.Progress, true
+		}
+	})
 }
 
 // log passes an upstream log message to the downstream request's logger
@@ -163,30 +302,6 @@ func (r *relay) finish() {
 	<-r.done
 }
 
-func (u *upstream) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	req, err := u.soleCall(mcp.MethodElicitationCreate)
-	if err != nil {
-		return nil, err
-	}
-	res, err := req.Elicit(ctx, p)
-	if err != nil {
-		return nil, downstreamError(mcp.MethodElicitationCreate, err)
-	}
-	return res, nil
-}
-
-func (u *upstream) sample(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	req, err := u.soleCall(mcp.MethodCreateMessage)
-	if err != nil {
-		return nil, err
-	}
-	res, err := req.CreateMessage(ctx, p)
-	if err != nil {
-		return nil, downstreamError(mcp.MethodCreateMessage, err)
-	}
-	return res, nil
-}
-
 // downstreamError passes the downstream client's refusal on as it was, and
 // anything else as -32603.
 func downstreamError(method string, err error) error {
@@ -201,14 +316,9 @@ func downstreamError(method string, err error) error {
 		}
 		return e
 	}
-	return jsonrpc.NewError(jsonrpc.CodeInternalError, "gateway: %s could not be forwarded downstream: %v", method, err)
-}
-
-// inputOptions are the client options that declare and answer the
-// requests above.
-func (u *upstream) inputOptions() []client.Option {
-	return []client.Option{
-		client.WithElicitationHandler(u.elicit),
-		client.WithSamplingHandler(u.sample),
+	var mc *server.MissingCapabilityError
+	if errors.As(err, &mc) {
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "gateway: the calling client cannot answer %s: it did not declare the %s capability", method, mc.Capability)
 	}
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, "gateway: %s could not be forwarded downstream: %v", method, err)
 }

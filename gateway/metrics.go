@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolwire/toolwire/client"
@@ -63,7 +64,15 @@ func newMetrics(g *Gateway) *metrics {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "toolwire_gateway_sessions",
 			Help: "Downstream sessions open on the gateway's server.",
-		}, func() float64 { return float64(g.srv.SessionCount()) }))
+		}, func() float64 { return float64(g.srv.SessionCount()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "toolwire_gateway_pending_inputs",
+			Help: "Forwarded calls waiting for a 2026-07-28 client's answer to an upstream's question (input_required).",
+		}, func() float64 { return float64(g.inputs.len()) }),
+		// The process's own health (go_* and process_*), for watching a
+		// gateway's heap, goroutines and file descriptors.
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -72,7 +81,8 @@ func newMetrics(g *Gateway) *metrics {
 // toolwire_gateway_*: calls_total and call_duration_seconds (calls
 // forwarded, by upstream, method, tool and, for the counter, outcome),
 // in_flight_calls, upstream_state, upstream_restarts_total and
-// upstream_tools (by upstream), and sessions (downstream).
+// upstream_tools (by upstream), sessions (downstream) and pending_inputs;
+// and the process's go_* and process_* metrics.
 func (g *Gateway) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(g.metrics.reg, promhttp.HandlerOpts{})
 }

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -21,6 +23,9 @@ const (
 	// DefaultUpstreamConns is how many idle connections to one HTTP
 	// upstream are kept for reuse (WithUpstreamConns).
 	DefaultUpstreamConns = 256
+	// DefaultMaxUpstreamMessage bounds one message from an upstream, in
+	// bytes (WithMaxUpstreamMessage): 16 MiB, the client package's default.
+	DefaultMaxUpstreamMessage = client.DefaultMaxMessageSize
 )
 
 // Option configures New. Options apply in order (a later one wins), nil
@@ -41,7 +46,10 @@ type options struct {
 	logLevelSet  bool
 	serverOpts   []server.Option
 	clientOpts   []client.Option
+	tracing      *tracing // nil: no spans (trace.go)
 	conns        int
+	maxPending   int // inputs.go
+	maxMessage   int
 }
 
 type option func(*options)
@@ -145,6 +153,17 @@ func newOptions(opts []Option) options {
 	if o.conns <= 0 {
 		o.conns = DefaultUpstreamConns
 	}
+	if o.maxMessage <= 0 {
+		o.maxMessage = DefaultMaxUpstreamMessage
+	}
+	if o.maxPending <= 0 {
+		o.maxPending = DefaultMaxPendingInputs
+	}
+	if o.tracing != nil {
+		// Outermost, so that the client middleware given by
+		// WithClientOptions sees the trace context in _meta.
+		o.clientOpts = append([]client.Option{client.WithMiddleware(o.tracing.clientMiddleware)}, o.clientOpts...)
+	}
 	return o
 }
 
@@ -153,3 +172,28 @@ func newOptions(opts []Option) options {
 // it open new connections that are closed afterwards. It should be at
 // least the number of calls expected in flight to one upstream.
 func WithUpstreamConns(n int) Option { return option(func(o *options) { o.conns = n }) }
+
+// WithMaxUpstreamMessage bounds one message an upstream sends (a JSON body,
+// an SSE event, a stdio line), in bytes, for upstreams whose
+// Upstream.MaxMessageSize is 0 (default DefaultMaxUpstreamMessage). A
+// larger result fails its call with an isError result naming the upstream
+// and the limit, after at most the limit has been held in memory (an HTTP
+// response is not read further; a stdio line is skipped to its end), so a
+// hostile or broken upstream cannot make the gateway buffer without bound.
+// It wins over a client.WithMaxMessageSize given to WithClientOptions.
+func WithMaxUpstreamMessage(n int) Option { return option(func(o *options) { o.maxMessage = n }) }
+
+// WithTracerProvider turns on OpenTelemetry traces (trace.go): a SERVER span
+// per downstream request and a CLIENT span per upstream request made for
+// it, named and described by the semantic conventions for MCP, with the
+// W3C trace context carried in params._meta (and the traceparent header to
+// HTTP upstreams). Default, and with nil: no spans, and no trace context
+// read or propagated.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return option(func(o *options) {
+		o.tracing = nil
+		if tp != nil {
+			o.tracing = newTracing(tp)
+		}
+	})
+}

@@ -41,6 +41,11 @@ type Upstream struct {
 
 	// Server is an MCP server in this process.
 	Server *server.Server
+
+	// MaxMessageSize bounds one message from this upstream, in bytes (0 or
+	// less: the gateway's, WithMaxUpstreamMessage, 16 MiB by default); a
+	// larger one fails the call it answers with an isError result.
+	MaxMessageSize int
 }
 
 // Naming says how upstream names appear downstream: a tool or prompt

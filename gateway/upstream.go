@@ -76,7 +76,7 @@ type upstream struct {
 	readyCh  chan struct{}  // closed, and replaced, when a session becomes ready
 	list     listing
 	inflight int
-	active   map[uint64]activeCall // downstream tools/call requests in flight (input.go)
+	active   map[uint64]*forwarded // downstream tools/call requests in flight (input.go)
 	seq      uint64
 	idle     chan struct{} // closed when inflight drops to 0 (nil when nobody waits)
 }
@@ -247,8 +247,13 @@ func (u *upstream) connect() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	maxMessage := u.spec.MaxMessageSize
+	if maxMessage <= 0 {
+		maxMessage = u.g.opts.maxMessage
+	}
 	opts := append([]client.Option{}, u.g.opts.clientOpts...)
 	opts = append(opts,
+		client.WithMaxMessageSize(maxMessage), // an upstream cannot make the gateway buffer without bound
 		client.WithLogger(u.log),
 		client.WithTimeout(u.timeout()),
 		client.WithMaxPages(1<<30), // no limit on what an upstream lists
@@ -282,8 +287,13 @@ func (u *upstream) upstreamLog(m client.LogMessage) {
 		level = slog.LevelError
 	}
 	u.log.Log(context.Background(), level, "upstream log", "logger", m.Logger, "data", string(m.Data))
-	if a, ok := u.sole(); ok && a.relay != nil {
-		a.relay.log(m)
+	if u.spec.URL == "" {
+		// Over HTTP a message that comes with a call reaches it by
+		// client.WithCallLog; over stdio and in process nothing says which
+		// call it belongs to, so it goes to the only one in flight.
+		if f, ok := u.sole(); ok {
+			f.log(m)
+		}
 	}
 }
 
@@ -297,6 +307,15 @@ func list(ctx context.Context, c *client.Client) (listing, error) {
 				return l, fmt.Errorf("tools/list: %w", err)
 			}
 			l.tools = append(l.tools, page.Tools...)
+		}
+		if _, ok := caps.Extensions[mcp.ExtensionTasks]; ok && c.Era() == mcp.EraModern {
+			// 2026-07-28 lists no execution: a server with the tasks
+			// extension decides per call, so each tool may run as a task.
+			for _, t := range l.tools {
+				if t.Execution == nil {
+					t.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskOptional}
+				}
+			}
 		}
 	}
 	if caps.Prompts != nil {

@@ -23,6 +23,12 @@
 //   - Input: validated against the tool's inputSchema (defaults applied)
 //     before the call; a failure is a 422 whose parameter_errors maps each
 //     top-level parameter to what is wrong with it.
+//   - Traces: a call's trace_id (32 hex digits) becomes the OpenTelemetry
+//     trace of the context Backend.CallTool gets (a span context with that
+//     trace id and no span id), so that a tracing MCP server or client in
+//     between, such as the gateway's (gateway.WithTracerProvider), starts
+//     its span in that trace and sends it on in the MCP request's _meta
+//     traceparent.
 //   - Spellings: requests are read in either spelling ("$schema" otc://1.0
 //     or urn:oxp:1.0, {"request": ...} or a bare request (not both: a
 //     body with "request" and a top-level "tool_id" is a 400), "tools" or

@@ -446,7 +446,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, d Dialect) {
 		callID = h.newID()
 	}
 	start := h.now()
-	res, err := h.backend.CallTool(r.Context(), e.mcpName, args)
+	res, err := h.backend.CallTool(traceContext(r.Context(), req.TraceID), e.mcpName, args)
 	elapsed := h.now().Sub(start)
 	var resp CallToolResponse
 	if err != nil {

@@ -13,11 +13,17 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/contrib/exporters/autoexport"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/config"
@@ -63,7 +69,13 @@ exits: 0 when every upstream answered, 1 otherwise.
 
 SIGHUP, or a change to the config file (checked every --watch-interval), reloads it: upstreams
 added, removed or changed, the others and their calls untouched; an invalid file is logged and
-the running config stays.`,
+the running config stays.
+
+OpenTelemetry traces are off unless the standard environment asks for them: OTEL_TRACES_EXPORTER
+(otlp or console) or an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT,
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); OTEL_SDK_DISABLED=true keeps them off. A SERVER span per
+downstream request, a CLIENT span per upstream request, the trace context passed on in _meta and
+to HTTP upstreams in the traceparent header.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGateway(cmd, &f) },
 	}
@@ -140,7 +152,16 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 	if f.shutdownTimeout <= 0 || f.startTimeout <= 0 {
 		return usageError{"--shutdown-timeout and --start-timeout must be positive"}
 	}
-	g, err := gateway.New(file.Gateway, gateway.WithLogger(logger), gateway.WithStartTimeout(f.startTimeout))
+	tp, err := gatewayTracerProvider(ctx, logger)
+	if err != nil {
+		return err
+	}
+	gopts := []gateway.Option{gateway.WithLogger(logger), gateway.WithStartTimeout(f.startTimeout)}
+	if tp != nil {
+		gopts = append(gopts, gateway.WithTracerProvider(tp))
+		defer shutdownTracing(tp, logger) // after the gateway's close: its last spans are sent
+	}
+	g, err := gateway.New(file.Gateway, gopts...)
 	if err != nil {
 		return err
 	}
@@ -361,4 +382,57 @@ func readConfigFile(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, config.DefaultMaxSize+1))
+}
+
+// tracesWanted says whether the OTEL_* environment asks for traces: an
+// exporter named in OTEL_TRACES_EXPORTER other than none, or an OTLP
+// endpoint; OTEL_SDK_DISABLED=true wins. Nothing set: no traces.
+func tracesWanted(getenv func(string) string) bool {
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return false
+	}
+	switch strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")) {
+	case "none":
+		return false
+	case "":
+		return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+	}
+	return true
+}
+
+// gatewayTracerProvider builds the tracer provider the environment asks
+// for, or nil (tracesWanted). The exporter and its protocol
+// (OTEL_EXPORTER_OTLP_PROTOCOL), the sampler (OTEL_TRACES_SAMPLER), the
+// batching (OTEL_BSP_*) and the resource (OTEL_SERVICE_NAME, default
+// toolwire-gateway; OTEL_RESOURCE_ATTRIBUTES) come from the same
+// environment; an exporter it names that does not exist is an error.
+func gatewayTracerProvider(ctx context.Context, logger *slog.Logger) (*sdktrace.TracerProvider, error) {
+	if !tracesWanted(os.Getenv) {
+		return nil, nil
+	}
+	exp, err := autoexport.NewSpanExporter(ctx)
+	if err != nil {
+		return nil, usageError{"OpenTelemetry traces: " + err.Error()}
+	}
+	res, err := resource.New(ctx, resource.WithAttributes(attribute.String("service.name", "toolwire-gateway")),
+		resource.WithFromEnv(), resource.WithTelemetrySDK())
+	if err != nil {
+		logger.Warn("OpenTelemetry resource", "error", err) // res still holds what was read
+	}
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Warn("OpenTelemetry", "error", err) }))
+	exporter := os.Getenv("OTEL_TRACES_EXPORTER")
+	if exporter == "" {
+		exporter = "otlp"
+	}
+	logger.Info("OpenTelemetry traces on", "exporter", exporter)
+	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
+}
+
+// shutdownTracing sends the spans still buffered and stops the exporter.
+func shutdownTracing(tp *sdktrace.TracerProvider, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tp.Shutdown(ctx); err != nil {
+		logger.Warn("OpenTelemetry: sending the last spans", "error", err)
+	}
 }

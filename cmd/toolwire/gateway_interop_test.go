@@ -180,9 +180,10 @@ func structuredOf(t *testing.T, what string, raw json.RawMessage) json.RawMessag
 // structuredContent byte for byte as the upstream sent it, a prompt and a
 // resource of server-everything; progress crosses the hop in order, and a
 // cancelled call returns at once, reaches ref and leaves the gateway
-// serving; an upstream's elicitation reaches a 2025-era downstream client
-// (and is refused, as documented, for a 2026-07-28 one); the official
-// TypeScript SDK client lists and calls both upstreams' tools.
+// serving; an upstream's elicitation reaches the downstream client in
+// both eras, from a 2025-era stdio upstream and a 2026-07-28 HTTP one; the official
+// TypeScript SDK client does the same through the gateway (its one era,
+// 2025-11-25).
 func TestGatewayInterop(t *testing.T) {
 	gi := startGatewayInterop(t)
 	ctxFor := func(t *testing.T) context.Context {
@@ -497,91 +498,61 @@ func TestGatewayInterop(t *testing.T) {
 		})
 	}
 
-	t.Run("elicitation/legacy", func(t *testing.T) {
-		var mu sync.Mutex
-		var asked []*mcp.ElicitParams
-		snapshot := func() []*mcp.ElicitParams { mu.Lock(); defer mu.Unlock(); return slices.Clone(asked) }
-		values := map[string]any{"name": "Ada Lovelace", "check": true, "email": "ada@example.com", "integer": 7}
-		c := connectServe(t, gi.g.url, mcp.EraLegacy, client.WithElicitationHandler(func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			asked = append(asked, p)
-			if strings.HasPrefix(p.Message, "The research query") {
-				return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"interpretation": "historical"}}, nil
+	// Each era asks its own way: a 2025-era client by a server-to-client
+	// request, a 2026-07-28 one by an input_required round.
+	for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
+		t.Run("elicitation/"+era.String(), func(t *testing.T) {
+			var mu sync.Mutex
+			var asked []*mcp.ElicitParams
+			snapshot := func() []*mcp.ElicitParams { mu.Lock(); defer mu.Unlock(); return slices.Clone(asked) }
+			values := map[string]any{"name": "Ada Lovelace", "check": true, "email": "ada@example.com", "integer": 7}
+			c := connectServe(t, gi.g.url, era, client.WithElicitationHandler(func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				asked = append(asked, p)
+				if strings.HasPrefix(p.Message, "The research query") {
+					return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"interpretation": "historical"}}, nil
+				}
+				return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: values}, nil
+			}))
+			ctx := ctxFor(t)
+			res, err := c.CallTool(ctx, "everything__trigger-elicitation-request", map[string]any{})
+			if err != nil {
+				t.Fatalf("everything__trigger-elicitation-request: %v\ngateway log:\n%s", err, gi.g.log.String())
 			}
-			return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: values}, nil
-		}))
-		ctx := ctxFor(t)
-		res, err := c.CallTool(ctx, "everything__trigger-elicitation-request", map[string]any{})
-		if err != nil {
-			t.Fatalf("everything__trigger-elicitation-request: %v\ngateway log:\n%s", err, gi.g.log.String())
-		}
-		got := snapshot()
-		if len(got) != 1 || got[0].Message != "Please provide inputs for the following fields:" {
-			t.Fatalf("elicitation handler calls: %s", mustJSON(t, got))
-		}
-		var schema struct {
-			Type       string                     `json:"type"`
-			Properties map[string]json.RawMessage `json:"properties"`
-		}
-		if err := json.Unmarshal(got[0].RequestedSchema, &schema); err != nil || schema.Type != "object" || schema.Properties["name"] == nil {
-			t.Errorf("requested schema %s (%v)", got[0].RequestedSchema, err)
-		}
-		tx := texts(res)
-		if len(tx) < 2 || tx[0] != "✅ User provided the requested information!" ||
-			!strings.Contains(tx[1], "- Name: Ada Lovelace") || !strings.Contains(tx[1], "- Email: ada@example.com") ||
-			!strings.Contains(tx[1], "- Favorite Integer: 7") {
-			t.Errorf("tool result does not reflect the accepted answer: %q", tx)
-		}
-
-		// ref, a 2026-07-28 upstream, asks in an input_required round;
-		// the gateway puts it to the same downstream client.
-		res, err = c.CallTool(ctx, "ref__simulate-research-query", map[string]any{"topic": "MCP", "ambiguous": true})
-		if err != nil {
-			t.Fatalf("ref__simulate-research-query: %v\ngateway log:\n%s", err, gi.g.log.String())
-		}
-		got = snapshot()
-		if len(got) != 2 || got[1].Message != `The research query "MCP" could have several interpretations. Which do you mean?` {
-			t.Fatalf("elicitation handler calls after ref__simulate-research-query: %s", mustJSON(t, got))
-		}
-		if tx := texts(res); len(tx) != 1 || !strings.Contains(tx[0], "Interpretation: historical\n") {
-			t.Errorf("ref__simulate-research-query does not reflect the answer: %q", tx)
-		}
-	})
-
-	// A 2026-07-28 downstream request has no back channel for a forwarded
-	// call (gateway/input.go, documented): the upstream's elicitation is
-	// refused with a JSON-RPC error, which server-everything turns into a
-	// failed tool result, and the downstream client is never asked.
-	t.Run("elicitation/modern", func(t *testing.T) {
-		var mu sync.Mutex
-		asked := 0
-		c := connectServe(t, gi.g.url, mcp.EraModern, client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			mu.Lock()
-			asked++
-			mu.Unlock()
-			return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil
-		}))
-		res, err := c.CallTool(ctxFor(t), "everything__trigger-elicitation-request", map[string]any{})
-		var te *client.ToolError
-		switch {
-		case errors.As(err, &te):
-			if tx := texts(te.Result); len(tx) == 0 || !strings.Contains(tx[0], "which the gateway cannot ask for input during a forwarded call") {
-				t.Errorf("tool error does not carry the gateway's refusal: %q", tx)
-			} else {
-				t.Logf("refused as documented: %s", tx[0])
+			got := snapshot()
+			if len(got) != 1 || got[0].Message != "Please provide inputs for the following fields:" {
+				t.Fatalf("elicitation handler calls: %s", mustJSON(t, got))
 			}
-		case err != nil:
-			t.Fatalf("everything__trigger-elicitation-request: %v, want a tool error", err)
-		default:
-			t.Fatalf("everything__trigger-elicitation-request succeeded in a 2026-07-28 session: %q (the gateway documents it cannot ask)", texts(res))
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if asked != 0 {
-			t.Errorf("the downstream handler was asked %d times", asked)
-		}
-	})
+			var schema struct {
+				Type       string                     `json:"type"`
+				Properties map[string]json.RawMessage `json:"properties"`
+			}
+			if err := json.Unmarshal(got[0].RequestedSchema, &schema); err != nil || schema.Type != "object" || schema.Properties["name"] == nil {
+				t.Errorf("requested schema %s (%v)", got[0].RequestedSchema, err)
+			}
+			tx := texts(res)
+			if len(tx) < 2 || tx[0] != "✅ User provided the requested information!" ||
+				!strings.Contains(tx[1], "- Name: Ada Lovelace") || !strings.Contains(tx[1], "- Email: ada@example.com") ||
+				!strings.Contains(tx[1], "- Favorite Integer: 7") {
+				t.Errorf("tool result does not reflect the accepted answer: %q", tx)
+			}
+
+			// ref, a 2026-07-28 upstream, asks in an input_required round;
+			// the gateway puts it to the same downstream client.
+			res, err = c.CallTool(ctx, "ref__simulate-research-query", map[string]any{"topic": "MCP", "ambiguous": true})
+			if err != nil {
+				t.Fatalf("ref__simulate-research-query: %v\ngateway log:\n%s", err, gi.g.log.String())
+			}
+			got = snapshot()
+			if len(got) != 2 || got[1].Message != `The research query "MCP" could have several interpretations. Which do you mean?` {
+				t.Fatalf("elicitation handler calls after ref__simulate-research-query: %s", mustJSON(t, got))
+			}
+			if tx := texts(res); len(tx) != 1 || !strings.Contains(tx[0], "Interpretation: historical\n") {
+				t.Errorf("ref__simulate-research-query does not reflect the answer: %q", tx)
+			}
+		})
+	}
 
 	t.Run("typescript-sdk", func(t *testing.T) {
 		run := runTSGateway(t, gi.g.url)
@@ -608,19 +579,63 @@ func TestGatewayInterop(t *testing.T) {
 				t.Errorf("TypeScript SDK %s__get-structured-content: %+v", up, s)
 			}
 		}
+		types := func(r tsResult) []string {
+			var out []string
+			for _, c := range r.Content {
+				out = append(out, c.Type)
+			}
+			return out
+		}
+		if got := types(run.Calls["ref__gallery"]); !slices.Equal(got, []string{"text", "image", "audio", "resource_link", "resource"}) {
+			t.Errorf("TypeScript SDK ref__gallery content types %q", got)
+		}
+		if got := types(run.Calls["everything__get-tiny-image"]); !slices.Contains(got, "image") {
+			t.Errorf("TypeScript SDK everything__get-tiny-image content types %q", got)
+		}
+		if got := types(run.Calls["everything__get-resource-reference"]); !slices.Contains(got, "resource") {
+			t.Errorf("TypeScript SDK everything__get-resource-reference content types %q", got)
+		}
+		if n := len(run.Progress); n == 0 || run.Progress[n-1].Progress != 3 || run.Progress[n-1].Total != 3 {
+			t.Errorf("TypeScript SDK progress reports %+v, want them ending at 3 of 3", run.Progress)
+		}
+		for i := 1; i < len(run.Progress); i++ {
+			if run.Progress[i].Progress <= run.Progress[i-1].Progress {
+				t.Errorf("TypeScript SDK progress out of order: %+v", run.Progress)
+			}
+		}
+		if run.Cancelled == "completed" || run.Cancelled == "" {
+			t.Errorf("TypeScript SDK cancelled call: %q", run.Cancelled)
+		}
+		if r := run.Calls["after-cancel"]; len(r.Content) != 1 || r.Content[0].Text != "Echo: after cancel" {
+			t.Errorf("TypeScript SDK call after the cancelled one: %+v", r)
+		}
+		if m := run.Prompt.Messages; len(m) != 1 || m[0].Role != "user" || m[0].Content.Text != "What's weather in Chicago, IL?" {
+			t.Errorf("TypeScript SDK prompt: %+v", run.Prompt)
+		}
+		if c := run.Resource.Contents; len(c) != 1 || c[0].URI != "demo://readme" || c[0].Text == "" {
+			t.Errorf("TypeScript SDK resource: %+v", run.Resource)
+		}
+		if len(run.Elicited) != 1 || !strings.HasPrefix(run.Elicited[0], `The research query "MCP"`) {
+			t.Errorf("TypeScript SDK elicitations: %q", run.Elicited)
+		}
+		if r := run.Calls["elicit"]; r.IsError || len(r.Content) != 1 || !strings.Contains(r.Content[0].Text, "Interpretation: historical") {
+			t.Errorf("TypeScript SDK ref__simulate-research-query: %+v", r)
+		}
 		t.Logf("TypeScript SDK negotiated %s", run.ProtocolVersion)
 	})
 }
 
-// tsGatewayScript lists the tools at an endpoint with the official
-// TypeScript SDK client and calls the gateway's echo and structured tools.
+// tsGatewayScript drives the gateway with the official TypeScript SDK
+// client: the paged tool list, calls with every content type, progress, a
+// cancelled call and one after it, a prompt, a resource, and an upstream's
+// elicitation answered by the script.
 // It imports the SDK by absolute file URL (it runs from a temporary
 // directory); %s are those URLs.
 const tsGatewayScript = `
 import { Client } from %s;
 import { StreamableHTTPClientTransport } from %s;
 const transport = new StreamableHTTPClientTransport(new URL(process.argv[2]));
-const client = new Client({ name: "ts-sdk-gateway-interop", version: "1.0.0" }, { capabilities: {} });
+const client = new Client({ name: "ts-sdk-gateway-interop", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } });
 await client.connect(transport);
 const out = { protocolVersion: transport.protocolVersion ?? null, tools: [], calls: {} };
 let cursor, pages = 0;
@@ -641,12 +656,65 @@ for (const up of ["everything", "ref"]) {
   out.calls[up + "__echo"] = await call(up + "__echo", { message: "hello from the TypeScript SDK" });
   out.calls[up + "__get-structured-content"] = await call(up + "__get-structured-content", { location: "Chicago" });
 }
+// Every content type: text, image, audio, resource link and embedded resource.
+out.calls["ref__gallery"] = await call("ref__gallery", {});
+out.calls["everything__get-tiny-image"] = await call("everything__get-tiny-image", {});
+out.calls["everything__get-resource-reference"] = await call("everything__get-resource-reference", { resourceType: "Text", resourceId: 3 });
+// Progress across the hop.
+out.progress = [];
+out.calls["ref__trigger-long-running-operation"] = await client.callTool(
+  { name: "ref__trigger-long-running-operation", arguments: { duration: 0.3, steps: 3 } }, undefined,
+  { onprogress: (p) => out.progress.push({ progress: p.progress, total: p.total ?? 0 }) });
+// Cancellation across the hop: the call is abandoned, the gateway goes on.
+const abort = new AbortController();
+setTimeout(() => abort.abort("enough"), 300);
+try {
+  await client.callTool({ name: "everything__trigger-long-running-operation", arguments: { duration: 30, steps: 30 } }, undefined, { signal: abort.signal });
+  out.cancelled = "completed";
+} catch (e) {
+  out.cancelled = String(e && e.message ? e.message : e);
+}
+out.calls["after-cancel"] = await call("ref__echo", { message: "after cancel" });
+// A prompt and a resource through the gateway.
+out.prompt = await client.getPrompt({ name: "everything__args-prompt", arguments: { city: "Chicago", state: "IL" } });
+out.resource = await client.readResource({ uri: "demo://readme" });
+// An upstream's elicitation reaches this client.
+const elicited = [];
+const { ElicitRequestSchema } = await import(%s);
+client.setRequestHandler(ElicitRequestSchema, async (req) => {
+  elicited.push(req.params.message);
+  return { action: "accept", content: { interpretation: "historical" } };
+});
+out.calls["elicit"] = await call("ref__simulate-research-query", { topic: "MCP", ambiguous: true });
+out.elicited = elicited;
 await transport.terminateSession().catch(() => {});
 await client.close();
 process.stdout.write(JSON.stringify(out));
 `
 
-func runTSGateway(t *testing.T, endpoint string) tsRun {
+// tsGatewayRun is what tsGatewayScript reports.
+type tsGatewayRun struct {
+	tsRun
+	Cancelled string `json:"cancelled"`
+	Prompt    struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"messages"`
+	} `json:"prompt"`
+	Resource struct {
+		Contents []struct {
+			URI  string `json:"uri"`
+			Text string `json:"text"`
+		} `json:"contents"`
+	} `json:"resource"`
+	Elicited []string `json:"elicited"`
+}
+
+func runTSGateway(t *testing.T, endpoint string) tsGatewayRun {
 	t.Helper()
 	node := testenv.Node22(t)
 	sdk := filepath.Join(testenv.NodeModules(t), "@modelcontextprotocol", "sdk", "dist", "esm", "client")
@@ -655,7 +723,8 @@ func runTSGateway(t *testing.T, endpoint string) tsRun {
 		return string(b)
 	}
 	script := filepath.Join(t.TempDir(), "ts-gateway.mjs")
-	src := fmt.Sprintf(tsGatewayScript, fileURL(filepath.Join(sdk, "index.js")), fileURL(filepath.Join(sdk, "streamableHttp.js")))
+	types := filepath.Join(testenv.NodeModules(t), "@modelcontextprotocol", "sdk", "dist", "esm", "types.js")
+	src := fmt.Sprintf(tsGatewayScript, fileURL(filepath.Join(sdk, "index.js")), fileURL(filepath.Join(sdk, "streamableHttp.js")), fileURL(types))
 	if err := os.WriteFile(script, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -668,7 +737,7 @@ func runTSGateway(t *testing.T, endpoint string) tsRun {
 	if err != nil {
 		t.Fatalf("TypeScript SDK client failed: %v\nstderr: %s", err, stderr.String())
 	}
-	var run tsRun
+	var run tsGatewayRun
 	if err := json.Unmarshal(out, &run); err != nil {
 		t.Fatalf("TypeScript SDK client output: %v: %s", err, out)
 	}

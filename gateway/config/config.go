@@ -18,6 +18,7 @@
 //	    url: https://weather.internal/mcp
 //	    headers: {Authorization: "Bearer ${WEATHER_TOKEN}"}
 //	    timeout: 30s
+//	    max_message_size: 8MiB
 //	naming:
 //	  separator: "__"
 //	  rename: {files__read_file: read_file}
@@ -68,6 +69,12 @@
 //     non-empty and free of control characters. URL only.
 //   - timeout: a Go duration (30s, 2m) bounding each call, more than zero
 //     and at most MaxTimeout (one hour). Default: the gateway's. URL only.
+//   - max_message_size: the largest message the gateway reads from the
+//     upstream (a result, a notification), in bytes, optionally with a
+//     KiB, MiB or GiB suffix (8MiB); more than zero and at most
+//     MaxMessageSize (1GiB). A larger result fails its call with an
+//     isError result. Default: the gateway's, 16MiB
+//     (gateway.DefaultMaxUpstreamMessage).
 //
 // Keys of naming:
 //
@@ -137,6 +144,8 @@ const (
 	MaxUpstreams = 256
 	// MaxTimeout is the longest upstream call timeout.
 	MaxTimeout = time.Hour
+	// MaxMessageSize is the largest max_message_size of an upstream.
+	MaxMessageSize = 1 << 30
 	// MaxSeparator is the longest separator, in bytes.
 	MaxSeparator = 8
 	// MaxToolName is the longest tool name MCP recommends.

@@ -100,8 +100,10 @@ upstreams:
         two
         lines
     cwd: work
+    max_message_size: 1048576
   "42":
     url: http://localhost:3000/mcp?x=1
+    max_message_size: 8MiB
 naming:
   separator: .
   rename:
@@ -118,8 +120,8 @@ naming:
 		LogFormat: "json",
 		Gateway: gateway.Config{
 			Upstreams: []gateway.Upstream{
-				{Name: "z-last", Command: []string{"srv", "--port", "8080", "true"}, Env: map[string]string{"DEBUG": "1", "MOTD": "two\nlines\n"}, Dir: "/etc/tw/work"},
-				{Name: "42", URL: "http://localhost:3000/mcp?x=1"},
+				{Name: "z-last", Command: []string{"srv", "--port", "8080", "true"}, Env: map[string]string{"DEBUG": "1", "MOTD": "two\nlines\n"}, Dir: "/etc/tw/work", MaxMessageSize: 1 << 20},
+				{Name: "42", URL: "http://localhost:3000/mcp?x=1", MaxMessageSize: 8 << 20},
 			},
 			Naming: gateway.Naming{Separator: ".", Rename: map[string]string{"42.a": "b"}},
 		},
@@ -236,6 +238,11 @@ func TestErrors(t *testing.T) {
 		{"upstreams:\n  web:\n    url: http://h\n    timeout: 0s\n", `g.yaml:4:14: upstream "web": timeout: 0s is not more than zero`},
 		{"upstreams:\n  web:\n    url: http://h\n    timeout: -1s\n", `g.yaml:4:14: upstream "web": timeout: -1s is not more than zero`},
 		{"upstreams:\n  web:\n    url: http://h\n    timeout: 61m\n", `g.yaml:4:14: upstream "web": timeout: 1h1m0s is more than 1h0m0s`},
+		{"upstreams:\n  web:\n    url: http://h\n    max_message_size: 16MB\n", `g.yaml:4:23: upstream "web": max_message_size: "16MB" is not a size (like 16MiB, 512KiB or 1048576)`},
+		{"upstreams:\n  web:\n    url: http://h\n    max_message_size: -1\n", `g.yaml:4:23: upstream "web": max_message_size: "-1" is not a size (like 16MiB, 512KiB or 1048576)`},
+		{"upstreams:\n  web:\n    url: http://h\n    max_message_size: 0KiB\n", `g.yaml:4:23: upstream "web": max_message_size: 0 is not more than zero`},
+		{"upstreams:\n  web:\n    url: http://h\n    max_message_size: 2GiB\n", `g.yaml:4:23: upstream "web": max_message_size: 2GiB is more than 1GiB`},
+		{"upstreams:\n  web:\n    url: http://h\n    max_message_size: 99999999999999999999\n", `g.yaml:4:23: upstream "web": max_message_size: "99999999999999999999" is not a size (like 16MiB, 512KiB or 1048576)`},
 		{"upstreams:\n  web:\n    url: http://h\n    headers:\n      X Y: z\n", `g.yaml:5:7: upstream "web": headers: "X Y" is not a header name (RFC 9110 token)`},
 		{"upstreams:\n  web:\n    url: http://h\n    headers:\n      mcp-session-id: z\n", `g.yaml:5:7: upstream "web": headers: Mcp-Session-Id is set by the transport, not the config`},
 		{"upstreams:\n  web:\n    url: http://h\n    headers:\n      A: ''\n", `g.yaml:5:10: upstream "web": headers: A: empty value`},
@@ -362,7 +369,7 @@ func TestValidate(t *testing.T) {
 		Gateway: gateway.Config{
 			Upstreams: []gateway.Upstream{
 				{Name: "a", Command: []string{"x"}, URL: "http://h"},
-				{Name: "a"},
+				{Name: "a", MaxMessageSize: -1},
 			},
 			Naming: gateway.Naming{Separator: "", Rename: map[string]string{"a__b": "c"}, Hide: []string{"a__b", "a__b"}},
 		}}
@@ -374,6 +381,7 @@ func TestValidate(t *testing.T) {
 		`upstream "a": want exactly one of command, url and server, have 2`,
 		`upstream "a": configured twice`,
 		`upstream "a": want exactly one of command, url and server, have 0`,
+		`upstream "a": max_message_size: -1 is not more than zero`,
 		`naming: separator: empty`,
 		`naming: rename: "a__b" is not an upstream name, "" and a name; upstreams are a`,
 		`naming: hide: "a__b" is not an upstream name, "" and a name; upstreams are a`,

@@ -237,7 +237,7 @@ func (d *decoder) listenersDistinct(top *ast.MappingNode, f *File) {
 }
 
 // upstreamKeys are the keys of one upstream.
-var upstreamKeys = []string{"command", "env", "cwd", "url", "headers", "timeout"}
+var upstreamKeys = []string{"command", "env", "cwd", "url", "headers", "timeout", "max_message_size"}
 
 func (d *decoder) upstreams(n ast.Node) []gateway.Upstream {
 	m, ok := d.mapping(n, "upstreams")
@@ -389,6 +389,19 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 					continue
 				}
 				u.Timeout = t
+			}
+		case "max_message_size":
+			keys[key] = mv.Key
+			if s, ok := d.str(v, what); ok {
+				n, err := parseSize(s)
+				if err == nil {
+					err = checkMessageSize(n)
+				}
+				if err != nil {
+					d.errorf(v, "%s: %v", what, err)
+					continue
+				}
+				u.MaxMessageSize = n
 			}
 		default:
 			d.unknown(mv.Key, key, " in "+p, upstreamKeys...)

@@ -1,0 +1,226 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/wirejson"
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/server"
+)
+
+// A 2026-07-28 client is asked for input by an input_required result and
+// answers by calling again with inputResponses and the requestState. A
+// call forwarded for such a client therefore runs on its own goroutine:
+// when its upstream asks for something, the downstream request ends with
+// input_required while the upstream call waits, parked under a random,
+// single-use requestState; the client's retry delivers the answer to the
+// waiting upstream request and waits for what comes next (the result, or
+// another question). A parked call lives as long as its upstream call
+// (the upstream's timeout); the retry must come to the same gateway
+// process.
+
+// inputKey is the key of the one input request of a gateway's
+// input_required result, and of its answer.
+const inputKey = "input"
+
+// DefaultMaxPendingInputs bounds the calls parked waiting for their
+// 2026-07-28 clients' answers (WithMaxPendingInputs).
+const DefaultMaxPendingInputs = 1024
+
+// WithMaxPendingInputs bounds how many forwarded calls may wait at once for
+// a 2026-07-28 client's answer to an upstream's question; beyond it the
+// upstream's request is refused with an error (default
+// DefaultMaxPendingInputs).
+func WithMaxPendingInputs(n int) Option {
+	return option(func(o *options) { o.maxPending = n })
+}
+
+// errCallEnded answers an upstream question whose call has ended.
+var errCallEnded = errors.New("gateway: the call this request belongs to has ended")
+
+// parkedCalls are the forwarded calls waiting for a client's retry, by
+// requestState.
+type parkedCalls struct {
+	mu    sync.Mutex
+	max   int
+	calls map[string]*forwarded
+}
+
+// put parks f, which waits on a, and returns its requestState; false when
+// the limit is reached.
+func (p *parkedCalls) put(f *forwarded, a *inputAsk) (string, bool) {
+	var b [18]byte
+	_, _ = rand.Read(b[:])
+	state := "gw1." + base64.RawURLEncoding.EncodeToString(b[:])
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.calls) >= p.max {
+		return "", false
+	}
+	if p.calls == nil {
+		p.calls = map[string]*forwarded{}
+	}
+	p.calls[state] = f
+	f.mu.Lock()
+	f.pending, f.state = a, state
+	f.mu.Unlock()
+	return state, true
+}
+
+// take unparks the call state names, when it is one of tool's and the
+// caller (owner) is the one it was parked for.
+func (p *parkedCalls) take(state, tool, owner string) (*forwarded, *inputAsk, *jsonrpc.Error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f, ok := p.calls[state]
+	if !ok || f.owner != owner {
+		return nil, nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
+			"requestState is unknown, already used or expired (the call it continued has ended): call %s again without it", tool)
+	}
+	if f.name != tool {
+		return nil, nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "requestState belongs to a call of another tool, not %s", tool)
+	}
+	delete(p.calls, state)
+	f.mu.Lock()
+	a := f.pending
+	f.pending, f.state = nil, ""
+	f.mu.Unlock()
+	return f, a, nil
+}
+
+// drop forgets f if it is parked (its upstream call ended meanwhile).
+func (p *parkedCalls) drop(f *forwarded) {
+	f.mu.Lock()
+	state := f.state
+	f.mu.Unlock()
+	if state == "" {
+		return
+	}
+	p.mu.Lock()
+	if p.calls[state] == f {
+		delete(p.calls, state)
+	}
+	p.mu.Unlock()
+}
+
+func (p *parkedCalls) len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.calls)
+}
+
+// callModern forwards a tools/call of a 2026-07-28 client (see above).
+func (g *Gateway) callModern(ctx context.Context, name string, r route, args, token json.RawMessage, req *server.Request) any {
+	f := &forwarded{g: g, up: r.up, name: name, tool: r.name, modern: true,
+		asks: make(chan *inputAsk), outcome: make(chan callOutcome, 1), done: make(chan struct{})}
+	f.owner = req.Principal().Key()
+	uctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	f.cancel = func() { cancel(context.Cause(ctx)) }
+	uctx = context.WithValue(uctx, forwardedKey{}, f)
+	opts := []client.CallOption{client.WithTimeout(r.up.timeout())}
+	if len(token) > 0 {
+		opts = append(opts, client.WithProgress(f.progress))
+	}
+	opts = append(opts, client.WithCallLog(f.log))
+	untrack := r.up.track(f)
+	start := time.Now()
+	go func() {
+		var raw json.RawMessage
+		err := g.forward(uctx, r.up, func(ctx context.Context, c *client.Client) error {
+			var err error
+			raw, err = c.CallToolRaw(ctx, r.name, args, opts...)
+			return err
+		})
+		untrack()
+		g.metrics.observe(r.up, mcp.MethodCallTool, name, toolOutcome(uctx, err, raw), start)
+		cancel(nil)
+		g.inputs.drop(f)
+		f.outcome <- callOutcome{raw, err}
+		close(f.done)
+	}()
+	return f.await(ctx, req, token)
+}
+
+// resume continues a parked call with the client's answer: a retried
+// tools/call of a 2026-07-28 client carrying the gateway's requestState.
+func (g *Gateway) resume(ctx context.Context, req *server.Request, name, state string, responses, token json.RawMessage) (any, error) {
+	var answers map[string]json.RawMessage
+	if len(responses) > 0 {
+		if err := wirejson.Unmarshal(responses, &answers); err != nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "inputResponses must be an object of answers: %v", err)
+		}
+	}
+	answer := answers[inputKey]
+	if len(answer) == 0 || answer[0] != '{' {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "inputResponses[%q]: the answer to the input request is missing or not an object", inputKey)
+	}
+	f, a, jerr := g.inputs.take(state, name, req.Principal().Key())
+	if jerr != nil {
+		return nil, jerr
+	}
+	a.reply <- inputAnswer{raw: answer}
+	return f.await(ctx, req, token), nil
+}
+
+// await waits for the upstream call's next step: its end, answered to req,
+// or a question, which parks the call and answers req with input_required.
+// When ctx ends the upstream call is cancelled.
+func (f *forwarded) await(ctx context.Context, req *server.Request, token json.RawMessage) any {
+	rl := f.startRound(ctx, req, token)
+	stop := context.AfterFunc(ctx, f.cancel)
+	for {
+		select {
+		case o := <-f.outcome:
+			stop()
+			f.endRound(rl)
+			return toolResult(ctx, f.up, f.tool, o.raw, o.err)
+		case a := <-f.asks:
+			if ctx.Err() != nil {
+				a.reply <- inputAnswer{err: errCallEnded}
+				continue
+			}
+			state, ok := f.g.inputs.put(f, a)
+			if !ok {
+				a.reply <- inputAnswer{err: jsonrpc.NewError(jsonrpc.CodeInternalError,
+					"gateway: %d calls already wait for their clients' input, the limit; %s is refused", f.g.opts.maxPending, a.method)}
+				continue
+			}
+			stop() // the upstream call outlives this request now
+			f.endRound(rl)
+			return &mcp.InputRequiredResult{
+				InputRequests: map[string]mcp.InputRequest{inputKey: {Method: a.method, Params: a.params}},
+				RequestState:  state,
+			}
+		}
+	}
+}
+
+// askModern hands an upstream question to the call's current or next
+// round and waits for the client's answer.
+func (f *forwarded) askModern(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	a := &inputAsk{method: method, params: params, reply: make(chan inputAnswer, 1)}
+	select {
+	case f.asks <- a:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	case <-f.done:
+		return nil, errCallEnded
+	}
+	select {
+	case ans := <-a.reply:
+		return ans.raw, ans.err
+	case <-ctx.Done():
+		f.g.inputs.drop(f)
+		return nil, context.Cause(ctx)
+	case <-f.done:
+		return nil, errCallEnded
+	}
+}
