@@ -37,6 +37,13 @@ func startGateway(t *testing.T, args ...string) *gatewayProc {
 	t.Helper()
 	cmd := exec.Command(testenv.Toolwire(t), append([]string{"gateway", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
+	return waitGateway(t, cmd)
+}
+
+// waitGateway starts cmd, a `toolwire gateway`, and waits until it serves,
+// reading its log from stderr. t.Cleanup kills it by its PID.
+func waitGateway(t *testing.T, cmd *exec.Cmd) *gatewayProc {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

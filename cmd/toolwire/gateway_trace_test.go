@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,12 +10,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/mcp"
@@ -37,43 +34,7 @@ func startTracedGateway(t *testing.T, env ...string) (*gatewayProc, *testenv.Syn
 	cmd.Env = append(cmd.Env, env...)
 	stdout := &testenv.SyncBuffer{}
 	cmd.Stdout = stdout
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &gatewayProc{cmd: cmd, log: &testenv.SyncBuffer{}, done: make(chan struct{})}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	serving := regexp.MustCompile(`msg="gateway serving" url=(\S+)`)
-	urls := make(chan string, 1)
-	go func() {
-		defer close(p.done)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			p.log.Write([]byte(line + "\n"))
-			if m := serving.FindStringSubmatch(line); m != nil {
-				urls <- m[1]
-			}
-		}
-	}()
-	select {
-	case p.url = <-urls:
-	case <-p.done:
-		_ = cmd.Wait()
-		t.Fatalf("toolwire gateway exited before serving:\n%s", p.log.String())
-	case <-time.After(durableDeadline):
-		t.Fatalf("toolwire gateway did not start serving:\n%s", p.log.String())
-	}
-	return p, stdout
+	return waitGateway(t, cmd), stdout
 }
 
 // callSum calls serve__get-sum (the stdio upstream) through the gateway.
