@@ -283,7 +283,7 @@ func TestServeDataDirDefaultAndMemory(t *testing.T) {
 
 	// A second server on the same directory while the first runs.
 	busy := startServe(t, env)
-	if !strings.Contains(busy.log.String(), "in use by another toolwire serve") {
+	if !strings.Contains(busy.log.String(), "in use by another toolwire process") {
 		t.Errorf("no warning for a data directory in use:\n%s", busy.log.String())
 	}
 	cb := connectServe(t, busy.url, mcp.EraModern)

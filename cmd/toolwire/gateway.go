@@ -157,6 +157,16 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 		return err
 	}
 	gopts := []gateway.Option{gateway.WithLogger(logger), gateway.WithStartTimeout(f.startTimeout)}
+	if file.DataDir != "" && !f.check {
+		// The gateway's own tasks (a task call of an upstream's tool) are
+		// kept in data_dir: a finished one's result survives a restart.
+		tasks, err := openTaskStoreIn(file.DataDir, logger)
+		if err != nil {
+			return fmt.Errorf("data_dir: %w", err)
+		}
+		defer tasks.close(nil, 0, logger) // after the gateway's close, which stops the tasks
+		gopts = append(gopts, gateway.WithServerOptions(tasks.serverOptions()...))
+	}
 	if tp != nil {
 		gopts = append(gopts, gateway.WithTracerProvider(tp))
 		defer shutdownTracing(tp, logger) // after the gateway's close: its last spans are sent

@@ -381,3 +381,45 @@ upstreams:
 		t.Fatalf("OTC call: %v %+v %s", err, res, res.Value)
 	}
 }
+
+// TestGatewayTasksSurviveRestart: a task call through the gateway is a task
+// of the gateway's, kept in data_dir: after the gateway restarts on the
+// same directory, the finished task and its result are still there.
+func TestGatewayTasksSurviveRestart(t *testing.T) {
+	bin := testenv.Toolwire(t)
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "data_dir: state\nupstreams:\n  one:\n    command: [\""+bin+"\", serve, --stdio, --data-dir, \"\"]\n")
+	g := startGateway(t, "--config", cfg)
+	c := connectServe(t, g.url, mcp.EraLegacy)
+	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
+	defer cancel()
+	st, err := c.CallToolTask(ctx, "one__get-sum", map[string]any{"a": 20, "b": 22})
+	if err != nil || st.Task == nil {
+		t.Fatalf("CallToolTask: %+v, %v\n%s", st, err, g.log.String())
+	}
+	res, err := st.Wait(ctx)
+	if err != nil || len(res.Content) == 0 {
+		t.Fatalf("the task's result: %+v, %v", res, err)
+	}
+	want := string(mustJSON(t, res.Content))
+	c.Close()
+	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-g.done
+	_ = g.cmd.Wait()
+	if _, err := os.Stat(filepath.Join(dir, "state", "tasks.db")); err != nil {
+		t.Fatalf("no task database in data_dir: %v", err)
+	}
+
+	g = startGateway(t, "--config", cfg)
+	c = connectServe(t, g.url, mcp.EraLegacy)
+	got, err := c.GetTask(ctx, st.Task.TaskID)
+	if err != nil || got.Status != mcp.TaskCompleted {
+		t.Fatalf("tasks/get after the restart: %+v, %v", got, err)
+	}
+	res, err = c.WaitTask(ctx, st.Task.TaskID)
+	if err != nil || string(mustJSON(t, res.Content)) != want {
+		t.Fatalf("tasks/result after the restart: %+v, %v; want %s", res, err, want)
+	}
+}

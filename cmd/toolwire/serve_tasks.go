@@ -91,21 +91,32 @@ func (f *serveFlags) openTaskStore(explicit bool, logger *slog.Logger) (*taskSto
 		logger.Info("keeping tasks in memory (--data-dir \"\")")
 		return &taskStore{unlock: func() {}}, nil
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	ts, err := openTaskStoreIn(dir, logger)
+	if err != nil {
 		return nil, fmt.Errorf("--data-dir: %w", err)
+	}
+	return ts, nil
+}
+
+// openTaskStoreIn opens the SQLite task store in dir (created 0700), which
+// it locks for this process; a directory another process holds falls back
+// to memory with a warning.
+func openTaskStoreIn(dir string, logger *slog.Logger) (*taskStore, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
 	}
 	unlock, err := lockDataDir(filepath.Join(dir, lockFileName))
 	switch {
 	case errors.Is(err, errDataDirBusy):
-		logger.Warn("the data directory is in use by another toolwire serve; keeping this server's tasks in memory", "dir", dir)
+		logger.Warn("the data directory is in use by another toolwire process; keeping tasks in memory", "dir", dir)
 		return &taskStore{unlock: func() {}}, nil
 	case err != nil:
-		return nil, fmt.Errorf("--data-dir: %w", err)
+		return nil, err
 	}
 	st, err := taskstore.OpenSQLite(filepath.Join(dir, tasksFileName))
 	if err != nil {
 		unlock()
-		return nil, fmt.Errorf("--data-dir: %w", err)
+		return nil, err
 	}
 	logger.Info("keeping tasks on disk", "db", filepath.Join(dir, tasksFileName))
 	return &taskStore{store: st, dir: dir, unlock: unlock}, nil
@@ -135,10 +146,12 @@ func (ts *taskStore) stopTasks(srv *server.Server, timeout time.Duration, logger
 	})
 }
 
-// close stops srv's tasks (stopTasks), then closes the store and unlocks
-// the data directory.
+// close stops srv's tasks (stopTasks; nil when the caller has stopped
+// them), then closes the store and unlocks the data directory.
 func (ts *taskStore) close(srv *server.Server, timeout time.Duration, logger *slog.Logger) {
-	ts.stopTasks(srv, timeout, logger)
+	if srv != nil {
+		ts.stopTasks(srv, timeout, logger)
+	}
 	if ts.store != nil {
 		if err := ts.store.Close(); err != nil {
 			logger.Error("cannot close the task store", "error", err)
