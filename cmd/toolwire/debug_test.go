@@ -70,3 +70,22 @@ func TestServeDebugAddr(t *testing.T) {
 		t.Fatalf("--debug-addr 0.0.0.0:0: %v: %s", err, out)
 	}
 }
+
+// TestGatewayDebugAddr: toolwire gateway serves the runtime profiles with
+// --debug-addr too.
+func TestGatewayDebugAddr(t *testing.T) {
+	g := startGateway(t, "--debug-addr", "127.0.0.1:0")
+	m := regexp.MustCompile(`runtime profiles.* address=(\S+)`).FindStringSubmatch(g.log.String())
+	if m == nil {
+		t.Fatalf("no debug address logged:\n%s", g.log.String())
+	}
+	resp, err := http.Get("http://" + m[1] + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), "goroutine profile: total ") {
+		t.Fatalf("goroutine profile: %d %.80q", resp.StatusCode, body)
+	}
+}

@@ -42,6 +42,7 @@ type gatewayFlags struct {
 	shutdownTimeout time.Duration
 	startTimeout    time.Duration
 	watchInterval   time.Duration
+	debugAddr       string
 }
 
 func newGatewayCmd() *cobra.Command {
@@ -89,6 +90,7 @@ to HTTP upstreams in the traceparent header.`,
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long calls in flight may take to finish")
 	fl.DurationVar(&f.watchInterval, "watch-interval", 2*time.Second, "how often the config file is checked for changes, which reload it like SIGHUP (0: only on SIGHUP)")
 	fl.DurationVar(&f.startTimeout, "start-timeout", 10*time.Second, "how long the first connection to each upstream may take before the gateway serves without it")
+	fl.StringVar(&f.debugAddr, "debug-addr", "", "serve Go runtime profiles (/debug/pprof/) on this address, loopback only (default: off)")
 	return cmd
 }
 
@@ -184,6 +186,15 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 	if err != nil {
 		closeGateway(g, f.shutdownTimeout, logger)
 		return err
+	}
+	if f.debugAddr != "" {
+		stopDebug, err := serveDebug(ctx, f.debugAddr, logger)
+		if err != nil {
+			ln.Close()
+			closeGateway(g, f.shutdownTimeout, logger)
+			return err
+		}
+		defer stopDebug()
 	}
 	if file.AdminListen != "" {
 		stopAdmin, err := serveAdmin(ctx, file.AdminListen, g, logger)
