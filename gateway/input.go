@@ -65,12 +65,12 @@ type forwarded struct {
 	// upstream call waits for the answer (inputs.go).
 	modern  bool
 	asks    chan *inputAsk
-	outcome chan callOutcome   // buffered: the upstream call's end
-	done    chan struct{}      // closed when the upstream call has ended
-	cancel  context.CancelFunc // ends the upstream call
-	pending *inputAsk          // the question the parked call waits on
-	state   string             // its requestState while parked
-	owner   string             // who may answer it (auth.Principal.Key)
+	outcome chan callOutcome        // buffered: the upstream call's end
+	done    chan struct{}           // closed when the upstream call has ended
+	cancel  context.CancelCauseFunc // ends the upstream call, with the round's cause
+	pending *inputAsk               // the question the parked call waits on
+	state   string                  // its requestState while parked
+	owner   string                  // who may answer it (auth.Principal.Key)
 }
 
 // callOutcome is how an upstream call ended.

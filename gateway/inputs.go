@@ -123,7 +123,7 @@ func (g *Gateway) callModern(ctx context.Context, name string, r route, args, to
 		asks: make(chan *inputAsk), outcome: make(chan callOutcome, 1), done: make(chan struct{})}
 	f.owner = req.Principal().Key()
 	uctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	f.cancel = func() { cancel(context.Cause(ctx)) }
+	f.cancel = cancel
 	uctx = context.WithValue(uctx, forwardedKey{}, f)
 	opts := []client.CallOption{client.WithTimeout(r.up.timeout())}
 	if len(token) > 0 {
@@ -175,7 +175,7 @@ func (g *Gateway) resume(ctx context.Context, req *server.Request, name, state s
 // When ctx ends the upstream call is cancelled.
 func (f *forwarded) await(ctx context.Context, req *server.Request, token json.RawMessage) any {
 	rl := f.startRound(ctx, req, token)
-	stop := context.AfterFunc(ctx, f.cancel)
+	stop := context.AfterFunc(ctx, func() { f.cancel(context.Cause(ctx)) })
 	for {
 		select {
 		case o := <-f.outcome:
