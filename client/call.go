@@ -81,6 +81,12 @@ func (c *Client) call(ctx context.Context, out outgoing, cc callConfig, skim boo
 	defer cancel()
 	n := c.callStarted(cancel) // Close ends the call with it
 	defer c.callEnded(n)
+	if cc.inputs != nil || cc.requestState != nil {
+		var err error
+		if out, err = nextRound(out, cc.inputs, cc.requestState); err != nil {
+			return nil, err
+		}
+	}
 	for round := 0; ; round++ {
 		raw, err := c.roundTrip(ctx, &out, cc)
 		if err != nil {
@@ -90,7 +96,7 @@ func (c *Client) call(ctx context.Context, out outgoing, cc callConfig, skim boo
 		if err != nil {
 			return nil, err
 		}
-		if head == nil {
+		if head == nil || cc.noRounds {
 			return raw, nil
 		}
 		if round+1 >= c.cfg.maxInputRounds {

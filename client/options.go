@@ -416,6 +416,10 @@ type callConfig struct {
 	taskStatus func(mcp.Task)
 	// onLog, when set, gets the log messages that come with the call.
 	onLog func(LogMessage)
+	// Relayed input (WithoutInputRounds, WithInputResponses).
+	noRounds     bool
+	inputs       json.RawMessage
+	requestState json.RawMessage
 }
 
 // progressOption is a CallOption holding only a func, so that it is stored
@@ -435,6 +439,29 @@ func WithProgress(fn func(Progress)) CallOption { return progressOption{fn} }
 type logOption struct{ fn func(LogMessage) }
 
 func (o logOption) applyCall(c *callConfig) { c.onLog = o.fn }
+
+type noRoundsOption struct{}
+
+func (noRoundsOption) applyCall(c *callConfig) { c.noRounds = true }
+
+// WithoutInputRounds makes a 2026-07-28 call return an input_required
+// result as it is (raw, as from Call) instead of answering it: for a relay,
+// such as a gateway, whose own client answers and retries the call with
+// WithInputResponses.
+func WithoutInputRounds() CallOption { return noRoundsOption{} }
+
+type inputResponsesOption struct{ responses, state json.RawMessage }
+
+func (o inputResponsesOption) applyCall(c *callConfig) {
+	c.inputs, c.requestState = o.responses, o.state
+}
+
+// WithInputResponses sends the call as the retry of an input_required
+// result: with params.inputResponses and params.requestState as given
+// (raw JSON, passed on as they are; either may be nil to leave it out).
+func WithInputResponses(responses, requestState json.RawMessage) CallOption {
+	return inputResponsesOption{responses, requestState}
+}
 
 // WithCallLog delivers to fn the notifications/message the server sends
 // with this call: over HTTP, those on the call's own reply stream (stdio

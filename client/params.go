@@ -293,7 +293,9 @@ func nextRound(out outgoing, responses, requestState json.RawMessage) (outgoing,
 		return outgoing{}, err
 	}
 	delete(obj, "requestState")
-	obj["inputResponses"] = responses
+	if responses != nil {
+		obj["inputResponses"] = responses
+	}
 	if len(requestState) > 0 && string(requestState) != "null" {
 		obj["requestState"] = requestState
 	}

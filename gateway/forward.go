@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/jsonscan"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -32,7 +33,7 @@ func (g *Gateway) middleware(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
 					ProgressToken json.RawMessage `json:"progressToken"`
 				} `json:"_meta"`
 				InputResponses json.RawMessage `json:"inputResponses"`
-				RequestState   *string         `json:"requestState"`
+				RequestState   json.RawMessage `json:"requestState"`
 				Task           json.RawMessage `json:"task"`
 			}
 			if json.Unmarshal(req.Params, &p) != nil {
@@ -48,10 +49,25 @@ func (g *Gateway) middleware(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
 				break // the gateway's server runs the task (tasks.go)
 			}
 			if sreq == nil || sreq.Peer.Era != mcp.EraModern {
-				return g.callTool(ctx, p.Name, r, p.Arguments, p.Meta.ProgressToken, sreq), nil
+				return g.callTool(ctx, p.Name, r, p.Arguments, p.Meta.ProgressToken, sreq, nil)
 			}
-			if p.RequestState != nil {
-				return g.resume(ctx, sreq, p.Name, *p.RequestState, p.InputResponses, p.Meta.ProgressToken)
+			// A 2026-07-28 caller (inputs.go): a round the gateway parked
+			// goes on; to a 2026-07-28 upstream the rounds are relayed as
+			// they are (the upstream's requestState travels through the
+			// caller, the gateway keeps nothing); else the call may park.
+			state := p.RequestState
+			if string(state) == "null" {
+				state = nil
+			}
+			if parked(state) {
+				return g.resume(ctx, sreq, p.Name, state, p.InputResponses, p.Meta.ProgressToken)
+			}
+			if r.up.modern() {
+				in := &relayedInput{responses: p.InputResponses, state: state}
+				return g.callTool(ctx, p.Name, r, p.Arguments, p.Meta.ProgressToken, sreq, in)
+			}
+			if state != nil {
+				return nil, errUnknownState(p.Name)
 			}
 			return g.callModern(ctx, p.Name, r, p.Arguments, p.Meta.ProgressToken, sreq), nil
 		case mcp.MethodGetPrompt:
@@ -113,13 +129,26 @@ func (g *Gateway) forward(ctx context.Context, u *upstream, f func(context.Conte
 	return err
 }
 
-// callTool forwards one tools/call of the downstream tool name from a
-// 2025-era session (req) or from inside the process (req nil); every
-// failure is an isError result naming the upstream, never a JSON-RPC error.
-func (g *Gateway) callTool(ctx context.Context, name string, r route, args json.RawMessage, token json.RawMessage, req *server.Request) any {
+// relayedInput is what a 2026-07-28 caller's retry carries for a
+// 2026-07-28 upstream: passed on as it is.
+type relayedInput struct{ responses, state json.RawMessage }
+
+// callTool forwards one tools/call of the downstream tool name from req
+// (nil from inside the process), on the request's goroutine: from a
+// 2025-era session, or with its input rounds relayed (in). Every failure is
+// an isError result naming the upstream, never a JSON-RPC error, except the
+// upstream's JSON-RPC error answering a relayed retry (a requestState it
+// refuses, say), which is the caller's to see as it is.
+func (g *Gateway) callTool(ctx context.Context, name string, r route, args json.RawMessage, token json.RawMessage, req *server.Request, in *relayedInput) (any, error) {
 	start := time.Now()
 	var raw json.RawMessage
 	opts := []client.CallOption{client.WithTimeout(r.up.timeout())}
+	if in != nil {
+		opts = append(opts, client.WithoutInputRounds())
+		if in.responses != nil || in.state != nil {
+			opts = append(opts, client.WithInputResponses(in.responses, in.state))
+		}
+	}
 	if req != nil {
 		f := &forwarded{g: g, up: r.up, name: name, tool: r.name}
 		rl := f.startRound(ctx, req, token)
@@ -137,7 +166,11 @@ func (g *Gateway) callTool(ctx context.Context, name string, r route, args json.
 		return err
 	})
 	g.metrics.observe(r.up, mcp.MethodCallTool, name, toolOutcome(ctx, err, raw), start)
-	return toolResult(ctx, r.up, r.name, raw, err)
+	var je *client.JSONRPCError
+	if in != nil && in.state != nil && errors.As(err, &je) {
+		return nil, rpcError(r.up, err)
+	}
+	return toolResult(ctx, r.up, r.name, raw, err), nil
 }
 
 // toolResult is the downstream answer to a forwarded call that ended with
@@ -205,7 +238,8 @@ func (g *Gateway) toolFallback(ctx context.Context, req *server.CallRequest) (*m
 	if req.TaskID() != "" && r.tasks != mcp.TaskForbidden {
 		return g.callTask(ctx, req, r), nil
 	}
-	switch res := g.callTool(ctx, req.Name, r, req.Arguments, nil, req.Request).(type) {
+	res, _ := g.callTool(ctx, req.Name, r, req.Arguments, nil, req.Request, nil) // no relayed round: no error
+	switch res := res.(type) {
 	case *mcp.CallToolResult:
 		return res, nil
 	case json.RawMessage:
@@ -256,87 +290,118 @@ func (g *Gateway) resourceFallback(ctx context.Context, req *server.ResourceRequ
 }
 
 // clean drops what an upstream stamped on its result for itself: a
-// top-level resultType and the serverInfo member of _meta (the gateway's
-// server stamps its own for 2026-07-28 requests). Every other member's
-// bytes are kept as they are; the result is untouched when it has neither.
+// top-level resultType "complete" (the gateway's server stamps its own;
+// input_required, which a relayed round passes on, is kept) and the
+// serverInfo member of _meta (an emptied _meta goes too). Every other byte
+// is kept as it is; the result is returned untouched when it has neither,
+// or when it is not an object the scanner reads plainly.
 func clean(raw json.RawMessage) json.RawMessage {
 	if !bytes.Contains(raw, []byte(`"resultType"`)) && !bytes.Contains(raw, []byte(mcp.MetaServerInfo)) {
 		return raw
 	}
-	members, ok := objectMembers(raw)
-	if !ok {
-		return raw
+	// One cut at a time, each on a fresh scan of what is left, so that two
+	// neighbouring members never claim the same comma.
+	for range len(cleanMembers) {
+		cut, ok := nextCut(raw)
+		if !ok {
+			break
+		}
+		out := make([]byte, 0, len(raw)-(cut[1]-cut[0]))
+		out = append(out, raw[:cut[0]]...)
+		raw = append(out, raw[cut[1]:]...)
 	}
-	out := []byte{'{'}
-	for _, m := range members {
-		if m.name == "resultType" {
+	return raw
+}
+
+// nextCut finds the first thing clean drops from raw: the byte range to
+// cut; false when there is none (or raw is not plainly readable).
+func nextCut(raw []byte) ([2]int, bool) {
+	var cut [2]int
+	found := false
+	ok := jsonscan.Members(raw, cleanMembers, func(name, value []byte) bool {
+		if found {
+			return true // the whole object is still checked
+		}
+		at := offset(raw, value)
+		switch string(name) {
+		case "resultType":
+			if s, plain := jsonscan.PlainString(value); plain && string(s) == string(mcp.ResultComplete) {
+				cut, found = memberRange(raw, at, at+len(value)), true
+			}
+		case "_meta":
+			var inner [2]int
+			has := false
+			if !jsonscan.Members(value, metaMembers, func(_, v []byte) bool {
+				i := offset(value, v)
+				inner, has = memberRange(value, i, i+len(v)), true
+				return true
+			}) || !has {
+				return true
+			}
+			if emptyWithout(value, inner) {
+				cut = memberRange(raw, at, at+len(value))
+			} else {
+				cut = [2]int{at + inner[0], at + inner[1]}
+			}
+			found = true
+		}
+		return true
+	})
+	return cut, ok && found
+}
+
+var (
+	cleanMembers = []string{"resultType", "_meta"}
+	metaMembers  = []string{mcp.MetaServerInfo}
+)
+
+// offset is where sub, a slice of data, starts in it.
+func offset(data, sub []byte) int { return cap(data) - cap(sub) }
+
+// memberRange widens the value at obj[start:end] to its whole member: the
+// name before it and one comma next to it (the following one, else the
+// preceding one), so that cutting the range leaves a valid object.
+func memberRange(obj []byte, start, end int) [2]int {
+	i := start - 1
+	for i > 0 && obj[i] != ':' {
+		i--
+	}
+	i-- // before the colon: spaces, then the name's closing quote
+	for i > 0 && obj[i] != '"' {
+		i--
+	}
+	i-- // the name is plain (no escapes): its opening quote is the previous one
+	for i > 0 && obj[i] != '"' {
+		i--
+	}
+	from, to := i, end
+	j := end
+	for j < len(obj) && isSpace(obj[j]) {
+		j++
+	}
+	if j < len(obj) && obj[j] == ',' {
+		return [2]int{from, j + 1}
+	}
+	k := from - 1
+	for k > 0 && isSpace(obj[k]) {
+		k--
+	}
+	if obj[k] == ',' {
+		from = k
+	}
+	return [2]int{from, to}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// emptyWithout says whether the object obj has no member left once the
+// range cut is removed.
+func emptyWithout(obj []byte, cut [2]int) bool {
+	for i, c := range obj {
+		if i >= cut[0] && i < cut[1] || isSpace(c) || c == '{' || c == '}' {
 			continue
 		}
-		value := m.value
-		if m.name == "_meta" {
-			meta, ok := objectMembers(value)
-			if ok {
-				kept := meta[:0]
-				for _, mm := range meta {
-					if mm.name != mcp.MetaServerInfo {
-						kept = append(kept, mm)
-					}
-				}
-				if len(kept) == 0 {
-					continue
-				}
-				value = encodeMembers(kept)
-			}
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		key, _ := json.Marshal(m.name)
-		out = append(out, key...)
-		out = append(out, ':')
-		out = append(out, value...)
+		return false
 	}
-	return append(out, '}')
-}
-
-type member struct {
-	name  string
-	value json.RawMessage
-}
-
-// objectMembers reads a JSON object's members in order, values as raw
-// bytes.
-func objectMembers(raw []byte) ([]member, bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, false
-	}
-	var out []member
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		name, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		out = append(out, member{name, v})
-	}
-	return out, true
-}
-
-func encodeMembers(ms []member) json.RawMessage {
-	out := []byte{'{'}
-	for i, m := range ms {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		key, _ := json.Marshal(m.name)
-		out = append(out, key...)
-		out = append(out, ':')
-		out = append(out, m.value...)
-	}
-	return append(out, '}')
+	return true
 }

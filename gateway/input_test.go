@@ -141,10 +141,11 @@ func TestInputAcrossTheHop(t *testing.T) {
 }
 
 // TestInputRequestStateIsSingleUse: the requestState of a gateway's
-// input_required result continues its call once; replayed, or made up, it
-// is refused with -32602, and so is a retry without the answer.
+// input_required result (a parked call to a 2025-era upstream) continues its
+// call once; replayed, or made up, it is refused with -32602, and so is a
+// retry without the answer.
 func TestInputRequestStateIsSingleUse(t *testing.T) {
-	u, opts := askUpstream(t, mcp.EraModern, 1)
+	u, opts := askUpstream(t, mcp.EraLegacy, 1)
 	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, opts...)
 	var mu sync.Mutex
 	var retries []json.RawMessage
@@ -198,13 +199,14 @@ func replace(m map[string]json.RawMessage, key, value string) json.RawMessage {
 
 func asJSONRPC(err error, je **client.JSONRPCError) bool { return errors.As(err, je) }
 
-// TestInputPendingLimit: beyond WithMaxPendingInputs calls waiting for
-// their clients' answers, an upstream's question is refused (the call ends
+// TestInputPendingLimit: beyond WithMaxPendingInputs calls (to 2025-era
+// upstreams) waiting for their clients' answers, an upstream's question is
+// refused (the call ends
 // as the upstream then decides: here a tool error); the parked call still
 // completes when its client answers.
 func TestInputPendingLimit(t *testing.T) {
-	u, _ := askUpstream(t, mcp.EraModern, 1)
-	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, gateway.WithMaxPendingInputs(1))
+	u, opts := askUpstream(t, mcp.EraLegacy, 1)
+	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, append(opts, gateway.WithMaxPendingInputs(1))...)
 	asked := make(chan struct{})
 	release := make(chan struct{})
 	slow := downstream(t, g, client.WithEra(mcp.EraModern),
@@ -239,11 +241,11 @@ func TestInputPendingLimit(t *testing.T) {
 }
 
 // TestInputParkedCallExpires: a call parked for an answer that never comes
-// ends with its upstream's timeout; the late retry is refused.
+// ends with its 2025-era upstream's timeout; the late retry is refused.
 func TestInputParkedCallExpires(t *testing.T) {
-	u, _ := askUpstream(t, mcp.EraModern, 1)
+	u, opts := askUpstream(t, mcp.EraLegacy, 1)
 	u.Timeout = 200 * time.Millisecond
-	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}})
+	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, opts...)
 	late := downstream(t, g, client.WithEra(mcp.EraModern),
 		client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			time.Sleep(time.Second)
@@ -316,5 +318,65 @@ func TestUpstreamLogsFollowTheirCall(t *testing.T) {
 		if m := <-logs[i]; string(m.Data) != `"`+w+`"` {
 			t.Errorf("%s's client got %s", w, m.Data)
 		}
+	}
+}
+
+// TestInputRoundsRelayed: between a 2026-07-28 caller and a 2026-07-28
+// upstream the gateway keeps nothing: the upstream's input_required result
+// reaches the caller with the upstream's own requestState, the retry goes
+// back as it is, nothing is parked, and a replayed retry gets the
+// upstream's -32602.
+func TestInputRoundsRelayed(t *testing.T) {
+	u, opts := askUpstream(t, mcp.EraModern, 1)
+	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, opts...)
+	var mu sync.Mutex
+	var states []string
+	var retries []json.RawMessage
+	record := func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
+		return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			res, err := next(ctx, req)
+			if raw, ok := res.(json.RawMessage); ok {
+				var head struct {
+					RequestState string `json:"requestState"`
+				}
+				if json.Unmarshal(raw, &head) == nil && head.RequestState != "" {
+					mu.Lock()
+					states = append(states, head.RequestState)
+					mu.Unlock()
+				}
+			}
+			if strings.Contains(string(req.Params), `"requestState"`) {
+				mu.Lock()
+				retries = append(retries, req.Params)
+				mu.Unlock()
+			}
+			return res, err
+		}
+	}
+	c := asker(t, g, mcp.EraModern, "ann", client.WithMiddleware(record))
+	res, err := c.CallTool(t.Context(), "q__ask", nil)
+	if err != nil || !strings.Contains(string(res.StructuredContent), `"echo":"accept:ann|model of ann|file:///ann"`) {
+		t.Fatalf("call: %+v, %v", res, err)
+	}
+	mu.Lock()
+	states, retries = slices.Clone(states), slices.Clone(retries)
+	mu.Unlock()
+	if len(states) != 3 || len(retries) != 3 {
+		t.Fatalf("%d input_required results and %d retries, want 3 each", len(states), len(retries))
+	}
+	for _, st := range states {
+		if strings.HasPrefix(st, "gw1.") {
+			t.Errorf("requestState %q is the gateway's: the round was parked, not relayed", st)
+		}
+	}
+	rec := httptest.NewRecorder()
+	g.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if !strings.Contains(rec.Body.String(), "\ntoolwire_gateway_pending_inputs 0\n") {
+		t.Errorf("a relayed round was parked:\n%s", rec.Body.String())
+	}
+	_, err = c.Call(t.Context(), mcp.MethodCallTool, retries[0])
+	var je *client.JSONRPCError
+	if !asJSONRPC(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("replayed retry: %v, want the upstream's -32602", err)
 	}
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -59,7 +60,7 @@ type parkedCalls struct {
 func (p *parkedCalls) put(f *forwarded, a *inputAsk) (string, bool) {
 	var b [18]byte
 	_, _ = rand.Read(b[:])
-	state := "gw1." + base64.RawURLEncoding.EncodeToString(b[:])
+	state := statePrefix + base64.RawURLEncoding.EncodeToString(b[:])
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.calls) >= p.max {
@@ -82,8 +83,7 @@ func (p *parkedCalls) take(state, tool, owner string) (*forwarded, *inputAsk, *j
 	defer p.mu.Unlock()
 	f, ok := p.calls[state]
 	if !ok || f.owner != owner {
-		return nil, nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
-			"requestState is unknown, already used or expired (the call it continued has ended): call %s again without it", tool)
+		return nil, nil, errUnknownState(tool).(*jsonrpc.Error)
 	}
 	if f.name != tool {
 		return nil, nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "requestState belongs to a call of another tool, not %s", tool)
@@ -149,9 +149,26 @@ func (g *Gateway) callModern(ctx context.Context, name string, r route, args, to
 	return f.await(ctx, req, token)
 }
 
+// statePrefix starts every requestState of a parked call.
+const statePrefix = "gw1."
+
+// parked says whether a requestState (raw JSON) is one of a parked call.
+func parked(state json.RawMessage) bool {
+	return bytes.HasPrefix(state, []byte(`"`+statePrefix))
+}
+
+func errUnknownState(tool string) error {
+	return jsonrpc.NewError(jsonrpc.CodeInvalidParams,
+		"requestState is unknown, already used or expired (the call it continued has ended): call %s again without it", tool)
+}
+
 // resume continues a parked call with the client's answer: a retried
 // tools/call of a 2026-07-28 client carrying the gateway's requestState.
-func (g *Gateway) resume(ctx context.Context, req *server.Request, name, state string, responses, token json.RawMessage) (any, error) {
+func (g *Gateway) resume(ctx context.Context, req *server.Request, name string, rawState, responses, token json.RawMessage) (any, error) {
+	var state string
+	if err := json.Unmarshal(rawState, &state); err != nil {
+		return nil, errUnknownState(name)
+	}
 	var answers map[string]json.RawMessage
 	if len(responses) > 0 {
 		if err := wirejson.Unmarshal(responses, &answers); err != nil {

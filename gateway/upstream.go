@@ -138,6 +138,14 @@ func (u *upstream) session() (*client.Client, error) {
 	return nil, errors.New(why)
 }
 
+// modern says whether u's current session speaks 2026-07-28.
+func (u *upstream) modern() bool {
+	u.mu.Lock()
+	c := u.c
+	u.mu.Unlock()
+	return c != nil && c.Era() == mcp.EraModern
+}
+
 // waitNewSession waits for a ready session other than old, until ctx ends.
 func (u *upstream) waitNewSession(ctx context.Context, old *client.Client) (*client.Client, error) {
 	for {

@@ -47,6 +47,7 @@ targets=(
   "./oauth FuzzDecodeExchangeResponse"
   "./auth FuzzPeekTarget"
   "./gateway/config FuzzParse"
+  "./gateway FuzzClean"
 )
 
 # Every fuzz target in the module (bench/ is a module of its own) must be listed.
