@@ -95,16 +95,11 @@ func newUpstream(g *Gateway, spec Upstream) *upstream {
 	return u
 }
 
-// upstreamHTTPClient is the client of one HTTP upstream: connections are
-// kept for reuse up to conns idle ones, since every call in flight needs
-// its own (net/http's default keeps two per host, so a busy upstream
-// would be dialled anew for most calls).
+// upstreamHTTPClient is the client of one HTTP upstream: HTTP/1.1 on the
+// caller's goroutine (h1Transport), connections kept for reuse up to conns
+// idle ones, since every call in flight needs its own.
 func upstreamHTTPClient(conns int) *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = conns
-	t.MaxIdleConnsPerHost = conns
-	t.IdleConnTimeout = 90 * time.Second
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: newH1Transport(conns)}
 }
 
 func (u *upstream) timeout() time.Duration {

@@ -10,7 +10,9 @@
 // concurrent callers (median and min–max over the repetitions) and the
 // derived figures against the gateway targets. With -profile it takes a
 // CPU profile of the gateway (perf record) during one extra, unrecorded
-// 64-caller via-HTTP run. Every process it starts is killed on exit, also
+// via-HTTP run (64 callers, -profile-callers). -base runs a second
+// toolwire binary's gateway as one more target, for an A/B comparison
+// under the same drift. Every process it starts is killed on exit, also
 // on error or interrupt.
 package main
 
@@ -42,8 +44,13 @@ var (
 	reps     = flag.Int("reps", 3, "repetitions")
 	erasFlag = flag.String("eras", "2026-07-28,2025-11-25", "protocol eras, comma-separated")
 	callersF = flag.String("callers", "1,8,64", "concurrent callers, comma-separated")
-	profile  = flag.String("profile", "auto", `CPU-profile the gateway during an extra 64-caller via-HTTP run with perf: "auto" (if perf is found), "off"`)
+	profile  = flag.String("profile", "auto", `CPU-profile the gateway during an extra via-HTTP run (-profile-callers) with perf: "auto" (if perf is found), "off"`)
 	profDur  = flag.Duration("profile-dur", 5*time.Second, "length of the profiled run")
+	profN    = flag.Int("profile-callers", 64, "concurrent callers of the profiled run")
+	profOut  = flag.String("profile-out", "", "directory to keep the profile's perf.data in (default: deleted with the temp dir)")
+	binFlag  = flag.String("bin", "", "toolwire binary to run (default: built from the root module's work tree)")
+	baseBin  = flag.String("base", "", `another toolwire binary: adds the target "gateway-http-base", its gateway with the same HTTP upstream, interleaved with the others (an A/B comparison)`)
+	noStdio  = flag.Bool("no-stdio", false, "leave out the gateway-stdio target")
 	verbose  = flag.Bool("v", false, "log progress to stderr")
 )
 
@@ -52,10 +59,13 @@ const (
 	direct       = "direct"
 	gatewayHTTP  = "gateway-http"
 	gatewayStdio = "gateway-stdio"
-	upstream     = "ref" // the upstream's name in both gateway configs
+	gatewayBase  = "gateway-http-base" // -base
+	upstream     = "ref"               // the upstream's name in both gateway configs
 )
 
-var targets = []string{direct, gatewayHTTP, gatewayStdio}
+// targets are those measured, in order: direct, gateway-http, then
+// gateway-stdio and gateway-http-base unless left out (see flags).
+var targets = []string{direct, gatewayHTTP}
 
 // procs are the processes started, killed by PID at exit.
 var (
@@ -226,20 +236,25 @@ func startAll(bin string) (map[string]*proc, error) {
 		return nil, err
 	}
 	gwArgs := []string{"--listen", "127.0.0.1:0", "--admin-listen", "off"}
-	gh, err := start(gatewayHTTP, bin, gatewayReady, append([]string{"gateway", "--config", cfgHTTP}, gwArgs...)...)
-	if err != nil {
-		return nil, err
-	}
-	gs, err := start(gatewayStdio, bin, gatewayReady, append([]string{"gateway", "--config", cfgStdio}, gwArgs...)...)
-	if err != nil {
-		return nil, err
-	}
-	for _, g := range []*proc{gh, gs} {
+	ps := map[string]*proc{direct: srv}
+	for _, t := range targets[1:] {
+		b, cfg := bin, cfgHTTP
+		switch t {
+		case gatewayStdio:
+			cfg = cfgStdio
+		case gatewayBase:
+			b = *baseBin
+		}
+		g, err := start(t, b, gatewayReady, append([]string{"gateway", "--config", cfg}, gwArgs...)...)
+		if err != nil {
+			return nil, err
+		}
 		if !strings.Contains(g.log.String(), upstream+"=ready") {
 			return nil, fmt.Errorf("%s: upstream %s not ready:\n%s", g.name, upstream, g.log)
 		}
+		ps[t] = g
 	}
-	return map[string]*proc{direct: srv, gatewayHTTP: gh, gatewayStdio: gs}, nil
+	return ps, nil
 }
 
 func toolName(target string) string {
@@ -249,8 +264,33 @@ func toolName(target string) string {
 	return upstream + "__" + tools.Echo
 }
 
-// measurement is one target's figures at one era and caller count.
-type measurement struct{ p50, p99, cps float64 }
+// measurement is one target's figures at one era and caller count; cpu
+// is the CPU time (user and system) the target's process used per call in
+// the measured window, in µs: unlike calls/s it hardly depends on what
+// else runs on the machine.
+type measurement struct{ p50, p99, cps, cpu float64 }
+
+// cpuTime is the CPU time process pid has used, user and system, all its
+// threads (from /proc; 0 where there is none).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (which may hold spaces): state is
+	// the 3rd field of the line, utime and stime the 14th and 15th.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / clockTicks
+}
+
+// clockTicks is the unit of /proc's CPU times (USER_HZ, 100 on Linux).
+const clockTicks = 100
 
 // run drives target's echo with callers concurrent callers for
 // warmup+dur, timing every call; p50 and p99 are over the calls that
@@ -281,6 +321,14 @@ func run(ctx context.Context, p *proc, target string, modern bool, callers int, 
 	tool := toolName(target)
 	msg := "hello, gateway " // the reference echo answers "Echo: " + message
 	t0 := time.Now()
+	cpuc := make(chan time.Duration, 1)
+	go func() {
+		pid := p.cmd.Process.Pid
+		time.Sleep(warm)
+		c0 := cpuTime(pid)
+		time.Sleep(d)
+		cpuc <- cpuTime(pid) - c0
+	}()
 	cps, _, _, err := load.Rate(callers, warm, d, time.Minute, func(k, i int) (int64, error) {
 		m := msg + strconv.Itoa(i)
 		t := time.Now()
@@ -304,11 +352,12 @@ func run(ctx context.Context, p *proc, target string, modern bool, callers int, 
 	if len(lat) == 0 {
 		return measurement{}, fmt.Errorf("no call ended in the measured window")
 	}
+	cpu := float64((<-cpuc).Microseconds()) / float64(len(lat))
 	slices.Sort(lat)
 	us := func(q int) float64 {
 		return float64(lat[min(len(lat)-1, len(lat)*q/100)].Nanoseconds()) / 1e3
 	}
-	return measurement{p50: us(50), p99: us(99), cps: cps}, nil
+	return measurement{p50: us(50), p99: us(99), cps: cps, cpu: cpu}, nil
 }
 
 type key struct {
@@ -347,10 +396,18 @@ func main() {
 	}()
 	defer cleanup()
 
+	if !*noStdio {
+		targets = append(targets, gatewayStdio)
+	}
+	if *baseBin != "" {
+		targets = append(targets, gatewayBase)
+	}
 	began := time.Now()
-	bin, err := build()
-	if err != nil {
-		fatalf("%v", err)
+	bin := *binFlag
+	if bin == "" {
+		if bin, err = build(); err != nil {
+			fatalf("%v", err)
+		}
 	}
 	ps, err := startAll(bin)
 	if err != nil {
@@ -378,7 +435,7 @@ func main() {
 					if err != nil {
 						fatalf("rep %d, %s, %s, %d callers: %v\n%s", rep+1, t, era, n, err, ps[t].log)
 					}
-					logf("rep %d %s %d %s: p50 %.0f µs p99 %.0f µs %.0f calls/s", rep+1, era, n, t, m.p50, m.p99, m.cps)
+					logf("rep %d %s %d %s: p50 %.0f µs p99 %.0f µs %.0f calls/s %.0f CPU µs/call", rep+1, era, n, t, m.p50, m.p99, m.cps, m.cpu)
 					k := key{era, n, t}
 					res[k] = append(res[k], m)
 				}
@@ -394,7 +451,7 @@ func main() {
 
 	report(os.Stdout, eras, callerCounts, res, elapsed)
 	if prof != "" {
-		fmt.Printf("\n### CPU profile of the gateway (%s, 64 callers, via HTTP upstream, %s, perf record -g)\n\n```\n%s```\n", eras[0], *profDur, prof)
+		fmt.Printf("\n### CPU profile of the gateway (%s, %d callers, via HTTP upstream, %s, perf record -g)\n\n```\n%s```\n", eras[0], *profN, *profDur, prof)
 	}
 }
 
@@ -405,13 +462,18 @@ func rotate(names []string, rep int) []string {
 }
 
 // profileGateway runs perf record on the gateway during an extra,
-// unrecorded 64-caller run and returns the top of its report.
+// unrecorded run of -profile-callers callers and returns the top of its
+// report.
 func profileGateway(ctx context.Context, g *proc, era string) string {
 	perf, err := exec.LookPath("perf")
 	if err != nil {
 		return fmt.Sprintf("not profiled: %v\n", err)
 	}
-	data := filepath.Join(tmpDir, "perf.data")
+	dir := tmpDir
+	if *profOut != "" {
+		dir = *profOut
+	}
+	data := filepath.Join(dir, fmt.Sprintf("perf-gateway-%d.data", *profN))
 	secs := *profDur + *warmup
 	rec := exec.Command(perf, "record", "-F", "999", "-g", "-o", data, "-p", strconv.Itoa(g.cmd.Process.Pid), "--", "sleep", strconv.FormatFloat(profDur.Seconds(), 'f', 1, 64))
 	rec.Stdout, rec.Stderr = io.Discard, io.Discard
@@ -420,7 +482,7 @@ func profileGateway(ctx context.Context, g *proc, era string) string {
 		time.Sleep(*warmup)
 		errc <- rec.Run()
 	}()
-	if _, err := run(ctx, g, gatewayHTTP, era == load.ModernVersion, 64, secs, 500*time.Millisecond); err != nil {
+	if _, err := run(ctx, g, gatewayHTTP, era == load.ModernVersion, *profN, secs, 500*time.Millisecond); err != nil {
 		return fmt.Sprintf("not profiled: the run failed: %v\n", err)
 	}
 	if err := <-errc; err != nil {

@@ -62,6 +62,7 @@ func field(ms []measurement, f func(measurement) float64) []float64 {
 func p50(m measurement) float64 { return m.p50 }
 func p99(m measurement) float64 { return m.p99 }
 func cps(m measurement) float64 { return m.cps }
+func cpu(m measurement) float64 { return m.cpu }
 
 // paired is f(gateway) op f(direct) per repetition (the repetitions ran
 // back to back, so each pair saw the same drift).
@@ -92,13 +93,13 @@ func report(w io.Writer, eras []string, callerCounts []int, res map[key][]measur
 	fmt.Fprintf(w, "Run %s, commit %s, %d CPUs, %s; %d repetitions, each target %s warm-up + %s measured per era and caller count, targets interleaved (order rotated each repetition); %s in all.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), headShort(), runtime.NumCPU(), goVersion(), *reps, *warmup, *dur, elapsed.Round(time.Second))
 	fmt.Fprintf(w, "Load average at the start %s, at the end %s (the machine is shared: anything else running competes with the load generator and the servers for the same CPUs).\n\n", loadStart, load.SystemLoad())
-	fmt.Fprintf(w, "Echo with a small message over Streamable HTTP; median (min–max) over the repetitions. p50 and p99 are of every call that ended in the measured window.\n\n")
-	fmt.Fprintf(w, "| era | callers | target | p50 µs | p99 µs | calls/s |\n|---|---:|---|---:|---:|---:|\n")
+	fmt.Fprintf(w, "Echo with a small message over Streamable HTTP; median (min–max) over the repetitions. p50 and p99 are of every call that ended in the measured window; CPU µs/call is the target process's own CPU time (user and system, from /proc) in that window over its calls (a gateway's, not its upstream's).\n\n")
+	fmt.Fprintf(w, "| era | callers | target | p50 µs | p99 µs | calls/s | CPU µs/call |\n|---|---:|---|---:|---:|---:|---:|\n")
 	for _, era := range eras {
 		for _, n := range callerCounts {
 			for _, t := range targets {
 				ms := res[key{era, n, t}]
-				fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s |\n", era, n, t, cell(field(ms, p50)), cell(field(ms, p99)), cell(field(ms, cps)))
+				fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s |\n", era, n, t, cell(field(ms, p50)), cell(field(ms, p99)), cell(field(ms, cps)), cell(field(ms, cpu)))
 			}
 		}
 	}
@@ -108,7 +109,7 @@ func report(w io.Writer, eras []string, callerCounts []int, res map[key][]measur
 	for _, era := range eras {
 		for _, n := range callerCounts {
 			dir := res[key{era, n, direct}]
-			for _, t := range []string{gatewayHTTP, gatewayStdio} {
+			for _, t := range targets[1:] {
 				gw := res[key{era, n, t}]
 				fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s |\n", era, n, strings.TrimPrefix(t, "gateway-"),
 					cell(paired(gw, dir, p50, sub)), cell(paired(gw, dir, p99, sub)), cell(paired(gw, dir, cps, div)))
@@ -126,7 +127,7 @@ func report(w io.Writer, eras []string, callerCounts []int, res map[key][]measur
 	for _, era := range eras {
 		dir1 := res[key{era, 1, direct}]
 		dir64 := res[key{era, ratioCallers, direct}]
-		for _, t := range []string{gatewayHTTP, gatewayStdio} {
+		for _, t := range targets[1:] {
 			up := strings.TrimPrefix(t, "gateway-")
 			if len(dir1) > 0 {
 				a := median(paired(res[key{era, 1, t}], dir1, p50, sub))
