@@ -225,17 +225,18 @@ func (u *upstream) inputOptions() []client.Option {
 }
 
 // relay passes what an upstream sends during one call (progress, log
-// messages) to the downstream request, in order, on its own goroutine:
-// the client's callbacks run on the goroutine reading the upstream and
-// must not block. Reports are dropped when the downstream is too slow
-// (64 queued), never the call; finish waits for the queue to empty,
-// before the response is sent.
+// messages) to the downstream request, in order, on its own goroutine,
+// started with the first report (most calls have none): the client's
+// callbacks run on the goroutine reading the upstream and must not block.
+// Reports are dropped when the downstream is too slow (64 queued), never
+// the call; finish waits for the queue to empty, before the response is
+// sent.
 type relay struct {
 	ctx  context.Context
 	req  *server.Request
-	ch   chan func()
-	done chan struct{}
 	mu   sync.Mutex
+	ch   chan func()   // nil until the first report
+	done chan struct{} // closed when the goroutine has sent everything
 	shut bool
 	// progress state, used on the relay's goroutine only
 	last float64
@@ -243,14 +244,7 @@ type relay struct {
 }
 
 func newRelay(ctx context.Context, req *server.Request) *relay {
-	r := &relay{ctx: ctx, req: req, ch: make(chan func(), 64), done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		for f := range r.ch {
-			f()
-		}
-	}()
-	return r
+	return &relay{ctx: ctx, req: req}
 }
 
 func (r *relay) push(f func()) {
@@ -258,6 +252,15 @@ func (r *relay) push(f func()) {
 	defer r.mu.Unlock()
 	if r.shut {
 		return // after the call: too late
+	}
+	if r.ch == nil {
+		r.ch, r.done = make(chan func(), 64), make(chan struct{})
+		go func(ch chan func(), done chan struct{}) {
+			defer close(done)
+			for f := range ch {
+				f()
+			}
+		}(r.ch, r.done)
 	}
 	select {
 	case r.ch <- f:
@@ -294,12 +297,17 @@ func (r *relay) finish() {
 		return
 	}
 	r.mu.Lock()
+	ch, done := r.ch, r.done
 	if !r.shut {
 		r.shut = true
-		close(r.ch)
+		if ch != nil {
+			close(ch)
+		}
 	}
 	r.mu.Unlock()
-	<-r.done
+	if done != nil {
+		<-done
+	}
 }
 
 // downstreamError passes the downstream client's refusal on as it was, and
