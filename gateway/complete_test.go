@@ -28,7 +28,9 @@ func TestCompletionAcrossTheHop(t *testing.T) {
 		return &mcp.Completion{Values: []string{"Porto"}}, nil
 	}))
 	must(server.AddResourceTemplate(up, &mcp.ResourceTemplate{URITemplate: "places://city/{name}", Name: "city"},
-		func(context.Context, *server.ResourceRequest) (*mcp.ReadResourceResult, error) { return nil, server.ErrResourceNotFound },
+		func(context.Context, *server.ResourceRequest) (*mcp.ReadResourceResult, error) {
+			return nil, server.ErrResourceNotFound
+		},
 		server.WithVarCompletion("name", server.CompleteFromList("Lyon", "Lille", "Nice"))))
 	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{
 		{Name: "p", Server: up},

@@ -98,7 +98,7 @@ func span(t *testing.T, exp *tracetest.InMemoryExporter, name string, kind trace
 func attr(s tracetest.SpanStub, key string) string {
 	for _, kv := range s.Attributes {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
