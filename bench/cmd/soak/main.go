@@ -6,11 +6,11 @@
 // The load mixes, on several workers at once: 2025-era sessions opened, used
 // and ended with DELETE; stateless 2026-07-28 calls; large echo payloads;
 // arguments that break the schema; malformed bodies; and long calls whose
-// connection the client drops mid-call. Every reply is checked.
+// connection the client drops mid-call. Every reply is checked. The server
+// is stopped by PID on exit, also on error or interrupt (package procs).
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -18,9 +18,7 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -29,6 +27,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/toolwire/toolwire/bench/internal/procs"
 )
 
 func main() {
@@ -37,28 +37,33 @@ func main() {
 		warmup   = flag.Duration("warmup", 2*time.Minute, "samples before this are the warm-up, not compared")
 		interval = flag.Duration("interval", 10*time.Second, "time between samples")
 		workers  = flag.Int("workers", 8, "concurrent load workers")
-		bin      = flag.String("bin", "", "toolwire binary to soak (default: build ../cmd/toolwire)")
+		bin      = flag.String("bin", "", "toolwire binary to soak (default: build ./cmd/toolwire of the root module)")
 		csvPath  = flag.String("csv", "", "also write every sample to this CSV file")
 	)
 	flag.Parse()
 	if *duration <= *warmup+3**interval {
-		fatalf("-duration must exceed -warmup by at least three -interval")
+		procs.Fatalf("-duration must exceed -warmup by at least three -interval")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	dir, err := procs.Init("soak")
+	if err != nil {
+		procs.Fatalf("%v", err)
+	}
+	defer procs.Cleanup()
+	// An interrupt ends the load early: the samples so far are still
+	// written (-csv) before the server is stopped.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	if *bin == "" {
-		var err error
-		if *bin, err = build(); err != nil {
-			fatalf("building toolwire: %v", err)
+		if *bin, err = procs.Build(dir); err != nil {
+			procs.Fatalf("building toolwire: %v", err)
 		}
 	}
 	srv, err := start(*bin)
 	if err != nil {
-		fatalf("%v", err)
+		procs.Fatalf("%v", err)
 	}
-	defer srv.stop()
 	fmt.Printf("soaking %s (pid %d) for %v: %d workers, samples every %v, warm-up %v\n",
-		srv.url, srv.cmd.Process.Pid, *duration, *workers, *interval, *warmup)
+		srv.url, srv.proc.PID(), *duration, *workers, *interval, *warmup)
 
 	var st stats
 	loadCtx, stopLoad := context.WithTimeout(ctx, *duration)
@@ -82,7 +87,7 @@ func main() {
 		}
 		s, err := srv.sample(ctx)
 		if err != nil {
-			fatalf("sampling: %v", err)
+			procs.Fatalf("sampling: %v", err)
 		}
 		s.elapsed = time.Since(begin)
 		s.calls, s.errors = st.calls.Load(), st.errors.Load()
@@ -92,11 +97,11 @@ func main() {
 	wg.Wait()
 	if *csvPath != "" {
 		if err := writeCSV(*csvPath, samples); err != nil {
-			fatalf("%v", err)
+			procs.Fatalf("%v", err)
 		}
 	}
 	if ctx.Err() != nil {
-		fatalf("interrupted")
+		procs.Fatalf("interrupted")
 	}
 	st.mu.Lock()
 	for _, e := range st.firstErrors {
@@ -109,84 +114,44 @@ func main() {
 		ok = false
 	}
 	if !ok {
-		os.Exit(1)
+		procs.Exit(1)
 	}
 	fmt.Println("PASS: heap, RSS, file descriptors and goroutines flat after the warm-up; every reply as expected")
 }
 
-func fatalf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "soak: "+format+"\n", args...)
-	os.Exit(1)
-}
-
 func mib(b int64) string { return fmt.Sprintf("%.1fMiB", float64(b)/(1<<20)) }
-
-// build compiles the toolwire command of the enclosing repository.
-func build() (string, error) {
-	dir, err := os.MkdirTemp("", "toolwire-soak-")
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(dir, "toolwire")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/toolwire")
-	cmd.Dir = ".."
-	if _, err := os.Stat("../cmd/toolwire"); err != nil {
-		return "", errors.New("run from the bench directory (or pass -bin)")
-	}
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	return out, cmd.Run()
-}
 
 // server is the soaked `toolwire serve` process.
 type server struct {
-	cmd   *exec.Cmd
+	proc  *procs.Proc
 	url   string // the MCP endpoint
 	debug string // host:port of its runtime profiles
 	http  *http.Client
 }
 
+var (
+	urlReady   = regexp.MustCompile(`Streamable HTTP.* url=(\S+)`)
+	debugReady = regexp.MustCompile(`runtime profiles.* address=(\S+)`)
+)
+
+// start starts the server; the errors it logs are copied to stderr.
 func start(bin string) (*server, error) {
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--debug-addr", "127.0.0.1:0", "--data-dir", "", "--log-level", "info")
-	stderr, err := cmd.StderrPipe()
+	p, err := procs.Start(procs.Cmd{
+		Name:  "server",
+		Bin:   bin,
+		Args:  []string{"serve", "--addr", "127.0.0.1:0", "--debug-addr", "127.0.0.1:0", "--data-dir", "", "--log-level", "info"},
+		Ready: map[string]*regexp.Regexp{"url": urlReady, "debug": debugReady},
+		Line: func(line string) bool {
+			if strings.Contains(line, "level=ERROR") {
+				fmt.Fprintln(os.Stderr, "server:", line)
+			}
+			return true
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{cmd: cmd, http: &http.Client{Timeout: 30 * time.Second}}
-	urlRe := regexp.MustCompile(`Streamable HTTP.* url=(\S+)`)
-	debugRe := regexp.MustCompile(`runtime profiles.* address=(\S+)`)
-	found := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			if m := urlRe.FindStringSubmatch(line); m != nil {
-				s.url = m[1]
-			} else if m := debugRe.FindStringSubmatch(line); m != nil {
-				s.debug = m[1]
-			} else if strings.Contains(line, "level=ERROR") {
-				fmt.Fprintln(os.Stderr, "server:", line)
-			}
-			if s.url != "" && s.debug != "" && found != nil {
-				close(found)
-				found = nil
-			}
-		}
-	}()
-	select {
-	case <-found:
-		return s, nil
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		return nil, errors.New("toolwire serve did not report its addresses")
-	}
-}
-
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(os.Interrupt)
-	_ = s.cmd.Wait()
+	return &server{proc: p, url: p.Found["url"], debug: p.Found["debug"], http: &http.Client{Timeout: 30 * time.Second}}, nil
 }
 
 // sample is one measurement of the server process.
@@ -218,7 +183,7 @@ func (s *server) sample(ctx context.Context) (sample, error) {
 	if out.goroutines, err = strconv.ParseInt(strings.TrimPrefix(first, "goroutine profile: total "), 10, 64); err != nil {
 		return out, fmt.Errorf("goroutine profile: %q", first)
 	}
-	pid := s.cmd.Process.Pid
+	pid := s.proc.PID()
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {
 		return out, err
