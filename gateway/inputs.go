@@ -18,9 +18,11 @@ import (
 )
 
 // A 2026-07-28 client is asked for input by an input_required result and
-// answers by calling again with inputResponses and the requestState. A
-// call forwarded for such a client therefore runs on its own goroutine:
-// when its upstream asks for something, the downstream request ends with
+// answers by calling again with inputResponses and the requestState. To a
+// 2026-07-28 upstream, which asks the same way, the rounds are relayed as
+// they are (forward.go). A 2025-era upstream asks in the middle of its
+// call, so a call to it forwarded for such a client runs on its own
+// goroutine: when the upstream asks, the downstream request ends with
 // input_required while the upstream call waits, parked under a random,
 // single-use requestState; the client's retry delivers the answer to the
 // waiting upstream request and waits for what comes next (the result, or
