@@ -17,24 +17,21 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/toolwire/toolwire/bench/internal/load"
+	"github.com/toolwire/toolwire/bench/internal/procs"
 	"github.com/toolwire/toolwire/bench/tools"
 )
 
@@ -67,141 +64,10 @@ const (
 // gateway-stdio and gateway-http-base unless left out (see flags).
 var targets = []string{direct, gatewayHTTP}
 
-// procs are the processes started, killed by PID at exit.
-var (
-	procsMu sync.Mutex
-	procs   []*proc
-	tmpDir  string
-)
-
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	url  string
-	log  *logBuf
-	done chan struct{}
-}
-
-type logBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuf) add(s string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() < 64<<10 {
-		l.b.WriteString(s + "\n")
-	}
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// start runs bin with args in its own process group and waits for a line
-// of its log (stderr) matching ready, whose first group is the URL served.
-func start(name, bin string, ready *regexp.Regexp, args ...string) (*proc, error) {
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+tmpDir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	p := &proc{name: name, cmd: cmd, log: &logBuf{}, done: make(chan struct{})}
-	procsMu.Lock()
-	if err := cmd.Start(); err != nil {
-		procsMu.Unlock()
-		return nil, err
-	}
-	procs = append(procs, p)
-	procsMu.Unlock()
-	urls := make(chan string, 1)
-	go func() {
-		defer close(p.done)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			p.log.add(line)
-			if *verbose {
-				fmt.Fprintf(os.Stderr, "[%s] %s\n", name, line)
-			}
-			if m := ready.FindStringSubmatch(line); m != nil {
-				select {
-				case urls <- m[1]:
-				default:
-				}
-			}
-		}
-		_ = cmd.Wait()
-	}()
-	select {
-	case p.url = <-urls:
-		return p, nil
-	case <-p.done:
-		return nil, fmt.Errorf("%s exited before serving:\n%s", name, p.log)
-	case <-time.After(30 * time.Second):
-		return nil, fmt.Errorf("%s not serving after 30s:\n%s", name, p.log)
-	}
-}
-
-// cleanup stops every process started: SIGTERM to its PID (the gateway then
-// closes its stdio child), then SIGKILL to its process group (the PID
-// itself and any child it left) after a grace period. It removes tmpDir.
-var cleanupOnce sync.Once
-
-func cleanup() {
-	cleanupOnce.Do(func() {
-		procsMu.Lock()
-		ps := slices.Clone(procs)
-		procsMu.Unlock()
-		slices.Reverse(ps) // gateways before the server they call
-		for _, p := range ps {
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		}
-		for _, p := range ps {
-			select {
-			case <-p.done:
-			case <-time.After(5 * time.Second):
-			}
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		}
-		if tmpDir != "" {
-			_ = os.RemoveAll(tmpDir)
-		}
-	})
-}
-
-func fatalf(f string, a ...any) {
-	cleanup()
-	fmt.Fprintf(os.Stderr, "gatewaybench: "+f+"\n", a...)
-	os.Exit(1)
-}
-
 func logf(f string, a ...any) {
 	if *verbose {
 		fmt.Fprintf(os.Stderr, f+"\n", a...)
 	}
-}
-
-// build compiles toolwire from the root module into tmpDir.
-func build() (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/toolwire/toolwire").Output()
-	if err != nil {
-		return "", fmt.Errorf("locating the root module: %v", err)
-	}
-	root := strings.TrimSpace(string(out))
-	bin := filepath.Join(tmpDir, "toolwire")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/toolwire")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/toolwire: %v\n%s", err, out)
-	}
-	return bin, nil
 }
 
 func headShort() string {
@@ -222,21 +88,26 @@ var (
 	gatewayReady = regexp.MustCompile(`msg="gateway serving" url=(\S+)`)
 )
 
-func startAll(bin string) (map[string]*proc, error) {
-	srv, err := start(direct, bin, serveReady, "serve", "--addr", "127.0.0.1:0", "--data-dir", "")
+func startAll(bin, dir string) (map[string]*procs.Proc, error) {
+	srv, err := procs.Start(procs.Cmd{
+		Name:  direct,
+		Bin:   bin,
+		Args:  []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", ""},
+		Ready: map[string]*regexp.Regexp{"url": serveReady},
+	})
 	if err != nil {
 		return nil, err
 	}
-	cfgHTTP := filepath.Join(tmpDir, "gateway-http.yaml")
-	cfgStdio := filepath.Join(tmpDir, "gateway-stdio.yaml")
-	if err := os.WriteFile(cfgHTTP, []byte("upstreams:\n  "+upstream+":\n    url: "+srv.url+"\n"), 0o600); err != nil {
+	cfgHTTP := filepath.Join(dir, "gateway-http.yaml")
+	cfgStdio := filepath.Join(dir, "gateway-stdio.yaml")
+	if err := os.WriteFile(cfgHTTP, []byte("upstreams:\n  "+upstream+":\n    url: "+srv.Found["url"]+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(cfgStdio, []byte("upstreams:\n  "+upstream+":\n    command: ["+strconv.Quote(bin)+", serve, --stdio, --data-dir, '']\n"), 0o600); err != nil {
 		return nil, err
 	}
 	gwArgs := []string{"--listen", "127.0.0.1:0", "--admin-listen", "off"}
-	ps := map[string]*proc{direct: srv}
+	ps := map[string]*procs.Proc{direct: srv}
 	for _, t := range targets[1:] {
 		b, cfg := bin, cfgHTTP
 		switch t {
@@ -245,12 +116,17 @@ func startAll(bin string) (map[string]*proc, error) {
 		case gatewayBase:
 			b = *baseBin
 		}
-		g, err := start(t, b, gatewayReady, append([]string{"gateway", "--config", cfg}, gwArgs...)...)
+		g, err := procs.Start(procs.Cmd{
+			Name:  t,
+			Bin:   b,
+			Args:  append([]string{"gateway", "--config", cfg}, gwArgs...),
+			Ready: map[string]*regexp.Regexp{"url": gatewayReady},
+		})
 		if err != nil {
 			return nil, err
 		}
-		if !strings.Contains(g.log.String(), upstream+"=ready") {
-			return nil, fmt.Errorf("%s: upstream %s not ready:\n%s", g.name, upstream, g.log)
+		if !strings.Contains(g.Log(), upstream+"=ready") {
+			return nil, fmt.Errorf("%s: upstream %s not ready:\n%s", g.Name, upstream, g.Log())
 		}
 		ps[t] = g
 	}
@@ -295,16 +171,16 @@ const clockTicks = 100
 // run drives target's echo with callers concurrent callers for
 // warmup+dur, timing every call; p50 and p99 are over the calls that
 // ended in the measured window.
-func run(ctx context.Context, p *proc, target string, modern bool, callers int, warm, d time.Duration) (measurement, error) {
+func run(ctx context.Context, p *procs.Proc, target string, modern bool, callers int, warm, d time.Duration) (measurement, error) {
 	hc := load.NewHTTPClient(callers)
 	defer hc.CloseIdleConnections()
 	ss := make([]*load.Session, callers)
 	for i := range ss {
 		if modern {
-			ss[i] = load.NewStateless(hc, p.url)
+			ss[i] = load.NewStateless(hc, p.Found["url"])
 			continue
 		}
-		s, err := load.Open(ctx, hc, p.url)
+		s, err := load.Open(ctx, hc, p.Found["url"])
 		if err != nil {
 			return measurement{}, fmt.Errorf("open session: %w", err)
 		}
@@ -323,7 +199,7 @@ func run(ctx context.Context, p *proc, target string, modern bool, callers int, 
 	t0 := time.Now()
 	cpuc := make(chan time.Duration, 1)
 	go func() {
-		pid := p.cmd.Process.Pid
+		pid := p.PID()
 		time.Sleep(warm)
 		c0 := cpuTime(pid)
 		time.Sleep(d)
@@ -368,33 +244,27 @@ type key struct {
 
 func main() {
 	flag.Parse()
+	procs.Verbose = *verbose
 	eras := strings.Split(*erasFlag, ",")
 	var callerCounts []int
 	for _, s := range strings.Split(*callersF, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
-			fatalf("bad -callers %q", *callersF)
+			procs.Fatalf("bad -callers %q", *callersF)
 		}
 		callerCounts = append(callerCounts, n)
 	}
 	for _, e := range eras {
 		if e != load.ModernVersion && e != load.ProtocolVersion {
-			fatalf("bad era %q: want %s or %s", e, load.ModernVersion, load.ProtocolVersion)
+			procs.Fatalf("bad era %q: want %s or %s", e, load.ModernVersion, load.ProtocolVersion)
 		}
 	}
-	var err error
-	if tmpDir, err = os.MkdirTemp("", "gatewaybench-"); err != nil {
-		fatalf("%v", err)
+	dir, err := procs.Init("gatewaybench")
+	if err != nil {
+		procs.Fatalf("%v", err)
 	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	go func() {
-		s := <-sig
-		cleanup()
-		fmt.Fprintf(os.Stderr, "gatewaybench: %v: stopped every process started\n", s)
-		os.Exit(130)
-	}()
-	defer cleanup()
+	procs.ExitOnSignal()
+	defer procs.Cleanup()
 
 	if !*noStdio {
 		targets = append(targets, gatewayStdio)
@@ -405,13 +275,13 @@ func main() {
 	began := time.Now()
 	bin := *binFlag
 	if bin == "" {
-		if bin, err = build(); err != nil {
-			fatalf("%v", err)
+		if bin, err = procs.Build(dir); err != nil {
+			procs.Fatalf("%v", err)
 		}
 	}
-	ps, err := startAll(bin)
+	ps, err := startAll(bin, dir)
 	if err != nil {
-		fatalf("%v", err)
+		procs.Fatalf("%v", err)
 	}
 	ctx := context.Background()
 
@@ -420,7 +290,7 @@ func main() {
 	for _, era := range eras {
 		for _, t := range targets {
 			if _, err := run(ctx, ps[t], t, era == load.ModernVersion, 1, 0, 200*time.Millisecond); err != nil {
-				fatalf("probe %s %s: %v\n%s", t, era, err, ps[t].log)
+				procs.Fatalf("probe %s %s: %v\n%s", t, era, err, ps[t].Log())
 			}
 		}
 	}
@@ -433,7 +303,7 @@ func main() {
 				for _, t := range order {
 					m, err := run(ctx, ps[t], t, era == load.ModernVersion, n, *warmup, *dur)
 					if err != nil {
-						fatalf("rep %d, %s, %s, %d callers: %v\n%s", rep+1, t, era, n, err, ps[t].log)
+						procs.Fatalf("rep %d, %s, %s, %d callers: %v\n%s", rep+1, t, era, n, err, ps[t].Log())
 					}
 					logf("rep %d %s %d %s: p50 %.0f µs p99 %.0f µs %.0f calls/s %.0f CPU µs/call", rep+1, era, n, t, m.p50, m.p99, m.cps, m.cpu)
 					k := key{era, n, t}
@@ -446,7 +316,7 @@ func main() {
 
 	prof := ""
 	if *profile != "off" {
-		prof = profileGateway(ctx, ps[gatewayHTTP], eras[0])
+		prof = profileGateway(ctx, ps[gatewayHTTP], eras[0], dir)
 	}
 
 	report(os.Stdout, eras, callerCounts, res, elapsed)
@@ -464,18 +334,17 @@ func rotate(names []string, rep int) []string {
 // profileGateway runs perf record on the gateway during an extra,
 // unrecorded run of -profile-callers callers and returns the top of its
 // report.
-func profileGateway(ctx context.Context, g *proc, era string) string {
+func profileGateway(ctx context.Context, g *procs.Proc, era, dir string) string {
 	perf, err := exec.LookPath("perf")
 	if err != nil {
 		return fmt.Sprintf("not profiled: %v\n", err)
 	}
-	dir := tmpDir
 	if *profOut != "" {
 		dir = *profOut
 	}
 	data := filepath.Join(dir, fmt.Sprintf("perf-gateway-%d.data", *profN))
 	secs := *profDur + *warmup
-	rec := exec.Command(perf, "record", "-F", "999", "-g", "-o", data, "-p", strconv.Itoa(g.cmd.Process.Pid), "--", "sleep", strconv.FormatFloat(profDur.Seconds(), 'f', 1, 64))
+	rec := exec.Command(perf, "record", "-F", "999", "-g", "-o", data, "-p", strconv.Itoa(g.PID()), "--", "sleep", strconv.FormatFloat(profDur.Seconds(), 'f', 1, 64))
 	rec.Stdout, rec.Stderr = io.Discard, io.Discard
 	errc := make(chan error, 1)
 	go func() {
