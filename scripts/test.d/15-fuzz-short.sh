@@ -48,6 +48,7 @@ targets=(
   "./auth FuzzPeekTarget"
   "./gateway/config FuzzParse"
   "./gateway FuzzClean"
+  "./gateway/audit FuzzRedact"
 )
 
 # Every fuzz target in the module (bench/ is a module of its own) must be listed.

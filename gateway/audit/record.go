@@ -1,0 +1,201 @@
+// Package audit keeps the gateway's audit trail: one Record for every
+// tools/call, prompts/get, resources/read and denial, hash-chained so that an
+// edited, deleted or inserted record is detected by Verify.
+//
+// A Store appends records to one chain (Append assigns Seq, PrevHash and
+// Hash atomically), queries them, verifies the chain and sweeps old records
+// for retention without breaking verifiability. SQLite is the embedded
+// store; Async puts a bounded queue in front of any Store. Redact prepares
+// arguments for storage, and WriteJSONL and WriteCSV export query results.
+//
+// The chain is keyless: it proves that no record was edited, deleted or
+// inserted by anyone who did not also recompute every later hash and the
+// stored head. Copying the head (Verify's report) elsewhere from time to
+// time extends the proof to those who can rewrite the whole database.
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolwire/toolwire/internal/jsonstr"
+)
+
+// Outcome is how an audited call ended: one of the Outcome constants.
+type Outcome string
+
+// The outcomes. The set is closed: Append refuses any other value, so that
+// queries and reports can rely on it.
+const (
+	// OutcomeOK: the call succeeded.
+	OutcomeOK Outcome = "ok"
+	// OutcomeToolError: the upstream answered with an isError result.
+	OutcomeToolError Outcome = "tool_error"
+	// OutcomeProtocolError: the call failed with a JSON-RPC error.
+	OutcomeProtocolError Outcome = "protocol_error"
+	// OutcomeDenied: a persona rule denied the call; the upstream never saw it.
+	OutcomeDenied Outcome = "denied"
+	// OutcomeRateLimited: a rate limit refused the call.
+	OutcomeRateLimited Outcome = "rate_limited"
+	// OutcomeUpstreamError: the upstream could not be reached or failed.
+	OutcomeUpstreamError Outcome = "upstream_error"
+	// OutcomeTimeout: the call ran out of time.
+	OutcomeTimeout Outcome = "timeout"
+	// OutcomeCancelled: the caller cancelled the call.
+	OutcomeCancelled Outcome = "cancelled"
+)
+
+// Outcomes lists every valid Outcome, in a stable order.
+var Outcomes = []Outcome{
+	OutcomeOK, OutcomeToolError, OutcomeProtocolError, OutcomeDenied,
+	OutcomeRateLimited, OutcomeUpstreamError, OutcomeTimeout, OutcomeCancelled,
+}
+
+// Valid reports whether o is one of the Outcome constants.
+func (o Outcome) Valid() bool {
+	for _, v := range Outcomes {
+		if o == v {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrInvalidOutcome is returned by Append for a record whose Outcome is not
+// one of the constants.
+var ErrInvalidOutcome = errors.New("audit: invalid outcome")
+
+// ErrClosed is returned by a store's (or Async's) methods after Close.
+var ErrClosed = errors.New("audit: closed")
+
+// Record is one audited request. The store sets Seq, PrevHash and Hash; every
+// other field is the caller's, and all of them are covered by Hash.
+type Record struct {
+	// Seq is the record's position in the chain: 1, 2, 3... with no gaps.
+	Seq int64 `json:"seq"`
+	// Time is when the request arrived; zero means "now" at Append. Stores
+	// keep it to the nanosecond (as Unix nanoseconds) and return it in UTC.
+	Time time.Time `json:"time"`
+	// Duration is how long the request took.
+	Duration time.Duration `json:"duration_ns"`
+	// RequestID is the JSON-RPC id of the request (as JSON text) and
+	// SessionID the MCP session, when there is one.
+	RequestID string `json:"request_id,omitempty"`
+	SessionID string `json:"session_id,omitempty"`
+	// Identity is the caller's principal ("anonymous" for none) and Persona
+	// the persona its rights came from.
+	Identity string `json:"identity"`
+	Persona  string `json:"persona,omitempty"`
+	// Upstream is the upstream server the request was (or would have been)
+	// sent to.
+	Upstream string `json:"upstream,omitempty"`
+	// Tool is the tool name for tools/call, the prompt name for
+	// prompts/get, the resource URI for resources/read.
+	Tool string `json:"tool,omitempty"`
+	// Method is the JSON-RPC method.
+	Method string `json:"method"`
+	// Arguments is the request's arguments as JSON text, already passed
+	// through Redact. Append replaces text that is not JSON, or that is
+	// longer than Limits.MaxArgumentsBytes, with a JSON string saying so.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Outcome is how the request ended, and Error its error text (cut to
+	// Limits.MaxErrorBytes by Append).
+	Outcome Outcome `json:"outcome"`
+	Error   string  `json:"error,omitempty"`
+	// RequestBytes and ResponseBytes are the sizes of the request and
+	// response messages; ContentBlocks the number of content blocks in the
+	// result.
+	RequestBytes  int64 `json:"request_bytes"`
+	ResponseBytes int64 `json:"response_bytes"`
+	ContentBlocks int64 `json:"content_blocks"`
+	// Era is the protocol era (revision family) of the session, Transport
+	// the transport the request came in on ("stdio", "streamable", ...).
+	Era       string `json:"era,omitempty"`
+	Transport string `json:"transport,omitempty"`
+	// PrevHash is the Hash of the record before this one (Genesis for the
+	// first), Hash this record's: see the encoding on Record.Encode.
+	PrevHash Digest `json:"prev_hash"`
+	Hash     Digest `json:"hash"`
+}
+
+// Default limits: see Limits.
+const (
+	DefaultMaxArgumentsBytes = 16 << 10
+	DefaultMaxErrorBytes     = 2 << 10
+)
+
+// Limits bound what one record stores, so that a hostile request cannot
+// grow the audit trail without bound. Append applies them before hashing.
+type Limits struct {
+	// MaxArgumentsBytes bounds Record.Arguments (default
+	// DefaultMaxArgumentsBytes). Longer arguments are replaced by a JSON
+	// string "[arguments truncated: N bytes]": cut JSON would not be JSON,
+	// and Redact already shortens long string values.
+	MaxArgumentsBytes int
+	// MaxErrorBytes bounds Record.Error (default DefaultMaxErrorBytes).
+	// Longer text is cut at a UTF-8 boundary and ends with TruncatedMark.
+	MaxErrorBytes int
+}
+
+// TruncatedMark ends error text cut by Limits.
+const TruncatedMark = "…[truncated]"
+
+// withDefaults returns l with zero or negative fields set to the defaults.
+func (l Limits) withDefaults() Limits {
+	if l.MaxArgumentsBytes <= 0 {
+		l.MaxArgumentsBytes = DefaultMaxArgumentsBytes
+	}
+	if l.MaxErrorBytes <= 0 {
+		l.MaxErrorBytes = DefaultMaxErrorBytes
+	}
+	return l
+}
+
+// Prepare checks r and brings it within l before it is hashed and stored:
+// an invalid Outcome is ErrInvalidOutcome; a zero Time becomes now; Time is
+// rounded to the nanosecond in UTC; Arguments and Error are bounded (see
+// Limits). Stores call it from Append; it is exported for stores outside
+// this package.
+func (l Limits) Prepare(r *Record, now time.Time) error {
+	if !r.Outcome.Valid() {
+		return fmt.Errorf("%w %q", ErrInvalidOutcome, r.Outcome)
+	}
+	l = l.withDefaults()
+	if r.Time.IsZero() {
+		r.Time = now
+	}
+	r.Time = time.Unix(0, r.Time.UnixNano()).UTC()
+	switch {
+	case len(r.Arguments) == 0:
+		r.Arguments = nil
+	case len(r.Arguments) > l.MaxArgumentsBytes:
+		r.Arguments = marker(fmt.Sprintf("[arguments truncated: %d bytes]", len(r.Arguments)))
+	case !json.Valid(r.Arguments):
+		r.Arguments = marker(fmt.Sprintf("[arguments not JSON: %d bytes]", len(r.Arguments)))
+	}
+	r.Error = truncateUTF8(r.Error, l.MaxErrorBytes, TruncatedMark)
+	return nil
+}
+
+// marker returns s as JSON text.
+func marker(s string) json.RawMessage { return jsonstr.Append(nil, s) }
+
+// truncateUTF8 returns s if it is at most max bytes, else its longest
+// prefix that ends on a rune boundary and, with mark appended, fits in max
+// bytes (or just the prefix when mark alone does not fit).
+func truncateUTF8(s string, max int, mark string) string {
+	if len(s) <= max {
+		return s
+	}
+	keep := max - len(mark)
+	if keep < 0 {
+		keep, mark = max, ""
+	}
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + mark
+}

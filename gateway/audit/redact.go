@@ -1,0 +1,176 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/toolwire/toolwire/internal/jsonstr"
+)
+
+// Redacted replaces the value of a redacted key.
+const Redacted = "[redacted]"
+
+// MaxRedactDepth bounds the nesting of arguments Redact rewrites; deeper
+// input is treated like invalid JSON.
+const MaxRedactDepth = 512
+
+// Redact returns args, which should be JSON text, made fit for the audit
+// trail: the value of every object member whose name equals one of keys
+// (case-insensitively, at any depth, in arrays too, whatever the value's
+// type) becomes the string "[redacted]", and every string value longer than
+// maxValueBytes bytes (0 or less: no limit) is cut at a UTF-8 boundary and
+// ends with "…[truncated N bytes]", N being its full length. Member names,
+// their order, numbers (verbatim) and literals are kept; insignificant
+// whitespace is dropped, and an invalid UTF-8 byte in a string becomes
+// U+FFFD.
+//
+// The result is always valid JSON, or nil for empty args. Input that is not
+// one valid JSON value (or nests deeper than MaxRedactDepth) is never
+// passed through, since it could hold a secret Redact cannot find: it
+// becomes the JSON string "[invalid JSON arguments: N bytes]".
+func Redact(args json.RawMessage, keys []string, maxValueBytes int) json.RawMessage {
+	if len(bytes.TrimSpace(args)) == 0 {
+		return nil
+	}
+	out, err := redact(args, keys, maxValueBytes)
+	if err != nil {
+		return marker(fmt.Sprintf("[invalid JSON arguments: %d bytes]", len(args)))
+	}
+	return out
+}
+
+var errTooDeep = errors.New("audit: arguments nest too deeply")
+
+func redact(args []byte, keys []string, max int) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	rd := &redactor{dec: dec, keys: keys, max: max, out: make([]byte, 0, len(args))}
+	if err := rd.value(0); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("audit: data after the JSON value")
+	}
+	// A last check, cheap next to the decoding: whatever the decoder let
+	// through, invalid output is never returned.
+	if !json.Valid(rd.out) {
+		return nil, errors.New("audit: invalid JSON")
+	}
+	return rd.out, nil
+}
+
+type redactor struct {
+	dec  *json.Decoder
+	keys []string
+	max  int
+	out  []byte
+}
+
+func (rd *redactor) secret(name string) bool {
+	for _, k := range rd.keys {
+		if strings.EqualFold(k, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// value copies one JSON value from the decoder to out.
+func (rd *redactor) value(depth int) error {
+	tok, err := rd.dec.Token()
+	if err != nil {
+		if err == io.EOF {
+			return io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if depth >= MaxRedactDepth {
+			return errTooDeep
+		}
+		switch t {
+		case '{':
+			rd.out = append(rd.out, '{')
+			for i := 0; rd.dec.More(); i++ {
+				if i > 0 {
+					rd.out = append(rd.out, ',')
+				}
+				kt, err := rd.dec.Token()
+				if err != nil {
+					return err
+				}
+				name, ok := kt.(string)
+				if !ok {
+					return errors.New("audit: object member name is not a string")
+				}
+				rd.out = jsonstr.Append(rd.out, name)
+				rd.out = append(rd.out, ':')
+				if rd.secret(name) {
+					var skip json.RawMessage
+					if err := rd.dec.Decode(&skip); err != nil {
+						return err
+					}
+					rd.out = jsonstr.Append(rd.out, Redacted)
+					continue
+				}
+				if err := rd.value(depth + 1); err != nil {
+					return err
+				}
+			}
+			if end, err := rd.dec.Token(); err != nil || end != json.Delim('}') {
+				return errors.New("audit: unterminated object")
+			}
+			rd.out = append(rd.out, '}')
+		case '[':
+			rd.out = append(rd.out, '[')
+			for i := 0; rd.dec.More(); i++ {
+				if i > 0 {
+					rd.out = append(rd.out, ',')
+				}
+				if err := rd.value(depth + 1); err != nil {
+					return err
+				}
+			}
+			if end, err := rd.dec.Token(); err != nil || end != json.Delim(']') {
+				return errors.New("audit: unterminated array")
+			}
+			rd.out = append(rd.out, ']')
+		default:
+			return fmt.Errorf("audit: unexpected %q", t)
+		}
+	case string:
+		rd.out = jsonstr.Append(rd.out, truncateValue(t, rd.max))
+	case json.Number:
+		rd.out = append(rd.out, t...)
+	case bool:
+		if t {
+			rd.out = append(rd.out, "true"...)
+		} else {
+			rd.out = append(rd.out, "false"...)
+		}
+	case nil:
+		rd.out = append(rd.out, "null"...)
+	default:
+		return fmt.Errorf("audit: unexpected token %T", tok)
+	}
+	return nil
+}
+
+// truncateValue cuts s to at most max bytes (on a UTF-8 boundary) and
+// marks the cut with the full length; max <= 0 keeps s.
+func truncateValue(s string, max int) string {
+	if max <= 0 || len(s) <= max {
+		return s
+	}
+	keep := max
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return fmt.Sprintf("%s…[truncated %d bytes]", s[:keep], len(s))
+}

@@ -1,0 +1,474 @@
+package audit
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+)
+
+// SQLite is a Store in an SQLite database file, through the pure-Go driver
+// modernc.org/sqlite, set up like taskstore's:
+//
+//   - journal_mode=WAL: queries and Verify never block Append;
+//   - synchronous=FULL: each Append's commit syncs the WAL before it
+//     returns, so a record survives SIGKILL and power loss once Append has
+//     returned ("sync" delivery: committed before the response leaves);
+//   - one writing connection, and Append in a BEGIN IMMEDIATE transaction
+//     that reads the head, links the record and moves the head: concurrent
+//     appenders, in this process or others, form one chain;
+//   - a small pool of read-only connections for Query and Verify.
+//
+// The head and the anchor (see Anchor) live in the one-row table
+// audit_chain, updated in the same transactions as the records.
+type SQLite struct {
+	cfg  *config
+	path string
+	w    *sql.DB
+	r    *sql.DB
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ Store = (*SQLite)(nil)
+
+const busyTimeout = 10 * time.Second
+
+// OpenSQLite opens the audit database at path, creating it (mode 0600) and
+// its directory (mode 0700) if missing, and brings its schema up to date.
+// Reopening a file continues its chain.
+func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
+	if path == "" || strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("audit: unusable database path %q", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	f.Close()
+
+	s := &SQLite{cfg: newConfig(opts), path: abs}
+	base := fmt.Sprintf("%s?_pragma=busy_timeout(%d)", abs, busyTimeout.Milliseconds())
+	s.w, err = sql.Open("sqlite", base+"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	s.w.SetMaxOpenConns(1)
+	s.w.SetMaxIdleConns(1)
+	s.w.SetConnMaxLifetime(0)
+	s.w.SetConnMaxIdleTime(0)
+
+	ctx := context.Background()
+	var mode string
+	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("audit: open %s: %w", abs, err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		s.w.Close()
+		return nil, fmt.Errorf("audit: %s: journal mode is %q, not wal", abs, mode)
+	}
+	if err := migrate(ctx, s.w); err != nil {
+		s.w.Close()
+		return nil, err
+	}
+	s.r, err = sql.Open("sqlite", base+"&_pragma=query_only(1)")
+	if err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	n := min(max(runtime.GOMAXPROCS(0), 2), 8)
+	s.r.SetMaxOpenConns(n)
+	s.r.SetMaxIdleConns(n)
+	s.r.SetConnMaxIdleTime(0)
+	s.r.SetConnMaxLifetime(0)
+	return s, nil
+}
+
+// Path is the absolute path of the database file.
+func (s *SQLite) Path() string { return s.path }
+
+// migrations bring the schema from version i to i+1. Append only.
+var migrations = []string{
+	// 1: records (times in Unix ns, hashes as 32-byte BLOBs, v the
+	// encoding version) and the one-row chain table (anchor and head).
+	`
+CREATE TABLE audit (
+	seq            INTEGER NOT NULL PRIMARY KEY,
+	v              INTEGER NOT NULL,
+	time_ns        INTEGER NOT NULL,
+	duration_ns    INTEGER NOT NULL,
+	request_id     TEXT    NOT NULL,
+	session_id     TEXT    NOT NULL,
+	identity       TEXT    NOT NULL,
+	persona        TEXT    NOT NULL,
+	upstream       TEXT    NOT NULL,
+	tool           TEXT    NOT NULL,
+	method         TEXT    NOT NULL,
+	arguments      BLOB,
+	outcome        TEXT    NOT NULL,
+	error          TEXT    NOT NULL,
+	request_bytes  INTEGER NOT NULL,
+	response_bytes INTEGER NOT NULL,
+	content_blocks INTEGER NOT NULL,
+	era            TEXT    NOT NULL,
+	transport      TEXT    NOT NULL,
+	prev_hash      BLOB    NOT NULL,
+	hash           BLOB    NOT NULL
+);
+CREATE INDEX audit_time ON audit (time_ns);
+CREATE INDEX audit_identity ON audit (identity, time_ns);
+CREATE TABLE audit_chain (
+	anchor_seq  INTEGER NOT NULL,
+	anchor_hash BLOB    NOT NULL,
+	head_seq    INTEGER NOT NULL,
+	head_hash   BLOB    NOT NULL
+);
+INSERT INTO audit_chain VALUES (0, zeroblob(32), 0, zeroblob(32));
+`,
+}
+
+// SchemaVersion is the schema version this package writes.
+var SchemaVersion = len(migrations)
+
+func migrate(ctx context.Context, db *sql.DB) (err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("audit: migrate: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+			err = fmt.Errorf("audit: migrate: %w", err)
+		}
+	}()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS audit_schema_version (version INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	var v int
+	switch err := tx.QueryRowContext(ctx, `SELECT version FROM audit_schema_version`).Scan(&v); {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, `INSERT INTO audit_schema_version (version) VALUES (0)`); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("schema version %d is newer than this program's %d", v, len(migrations))
+	}
+	for ; v < len(migrations); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("to version %d: %w", v+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE audit_schema_version SET version = ?`, v); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+const columns = `seq, v, time_ns, duration_ns, request_id, session_id, identity, persona, upstream, tool,
+	method, arguments, outcome, error, request_bytes, response_bytes, content_blocks, era, transport, prev_hash, hash`
+
+type scanner interface{ Scan(...any) error }
+
+// scanRecord reads one row; a row that cannot be a record (an unknown
+// encoding version, a hash of the wrong size) is an error naming its seq.
+func scanRecord(row scanner) (*Record, error) {
+	var (
+		r                    Record
+		v                    int64
+		timeNS, durNS        int64
+		args, prev, hash     []byte
+		outcome              string
+		reqB, respB, content int64
+	)
+	if err := row.Scan(&r.Seq, &v, &timeNS, &durNS, &r.RequestID, &r.SessionID, &r.Identity,
+		&r.Persona, &r.Upstream, &r.Tool, &r.Method, &args, &outcome, &r.Error,
+		&reqB, &respB, &content, &r.Era, &r.Transport, &prev, &hash); err != nil {
+		return nil, err
+	}
+	r.Time = time.Unix(0, timeNS).UTC()
+	r.Duration = time.Duration(durNS)
+	if len(args) > 0 {
+		r.Arguments = args
+	}
+	r.Outcome = Outcome(outcome)
+	r.RequestBytes, r.ResponseBytes, r.ContentBlocks = reqB, respB, content
+	var err error
+	if r.PrevHash, err = digestFrom(prev); err != nil {
+		return &r, &rowError{r.Seq, err}
+	}
+	if r.Hash, err = digestFrom(hash); err != nil {
+		return &r, &rowError{r.Seq, err}
+	}
+	if v != EncodingVersion {
+		return &r, &rowError{r.Seq, fmt.Errorf("audit: unknown encoding version %d", v)}
+	}
+	return &r, nil
+}
+
+// rowError is a stored row that cannot be read back as a record.
+type rowError struct {
+	seq int64
+	err error
+}
+
+func (e *rowError) Error() string { return fmt.Sprintf("audit: record %d: %v", e.seq, e.err) }
+func (e *rowError) Unwrap() error { return e.err }
+
+func readAnchors(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (anchor, head Anchor, err error) {
+	var ah, hh []byte
+	if err = q.QueryRowContext(ctx, `SELECT anchor_seq, anchor_hash, head_seq, head_hash FROM audit_chain`).
+		Scan(&anchor.Seq, &ah, &head.Seq, &hh); err != nil {
+		return
+	}
+	if anchor.Hash, err = digestFrom(ah); err != nil {
+		return
+	}
+	head.Hash, err = digestFrom(hh)
+	return
+}
+
+// Append implements Store.
+func (s *SQLite) Append(ctx context.Context, r *Record) (err error) {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if err := s.cfg.limits.Prepare(r, s.cfg.now()); err != nil {
+		return err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("audit: append: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+			err = fmt.Errorf("audit: append: %w", err)
+		}
+	}()
+	_, head, err := readAnchors(ctx, tx)
+	if err != nil {
+		return err
+	}
+	c := *r
+	Seal(&c, head)
+	var args any
+	if c.Arguments != nil {
+		args = []byte(c.Arguments)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO audit (`+columns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.Seq, EncodingVersion, c.Time.UnixNano(), int64(c.Duration), c.RequestID, c.SessionID,
+		c.Identity, c.Persona, c.Upstream, c.Tool, c.Method, args, string(c.Outcome), c.Error,
+		c.RequestBytes, c.ResponseBytes, c.ContentBlocks, c.Era, c.Transport,
+		c.PrevHash[:], c.Hash[:]); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE audit_chain SET head_seq = ?, head_hash = ?`, c.Seq, c.Hash[:]); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	*r = c
+	return nil
+}
+
+// Query implements Store. The rows are read as they are yielded, on one
+// read-only connection held until the loop ends.
+func (s *SQLite) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error] {
+	return func(yield func(*Record, error) bool) {
+		if s.closed.Load() {
+			yield(nil, ErrClosed)
+			return
+		}
+		q := `SELECT ` + columns + ` FROM audit WHERE seq > ?`
+		args := []any{f.AfterSeq}
+		if !f.Since.IsZero() {
+			q += ` AND time_ns >= ?`
+			args = append(args, f.Since.UnixNano())
+		}
+		if !f.Until.IsZero() {
+			q += ` AND time_ns < ?`
+			args = append(args, f.Until.UnixNano())
+		}
+		if f.Identity != "" {
+			q += ` AND identity = ?`
+			args = append(args, f.Identity)
+		}
+		if f.Tool != "" {
+			if IsGlob(f.Tool) {
+				q += ` AND tool GLOB ?`
+			} else {
+				q += ` AND tool = ?`
+			}
+			args = append(args, f.Tool)
+		}
+		if f.Outcome != "" {
+			q += ` AND outcome = ?`
+			args = append(args, string(f.Outcome))
+		}
+		q += ` ORDER BY seq`
+		if f.Limit > 0 {
+			q += ` LIMIT ?`
+			args = append(args, f.Limit)
+		}
+		rows, err := s.r.QueryContext(ctx, q, args...)
+		if err != nil {
+			yield(nil, fmt.Errorf("audit: query: %w", err))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanRecord(rows)
+			if err != nil {
+				yield(nil, fmt.Errorf("audit: query: %w", err))
+				return
+			}
+			if !yield(r, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(nil, fmt.Errorf("audit: query: %w", err))
+		}
+	}
+}
+
+// Verify implements Store. It reads the chain table and the records in one
+// read transaction, so appends running meanwhile do not disturb it.
+func (s *SQLite) Verify(ctx context.Context) (_ *VerifyReport, err error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("audit: verify: %w", err)
+	}
+	defer tx.Rollback()
+	anchor, head, err := readAnchors(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("audit: verify: %w", err)
+	}
+	v := NewVerifier(anchor, head)
+	rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM audit ORDER BY seq`)
+	if err != nil {
+		return nil, fmt.Errorf("audit: verify: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		var re *rowError
+		if errors.As(err, &re) {
+			v.Fail(re.seq, BreakInvalid, re.err.Error())
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("audit: verify: %w", err)
+		}
+		if !v.Add(r) {
+			break
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit: verify: %w", err)
+	}
+	return v.Report(), nil
+}
+
+// Sweep implements Store: in one write transaction it finds the last Seq S
+// before the first record at or after olderThan (or the head, when there is
+// none), moves the anchor to record S and deletes records up to S.
+func (s *SQLite) Sweep(ctx context.Context, olderThan time.Time) (n int, err error) {
+	if s.closed.Load() {
+		return 0, ErrClosed
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("audit: sweep: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+			err = fmt.Errorf("audit: sweep: %w", err)
+		}
+	}()
+	anchor, head, err := readAnchors(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	var keep sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT min(seq) FROM audit WHERE time_ns >= ?`,
+		olderThan.UnixNano()).Scan(&keep); err != nil {
+		return 0, err
+	}
+	last := head.Seq
+	if keep.Valid {
+		last = keep.Int64 - 1
+	}
+	if last <= anchor.Seq {
+		return 0, tx.Commit()
+	}
+	var h []byte
+	if err := tx.QueryRowContext(ctx, `SELECT hash FROM audit WHERE seq = ?`, last).Scan(&h); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("record %d to anchor on is missing: run Verify", last)
+		}
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM audit WHERE seq <= ?`, last)
+	if err != nil {
+		return 0, err
+	}
+	deleted, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE audit_chain SET anchor_seq = ?, anchor_hash = ?`, last, h); err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, err
+	}
+	return int(deleted), nil
+}
+
+// Close implements Store: it checkpoints the WAL into the database file and
+// closes the connections. Later calls of any method return ErrClosed.
+func (s *SQLite) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		_, cerr := s.w.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		rerr := s.r.Close()
+		werr := s.w.Close()
+		s.closeErr = errors.Join(cerr, rerr, werr)
+		if s.closeErr != nil {
+			s.closeErr = fmt.Errorf("audit: close: %w", s.closeErr)
+		}
+	})
+	return s.closeErr
+}
