@@ -48,6 +48,7 @@ targets=(
   "./auth FuzzPeekTarget"
   "./gateway/config FuzzParse"
   "./gateway FuzzClean"
+  "./gateway/policy FuzzGlob"
   "./gateway/audit FuzzRedact"
 )
 

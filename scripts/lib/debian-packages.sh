@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the Go tests need when they are missing:
+# postgresql, whose server binaries (initdb, postgres) the audit store's tests
+# run as their own throwaway server (internal/testenv/postgres.go). Quick and
+# quiet when they are there. Otherwise, as root with apt-get, it runs
+# `apt-get update` and `apt-get install --no-install-recommends`; without
+# root or apt-get it says what is missing and how to install it, and fails
+# only in CI (CI set), where the tests would fail on it anyway.
+set -euo pipefail
+
+# Debian puts the server binaries off PATH, in /usr/lib/postgresql/<N>/bin.
+have_postgres() {
+  command -v initdb >/dev/null 2>&1 || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
+}
+
+missing=()
+have_postgres || missing+=(postgresql)
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "Debian packages: nothing missing (postgresql)"
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "missing Debian packages: ${missing[*]}; install them as root with: apt-get install ${missing[*]}" >&2
+  if [[ -n ${CI:-} ]]; then
+    exit 1
+  fi
+  echo "(the tests that need them will skip)" >&2
+  exit 0
+fi
+
+echo "installing Debian packages: ${missing[*]}"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+export DEBIAN_FRONTEND=noninteractive
+if ! apt-get update -qq >"$log" 2>&1 ||
+  ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >>"$log" 2>&1; then
+  cat "$log" >&2
+  echo "apt-get could not install: ${missing[*]}" >&2
+  exit 1
+fi
+if ! have_postgres; then
+  echo "postgresql is installed but initdb is in neither PATH nor /usr/lib/postgresql/*/bin" >&2
+  exit 1
+fi
+echo "installed: ${missing[*]}"
