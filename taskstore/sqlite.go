@@ -7,13 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/sqlitedb"
 	"github.com/toolwire/toolwire/mcp"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -39,6 +36,7 @@ import (
 type SQLite struct {
 	cfg  *config
 	path string
+	db   *sqlitedb.DB
 	w    *sql.DB // one connection: this process's only writer
 	r    *sql.DB // read-only connections
 
@@ -49,69 +47,20 @@ type SQLite struct {
 var _ Store = (*SQLite)(nil)
 
 // busyTimeout is how long a statement waits for a lock held elsewhere.
-const busyTimeout = 10 * time.Second
+const busyTimeout = sqlitedb.BusyTimeout
 
 // OpenSQLite opens the task database at path, creating it (and its
 // directory, mode 0700) if missing, and brings its schema up to date. A new
 // database file is created with mode 0600; SQLite gives its -wal and -shm
 // files the same mode. An existing file keeps its mode.
 func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
-	if path == "" || strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") {
-		return nil, fmt.Errorf("taskstore: unusable database path %q", path)
-	}
-	abs, err := filepath.Abs(path)
+	db, err := sqlitedb.Open(path, "taskstore", sqlitedb.Schema{
+		VersionTable: "schema_version", Migrations: migrations, Pragmas: []string{"foreign_keys(1)"},
+	})
 	if err != nil {
-		return nil, fmt.Errorf("taskstore: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, fmt.Errorf("taskstore: %w", err)
-	}
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("taskstore: %w", err)
-	}
-	f.Close()
-
-	s := &SQLite{cfg: newConfig(opts), path: abs}
-	ms := busyTimeout.Milliseconds()
-	base := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", abs, ms)
-	// _txlock=immediate makes BeginTx issue BEGIN IMMEDIATE: the write lock
-	// is taken at once, so a read-modify-write never fails to upgrade.
-	s.w, err = sql.Open("sqlite", base+"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
-	if err != nil {
-		return nil, fmt.Errorf("taskstore: %w", err)
-	}
-	s.w.SetMaxOpenConns(1)
-	s.w.SetMaxIdleConns(1)
-	s.w.SetConnMaxLifetime(0)
-	s.w.SetConnMaxIdleTime(0)
-
-	ctx := context.Background()
-	var mode string
-	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		s.w.Close()
-		return nil, fmt.Errorf("taskstore: open %s: %w", abs, err)
-	}
-	if !strings.EqualFold(mode, "wal") {
-		s.w.Close()
-		return nil, fmt.Errorf("taskstore: %s: journal mode is %q, not wal", abs, mode)
-	}
-	if err := migrate(ctx, s.w); err != nil {
-		s.w.Close()
 		return nil, err
 	}
-
-	s.r, err = sql.Open("sqlite", base+"&_pragma=query_only(1)")
-	if err != nil {
-		s.w.Close()
-		return nil, fmt.Errorf("taskstore: %w", err)
-	}
-	n := min(max(runtime.GOMAXPROCS(0), 2), 8)
-	s.r.SetMaxOpenConns(n)
-	s.r.SetMaxIdleConns(n)
-	s.r.SetConnMaxIdleTime(0)
-	s.r.SetConnMaxLifetime(0)
-	return s, nil
+	return &SQLite{cfg: newConfig(opts), path: db.Path, db: db, w: db.W, r: db.R}, nil
 }
 
 // migrations bring the schema from version i to i+1. Append only: never
@@ -151,45 +100,6 @@ CREATE TRIGGER tasks_counted_out AFTER DELETE ON tasks BEGIN UPDATE task_count S
 
 // SchemaVersion is the schema version this package writes.
 var SchemaVersion = len(migrations)
-
-// migrate applies the migrations db lacks, all in one transaction; it is a
-// no-op on an up-to-date database and refuses a newer one.
-func migrate(ctx context.Context, db *sql.DB) (err error) {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("taskstore: migrate: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-			err = fmt.Errorf("taskstore: migrate: %w", err)
-		}
-	}()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-		return err
-	}
-	var v int
-	switch err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v); {
-	case errors.Is(err, sql.ErrNoRows):
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
-			return err
-		}
-	case err != nil:
-		return err
-	}
-	if v > len(migrations) {
-		return fmt.Errorf("schema version %d is newer than this program's %d", v, len(migrations))
-	}
-	for ; v < len(migrations); v++ {
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			return fmt.Errorf("to version %d: %w", v+1, err)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
 
 const columns = `id, owner, status, status_message, created_ns, updated_ns, ttl_ns, poll_ns, protocol_version, method, params, result, error, input_requests`
 
@@ -396,12 +306,8 @@ func (s *SQLite) Recover(ctx context.Context, message string) (int, error) {
 // (truncating the WAL) and closes the connections. Later calls fail.
 func (s *SQLite) Close() error {
 	s.closeOnce.Do(func() {
-		_, cerr := s.w.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-		rerr := s.r.Close()
-		werr := s.w.Close()
-		s.closeErr = errors.Join(cerr, rerr, werr)
-		if s.closeErr != nil {
-			s.closeErr = fmt.Errorf("taskstore: close: %w", s.closeErr)
+		if err := s.db.Close(); err != nil {
+			s.closeErr = fmt.Errorf("taskstore: close: %w", err)
 		}
 	})
 	return s.closeErr

@@ -6,15 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"os"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+	"github.com/toolwire/toolwire/internal/sqlitedb"
 )
 
 // SQLite is a Store in an SQLite database file, through the pure-Go driver
@@ -34,8 +30,9 @@ import (
 type SQLite struct {
 	cfg  *config
 	path string
-	w    *sql.DB
-	r    *sql.DB
+	db   *sqlitedb.DB
+	w    *sql.DB // one connection: the only writer
+	r    *sql.DB // read-only connections
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -44,64 +41,15 @@ type SQLite struct {
 
 var _ Store = (*SQLite)(nil)
 
-const busyTimeout = 10 * time.Second
-
 // OpenSQLite opens the audit database at path, creating it (mode 0600) and
 // its directory (mode 0700) if missing, and brings its schema up to date.
 // Reopening a file continues its chain.
 func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
-	if path == "" || strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") {
-		return nil, fmt.Errorf("audit: unusable database path %q", path)
-	}
-	abs, err := filepath.Abs(path)
+	db, err := sqlitedb.Open(path, "audit", sqlitedb.Schema{VersionTable: "audit_schema_version", Migrations: migrations})
 	if err != nil {
-		return nil, fmt.Errorf("audit: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, fmt.Errorf("audit: %w", err)
-	}
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("audit: %w", err)
-	}
-	f.Close()
-
-	s := &SQLite{cfg: newConfig(opts), path: abs}
-	base := fmt.Sprintf("%s?_pragma=busy_timeout(%d)", abs, busyTimeout.Milliseconds())
-	s.w, err = sql.Open("sqlite", base+"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
-	if err != nil {
-		return nil, fmt.Errorf("audit: %w", err)
-	}
-	s.w.SetMaxOpenConns(1)
-	s.w.SetMaxIdleConns(1)
-	s.w.SetConnMaxLifetime(0)
-	s.w.SetConnMaxIdleTime(0)
-
-	ctx := context.Background()
-	var mode string
-	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		s.w.Close()
-		return nil, fmt.Errorf("audit: open %s: %w", abs, err)
-	}
-	if !strings.EqualFold(mode, "wal") {
-		s.w.Close()
-		return nil, fmt.Errorf("audit: %s: journal mode is %q, not wal", abs, mode)
-	}
-	if err := migrate(ctx, s.w); err != nil {
-		s.w.Close()
 		return nil, err
 	}
-	s.r, err = sql.Open("sqlite", base+"&_pragma=query_only(1)")
-	if err != nil {
-		s.w.Close()
-		return nil, fmt.Errorf("audit: %w", err)
-	}
-	n := min(max(runtime.GOMAXPROCS(0), 2), 8)
-	s.r.SetMaxOpenConns(n)
-	s.r.SetMaxIdleConns(n)
-	s.r.SetConnMaxIdleTime(0)
-	s.r.SetConnMaxLifetime(0)
-	return s, nil
+	return &SQLite{cfg: newConfig(opts), path: db.Path, db: db, w: db.W, r: db.R}, nil
 }
 
 // Path is the absolute path of the database file.
@@ -149,43 +97,6 @@ INSERT INTO audit_chain VALUES (0, zeroblob(32), 0, zeroblob(32));
 
 // SchemaVersion is the schema version this package writes.
 var SchemaVersion = len(migrations)
-
-func migrate(ctx context.Context, db *sql.DB) (err error) {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("audit: migrate: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-			err = fmt.Errorf("audit: migrate: %w", err)
-		}
-	}()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS audit_schema_version (version INTEGER NOT NULL)`); err != nil {
-		return err
-	}
-	var v int
-	switch err := tx.QueryRowContext(ctx, `SELECT version FROM audit_schema_version`).Scan(&v); {
-	case errors.Is(err, sql.ErrNoRows):
-		if _, err := tx.ExecContext(ctx, `INSERT INTO audit_schema_version (version) VALUES (0)`); err != nil {
-			return err
-		}
-	case err != nil:
-		return err
-	}
-	if v > len(migrations) {
-		return fmt.Errorf("schema version %d is newer than this program's %d", v, len(migrations))
-	}
-	for ; v < len(migrations); v++ {
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			return fmt.Errorf("to version %d: %w", v+1, err)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE audit_schema_version SET version = ?`, v); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
 
 const columns = `seq, v, time_ns, duration_ns, request_id, session_id, identity, persona, upstream, tool,
 	method, arguments, outcome, error, request_bytes, response_bytes, content_blocks, era, transport, prev_hash, hash`
@@ -462,12 +373,8 @@ func (s *SQLite) Sweep(ctx context.Context, olderThan time.Time) (n int, err err
 func (s *SQLite) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
-		_, cerr := s.w.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-		rerr := s.r.Close()
-		werr := s.w.Close()
-		s.closeErr = errors.Join(cerr, rerr, werr)
-		if s.closeErr != nil {
-			s.closeErr = fmt.Errorf("audit: close: %w", s.closeErr)
+		if err := s.db.Close(); err != nil {
+			s.closeErr = fmt.Errorf("audit: close: %w", err)
 		}
 	})
 	return s.closeErr

@@ -1,0 +1,148 @@
+// Package sqlitedb opens the project's SQLite databases (the task store,
+// the audit trail) the one way they need: a file created 0600 in a 0700
+// directory, WAL with synchronous FULL, one writer connection whose
+// transactions take the write lock at once, a small pool of read-only
+// connections, and a schema brought up to date by numbered migrations.
+package sqlitedb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
+)
+
+// BusyTimeout is how long a connection waits for another's lock.
+const BusyTimeout = 10 * time.Second
+
+// DB is an open database: W the one writer, R the readers.
+type DB struct {
+	W, R *sql.DB
+	Path string // absolute
+}
+
+// Schema says how a database's schema is kept: its version table and the
+// migrations that bring it from version i to i+1 (append only).
+type Schema struct {
+	VersionTable string
+	Migrations   []string
+	// Pragmas are added to every connection's DSN (for example
+	// "foreign_keys(1)").
+	Pragmas []string
+}
+
+// Open opens (creating if missing) the database at path and migrates it.
+// Errors are prefixed with pkg, the calling package's name.
+func Open(path, pkg string, schema Schema) (*DB, error) {
+	if path == "" || strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("%s: unusable database path %q", pkg, path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pkg, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("%s: %w", pkg, err)
+	}
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pkg, err)
+	}
+	f.Close()
+
+	base := fmt.Sprintf("%s?_pragma=busy_timeout(%d)", abs, BusyTimeout.Milliseconds())
+	for _, p := range schema.Pragmas {
+		base += "&_pragma=" + p
+	}
+	db := &DB{Path: abs}
+	// _txlock=immediate makes BeginTx issue BEGIN IMMEDIATE: the write lock
+	// is taken at once, so a read-modify-write never fails to upgrade.
+	db.W, err = sql.Open("sqlite", base+"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pkg, err)
+	}
+	db.W.SetMaxOpenConns(1)
+	db.W.SetMaxIdleConns(1)
+	db.W.SetConnMaxLifetime(0)
+	db.W.SetConnMaxIdleTime(0)
+
+	ctx := context.Background()
+	var mode string
+	if err := db.W.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		db.W.Close()
+		return nil, fmt.Errorf("%s: open %s: %w", pkg, abs, err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		db.W.Close()
+		return nil, fmt.Errorf("%s: %s: journal mode is %q, not wal", pkg, abs, mode)
+	}
+	if err := migrate(ctx, db.W, schema); err != nil {
+		db.W.Close()
+		return nil, fmt.Errorf("%s: migrate: %w", pkg, err)
+	}
+	db.R, err = sql.Open("sqlite", base+"&_pragma=query_only(1)")
+	if err != nil {
+		db.W.Close()
+		return nil, fmt.Errorf("%s: %w", pkg, err)
+	}
+	n := min(max(runtime.GOMAXPROCS(0), 2), 8)
+	db.R.SetMaxOpenConns(n)
+	db.R.SetMaxIdleConns(n)
+	db.R.SetConnMaxIdleTime(0)
+	db.R.SetConnMaxLifetime(0)
+	return db, nil
+}
+
+// migrate applies the migrations db lacks, all in one transaction; it is a
+// no-op on an up-to-date database and refuses a newer one.
+func migrate(ctx context.Context, db *sql.DB, schema Schema) (err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	table := schema.VersionTable
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (version INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	var v int
+	switch err := tx.QueryRowContext(ctx, `SELECT version FROM `+table).Scan(&v); {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (version) VALUES (0)`); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	}
+	if v > len(schema.Migrations) {
+		return fmt.Errorf("schema version %d is newer than this program's %d", v, len(schema.Migrations))
+	}
+	for ; v < len(schema.Migrations); v++ {
+		if _, err := tx.ExecContext(ctx, schema.Migrations[v]); err != nil {
+			return fmt.Errorf("to version %d: %w", v+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE `+table+` SET version = ?`, v); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Close checkpoints the WAL into the database file and closes both pools.
+func (db *DB) Close() error {
+	_, cerr := db.W.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	rerr := db.R.Close()
+	werr := db.W.Close()
+	return errors.Join(cerr, rerr, werr)
+}
