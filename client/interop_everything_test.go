@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -21,7 +22,7 @@ import (
 // stdio (a child process) and streamable HTTP (its streamableHttp mode,
 // bound to loopback by testdata/loopback.cjs).
 func everythingTargets(t *testing.T) map[string]func(t *testing.T) client.Transport {
-	node, entry := everything(t)
+	node, entry := testenv.Everything(t)
 	return map[string]func(t *testing.T) client.Transport{
 		"stdio": func(t *testing.T) client.Transport {
 			return &client.Command{Path: node, Args: []string{entry, "stdio"}}
@@ -34,7 +35,7 @@ func everythingTargets(t *testing.T) map[string]func(t *testing.T) client.Transp
 // resources (every file of its dist/docs, demo://resource/static/document/<name>).
 func everythingDocs(t *testing.T) map[string]string {
 	t.Helper()
-	_, entry := everything(t)
+	_, entry := testenv.Everything(t)
 	dir := filepath.Join(filepath.Dir(entry), "docs")
 	ents, err := os.ReadDir(dir)
 	if err != nil {

@@ -71,17 +71,6 @@ func TestReferenceOverHTTP(t *testing.T) {
 	}
 }
 
-// everything returns the path of server-everything's entry point.
-func everything(t *testing.T) (node, entry string) {
-	t.Helper()
-	node = testenv.Node22(t)
-	entry = filepath.Join(testenv.NodeModules(t), "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(entry); err != nil {
-		testenv.Missing(t, "@modelcontextprotocol/server-everything")
-	}
-	return node, entry
-}
-
 // everythingHTTP starts server-everything in streamableHttp mode bound to
 // 127.0.0.1 (its own code listens on every interface; testdata/loopback.cjs
 // pins the bind address) and returns its endpoint.
@@ -96,7 +85,7 @@ func everythingHTTP(t *testing.T) string {
 // and a function that kills it and waits for it to exit.
 func startEverythingHTTP(t *testing.T, port string) (addr string, stop func()) {
 	t.Helper()
-	node, entry := everything(t)
+	node, entry := testenv.Everything(t)
 	preload, err := filepath.Abs("testdata/loopback.cjs")
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +166,7 @@ func TestInteropServerEverythingRestart(t *testing.T) {
 }
 
 func TestInteropServerEverything(t *testing.T) {
-	node, entry := everything(t)
+	node, entry := testenv.Everything(t)
 	targets := map[string]func(t *testing.T) client.Transport{
 		"stdio": func(t *testing.T) client.Transport {
 			return &client.Command{Path: node, Args: []string{entry, "stdio"}}

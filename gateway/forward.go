@@ -156,7 +156,7 @@ func (g *Gateway) callTool(ctx context.Context, name string, r route, args json.
 		if len(token) > 0 {
 			opts = append(opts, client.WithProgress(f.progress))
 		}
-		opts = append(opts, client.WithCallLog(f.log))
+		opts = append(opts, r.up.callLog(f)...)
 		defer r.up.track(f)()
 		ctx = context.WithValue(ctx, forwardedKey{}, f)
 	}

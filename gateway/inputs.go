@@ -131,7 +131,7 @@ func (g *Gateway) callModern(ctx context.Context, name string, r route, args, to
 	if len(token) > 0 {
 		opts = append(opts, client.WithProgress(f.progress))
 	}
-	opts = append(opts, client.WithCallLog(f.log))
+	opts = append(opts, r.up.callLog(f)...)
 	untrack := r.up.track(f)
 	start := time.Now()
 	go func() {

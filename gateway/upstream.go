@@ -133,6 +133,16 @@ func (u *upstream) session() (*client.Client, error) {
 	return nil, errors.New(why)
 }
 
+// callLog is the option that routes an upstream's log messages sent with
+// a call to f: only HTTP says which call a message comes with (elsewhere
+// upstreamLog routes it), so only there is it registered per call.
+func (u *upstream) callLog(f *forwarded) []client.CallOption {
+	if u.spec.URL == "" {
+		return nil
+	}
+	return []client.CallOption{client.WithCallLog(f.log)}
+}
+
 // modern says whether u's current session speaks 2026-07-28.
 func (u *upstream) modern() bool {
 	u.mu.Lock()

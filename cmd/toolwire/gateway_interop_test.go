@@ -93,18 +93,6 @@ func newCancelWatch(t *testing.T, target string) (*cancelWatch, string) {
 	return w, hs.URL + u.Path
 }
 
-// everythingEntry returns the pinned Node 22 and server-everything's entry
-// point, skipping (failing in CI) when the npm packages are missing.
-func everythingEntry(t *testing.T) (node, entry string) {
-	t.Helper()
-	node = testenv.Node22(t)
-	entry = filepath.Join(testenv.NodeModules(t), "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(entry); err != nil {
-		testenv.Missing(t, "@modelcontextprotocol/server-everything")
-	}
-	return node, entry
-}
-
 // gatewayInteropTools are tools the gateway must serve once both upstreams
 // are up (server-everything registers trigger-elicitation-request only after
 // initialization, for a client declaring elicitation, as the gateway does).
@@ -116,7 +104,7 @@ var gatewayInteropTools = []string{
 
 func startGatewayInterop(t *testing.T) *gatewayInterop {
 	t.Helper()
-	node, entry := everythingEntry(t)
+	node, entry := testenv.Everything(t)
 	ref := startServe(t, nil, "--data-dir", t.TempDir())
 	watch, refVia := newCancelWatch(t, ref.url)
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -85,3 +85,16 @@ func Toolwire(t testing.TB) string {
 	}
 	return buildPath
 }
+
+// Everything returns the pinned Node 22 and the entry point of the
+// reference server-everything (npm), skipping (failing in CI) when the npm
+// packages are missing.
+func Everything(t testing.TB) (node, entry string) {
+	t.Helper()
+	node = Node22(t)
+	entry = filepath.Join(NodeModules(t), "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(entry); err != nil {
+		Missing(t, "@modelcontextprotocol/server-everything")
+	}
+	return node, entry
+}
