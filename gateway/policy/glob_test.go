@@ -105,7 +105,7 @@ func FuzzGlob(f *testing.F) {
 		{"*", ""}, {"read_*", "read_file"}, {"*.delete_*", "gh.delete_repo"},
 		{"a*b*c", "abcbc"}, {"?", "é"}, {"*??", "x"}, {"x*yx", "xyx"},
 		{"file:///docs/*", "file:///docs/a"}, {"[a]", "a"}, {"?*?", "é€"},
-		{"*a*a*b", "aaaaaaaaaaaaaaaa"}, {"\uFFFD", "\xff"}, {"a\\*", "a*"},
+		{"*a*a*b", "aaaaaaaaaaaaaaaa"}, {"?*??", "0€"}, {"\uFFFD", "\xff"}, {"a\\*", "a*"},
 	} {
 		f.Add(s[0], s[1])
 	}
@@ -115,7 +115,10 @@ func FuzzGlob(f *testing.F) {
 			return
 		}
 		got := g.Match(name)
-		if !strings.Contains(pattern, "/") && !strings.Contains(name, "/") {
+		// path.Match is consulted on ASCII names only: after a '*' it tries
+		// the rest at every byte offset, so a '?' can match the bytes of a
+		// multi-byte character one by one ("?*??" matches "0€" there).
+		if !strings.Contains(pattern, "/") && !strings.Contains(name, "/") && isASCII(name) {
 			want, perr := path.Match(pattern, name)
 			if perr == nil && got != want {
 				t.Fatalf("%q.Match(%q) = %v, path.Match says %v", pattern, name, got, want)
@@ -127,4 +130,13 @@ func FuzzGlob(f *testing.F) {
 			}
 		}
 	})
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
