@@ -35,7 +35,7 @@ func (s *Server) listTools(_ context.Context, r *Request) (any, error) {
 		return nil, err
 	}
 	s.mu.RLock()
-	tools, next, jerr := s.tools.page(cursorPrefix, p.Cursor, s.cfg.pageSize)
+	tools, next, jerr := s.tools.page(cursorPrefix, p.Cursor, s.cfg.pageSize, s.keep(r, ListTools))
 	s.mu.RUnlock()
 	if jerr != nil {
 		return nil, jerr

@@ -34,6 +34,7 @@ type config struct {
 	resources    resourceConfig                  // WithMaxURILength, WithMaxSubscriptions (resource.go)
 	rootsChanged func(context.Context, *Session) // WithRootsChangedHandler (roots.go)
 	tasks        taskConfig                      // WithTaskStore, WithTaskTTL, ... (task.go)
+	listFilter   ListFilter                      // WithListFilter (listfilter.go)
 }
 
 func defaultConfig() config {

@@ -172,7 +172,7 @@ func (s *Server) listPrompts(_ context.Context, req *Request) (any, error) {
 	r := &s.prompts
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	prompts, next, jerr := r.set.page(promptCursorPrefix, p.Cursor, s.cfg.pageSize)
+	prompts, next, jerr := r.set.page(promptCursorPrefix, p.Cursor, s.cfg.pageSize, s.keep(req, ListPrompts))
 	if jerr != nil {
 		return nil, jerr
 	}

@@ -58,10 +58,11 @@ func (r *sortedSet[T]) values() []T {
 }
 
 // page returns the entries after a cursor's (all from the start for ""),
-// at most size, and the cursor of the next page ("" for the last). A
-// cursor that is not one of this list's (prefix) is -32602.
-func (r *sortedSet[T]) page(prefix, cursor string, size int) ([]T, string, *jsonrpc.Error) {
-	names, next, err := page(r.names, prefix, cursor, size)
+// at most size of those keep accepts (nil: all), and the cursor of the next
+// page ("" for the last). A cursor that is not one of this list's (prefix)
+// is -32602.
+func (r *sortedSet[T]) page(prefix, cursor string, size int, keep func(string) bool) ([]T, string, *jsonrpc.Error) {
+	names, next, err := page(r.names, prefix, cursor, size, keep)
 	if err != nil {
 		return nil, "", err
 	}
@@ -72,9 +73,11 @@ func (r *sortedSet[T]) page(prefix, cursor string, size int) ([]T, string, *json
 	return out, next, nil
 }
 
-// page returns the names of a sorted list after a cursor's, at most size,
-// and the cursor of the next page ("" for the last).
-func page(sorted []string, prefix, cursor string, size int) ([]string, string, *jsonrpc.Error) {
+// page returns the names of a sorted list after a cursor's, at most size
+// of those keep accepts (nil: all), and the cursor of the next page (""
+// for the last). With a filter, a page is followed by another only when
+// some later name is kept, so the last page is never empty.
+func page(sorted []string, prefix, cursor string, size int, keep func(string) bool) ([]string, string, *jsonrpc.Error) {
 	start := 0
 	if cursor != "" {
 		after, ok := decodeCursor(prefix, cursor)
@@ -86,10 +89,23 @@ func page(sorted []string, prefix, cursor string, size int) ([]string, string, *
 			start++
 		}
 	}
-	end := min(start+size, len(sorted))
-	next := ""
-	if end < len(sorted) {
-		next = encodeCursor(prefix, sorted[end-1])
+	if keep == nil {
+		end := min(start+size, len(sorted))
+		next := ""
+		if end < len(sorted) {
+			next = encodeCursor(prefix, sorted[end-1])
+		}
+		return sorted[start:end], next, nil
 	}
-	return sorted[start:end], next, nil
+	var out []string
+	for i := start; i < len(sorted); i++ {
+		if !keep(sorted[i]) {
+			continue
+		}
+		if len(out) == size {
+			return out, encodeCursor(prefix, out[len(out)-1]), nil
+		}
+		out = append(out, sorted[i])
+	}
+	return out, "", nil
 }

@@ -374,7 +374,7 @@ func (s *Server) listResources(_ context.Context, req *Request) (any, error) {
 	reg := &s.resources
 	reg.mu.RLock()
 	defer reg.mu.RUnlock()
-	entries, next, jerr := reg.static.page(resourceCursorPrefix, p.Cursor, s.cfg.pageSize)
+	entries, next, jerr := reg.static.page(resourceCursorPrefix, p.Cursor, s.cfg.pageSize, s.keep(req, ListResources))
 	if jerr != nil {
 		return nil, jerr
 	}
@@ -395,7 +395,7 @@ func (s *Server) listResourceTemplates(_ context.Context, req *Request) (any, er
 	reg := &s.resources
 	reg.mu.RLock()
 	defer reg.mu.RUnlock()
-	entries, next, jerr := reg.tmpls.page(templateCursorPrefix, p.Cursor, s.cfg.pageSize)
+	entries, next, jerr := reg.tmpls.page(templateCursorPrefix, p.Cursor, s.cfg.pageSize, s.keep(req, ListResourceTemplates))
 	if jerr != nil {
 		return nil, jerr
 	}

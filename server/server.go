@@ -62,6 +62,9 @@ func New(info mcp.Implementation, opts ...Option) *Server {
 		}
 	}
 	s.cfg.input.defaults()
+	if s.cfg.listFilter != nil {
+		s.cfg.cacheScope = mcp.CachePrivate // lists depend on the caller
+	}
 	s.infoJSON, _ = json.Marshal(info)
 	s.infoMember = append(jsonstr.Append(nil, mcp.MetaServerInfo), ':')
 	s.infoMember = append(s.infoMember, s.infoJSON...)
