@@ -48,6 +48,19 @@ type Upstream struct {
 	MaxMessageSize int
 }
 
+// Transport names how the upstream is reached: "stdio", "http" or
+// "in-process".
+func (u Upstream) Transport() string {
+	switch {
+	case len(u.Command) > 0:
+		return "stdio"
+	case u.URL != "":
+		return "http"
+	default:
+		return "in-process"
+	}
+}
+
 // Naming says how upstream names appear downstream: a tool or prompt
 // "read_file" of upstream "files" is "files" + Separator + "read_file",
 // unless Rename maps that full name to another; names in Hide (full

@@ -41,6 +41,8 @@ type UpstreamStatus struct {
 	LastError string    // why the last connection failed or ended; "" if none
 	Since     time.Time // when State was entered
 	Tools     int       // tools listed by the current session
+	Transport string    // "stdio", "http" or "in-process"
+	Restarts  uint64    // failures followed by a reconnection
 }
 
 // listing is what one session of an upstream lists, in its own names.
@@ -112,7 +114,8 @@ func (u *upstream) timeout() time.Duration {
 func (u *upstream) status() UpstreamStatus {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	st := UpstreamStatus{Name: u.spec.Name, State: u.state, Since: u.since, Tools: len(u.list.tools)}
+	st := UpstreamStatus{Name: u.spec.Name, State: u.state, Since: u.since, Tools: len(u.list.tools),
+		Transport: u.spec.Transport(), Restarts: u.restarts.Load()}
 	if u.lastErr != nil {
 		st.LastError = u.lastErr.Error()
 	}
