@@ -39,12 +39,16 @@ func FromAPIKey(name string) Identity {
 	return Identity{Name: name, Kind: KindAPIKey}
 }
 
-// FromPrincipal is the identity of a caller authenticated by an OAuth
-// access token: its subject names it and its claims come along (copied).
-// A nil principal is Anonymous.
+// FromPrincipal is the identity of an authenticated caller: the API key's
+// name for a principal of APIKeyIssuer (Authenticate), else an OAuth
+// access token's subject with its claims (copied). A nil principal is
+// Anonymous.
 func FromPrincipal(p *auth.Principal) Identity {
 	if p == nil {
 		return Anonymous
+	}
+	if p.Issuer == APIKeyIssuer {
+		return FromAPIKey(p.Subject)
 	}
 	return Identity{Name: p.Subject, Kind: KindOAuth, Claims: maps.Clone(p.Claims)}
 }
