@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the Go tests need when they are missing:
 # postgresql, whose server binaries (initdb, postgres) the audit store's tests
-# run as their own throwaway server (internal/testenv/postgres.go). Quick and
-# quiet when they are there. Otherwise, as root with apt-get, it runs
-# `apt-get update` and `apt-get install --no-install-recommends`; without
+# run as their own throwaway server (internal/testenv/postgres.go), and
+# chromium, the headless browser the admin page's browser test drives
+# (internal/testenv/chromium.go). Quick and quiet when they are there.
+# Otherwise, as root with apt-get, it runs `apt-get update` and one
+# `apt-get install --no-install-recommends` for all that is missing; without
 # root or apt-get it says what is missing and how to install it, and fails
 # only in CI (CI set), where the tests would fail on it anyway.
 set -euo pipefail
@@ -13,10 +15,17 @@ have_postgres() {
   command -v initdb >/dev/null 2>&1 || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
 }
 
+# The browser under any of the names internal/testenv/chromium.go looks for.
+have_chromium() {
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
+    command -v google-chrome >/dev/null 2>&1
+}
+
 missing=()
 have_postgres || missing+=(postgresql)
+have_chromium || missing+=(chromium)
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "Debian packages: nothing missing (postgresql)"
+  echo "Debian packages: nothing missing (postgresql, chromium)"
   exit 0
 fi
 
@@ -41,6 +50,10 @@ if ! apt-get update -qq >"$log" 2>&1 ||
 fi
 if ! have_postgres; then
   echo "postgresql is installed but initdb is in neither PATH nor /usr/lib/postgresql/*/bin" >&2
+  exit 1
+fi
+if ! have_chromium; then
+  echo "chromium is installed but none of chromium, chromium-browser, google-chrome is on PATH" >&2
   exit 1
 fi
 echo "installed: ${missing[*]}"
