@@ -3,6 +3,7 @@ package streamable
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -27,6 +28,14 @@ type serverConfig struct {
 	shutdownTimeout   time.Duration
 	onListen          func(url string)
 	logger            *slog.Logger
+	wrap              []func(http.Handler) http.Handler
+	routes            []route
+}
+
+// route is another handler served next to the endpoint (WithRoute).
+type route struct {
+	pattern string
+	h       http.Handler
 }
 
 type serverOption func(*serverConfig)
@@ -69,6 +78,23 @@ func WithShutdownTimeout(d time.Duration) ServerOption {
 // when f is nil, nothing is called.
 func WithOnListen(f func(url string)) ServerOption {
 	return serverOption(func(c *serverConfig) { c.onListen = f })
+}
+
+// WithHTTPMiddleware wraps the endpoint's handler in mw (authentication,
+// say: an http.Handler that puts an auth.Principal on the request's
+// context). Several wrap in order: the first given is the outermost.
+func WithHTTPMiddleware(mw func(http.Handler) http.Handler) ServerOption {
+	return serverOption(func(c *serverConfig) {
+		if mw != nil {
+			c.wrap = append(c.wrap, mw)
+		}
+	})
+}
+
+// WithRoute serves h at pattern (an http.ServeMux pattern) next to the
+// endpoint, for example the Protected Resource Metadata of RFC 9728.
+func WithRoute(pattern string, h http.Handler) ServerOption {
+	return serverOption(func(c *serverConfig) { c.routes = append(c.routes, route{pattern, h}) })
 }
 
 // newServerConfig applies opts and then the defaults.
@@ -120,7 +146,15 @@ func ListenAndServe(ctx context.Context, addr string, h *Handler, opts ...Server
 func Serve(ctx context.Context, ln net.Listener, h *Handler, opts ...ServerOption) error {
 	o := newServerConfig(opts)
 	mux := http.NewServeMux()
-	mux.Handle(o.path, h)
+	var endpoint http.Handler = h
+	for i := len(o.wrap) - 1; i >= 0; i-- {
+		endpoint = o.wrap[i](endpoint)
+	}
+	mux.Handle(o.path, endpoint)
+	if err := addRoutes(mux, o.routes); err != nil {
+		h.Close()
+		return err
+	}
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: o.readHeaderTimeout,
@@ -149,4 +183,23 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, opts ...ServerOptio
 		err = errors.Join(err, e)
 	}
 	return errors.Join(herr, err)
+}
+
+// addRoutes registers WithRoute's handlers; a pattern the mux refuses
+// (malformed, or conflicting with another) is an error, not a panic.
+func addRoutes(mux *http.ServeMux, routes []route) (err error) {
+	for _, r := range routes {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("streamable: route %q: %v", r.pattern, p)
+				}
+			}()
+			mux.Handle(r.pattern, r.h)
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
