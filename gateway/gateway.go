@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
@@ -50,6 +51,8 @@ type Gateway struct {
 
 	catMu sync.Mutex              // serialises rebuilds
 	cat   atomic.Pointer[catalog] // what is registered and routed now
+
+	trust atomic.Pointer[trust] // personas, limits, enrichment (trust.go)
 }
 
 var upstreamName = regexp.MustCompile(`^[a-z0-9-]{1,32}$`)
@@ -115,7 +118,9 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 	g := &Gateway{opts: newOptions(opts), naming: cfg.Naming, done: make(chan struct{})}
 	g.inputs.max = g.opts.maxPending
 	g.cat.Store(newCatalog())
-	sopts := append([]server.Option{server.WithLogger(g.opts.logger), server.WithMiddleware(g.traceMiddleware(), g.middleware)}, g.opts.serverOpts...)
+	g.setTrust(cfg)
+	sopts := append([]server.Option{server.WithLogger(g.opts.logger), server.WithListFilter(g.listFilter),
+		server.WithMiddleware(g.traceMiddleware(), g.trustMiddleware, g.middleware)}, g.opts.serverOpts...)
 	g.srv = server.New(g.opts.info, sopts...)
 	g.metrics = newMetrics(g)
 	if err := errors.Join(declare(g.srv), g.declareCompletions()); err != nil {
@@ -186,6 +191,7 @@ func (g *Gateway) rebuild() {
 	g.mu.Unlock()
 	old := g.cat.Load()
 	cat, errs := merge(ups, naming, old, g.opts.logger.Warn)
+	widenSchemas(cat, g.trust.Load().enrich)
 	for _, err := range errs {
 		g.opts.logger.Warn("left out of the catalog", "error", err)
 	}
@@ -239,6 +245,7 @@ func (g *Gateway) Reload(cfg Config) error {
 	old := g.ups
 	g.ups, g.naming = next, cfg.Naming
 	g.mu.Unlock()
+	g.setTrust(cfg)
 	g.rebuild()
 	for _, u := range old {
 		if !kept[u] {
@@ -291,7 +298,7 @@ func (g *Gateway) retire(u *upstream) {
 }
 
 func sameSpec(a, b Upstream) bool {
-	if a.Name != b.Name || a.URL != b.URL || a.Dir != b.Dir || a.Timeout != b.Timeout || a.Server != b.Server || a.MaxMessageSize != b.MaxMessageSize ||
+	if a.Name != b.Name || a.URL != b.URL || a.Dir != b.Dir || a.Timeout != b.Timeout || a.Server != b.Server || a.MaxMessageSize != b.MaxMessageSize || !sameAuth(a.Auth, b.Auth) ||
 		len(a.Command) != len(b.Command) || len(a.Env) != len(b.Env) || len(a.Header) != len(b.Header) {
 		return false
 	}
@@ -317,6 +324,18 @@ func sameSpec(a, b Upstream) bool {
 		}
 	}
 	return true
+}
+
+// sameAuth reports whether two upstream authorizers are the same one
+// (values of a type that cannot be compared never are).
+func sameAuth(a, b client.HTTPAuth) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	if t := reflect.TypeOf(a); t != reflect.TypeOf(b) || !t.Comparable() {
+		return false
+	}
+	return a == b
 }
 
 // Close stops taking calls, waits for those in flight until ctx ends, then

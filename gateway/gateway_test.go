@@ -103,8 +103,8 @@ type echoOut struct {
 
 // echoServer is an upstream with tools echo and secret, a prompt greet
 // and a resource.
-func echoServer(name string) *server.Server {
-	s := server.New(mcp.Implementation{Name: name, Version: "1"})
+func echoServer(name string, opts ...server.Option) *server.Server {
+	s := server.New(mcp.Implementation{Name: name, Version: "1"}, opts...)
 	must(server.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo from " + name},
 		func(_ context.Context, _ *server.CallRequest, in echoIn) (echoOut, error) {
 			return echoOut{Echo: in.Text, From: name}, nil

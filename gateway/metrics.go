@@ -41,6 +41,10 @@ type metrics struct {
 	reg      *prometheus.Registry
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+
+	refusals    *prometheus.CounterVec // trust.go: denied, rate_limited
+	auditErrors prometheus.Counter
+	enrichFails prometheus.Counter
 }
 
 // callBuckets span 0.5ms (an in-process upstream) to 60s (the default
@@ -59,8 +63,29 @@ func newMetrics(g *Gateway) *metrics {
 			Help:    "Duration of calls forwarded to upstreams, by upstream, method and tool (the downstream tool name; empty for other methods).",
 			Buckets: callBuckets,
 		}, []string{"upstream", "method", "tool"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolwire_gateway_refusals_total",
+			Help: "Requests the gateway answered itself without forwarding, by reason (denied by a persona, rate_limited).",
+		}, []string{"reason"}),
+		auditErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toolwire_gateway_audit_errors_total",
+			Help: "Audit records that could not be written; each withheld its request's answer.",
+		}),
+		enrichFails: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toolwire_gateway_enrichment_failures_total",
+			Help: "Enrichment rules that failed on a result (the result went out without them).",
+		}),
 	}
-	m.reg.MustRegister(m.calls, m.duration, upstreamCollector{g},
+	m.reg.MustRegister(m.calls, m.duration, m.refusals, m.auditErrors, m.enrichFails, upstreamCollector{g},
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "toolwire_gateway_audit_dropped_total",
+			Help: "Audit records dropped by async delivery because its queue was full.",
+		}, func() float64 {
+			if a, ok := g.opts.audit.(interface{ Dropped() uint64 }); ok {
+				return float64(a.Dropped())
+			}
+			return 0
+		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "toolwire_gateway_sessions",
 			Help: "Downstream sessions open on the gateway's server.",
@@ -82,7 +107,8 @@ func newMetrics(g *Gateway) *metrics {
 // forwarded, by upstream, method, tool and, for the counter, outcome),
 // in_flight_calls, upstream_state, upstream_restarts_total and
 // upstream_tools (by upstream), sessions (downstream) and pending_inputs;
-// and the process's go_* and process_* metrics.
+// refusals_total (by reason), audit_errors_total, audit_dropped_total and
+// enrichment_failures_total; and the process's go_* and process_* metrics.
 func (g *Gateway) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(g.metrics.reg, promhttp.HandlerOpts{})
 }
@@ -92,6 +118,10 @@ func (m *metrics) observe(u *upstream, method, tool, outcome string, start time.
 	m.calls.WithLabelValues(u.spec.Name, method, tool, outcome).Inc()
 	m.duration.WithLabelValues(u.spec.Name, method, tool).Observe(time.Since(start).Seconds())
 }
+
+func (m *metrics) refused(reason string) { m.refusals.WithLabelValues(reason).Inc() }
+func (m *metrics) auditFailed()          { m.auditErrors.Inc() }
+func (m *metrics) enrichFailed()         { m.enrichFails.Inc() }
 
 // forget drops the call series of an upstream no longer configured (it
 // runs once a removed upstream is stopped; a name configured again by

@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 )
@@ -26,6 +27,10 @@ const (
 	// DefaultMaxUpstreamMessage bounds one message from an upstream, in
 	// bytes (WithMaxUpstreamMessage): 16 MiB, the client package's default.
 	DefaultMaxUpstreamMessage = client.DefaultMaxMessageSize
+	// DefaultAuditMaxValue is the longest string value of a request's
+	// arguments kept whole in the audit trail, in bytes
+	// (WithAuditRedaction); longer ones are cut.
+	DefaultAuditMaxValue = 1024
 )
 
 // Option configures New. Options apply in order (a later one wins), nil
@@ -50,6 +55,10 @@ type options struct {
 	conns        int
 	maxPending   int // inputs.go
 	maxMessage   int
+
+	audit         audit.Store // trust.go; nil: no audit trail
+	auditRedact   []string
+	auditMaxValue int
 }
 
 type option func(*options)
@@ -159,6 +168,9 @@ func newOptions(opts []Option) options {
 	if o.maxPending <= 0 {
 		o.maxPending = DefaultMaxPendingInputs
 	}
+	if o.auditMaxValue == 0 {
+		o.auditMaxValue = DefaultAuditMaxValue
+	}
 	if o.tracing != nil {
 		// Outermost, so that the client middleware given by
 		// WithClientOptions sees the trace context in _meta.
@@ -196,4 +208,21 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 			o.tracing = newTracing(tp)
 		}
 	})
+}
+
+// WithAudit records every tools/call, prompts/get and resources/read, and
+// every denied or rate-limited one, as one record in s, after the request
+// is answered and before the answer leaves: with a synchronous store an
+// acknowledged request is always in the trail, and a record that cannot be
+// written withholds the answer (a JSON-RPC error instead). Wrap s in
+// audit.NewAsync for async delivery. The gateway does not close s.
+func WithAudit(s audit.Store) Option { return option(func(o *options) { o.audit = s }) }
+
+// WithAuditRedaction sets what of a request's arguments the audit trail
+// keeps: members named like one of keys (at any depth, case-insensitively)
+// are replaced by "[redacted]", and string values longer than
+// maxValueBytes are cut (default DefaultAuditMaxValue; negative: no
+// limit). See audit.Redact.
+func WithAuditRedaction(keys []string, maxValueBytes int) Option {
+	return option(func(o *options) { o.auditRedact, o.auditMaxValue = keys, maxValueBytes })
 }

@@ -8,15 +8,27 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/server"
 )
 
-// Config is what a gateway serves: its upstreams and how their names
-// appear downstream. The config file (package gateway/config) decodes to
-// it; a program embedding the gateway builds it directly.
+// Config is what a gateway serves: its upstreams, how their names appear
+// downstream, and who may use them. The config file (package
+// gateway/config) decodes to it; a program embedding the gateway builds it
+// directly. Reload replaces all of it at once.
 type Config struct {
 	Upstreams []Upstream
 	Naming    Naming
+
+	// Policy decides which tools, prompts and resources each caller sees
+	// and may use (personas); nil lets every caller use everything.
+	Policy *policy.Policy
+	// Limits rate-limits tools/call (*ratelimit.Limiter); nil: no limits.
+	Limits Limiter
+	// Enrich adds context to successful tool results (*enrich.Enricher);
+	// nil: results pass as the upstream sent them.
+	Enrich Enricher
 }
 
 // Upstream is one MCP server behind the gateway. Exactly one of Command,
@@ -38,6 +50,11 @@ type Upstream struct {
 	URL     string
 	Header  http.Header
 	Timeout time.Duration
+	// Auth authorizes the gateway's own requests to a URL upstream, for
+	// example an *oauth.Authorizer with the client credentials grant,
+	// which obtains and refreshes the gateway's token. A downstream
+	// caller's credentials are never forwarded upstream.
+	Auth client.HTTPAuth
 
 	// Server is an MCP server in this process.
 	Server *server.Server

@@ -37,3 +37,10 @@ func (s *Server) keep(r *Request, kind ListKind) func(string) bool {
 	}
 	return func(name string) bool { return f(r, kind, name) }
 }
+
+// NotifyListsChanged tells every connected client that its tools, prompts
+// and resources lists may have changed (list_changed, coalesced per
+// session), as when what the list filter allows changes.
+func (s *Server) NotifyListsChanged() {
+	s.listChanged(changedTools | changedPrompts | changedResources)
+}

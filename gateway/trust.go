@@ -1,0 +1,356 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/gateway/policy"
+	"github.com/toolwire/toolwire/internal/jsonscan"
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/server"
+)
+
+// trust is what decides, per request, who may do what: swapped whole by
+// New and Reload so that a request sees one consistent set.
+type trust struct {
+	policy *policy.Policy // nil: every caller may use everything
+	limits Limiter        // nil: no rate limits
+	enrich Enricher       // nil: results as the upstream sent them
+}
+
+func (t *trust) on() bool { return t.policy != nil || t.limits != nil || t.enrich != nil }
+
+// Limiter is the rate limiting the gateway applies to tools/call, by
+// caller identity, persona and downstream tool name (package
+// gateway/ratelimit implements it). A refused call consumes nothing.
+type Limiter interface {
+	Allow(identity, persona, tool string) (ok bool, retryAfter time.Duration, which string)
+}
+
+// Identity returns the caller of a request as the gateway's personas see
+// it: an API key's name, an OAuth subject, or policy.Anonymous (also for
+// requests from inside the process).
+func Identity(req *server.Request) policy.Identity {
+	if req == nil {
+		return policy.Anonymous
+	}
+	return policy.FromPrincipal(req.Principal())
+}
+
+// listFilter shows each caller the tools, prompts and resources its
+// persona allows (server.WithListFilter).
+func (g *Gateway) listFilter(r *server.Request, kind server.ListKind, name string) bool {
+	p := g.trust.Load().policy
+	if p == nil {
+		return true
+	}
+	var f policy.Feature
+	switch kind {
+	case server.ListTools:
+		f = policy.Tools
+	case server.ListPrompts:
+		f = policy.Prompts
+	default:
+		f = policy.Resources
+	}
+	return p.Decide(Identity(r), f, name).Allowed
+}
+
+// trustMiddleware puts every tools/call, prompts/get and resources/read
+// through the personas, the rate limits, enrichment and the audit trail,
+// before forwarding. A denied or limited request never reaches the
+// upstream. With none of them configured it costs nothing.
+func (g *Gateway) trustMiddleware(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
+	return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		var f policy.Feature
+		switch req.Method {
+		case mcp.MethodCallTool:
+			f = policy.Tools
+		case mcp.MethodGetPrompt:
+			f = policy.Prompts
+		case mcp.MethodReadResource:
+			f = policy.Resources
+		default:
+			return next(ctx, req)
+		}
+		t := g.trust.Load()
+		if !t.on() && g.opts.audit == nil {
+			return next(ctx, req)
+		}
+		return g.guard(ctx, req, f, t, next)
+	}
+}
+
+// named is what a tools/call, prompts/get or resources/read names.
+type named struct {
+	Name      string          `json:"name"`
+	URI       string          `json:"uri"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+func (g *Gateway) guard(ctx context.Context, req *jsonrpc.Request, f policy.Feature, t *trust, next jsonrpc.MethodHandler) (any, error) {
+	start := time.Now()
+	sreq := server.RequestFrom(ctx)
+	id := Identity(sreq)
+	var tg named
+	_ = json.Unmarshal(req.Params, &tg) // a malformed request is the server's to refuse; it is audited all the same
+	name := tg.Name
+	if f == policy.Resources {
+		name = tg.URI
+	}
+	rec := &audit.Record{Time: start, Method: req.Method, Tool: name, Identity: id.String(),
+		Upstream: g.upstreamOf(f, name), RequestBytes: int64(len(req.Params))}
+	g.describe(rec, req, sreq)
+	if g.opts.audit != nil && len(tg.Arguments) > 0 {
+		rec.Arguments = audit.Redact(tg.Arguments, g.opts.auditRedact, g.opts.auditMaxValue)
+	}
+
+	if t.policy != nil {
+		d := t.policy.Decide(id, f, name)
+		rec.Persona = d.Persona
+		if !d.Allowed {
+			g.metrics.refused("denied")
+			res, err := refusal(f, d.Reason, nil)
+			return g.finish(ctx, rec, audit.OutcomeDenied, d.Reason, res, err)
+		}
+	}
+	if t.limits != nil && f == policy.Tools {
+		if ok, after, which := t.limits.Allow(id.String(), rec.Persona, name); !ok {
+			ms := max(after.Milliseconds(), 1)
+			why := fmt.Sprintf("rate limited (%s limit): retry after %d ms", which, ms)
+			g.metrics.refused("rate_limited")
+			res, err := refusal(f, why, &mcp.RetryGuidance{CanRetry: true, RetryAfterMs: ms})
+			return g.finish(ctx, rec, audit.OutcomeRateLimited, why, res, err)
+		}
+	}
+
+	res, err := next(ctx, req)
+	if err == nil && f == policy.Tools && t.enrich != nil {
+		res = g.enrichResult(ctx, t.enrich, rec, id, tg.Arguments, res)
+	}
+	outcome, why := audit.OutcomeOK, ""
+	switch {
+	case err != nil:
+		outcome, why = audit.OutcomeProtocolError, err.Error()
+	case res == nil:
+		outcome, why = audit.OutcomeProtocolError, "the request was cancelled"
+		if cerr := context.Cause(ctx); cerr != nil {
+			why = "the request ended: " + cerr.Error()
+		}
+	default:
+		rec.ResponseBytes, rec.ContentBlocks, why = measure(res, f)
+		if why != "" {
+			outcome = audit.OutcomeToolError
+		}
+	}
+	rec.Duration = time.Since(start)
+	if aerr := g.audit(ctx, rec, outcome, why); aerr != nil {
+		return nil, aerr
+	}
+	return res, err
+}
+
+// finish audits a request the gateway answered itself.
+func (g *Gateway) finish(ctx context.Context, rec *audit.Record, outcome audit.Outcome, why string, res any, err error) (any, error) {
+	rec.Duration = time.Since(rec.Time)
+	if res != nil {
+		rec.ResponseBytes, rec.ContentBlocks, _ = measure(res, policy.Tools)
+	}
+	if aerr := g.audit(ctx, rec, outcome, why); aerr != nil {
+		return nil, aerr
+	}
+	return res, err
+}
+
+// refusal is the answer to a denied or rate-limited request: an isError
+// result for a tool (with retry guidance when given), a JSON-RPC error
+// (invalid params, with the reason) for a prompt or resource.
+func refusal(f policy.Feature, why string, retry *mcp.RetryGuidance) (any, error) {
+	if f != policy.Tools {
+		e := jsonrpc.NewError(jsonrpc.CodeInvalidParams, "%s", why)
+		e.Data, _ = json.Marshal(map[string]string{"reason": why})
+		return nil, e
+	}
+	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: why}}}
+	if retry != nil {
+		res.Meta = res.Meta.SetRetryGuidance(*retry)
+	}
+	return res, nil
+}
+
+// audit appends rec with its outcome. In sync delivery (a store that is
+// not audit.Async) a failed append withholds the answer: a caller never
+// sees a call acknowledged that the audit trail does not hold.
+func (g *Gateway) audit(ctx context.Context, rec *audit.Record, outcome audit.Outcome, why string) error {
+	s := g.opts.audit
+	if s == nil {
+		return nil
+	}
+	rec.Outcome, rec.Error = outcome, why
+	// The record is written even when the request's context has ended:
+	// its outcome is part of the trail.
+	err := s.Append(context.WithoutCancel(ctx), rec)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, audit.ErrDropped) {
+		return nil // async delivery counts and logs its drops
+	}
+	g.metrics.auditFailed()
+	g.opts.logger.Error("audit record not written; the answer is withheld", "method", rec.Method, "tool", rec.Tool, "identity", rec.Identity, "error", err)
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, "the gateway could not record this request in its audit trail, so its result is withheld")
+}
+
+// describe fills in where a request came from.
+func (g *Gateway) describe(rec *audit.Record, req *jsonrpc.Request, sreq *server.Request) {
+	if req.ID.IsValid() {
+		rec.RequestID = req.ID.String()
+	}
+	rec.Transport = "stdio"
+	if sreq == nil {
+		rec.Transport = "in-process"
+		return
+	}
+	rec.Era = sreq.Peer.ProtocolVersion
+	if hr := sreq.HTTPRequest(); hr != nil {
+		rec.Transport = "http"
+		rec.SessionID = hr.Header.Get(mcp.HeaderSessionID)
+	}
+}
+
+// upstreamOf names the upstream a request would be forwarded to ("" when
+// the catalog does not route it).
+func (g *Gateway) upstreamOf(f policy.Feature, name string) string {
+	cat := g.cat.Load()
+	switch f {
+	case policy.Tools:
+		if r, ok := cat.tools[name]; ok {
+			return r.up.spec.Name
+		}
+	case policy.Prompts:
+		if r, ok := cat.prompts[name]; ok {
+			return r.up.spec.Name
+		}
+	default:
+		if u, ok := cat.resources[name]; ok {
+			return u.spec.Name
+		}
+	}
+	return ""
+}
+
+// measure returns a result's size, its number of content blocks (tools)
+// or contents (resources) or messages (prompts), and, for a tool result
+// with isError, its first text (why it failed).
+func measure(res any, f policy.Feature) (size, blocks int64, toolError string) {
+	raw, ok := res.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(res); err != nil {
+			return 0, 0, ""
+		}
+	}
+	list := map[policy.Feature]string{policy.Tools: "content", policy.Prompts: "messages", policy.Resources: "contents"}[f]
+	isError := false
+	var content []byte
+	if !jsonscan.Members(raw, []string{list, "isError"}, func(name, value []byte) bool {
+		switch string(name) {
+		case "isError":
+			isError = string(value) == "true"
+		default:
+			content = value
+		}
+		return true
+	}) {
+		var v struct {
+			IsError bool              `json:"isError"`
+			Content []json.RawMessage `json:"content"`
+		}
+		_ = json.Unmarshal(raw, &v)
+		isError = v.IsError && f == policy.Tools
+		return int64(len(raw)), int64(len(v.Content)), errorText(isError, v.Content)
+	}
+	n := countElements(content)
+	if !isError || f != policy.Tools {
+		return int64(len(raw)), n, ""
+	}
+	var blocks2 []json.RawMessage
+	_ = json.Unmarshal(content, &blocks2)
+	return int64(len(raw)), n, errorText(true, blocks2)
+}
+
+// errorText is the text of a failed tool result's first text block, or a
+// generic reason.
+func errorText(isError bool, blocks []json.RawMessage) string {
+	if !isError {
+		return ""
+	}
+	for _, b := range blocks {
+		var t struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(b, &t) == nil && t.Type == "text" && t.Text != "" {
+			return t.Text
+		}
+	}
+	return "the tool reported an error"
+}
+
+// countElements counts the elements of a JSON array already validated by
+// the scanner; 0 for anything else.
+func countElements(arr []byte) int64 {
+	depth, n := 0, int64(0)
+	inString, escaped, empty := false, false, true
+	for _, c := range arr {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		}
+		if depth >= 1 && c != ' ' && c != '\t' && c != '\n' && c != '\r' && !(depth == 1 && c == '[') {
+			empty = false
+		}
+	}
+	if len(arr) == 0 || arr[0] != '[' || empty {
+		return 0
+	}
+	return n + 1
+}
+
+// setTrust installs cfg's policy, limits and enrichment for the requests
+// that start from now on.
+// When the personas change, clients are told that their lists changed.
+func (g *Gateway) setTrust(cfg Config) {
+	old := g.trust.Swap(&trust{policy: cfg.Policy, limits: cfg.Limits, enrich: cfg.Enrich})
+	if old != nil && old.policy != cfg.Policy && g.srv != nil {
+		g.srv.NotifyListsChanged()
+	}
+}
+
+// Policy returns the personas in force now (nil: none configured, every
+// caller may use everything).
+func (g *Gateway) Policy() *policy.Policy { return g.trust.Load().policy }
