@@ -50,6 +50,7 @@ targets=(
   "./gateway FuzzClean"
   "./gateway/policy FuzzGlob"
   "./gateway/audit FuzzRedact"
+  "./gateway/enrich FuzzApply"
 )
 
 # Every fuzz target in the module (bench/ is a module of its own) must be listed.
