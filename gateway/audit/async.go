@@ -39,27 +39,34 @@ type Async struct {
 	cancel  context.CancelFunc
 }
 
-// AsyncOption configures NewAsync.
-type AsyncOption func(*Async)
+// AsyncOption configures NewAsync. Options apply in order and nil options
+// are ignored, as for Option.
+type AsyncOption interface{ applyAsync(*Async) }
+
+type asyncOption func(*Async)
+
+func (f asyncOption) applyAsync(a *Async) { f(a) }
 
 // WithQueueSize sets the queue's capacity (values below 1: DefaultQueueSize).
 func WithQueueSize(n int) AsyncOption {
-	return func(a *Async) {
+	return asyncOption(func(a *Async) {
 		if n < 1 {
 			n = DefaultQueueSize
 		}
 		a.q = make(chan *Record, n)
-	}
+	})
 }
 
 // WithOnDrop sets a hook called with every record dropped: on the appending
 // goroutine when the queue was full, on the writer for records left at
 // Close's deadline. It must not block.
-func WithOnDrop(f func(*Record)) AsyncOption { return func(a *Async) { a.onDrop = f } }
+func WithOnDrop(f func(*Record)) AsyncOption { return asyncOption(func(a *Async) { a.onDrop = f }) }
 
 // WithOnError sets a hook called, on the writer, when the Store fails to
 // append a record; that record is lost.
-func WithOnError(f func(*Record, error)) AsyncOption { return func(a *Async) { a.onError = f } }
+func WithOnError(f func(*Record, error)) AsyncOption {
+	return asyncOption(func(a *Async) { a.onError = f })
+}
 
 // NewAsync starts the writer of a queue in front of s. Close stops it; s
 // stays open, for its owner to close.
@@ -68,7 +75,7 @@ func NewAsync(s Store, opts ...AsyncOption) *Async {
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	for _, o := range opts {
 		if o != nil {
-			o(a)
+			o.applyAsync(a)
 		}
 	}
 	if a.q == nil {

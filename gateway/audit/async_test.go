@@ -53,7 +53,7 @@ func newBlocking() *blockingStore {
 func TestAsyncDropsWhenFull(t *testing.T) {
 	st := newBlocking()
 	var hooked atomic.Int64
-	a := NewAsync(st, WithQueueSize(2), WithOnDrop(func(*Record) { hooked.Add(1) }))
+	a := NewAsync(st, nil, WithQueueSize(2), WithOnDrop(func(*Record) { hooked.Add(1) }))
 	ctx := context.Background()
 
 	// The writer takes the first record and blocks in the store.

@@ -5,8 +5,12 @@
 // A Store appends records to one chain (Append assigns Seq, PrevHash and
 // Hash atomically), queries them, verifies the chain and sweeps old records
 // for retention without breaking verifiability. SQLite is the embedded
-// store; Async puts a bounded queue in front of any Store. Redact prepares
-// arguments for storage, and WriteJSONL and WriteCSV export query results.
+// store; Postgres the shared one, for several gateway processes writing one
+// chain. Both group-commit: concurrent Appends share a transaction and its
+// sync, so the trail keeps up with load without losing "committed before
+// the response leaves". Async puts a bounded queue in front of any Store.
+// Redact prepares arguments for storage, and WriteJSONL and WriteCSV export
+// query results.
 //
 // The chain is keyless: it proves that no record was edited, deleted or
 // inserted by anyone who did not also recompute every later hash and the

@@ -17,11 +17,14 @@ import (
 // modernc.org/sqlite, set up like taskstore's:
 //
 //   - journal_mode=WAL: queries and Verify never block Append;
-//   - synchronous=FULL: each Append's commit syncs the WAL before it
-//     returns, so a record survives SIGKILL and power loss once Append has
-//     returned ("sync" delivery: committed before the response leaves);
-//   - one writing connection, and Append in a BEGIN IMMEDIATE transaction
-//     that reads the head, links the record and moves the head: concurrent
+//   - synchronous=FULL: each commit syncs the WAL before Append returns, so
+//     a record survives SIGKILL and power loss once Append has returned
+//     ("sync" delivery: committed before the response leaves); WithFsync(false)
+//     trades the power loss for speed (synchronous=NORMAL);
+//   - group commit: Appends that arrive while a commit is under way are
+//     written together in the next transaction, with one sync for all;
+//   - one writing connection, and each commit a BEGIN IMMEDIATE transaction
+//     that reads the head, links the records and moves the head: concurrent
 //     appenders, in this process or others, form one chain;
 //   - a small pool of read-only connections for Query and Verify.
 //
@@ -33,6 +36,7 @@ type SQLite struct {
 	db   *sqlitedb.DB
 	w    *sql.DB // one connection: the only writer
 	r    *sql.DB // read-only connections
+	gc   *committer
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -45,11 +49,19 @@ var _ Store = (*SQLite)(nil)
 // its directory (mode 0700) if missing, and brings its schema up to date.
 // Reopening a file continues its chain.
 func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
-	db, err := sqlitedb.Open(path, "audit", sqlitedb.Schema{VersionTable: "audit_schema_version", Migrations: migrations})
+	cfg := newConfig(opts)
+	level := sqlitedb.SyncFull
+	if !cfg.fsync {
+		level = sqlitedb.SyncNormal
+	}
+	db, err := sqlitedb.Open(path, "audit", sqlitedb.Schema{VersionTable: "audit_schema_version", Migrations: migrations},
+		sqlitedb.WithSynchronous(level))
 	if err != nil {
 		return nil, err
 	}
-	return &SQLite{cfg: newConfig(opts), path: db.Path, db: db, w: db.W, r: db.R}, nil
+	s := &SQLite{cfg: cfg, path: db.Path, db: db, w: db.W, r: db.R}
+	s.gc = newCommitter(cfg.maxBatch, s.commit)
+	return s, nil
 }
 
 // Path is the absolute path of the database file.
@@ -163,14 +175,19 @@ func readAnchors(ctx context.Context, q interface {
 	return
 }
 
-// Append implements Store.
-func (s *SQLite) Append(ctx context.Context, r *Record) (err error) {
+// Append implements Store: r joins the next group commit (see SQLite).
+func (s *SQLite) Append(ctx context.Context, r *Record) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
 	if err := s.cfg.limits.Prepare(r, s.cfg.now()); err != nil {
 		return err
 	}
+	return s.gc.append(ctx, r)
+}
+
+// commit stores batch in one write transaction.
+func (s *SQLite) commit(ctx context.Context, batch []*Record) (err error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("audit: append: %w", err)
@@ -185,28 +202,34 @@ func (s *SQLite) Append(ctx context.Context, r *Record) (err error) {
 	if err != nil {
 		return err
 	}
-	c := *r
-	Seal(&c, head)
-	var args any
-	if c.Arguments != nil {
-		args = []byte(c.Arguments)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO audit (`+columns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.Seq, EncodingVersion, c.Time.UnixNano(), int64(c.Duration), c.RequestID, c.SessionID,
-		c.Identity, c.Persona, c.Upstream, c.Tool, c.Method, args, string(c.Outcome), c.Error,
-		c.RequestBytes, c.ResponseBytes, c.ContentBlocks, c.Era, c.Transport,
-		c.PrevHash[:], c.Hash[:]); err != nil {
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO audit (`+columns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE audit_chain SET head_seq = ?, head_hash = ?`, c.Seq, c.Hash[:]); err != nil {
+	defer ins.Close()
+	for _, c := range batch {
+		Seal(c, head)
+		head = Anchor{Seq: c.Seq, Hash: c.Hash}
+		var args any
+		if c.Arguments != nil {
+			args = []byte(c.Arguments)
+		}
+		if _, err := ins.ExecContext(ctx,
+			c.Seq, EncodingVersion, c.Time.UnixNano(), int64(c.Duration), c.RequestID, c.SessionID,
+			c.Identity, c.Persona, c.Upstream, c.Tool, c.Method, args, string(c.Outcome), c.Error,
+			c.RequestBytes, c.ResponseBytes, c.ContentBlocks, c.Era, c.Transport,
+			c.PrevHash[:], c.Hash[:]); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE audit_chain SET head_seq = ?, head_hash = ?`, head.Seq, head.Hash[:]); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := s.gc.beforeCommit(ctx, batch); err != nil {
 		return err
 	}
-	*r = c
-	return nil
+	return tx.Commit()
 }
 
 // Query implements Store. The rows are read as they are yielded, on one
@@ -368,11 +391,14 @@ func (s *SQLite) Sweep(ctx context.Context, olderThan time.Time) (n int, err err
 	return int(deleted), nil
 }
 
-// Close implements Store: it checkpoints the WAL into the database file and
-// closes the connections. Later calls of any method return ErrClosed.
+// Close implements Store: it lets the group commit under way finish (the
+// Appends still queued fail with ErrClosed), checkpoints the WAL into the
+// database file and closes the connections. Later calls of any method
+// return ErrClosed.
 func (s *SQLite) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		s.gc.close()
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("audit: close: %w", err)
 		}

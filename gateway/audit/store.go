@@ -13,7 +13,12 @@ type Store interface {
 	// Append applies the store's Limits to r (see Limits.Prepare), then
 	// assigns r.Seq, r.PrevHash and r.Hash and stores r, atomically with
 	// respect to every other Append. When it returns nil the record is
-	// durable (committed and synced).
+	// durable (committed and synced; see WithFsync for SQLite's lighter
+	// choice). Otherwise r's Seq, PrevHash and Hash are left as they were
+	// and r is not stored, unless the connection to a database server broke
+	// during the commit itself, when it may be. Concurrent Appends may be
+	// committed together, in one transaction: each still returns only once
+	// its own record is committed.
 	Append(ctx context.Context, r *Record) error
 	// Query yields the records that match f in ascending Seq order, then
 	// stops; an error is yielded once, as the last pair.
@@ -40,7 +45,7 @@ type Filter struct {
 	// Tool matches Record.Tool: exactly, or as a glob when it holds one of
 	// * ? [ (IsGlob), where * matches any run of characters ('/' included),
 	// ? one character and [...] one of a set, case-sensitively (SQLite's
-	// GLOB).
+	// GLOB, in every store).
 	Tool string
 	// Outcome matches Record.Outcome.
 	Outcome Outcome
@@ -54,34 +59,86 @@ type Filter struct {
 // IsGlob reports whether a Filter.Tool pattern is a glob rather than a name.
 func IsGlob(pattern string) bool { return strings.ContainsAny(pattern, "*?[") }
 
-// Option configures a store made by OpenSQLite.
-type Option func(*config)
+// Option configures a store made by OpenSQLite or OpenPostgres. Options
+// apply in order (a later one wins), nil options are ignored and defaults
+// fill in the rest, as everywhere in the project; an option that does not
+// concern a store (WithFsync for PostgreSQL, WithMaxConns for SQLite) is
+// ignored by it.
+type Option interface{ applyAudit(*config) }
+
+type option func(*config)
+
+func (f option) applyAudit(c *config) { f(c) }
+
+// DefaultMaxBatch is how many records one group commit writes at most (see
+// WithMaxBatch): enough to absorb a burst in a few transactions, small
+// enough that one transaction holds the chain's lock only briefly.
+const DefaultMaxBatch = 256
+
+// DefaultMaxConns is how many connections a Postgres store opens at most
+// (see WithMaxConns): one appends, the others serve Query, Verify and Sweep.
+const DefaultMaxConns = 4
 
 type config struct {
-	limits Limits
-	now    func() time.Time
+	limits   Limits
+	now      func() time.Time
+	fsync    bool
+	maxBatch int
+	maxConns int
 }
 
 func newConfig(opts []Option) *config {
-	c := &config{now: time.Now}
+	c := &config{now: time.Now, fsync: true}
 	for _, o := range opts {
 		if o != nil {
-			o(c)
+			o.applyAudit(c)
 		}
 	}
 	c.limits = c.limits.withDefaults()
+	if c.maxBatch < 1 {
+		c.maxBatch = DefaultMaxBatch
+	}
+	switch {
+	case c.maxConns <= 0:
+		c.maxConns = DefaultMaxConns
+	case c.maxConns < 2:
+		c.maxConns = 2
+	}
 	return c
 }
 
 // WithLimits sets the per-record limits (zero fields keep the defaults).
-func WithLimits(l Limits) Option { return func(c *config) { c.limits = l } }
+func WithLimits(l Limits) Option { return option(func(c *config) { c.limits = l }) }
 
 // WithClock sets the clock that stamps records with a zero Time (default
 // time.Now). For tests.
 func WithClock(now func() time.Time) Option {
-	return func(c *config) {
+	return option(func(c *config) {
 		if now != nil {
 			c.now = now
 		}
-	}
+	})
 }
+
+// WithFsync chooses what an acknowledged record survives in an SQLite
+// store. On (the default): each commit syncs the WAL (synchronous=FULL), so
+// a record Append acknowledged survives a power loss. Off: each commit is
+// written to the WAL with write(2) before Append returns, and synced only at
+// checkpoints (synchronous=NORMAL in WAL mode), so it survives a crash or
+// SIGKILL of the process, but not a power loss or an operating system crash;
+// in exchange appends cost no fsync, but for the occasional checkpoint. The
+// chain stays verifiable either way: a power loss can only lose the newest
+// records and their head together, never break the chain. A Postgres store
+// ignores it: there durability is the server's (fsync, synchronous_commit).
+func WithFsync(on bool) Option { return option(func(c *config) { c.fsync = on }) }
+
+// WithMaxBatch bounds how many records one group commit writes in one
+// transaction (default DefaultMaxBatch; below 1, the default). Appends that
+// arrive while a commit is under way wait for it and are then committed
+// together, up to n at a time.
+func WithMaxBatch(n int) Option { return option(func(c *config) { c.maxBatch = n }) }
+
+// WithMaxConns bounds the connections a Postgres store opens (default
+// DefaultMaxConns; at least 2, so that Append has one beside a Query). An
+// SQLite store ignores it.
+func WithMaxConns(n int) Option { return option(func(c *config) { c.maxConns = n }) }

@@ -1,6 +1,7 @@
 // Package sqlitedb opens the project's SQLite databases (the task store,
 // the audit trail) the one way they need: a file created 0600 in a 0700
-// directory, WAL with synchronous FULL, one writer connection whose
+// directory, WAL with synchronous FULL (or NORMAL, when the caller chooses
+// to trade power-loss durability for speed), one writer connection whose
 // transactions take the write lock at once, a small pool of read-only
 // connections, and a schema brought up to date by numbered migrations.
 package sqlitedb
@@ -38,9 +39,59 @@ type Schema struct {
 	Pragmas []string
 }
 
+// Synchronous is the writer's synchronous setting: what a committed
+// transaction survives.
+type Synchronous int
+
+const (
+	// SyncFull (the default) syncs the WAL at every commit: a committed
+	// transaction survives a power loss.
+	SyncFull Synchronous = iota
+	// SyncNormal writes each commit to the WAL with write(2) and syncs only
+	// at checkpoints: a committed transaction survives a crash or SIGKILL
+	// of the process, not a power loss or an operating system crash (after
+	// which the database is still consistent, only missing the newest
+	// commits).
+	SyncNormal
+)
+
+// pragma is the PRAGMA synchronous value of s, and level what reading the
+// pragma back returns.
+func (s Synchronous) pragma() (name string, level int, err error) {
+	switch s {
+	case SyncFull:
+		return "FULL", 2, nil
+	case SyncNormal:
+		return "NORMAL", 1, nil
+	}
+	return "", 0, fmt.Errorf("unknown synchronous setting %d", int(s))
+}
+
+// Option configures Open. Nil options are ignored.
+type Option interface{ applySQLiteDB(*options) }
+
+type options struct{ sync Synchronous }
+
+type option func(*options)
+
+func (f option) applySQLiteDB(o *options) { f(o) }
+
+// WithSynchronous sets the writer's synchronous setting (default SyncFull).
+func WithSynchronous(s Synchronous) Option { return option(func(o *options) { o.sync = s }) }
+
 // Open opens (creating if missing) the database at path and migrates it.
 // Errors are prefixed with pkg, the calling package's name.
-func Open(path, pkg string, schema Schema) (*DB, error) {
+func Open(path, pkg string, schema Schema, opts ...Option) (*DB, error) {
+	var o options
+	for _, op := range opts {
+		if op != nil {
+			op.applySQLiteDB(&o)
+		}
+	}
+	syncName, syncLevel, err := o.sync.pragma()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pkg, err)
+	}
 	if path == "" || strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("%s: unusable database path %q", pkg, path)
 	}
@@ -64,7 +115,7 @@ func Open(path, pkg string, schema Schema) (*DB, error) {
 	db := &DB{Path: abs}
 	// _txlock=immediate makes BeginTx issue BEGIN IMMEDIATE: the write lock
 	// is taken at once, so a read-modify-write never fails to upgrade.
-	db.W, err = sql.Open("sqlite", base+"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
+	db.W, err = sql.Open("sqlite", base+"&_pragma=journal_mode(WAL)&_pragma=synchronous("+syncName+")&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", pkg, err)
 	}
@@ -82,6 +133,15 @@ func Open(path, pkg string, schema Schema) (*DB, error) {
 	if !strings.EqualFold(mode, "wal") {
 		db.W.Close()
 		return nil, fmt.Errorf("%s: %s: journal mode is %q, not wal", pkg, abs, mode)
+	}
+	var level int
+	if err := db.W.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&level); err != nil {
+		db.W.Close()
+		return nil, fmt.Errorf("%s: open %s: %w", pkg, abs, err)
+	}
+	if level != syncLevel {
+		db.W.Close()
+		return nil, fmt.Errorf("%s: %s: synchronous is %d, not %d (%s)", pkg, abs, level, syncLevel, syncName)
 	}
 	if err := migrate(ctx, db.W, schema); err != nil {
 		db.W.Close()

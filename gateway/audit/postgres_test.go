@@ -1,0 +1,361 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/toolwire/toolwire/internal/testenv"
+)
+
+var pgDBs atomic.Int64
+
+// pgDatabase creates a fresh database on srv and returns its DSN.
+func pgDatabase(t testing.TB, srv *testenv.PostgresServer) string {
+	t.Helper()
+	return srv.CreateDatabase(fmt.Sprintf("audit_%d", pgDBs.Add(1)))
+}
+
+// pgExec runs sql on dsn behind the store's back, as someone editing the
+// database by hand would.
+func pgExec(t *testing.T, dsn, sql string, args ...any) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	tag, err := conn.Exec(ctx, sql, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return tag.RowsAffected()
+}
+
+func openPG(t testing.TB, dsn string, opts ...Option) *Postgres {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := OpenPostgres(ctx, dsn, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestPostgres runs the Store suite and the PostgreSQL-specific tests on
+// one server, each on a database of its own.
+func TestPostgres(t *testing.T) {
+	srv := testenv.Postgres(t)
+	dsns := map[Store]string{}
+	var mu sync.Mutex
+	kind := storeKind{
+		open: func(t *testing.T, opts ...Option) Store {
+			dsn := pgDatabase(t, srv)
+			s := openPG(t, dsn, opts...)
+			mu.Lock()
+			dsns[s] = dsn
+			mu.Unlock()
+			return s
+		},
+		reopen: func(t *testing.T, s Store, opts ...Option) Store {
+			mu.Lock()
+			dsn := dsns[s]
+			mu.Unlock()
+			return openPG(t, dsn, opts...)
+		},
+	}
+	t.Run("Store", func(t *testing.T) { testStore(t, kind) })
+	t.Run("VerifyNamesEditedRow", func(t *testing.T) { testPGEdited(t, srv) })
+	t.Run("VerifyNamesDeletedRows", func(t *testing.T) { testPGDeleted(t, srv) })
+	t.Run("TwoStoresOneChain", func(t *testing.T) { testPGTwoStores(t, srv) })
+	t.Run("Schema", func(t *testing.T) { testPGSchema(t, srv) })
+}
+
+func verifyBreak(t *testing.T, s Store, seq int64, kind BreakKind) {
+	t.Helper()
+	rep, err := s.Verify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK || rep.Break.Seq != seq || rep.Break.Kind != kind {
+		t.Fatalf("break %v, want %s at %d", rep.Break, kind, seq)
+	}
+}
+
+// testPGEdited: editing any column of a record through SQL makes Verify
+// name that record.
+func testPGEdited(t *testing.T, srv *testenv.PostgresServer) {
+	for _, set := range []string{
+		`arguments = convert_to('{"table":"salaries"}', 'UTF8')`,
+		`identity = convert_to('mallory', 'UTF8')`,
+		`outcome = 'denied'`,
+		`time_ns = time_ns + 1`,
+		`hash = decode(repeat('00', 32), 'hex')`,
+	} {
+		dsn := pgDatabase(t, srv)
+		s := openPG(t, dsn)
+		appendN(t, s, 10, nil)
+		if n := pgExec(t, dsn, `UPDATE toolwire_audit_records SET `+set+` WHERE seq = 6`); n != 1 {
+			t.Fatalf("%s: %d rows", set, n)
+		}
+		verifyBreak(t, s, 6, BreakEdited)
+	}
+	// A hash of the wrong size is reported, not an error.
+	dsn := pgDatabase(t, srv)
+	s := openPG(t, dsn)
+	appendN(t, s, 3, nil)
+	pgExec(t, dsn, `UPDATE toolwire_audit_records SET prev_hash = '\x00'::bytea WHERE seq = 3`)
+	verifyBreak(t, s, 3, BreakInvalid)
+}
+
+// testPGDeleted: deleting a middle record, the newest, or the oldest left
+// after a sweep, through SQL, makes Verify name it.
+func testPGDeleted(t *testing.T, srv *testenv.PostgresServer) {
+	dsn := pgDatabase(t, srv)
+	s := openPG(t, dsn)
+	appendN(t, s, 10, nil)
+	pgExec(t, dsn, `DELETE FROM toolwire_audit_records WHERE seq IN (4, 5)`)
+	verifyBreak(t, s, 4, BreakMissing)
+
+	dsn = pgDatabase(t, srv)
+	s = openPG(t, dsn)
+	appendN(t, s, 5, nil)
+	pgExec(t, dsn, `DELETE FROM toolwire_audit_records WHERE seq = 5`)
+	verifyBreak(t, s, 5, BreakMissing)
+
+	dsn = pgDatabase(t, srv)
+	s = openPG(t, dsn)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	appendN(t, s, 6, func(i int, r *Record) { r.Time = t0.Add(time.Duration(i) * time.Hour) })
+	if n, err := s.Sweep(context.Background(), t0.Add(3*time.Hour)); err != nil || n != 3 {
+		t.Fatalf("sweep: %d, %v", n, err)
+	}
+	pgExec(t, dsn, `DELETE FROM toolwire_audit_records WHERE seq = 4`)
+	verifyBreak(t, s, 4, BreakMissing)
+}
+
+// testPGTwoStores: two stores (as two gateway processes would) opened at
+// once on one new database, appending concurrently, form one valid chain.
+func testPGTwoStores(t *testing.T, srv *testenv.PostgresServer) {
+	dsn := pgDatabase(t, srv)
+	var stores [2]*Postgres
+	var wg sync.WaitGroup
+	for i := range stores {
+		wg.Go(func() {
+			s, err := OpenPostgres(context.Background(), dsn)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			stores[i] = s
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	for _, s := range stores {
+		t.Cleanup(func() { s.Close() })
+	}
+	const workers, each = 10, 20
+	var mu sync.Mutex
+	hashes := map[int64]Digest{}
+	for w := range 2 * workers {
+		s := stores[w%2]
+		wg.Go(func() {
+			for i := range each {
+				r := sample(w*each + i)
+				r.Identity = fmt.Sprintf("store%d", w%2)
+				if err := s.Append(context.Background(), r); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				if _, dup := hashes[r.Seq]; dup {
+					t.Errorf("seq %d acknowledged twice", r.Seq)
+				}
+				hashes[r.Seq] = r.Hash
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	const n = 2 * workers * each
+	for _, s := range stores {
+		rep := mustVerify(t, s)
+		if rep.Checked != n || rep.Last != n {
+			t.Errorf("report %+v", rep)
+		}
+	}
+	stored := collect(t, stores[0], Filter{})
+	if len(stored) != n {
+		t.Fatalf("%d stored, want %d", len(stored), n)
+	}
+	for _, r := range stored {
+		if hashes[r.Seq] != r.Hash {
+			t.Fatalf("seq %d is not the record acknowledged", r.Seq)
+		}
+	}
+	for i := range 2 {
+		if got := len(collect(t, stores[1], Filter{Identity: fmt.Sprintf("store%d", i)})); got != n/2 {
+			t.Errorf("store%d appended %d, want %d", i, got, n/2)
+		}
+	}
+}
+
+// testPGSchema: the schema is versioned; reopening is a no-op and a newer
+// schema is refused.
+func testPGSchema(t *testing.T, srv *testenv.PostgresServer) {
+	dsn := pgDatabase(t, srv)
+	openPG(t, dsn)
+	openPG(t, dsn)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v string
+	if err := conn.QueryRow(ctx, `SELECT value FROM toolwire_audit_meta WHERE key = 'schema_version'`).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v != fmt.Sprint(PostgresSchemaVersion) {
+		t.Errorf("schema version %s, want %d", v, PostgresSchemaVersion)
+	}
+	if _, err := conn.Exec(ctx, `UPDATE toolwire_audit_meta SET value = '99' WHERE key = 'schema_version'`); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := OpenPostgres(ctx, dsn); err == nil || !strings.Contains(err.Error(), "newer") {
+		if s != nil {
+			s.Close()
+		}
+		t.Errorf("newer schema: %v", err)
+	}
+}
+
+// TestPostgresRestart: records appended before a server restart are kept,
+// and an Append after it reconnects; the chain verifies.
+func TestPostgresRestart(t *testing.T) {
+	srv := testenv.Postgres(t)
+	dsn := pgDatabase(t, srv)
+	port := srv.Port()
+	s := openPG(t, dsn)
+	appendN(t, s, 5, nil)
+	// Some idle connections in the pool, all of them to die with the server.
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() { mustVerify(t, s) })
+	}
+	wg.Wait()
+	srv.Restart()
+	if srv.Port() != port {
+		t.Skipf("the server moved from port %d to %d", port, srv.Port())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r := sample(5)
+	if err := s.Append(ctx, r); err != nil {
+		t.Fatalf("append after restart: %v", err)
+	}
+	if r.Seq != 6 {
+		t.Errorf("seq %d after restart", r.Seq)
+	}
+	if rep := mustVerify(t, s); rep.Checked != 6 {
+		t.Errorf("checked %d", rep.Checked)
+	}
+	if rs := collect(t, s, Filter{}); len(rs) != 6 || rs[5].Hash != r.Hash {
+		t.Errorf("query after restart: %d records", len(rs))
+	}
+}
+
+// TestPostgresKill: with the server killed, Append fails (it does not
+// hang), and the chain is intact once the server is back.
+func TestPostgresKill(t *testing.T) {
+	srv := testenv.Postgres(t)
+	dsn := pgDatabase(t, srv)
+	port := srv.Port()
+	s := openPG(t, dsn)
+	appendN(t, s, 3, nil)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() { mustVerify(t, s) })
+	}
+	wg.Wait()
+	srv.Kill()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r := sample(3)
+	err := s.Append(ctx, r)
+	if err == nil {
+		t.Fatal("append with the server killed: no error")
+	}
+	t.Log(err)
+	if ctx.Err() != nil {
+		t.Errorf("append failed only at its deadline: %v", err)
+	}
+	if r.Seq != 0 {
+		t.Errorf("failed append set seq %d", r.Seq)
+	}
+	if _, err := s.Verify(ctx); err == nil {
+		t.Error("verify with the server killed: no error")
+	}
+	var qerr error
+	for _, err := range s.Query(ctx, Filter{}) {
+		qerr = err
+	}
+	if qerr == nil || ctx.Err() != nil {
+		t.Errorf("query with the server killed: %v (context: %v)", qerr, ctx.Err())
+	}
+	srv.Start()
+	if srv.Port() != port {
+		t.Skipf("the server moved from port %d to %d", port, srv.Port())
+	}
+	rs := appendN(t, s, 1, nil)
+	if rs[0].Seq != 4 {
+		t.Errorf("seq %d after recovery", rs[0].Seq)
+	}
+	mustVerify(t, s)
+}
+
+// TestPostgresDSNPassword: the DSN's password is in no error, whether the
+// DSN does not parse or the server cannot be reached.
+func TestPostgresDSNPassword(t *testing.T) {
+	const pw = "s3cret-pw"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, dsn := range []string{
+		"postgres://auditor:" + pw + "@127.0.0.1:1/audit?sslmode=disable&connect_timeout=5",
+		"host=127.0.0.1 port=1 user=auditor password=" + pw + " dbname=audit sslmode=disable connect_timeout=5",
+		"host=127.0.0.1 port=1 user=auditor password='" + pw + "' sslmode=disable connect_timeout=5",
+		"postgres://auditor:" + pw + "@127.0.0.1:notaport/audit",
+		"postgres://auditor:" + pw + "@127.0.0.1:1/audit?sslmode=bogus",
+		"host=127.0.0.1 password=" + pw + " sslmode=bogus",
+	} {
+		s, err := OpenPostgres(ctx, dsn)
+		if err == nil {
+			s.Close()
+			t.Errorf("%s: opened", dsn)
+			continue
+		}
+		if strings.Contains(err.Error(), pw) {
+			t.Errorf("error shows the password: %v", err)
+		}
+		t.Log(err)
+	}
+	if got := dsnPassword("postgres://u:p%40ss@h/db"); got != "p@ss" {
+		t.Errorf("URL password %q", got)
+	}
+	if err := scrub("x", "p@ss", fmt.Errorf("dial postgres://u:p%%40ss@h: p@ss")); strings.Contains(err.Error(), "ss") {
+		t.Errorf("scrubbed: %v", err)
+	}
+}

@@ -1,0 +1,671 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// storeKind makes stores of one kind for testStore.
+type storeKind struct {
+	// open returns a new store on a new, empty database, closed when the
+	// test ends.
+	open func(t *testing.T, opts ...Option) Store
+	// reopen returns another store on s's database (s may be closed).
+	reopen func(t *testing.T, s Store, opts ...Option) Store
+}
+
+// testStore runs the behaviour every Store must have: the chain Append
+// builds, group commit, Query's filters, Sweep, Limits, Close.
+func testStore(t *testing.T, k storeKind) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, storeKind)
+	}{
+		{"AppendSetsChain", testAppendSetsChain},
+		{"ConcurrentAppends", testConcurrentAppends},
+		{"GroupCommitBatches", testGroupCommitBatches},
+		{"FailingBatch", testFailingBatch},
+		{"CancelledAppends", testCancelledAppends},
+		{"CancelledBatchMember", testCancelledBatchMember},
+		{"CloseWithQueuedAppends", testCloseWithQueuedAppends},
+		{"SweepKeepsChainVerifiable", testSweepKeepsChainVerifiable},
+		{"ReopenContinuesChain", testReopenContinuesChain},
+		{"Query", testQuery},
+		{"AnyBytes", testAnyBytes},
+		{"Limits", testLimits},
+		{"Clock", testClock},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, k) })
+	}
+}
+
+func mustVerify(t testing.TB, s Store) *VerifyReport {
+	t.Helper()
+	rep, err := s.Verify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK {
+		t.Fatalf("verify: %v", rep.Break)
+	}
+	return rep
+}
+
+func appendN(t testing.TB, s Store, n int, edit func(int, *Record)) []*Record {
+	t.Helper()
+	var rs []*Record
+	for i := range n {
+		r := sample(i)
+		if edit != nil {
+			edit(i, r)
+		}
+		if err := s.Append(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+func collect(t testing.TB, s Store, f Filter) []*Record {
+	t.Helper()
+	var rs []*Record
+	for r, err := range s.Query(context.Background(), f) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+func seqsOf(rs []*Record) []int64 {
+	var out []int64
+	for _, r := range rs {
+		out = append(out, r.Seq)
+	}
+	return out
+}
+
+// groupOf returns the committer of a store, for its test hook.
+func groupOf(t testing.TB, s Store) *committer {
+	switch s := s.(type) {
+	case *SQLite:
+		return s.gc
+	case *Postgres:
+		return s.gc
+	}
+	t.Fatalf("no committer in %T", s)
+	return nil
+}
+
+// waitQueued waits until n Appends wait in c's queue.
+func waitQueued(t *testing.T, c *committer, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for c.queued() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d appends queued, want %d", c.queued(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// gate is a test hook that holds the first batch until open is closed and
+// records every batch's size.
+type gate struct {
+	entered chan struct{} // closed when the first batch reaches the hook
+	open    chan struct{}
+	mu      sync.Mutex
+	sizes   []int
+}
+
+func newGate() *gate { return &gate{entered: make(chan struct{}), open: make(chan struct{})} }
+
+func (g *gate) hook(_ context.Context, batch []*Record) error {
+	g.mu.Lock()
+	g.sizes = append(g.sizes, len(batch))
+	first := len(g.sizes) == 1
+	g.mu.Unlock()
+	if first {
+		close(g.entered)
+		<-g.open
+	}
+	return nil
+}
+
+func (g *gate) batchSizes() []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.sizes)
+}
+
+func testAppendSetsChain(t *testing.T, k storeKind) {
+	s := k.open(t)
+	rs := appendN(t, s, 3, nil)
+	for i, r := range rs {
+		if r.Seq != int64(i+1) {
+			t.Errorf("record %d: seq %d", i, r.Seq)
+		}
+		if r.Hash != r.ComputeHash() {
+			t.Errorf("record %d: hash is not its own", i)
+		}
+	}
+	if rs[0].PrevHash != Genesis || rs[1].PrevHash != rs[0].Hash || rs[2].PrevHash != rs[1].Hash {
+		t.Error("records are not linked")
+	}
+	got := collect(t, s, Filter{})
+	if len(got) != 3 {
+		t.Fatalf("%d records", len(got))
+	}
+	for i := range got {
+		a, _ := json.Marshal(rs[i])
+		b, _ := json.Marshal(got[i])
+		if string(a) != string(b) {
+			t.Errorf("stored record differs:\n%s\n%s", a, b)
+		}
+	}
+	rep := mustVerify(t, s)
+	if rep.Checked != 3 || rep.Head.Seq != 3 || rep.Head.Hash != rs[2].Hash {
+		t.Errorf("report %+v", rep)
+	}
+	bad := &Record{Outcome: "nope"}
+	if err := s.Append(context.Background(), bad); !errors.Is(err, ErrInvalidOutcome) || bad.Seq != 0 {
+		t.Errorf("invalid outcome: %v, seq %d", err, bad.Seq)
+	}
+}
+
+// testConcurrentAppends: 1,000 appends from 50 goroutines, with Verify
+// running meanwhile, form one chain: Seq gapless, and every record an
+// Append acknowledged is stored as the caller saw it.
+func testConcurrentAppends(t *testing.T, k storeKind) {
+	s := k.open(t)
+	const workers, each = 50, 20
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		got = map[int64]*Record{}
+	)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				r := sample(w*each + i)
+				r.Identity = fmt.Sprintf("user%d", w)
+				if err := s.Append(context.Background(), r); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				if got[r.Seq] != nil {
+					t.Errorf("seq %d acknowledged twice", r.Seq)
+				}
+				got[r.Seq] = r
+				mu.Unlock()
+			}
+		})
+	}
+	// Verify while appending: each sees a consistent snapshot.
+	for range 3 {
+		mustVerify(t, s)
+	}
+	wg.Wait()
+	stored := collect(t, s, Filter{})
+	if len(stored) != workers*each || len(got) != workers*each {
+		t.Fatalf("%d stored, %d acknowledged, want %d", len(stored), len(got), workers*each)
+	}
+	for i, r := range stored {
+		if r.Seq != int64(i+1) {
+			t.Fatalf("seq %d at position %d", r.Seq, i)
+		}
+		if ack := got[r.Seq]; ack == nil || ack.Hash != r.Hash || ack.Identity != r.Identity || ack.Time != r.Time {
+			t.Fatalf("seq %d: stored record is not the one acknowledged", r.Seq)
+		}
+	}
+	rep := mustVerify(t, s)
+	if rep.Checked != workers*each || rep.Last != workers*each {
+		t.Errorf("report %+v", rep)
+	}
+}
+
+// testGroupCommitBatches: appends that arrive while a commit is under way
+// are committed together in the next transaction, at most the batch size
+// at a time, in arrival order.
+func testGroupCommitBatches(t *testing.T, k storeKind) {
+	for _, c := range []struct {
+		maxBatch, waiting int
+		want              []int
+	}{
+		{0, 20, []int{1, 20}},
+		{8, 20, []int{1, 8, 8, 4}},
+	} {
+		s := k.open(t, WithMaxBatch(c.maxBatch))
+		g := newGate()
+		gc := groupOf(t, s)
+		gc.hook = g.hook
+		errs := make(chan error, 1+c.waiting)
+		go func() { errs <- s.Append(context.Background(), sample(0)) }()
+		<-g.entered
+		// Queued one at a time, so that the arrival order is known.
+		for i := 1; i <= c.waiting; i++ {
+			go func() {
+				r := sample(i)
+				r.RequestID = fmt.Sprint(i)
+				errs <- s.Append(context.Background(), r)
+			}()
+			waitQueued(t, gc, i)
+		}
+		close(g.open)
+		for range 1 + c.waiting {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := g.batchSizes(); !slices.Equal(got, c.want) {
+			t.Errorf("max batch %d: batches of %v, want %v", c.maxBatch, got, c.want)
+		}
+		rs := collect(t, s, Filter{})
+		for i, r := range rs[1:] {
+			if r.RequestID != fmt.Sprint(i+1) {
+				t.Fatalf("seq %d holds request %s, want %d: not in arrival order", r.Seq, r.RequestID, i+1)
+			}
+		}
+		if rep := mustVerify(t, s); rep.Checked != int64(1+c.waiting) {
+			t.Errorf("checked %d", rep.Checked)
+		}
+	}
+}
+
+// testFailingBatch: a batch that fails before it commits fails every one of
+// its Appends, stores none of its records and leaves the chain valid; the
+// next batch continues the chain where it was.
+func testFailingBatch(t *testing.T, k storeKind) {
+	s := k.open(t)
+	appendN(t, s, 2, nil)
+	g := newGate()
+	gc := groupOf(t, s)
+	disk := errors.New("disk on fire")
+	gc.hook = func(ctx context.Context, batch []*Record) error {
+		g.hook(ctx, batch)
+		if batch[0].Identity == "doomed" {
+			return disk
+		}
+		return nil
+	}
+	errs := make(chan error, 6)
+	go func() { errs <- s.Append(context.Background(), sample(2)) }()
+	<-g.entered
+	recs := make([]*Record, 5)
+	for i := range recs {
+		recs[i] = sample(10 + i)
+		recs[i].Identity = "doomed"
+		go func() { errs <- s.Append(context.Background(), recs[i]) }()
+		waitQueued(t, gc, i+1)
+	}
+	close(g.open)
+	var ok, bad int
+	for range 6 {
+		switch err := <-errs; {
+		case err == nil:
+			ok++
+		case errors.Is(err, disk):
+			bad++
+		default:
+			t.Errorf("unexpected error %v", err)
+		}
+	}
+	if ok != 1 || bad != 5 {
+		t.Fatalf("%d appends succeeded, %d failed; want 1 and 5", ok, bad)
+	}
+	for _, r := range recs {
+		if r.Seq != 0 {
+			t.Errorf("failed append left seq %d on the caller's record", r.Seq)
+		}
+	}
+	if rs := collect(t, s, Filter{Identity: "doomed"}); len(rs) != 0 {
+		t.Errorf("failed batch stored seq %v", seqsOf(rs))
+	}
+	rep := mustVerify(t, s)
+	if rep.Checked != 3 || rep.Head.Seq != 3 {
+		t.Errorf("report %+v", rep)
+	}
+	gc.hook = nil
+	if rs := appendN(t, s, 1, nil); rs[0].Seq != 4 || rs[0].PrevHash != rep.Head.Hash {
+		t.Errorf("after the failed batch: seq %d", rs[0].Seq)
+	}
+	mustVerify(t, s)
+}
+
+// testCancelledAppends: an Append whose context is done while it waits
+// returns the context's error and its record is not stored, whether it was
+// still queued or in a batch under way; the chain stays valid.
+func testCancelledAppends(t *testing.T, k storeKind) {
+	s := k.open(t)
+	gc := groupOf(t, s)
+	inflight, cancelInflight := context.WithCancel(context.Background())
+	entered := make(chan struct{})
+	gc.hook = func(ctx context.Context, batch []*Record) error {
+		if batch[0].Identity != "inflight" {
+			return nil
+		}
+		close(entered)
+		<-ctx.Done() // the batch's context is done once its only record's is
+		return ctx.Err()
+	}
+	errs := make(chan error, 6)
+	go func() {
+		r := sample(0)
+		r.Identity = "inflight"
+		errs <- s.Append(inflight, r)
+	}()
+	<-entered
+	queued, cancelQueued := context.WithCancel(context.Background())
+	for i := range 5 {
+		go func() {
+			r := sample(i + 1)
+			r.Identity = "queued"
+			errs <- s.Append(queued, r)
+		}()
+	}
+	waitQueued(t, gc, 5)
+	cancelQueued()
+	for range 5 {
+		if err := <-errs; !errors.Is(err, context.Canceled) {
+			t.Errorf("queued append: %v, want context.Canceled", err)
+		}
+	}
+	if n := gc.queued(); n != 0 {
+		t.Errorf("%d cancelled appends still queued", n)
+	}
+	cancelInflight()
+	if err := <-errs; !errors.Is(err, context.Canceled) {
+		t.Errorf("append in a cancelled batch: %v", err)
+	}
+	if rs := collect(t, s, Filter{}); len(rs) != 0 {
+		t.Errorf("cancelled appends stored seq %v", seqsOf(rs))
+	}
+	mustVerify(t, s)
+	rs := appendN(t, s, 2, nil)
+	if rs[0].Seq != 1 || rs[1].Seq != 2 {
+		t.Errorf("after cancellations: seq %d, %d", rs[0].Seq, rs[1].Seq)
+	}
+	mustVerify(t, s)
+}
+
+// testCancelledBatchMember: one Append giving up while its batch is under
+// way does not fail the batch: both its record and the other's are
+// committed, and both Appends say so.
+func testCancelledBatchMember(t *testing.T, k storeKind) {
+	s := k.open(t)
+	g := newGate()
+	gc := groupOf(t, s)
+	second := make(chan struct{})
+	release := make(chan struct{})
+	gc.hook = func(ctx context.Context, batch []*Record) error {
+		g.hook(ctx, batch)
+		if len(batch) == 2 {
+			close(second)
+			<-release
+			return ctx.Err()
+		}
+		return nil
+	}
+	errs := make(chan error, 3)
+	go func() { errs <- s.Append(context.Background(), sample(0)) }()
+	<-g.entered
+	quitter, quit := context.WithCancel(context.Background())
+	defer quit()
+	a, b := sample(1), sample(2)
+	go func() { errs <- s.Append(quitter, a) }()
+	waitQueued(t, gc, 1)
+	go func() { errs <- s.Append(context.Background(), b) }()
+	waitQueued(t, gc, 2)
+	close(g.open)
+	<-second
+	quit()
+	close(release)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Errorf("append: %v", err)
+		}
+	}
+	if a.Seq != 2 || b.Seq != 3 {
+		t.Errorf("seq %d and %d, want 2 and 3", a.Seq, b.Seq)
+	}
+	if rep := mustVerify(t, s); rep.Checked != 3 {
+		t.Errorf("checked %d", rep.Checked)
+	}
+}
+
+// testCloseWithQueuedAppends: Close lets the batch under way commit and
+// fails the Appends still queued with ErrClosed; every method fails with
+// ErrClosed afterwards, and the database holds a valid chain of exactly
+// the acknowledged records.
+func testCloseWithQueuedAppends(t *testing.T, k storeKind) {
+	s := k.open(t)
+	appendN(t, s, 2, nil)
+	g := newGate()
+	gc := groupOf(t, s)
+	gc.hook = g.hook
+	first := make(chan error, 1)
+	go func() { first <- s.Append(context.Background(), sample(2)) }()
+	<-g.entered
+	queued := make(chan error, 4)
+	for i := range 4 {
+		go func() { queued <- s.Append(context.Background(), sample(3+i)) }()
+	}
+	waitQueued(t, gc, 4)
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	for {
+		gc.mu.Lock()
+		c := gc.closed
+		gc.mu.Unlock()
+		if c {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(g.open)
+	if err := <-first; err != nil {
+		t.Errorf("the batch under way: %v", err)
+	}
+	for range 4 {
+		if err := <-queued; !errors.Is(err, ErrClosed) {
+			t.Errorf("queued append: %v, want ErrClosed", err)
+		}
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Append(ctx, sample(9)); !errors.Is(err, ErrClosed) {
+		t.Errorf("append after close: %v", err)
+	}
+	if _, err := s.Verify(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("verify after close: %v", err)
+	}
+	if _, err := s.Sweep(ctx, time.Now()); !errors.Is(err, ErrClosed) {
+		t.Errorf("sweep after close: %v", err)
+	}
+	for _, err := range s.Query(ctx, Filter{}) {
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("query after close: %v", err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
+	s2 := k.reopen(t, s)
+	if rep := mustVerify(t, s2); rep.Checked != 3 {
+		t.Errorf("after close: %d records, want 3", rep.Checked)
+	}
+}
+
+func testSweepKeepsChainVerifiable(t *testing.T, k storeKind) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := k.open(t)
+	// Records 1-10 on days 0-9; record 4 arrives late (day 8), so the sweep
+	// of "older than day 6" stops before it.
+	appendN(t, s, 10, func(i int, r *Record) {
+		r.Time = t0.Add(time.Duration(i) * 24 * time.Hour)
+		if i == 3 {
+			r.Time = t0.Add(8 * 24 * time.Hour)
+		}
+	})
+	n, err := s.Sweep(context.Background(), t0.Add(6*24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Fatalf("swept %d, want 3 (seq 1-3; seq 4 is newer)", n)
+	}
+	rep := mustVerify(t, s)
+	if rep.Anchor.Seq != 3 || rep.First != 4 || rep.Checked != 7 {
+		t.Errorf("report %+v", rep)
+	}
+	if n, _ := s.Sweep(context.Background(), t0); n != 0 {
+		t.Errorf("second sweep deleted %d", n)
+	}
+	// Appends go on after a sweep, and a full sweep leaves an empty,
+	// verifiable chain that still continues.
+	appendN(t, s, 2, nil)
+	n, err = s.Sweep(context.Background(), t0.Add(365*24*time.Hour))
+	if err != nil || n != 9 {
+		t.Fatalf("full sweep: %d, %v", n, err)
+	}
+	rep = mustVerify(t, s)
+	if rep.Checked != 0 || rep.Anchor != rep.Head || rep.Head.Seq != 12 {
+		t.Errorf("after full sweep: %+v", rep)
+	}
+	rs := appendN(t, s, 1, nil)
+	if rs[0].Seq != 13 || rs[0].PrevHash != rep.Head.Hash {
+		t.Errorf("append after full sweep: seq %d", rs[0].Seq)
+	}
+	mustVerify(t, s)
+}
+
+func testReopenContinuesChain(t *testing.T, k storeKind) {
+	s := k.open(t)
+	first := appendN(t, s, 5, nil)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := k.reopen(t, s)
+	more := appendN(t, s2, 3, nil)
+	if more[0].Seq != 6 || more[0].PrevHash != first[4].Hash {
+		t.Fatalf("reopened chain: seq %d", more[0].Seq)
+	}
+	if rep := mustVerify(t, s2); rep.Checked != 8 {
+		t.Errorf("checked %d", rep.Checked)
+	}
+}
+
+func testQuery(t *testing.T, k storeKind) {
+	s := k.open(t)
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	tools := []string{"query_table", "query_view", "list_tables", "file:///etc/a", "file:///etc/b/c", "50%_off", "50x_off"}
+	appendN(t, s, 21, func(i int, r *Record) {
+		r.Time = t0.Add(time.Duration(i) * time.Minute)
+		r.Identity = []string{"alice", "bob"}[i%2]
+		r.Tool = tools[i%len(tools)]
+		r.Outcome = Outcomes[i%3]
+	})
+	cases := []struct {
+		name string
+		f    Filter
+		want []int64
+	}{
+		{"all", Filter{Limit: 3}, []int64{1, 2, 3}},
+		{"paging", Filter{AfterSeq: 18}, []int64{19, 20, 21}},
+		{"time", Filter{Since: t0.Add(5 * time.Minute), Until: t0.Add(8 * time.Minute)}, []int64{6, 7, 8}},
+		{"identity", Filter{Identity: "bob", Limit: 4}, []int64{2, 4, 6, 8}},
+		{"tool exact", Filter{Tool: "query_table"}, []int64{1, 8, 15}},
+		{"tool glob", Filter{Tool: "query_*", Limit: 4}, []int64{1, 2, 8, 9}},
+		{"glob spans slash", Filter{Tool: "file:///etc/*", Limit: 2}, []int64{4, 5}},
+		{"glob class", Filter{Tool: "query_[v]iew"}, []int64{2, 9, 16}},
+		{"glob negated class", Filter{Tool: "query_[^v]*"}, []int64{1, 8, 15}},
+		{"glob one char", Filter{Tool: "?ist_tables"}, []int64{3, 10, 17}},
+		{"like wildcards are literal", Filter{Tool: "50%_*"}, []int64{6, 13, 20}},
+		{"exact is not a prefix", Filter{Tool: "query"}, nil},
+		{"outcome", Filter{Outcome: OutcomeProtocolError, Limit: 3}, []int64{3, 6, 9}},
+		{"combined", Filter{Identity: "alice", Outcome: OutcomeOK, Tool: "query_*"}, []int64{1}},
+		{"combined 2", Filter{Identity: "bob", Outcome: OutcomeToolError, Tool: "*_*"}, []int64{2, 8, 14, 20}},
+		{"none", Filter{Identity: "carol"}, nil},
+	}
+	for _, c := range cases {
+		if got := seqsOf(collect(t, s, c.f)); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	// Breaking out of the loop early releases the connection.
+	for range 20 {
+		for range s.Query(context.Background(), Filter{}) {
+			break
+		}
+	}
+	appendN(t, s, 1, nil)
+	// A cancelled context yields an error.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var gotErr error
+	for _, err := range s.Query(ctx, Filter{}) {
+		gotErr = err
+	}
+	if gotErr == nil {
+		t.Error("cancelled query: no error")
+	}
+}
+
+// testAnyBytes: text fields hold any bytes (NUL, invalid UTF-8), stored and
+// read back exactly, so the chain verifies and filters match them.
+func testAnyBytes(t *testing.T, k storeKind) {
+	s := k.open(t)
+	odd := "a\x00b\xff\xfe" + strings.Repeat("é", 3)
+	rs := appendN(t, s, 2, func(i int, r *Record) {
+		r.Identity, r.Tool, r.Error, r.Method = odd, "t\xff\xfe"+fmt.Sprint(i), odd, "m\x00"
+	})
+	got := collect(t, s, Filter{Identity: odd})
+	if len(got) != 2 || got[0].Identity != odd || got[1].Tool != "t\xff\xfe1" || got[0].Error != odd || got[0].Hash != rs[0].Hash {
+		t.Fatalf("records read back differ: %+v", got)
+	}
+	if got := collect(t, s, Filter{Tool: "t*1"}); len(got) != 1 || got[0].Seq != 2 {
+		t.Errorf("glob over odd bytes: %v", seqsOf(got))
+	}
+	mustVerify(t, s)
+}
+
+func testLimits(t *testing.T, k storeKind) {
+	s := k.open(t, WithLimits(Limits{MaxArgumentsBytes: 64, MaxErrorBytes: 16}))
+	rs := appendN(t, s, 1, func(_ int, r *Record) {
+		r.Arguments = json.RawMessage(`{"q":"` + strings.Repeat("0123456789", 6) + `"}`) // 68 bytes
+		r.Error = "a very long error text indeed"
+	})
+	got := collect(t, s, Filter{})[0]
+	if string(got.Arguments) != `"[arguments truncated: 68 bytes]"` || len(got.Error) > 16 {
+		t.Errorf("stored %s / %q", got.Arguments, got.Error)
+	}
+	if got.Hash != rs[0].Hash {
+		t.Error("caller's record and stored record differ")
+	}
+	mustVerify(t, s)
+}
+
+func testClock(t *testing.T, k storeKind) {
+	at := time.Date(2030, 5, 6, 7, 8, 9, 10, time.UTC)
+	s := k.open(t, nil, WithClock(func() time.Time { return at }))
+	rs := appendN(t, s, 1, func(_ int, r *Record) { r.Time = time.Time{} })
+	if !rs[0].Time.Equal(at) {
+		t.Errorf("time %v", rs[0].Time)
+	}
+	if got := collect(t, s, Filter{}); !got[0].Time.Equal(at) {
+		t.Errorf("stored time %v", got[0].Time)
+	}
+}
