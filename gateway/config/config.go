@@ -1,124 +1,3 @@
-// Package config reads the gateway's config file: the one YAML file that
-// toolwire gateway --config FILE serves from. It decodes to a File, whose
-// Gateway field is the gateway.Config the gateway runs with.
-//
-// An example, with every key:
-//
-//	listen: 127.0.0.1:8090          # the MCP endpoint, path /mcp, both eras
-//	admin_listen: 127.0.0.1:8091    # /healthz, /readyz, /metrics
-//	otc_listen: off                 # the OTC endpoint (not served by default)
-//	data_dir: ./toolwire-data
-//	log_format: text
-//	upstreams:
-//	  files:
-//	    command: [node, server.js, stdio]
-//	    env: {ROOT: "${HOME}/data"}
-//	    cwd: /srv/files
-//	  weather:
-//	    url: https://weather.internal/mcp
-//	    headers: {Authorization: "Bearer ${WEATHER_TOKEN}"}
-//	    timeout: 30s
-//	    max_message_size: 8MiB
-//	naming:
-//	  separator: "__"
-//	  rename: {files__read_file: read_file}
-//	  hide: [files__delete_file]
-//
-// Top-level keys, all optional:
-//
-//   - listen: host:port of the MCP endpoint (Streamable HTTP at path /mcp,
-//     both protocol eras). Default 127.0.0.1:8090. An empty host listens on
-//     every interface.
-//   - admin_listen: host:port of the admin endpoint (/healthz, /readyz,
-//     /metrics). Default 127.0.0.1:8091; the value off disables it
-//     (File.AdminListen is then empty).
-//   - otc_listen: host:port of the OTC endpoint. Default off (not served);
-//     File.OTCListen is empty then.
-//   - data_dir: the directory the gateway keeps state in. Default
-//     ./toolwire-data. A relative path is relative to the directory holding
-//     the config file (Load), or to WithBaseDir's directory (Parse), not to
-//     the process's working directory.
-//   - log_format: text (the default) or json.
-//   - upstreams: a mapping from upstream name to upstream, kept in file
-//     order. At most MaxUpstreams of them; none is allowed (the gateway then
-//     serves only its own endpoints).
-//   - naming: how upstream tool and prompt names appear downstream.
-//
-// The served ones of listen, admin_listen and otc_listen must differ from
-// each other. An empty value is an error (write off to disable an
-// optional listener).
-//
-// Keys of one upstream. The name (the mapping key) matches
-// ^[a-z0-9-]{1,32}$. Exactly one of command and url is set:
-//
-//   - command: the child process to speak MCP to over stdio, a non-empty
-//     list: the program (looked up in PATH if it has no slash) and its
-//     arguments.
-//   - env: a mapping of environment variables added to the gateway's own
-//     for the child; names match ^[A-Za-z_][A-Za-z0-9_]*$. Command only.
-//   - cwd: the child's working directory, relative ones relative to the
-//     config file's directory like data_dir; default the gateway's.
-//     Command only.
-//   - url: a Streamable HTTP endpoint, http or https with a host, no
-//     fragment.
-//   - headers: a mapping of HTTP headers sent on every request to url;
-//     names are HTTP tokens (RFC 9110 section 5.1), case-insensitively
-//     unique, and not one the transport manages itself (Host,
-//     Content-Length, Content-Type, Transfer-Encoding, Connection,
-//     Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-Id); values are
-//     non-empty and free of control characters. URL only.
-//   - timeout: a Go duration (30s, 2m) bounding each call, more than zero
-//     and at most MaxTimeout (one hour). Default: the gateway's. URL only.
-//   - max_message_size: the largest message the gateway reads from the
-//     upstream (a result, a notification), in bytes, optionally with a
-//     KiB, MiB or GiB suffix (8MiB); more than zero and at most
-//     MaxMessageSize (1GiB). A larger result fails its call with an
-//     isError result. Default: the gateway's, 16MiB
-//     (gateway.DefaultMaxUpstreamMessage).
-//
-// Keys of naming:
-//
-//   - separator: joins an upstream's name and its tool or prompt name
-//     (files + __ + read_file is files__read_file). Default __. One to 8
-//     characters of A-Z a-z 0-9 _ - . (the characters MCP tool names are
-//     made of); note that some clients refuse tool names with a dot.
-//   - rename: a mapping from a full name (upstream name, separator, the
-//     upstream's own name) to the name served instead. Each key must begin
-//     with a configured upstream's name and the separator, followed by at
-//     least one character: a misspelt key is an error here, because the
-//     gateway would otherwise never match it. Whether the upstream really
-//     has that tool or prompt is only known once it is running. Targets
-//     are valid MCP tool names (1 to 128 of A-Z a-z 0-9 _ - .) and pairwise
-//     distinct.
-//   - hide: a list of full names (before renaming) not served at all; the
-//     same prefix rule as for rename keys applies; no entry twice, and a
-//     hidden name cannot also be renamed.
-//
-// Values are strings; a plain number or boolean where a string is expected
-// is taken as written (env: {DEBUG: 1}, command: [srv, --port, 8080]).
-// A key with no value (or null) is an empty mapping or list where one is
-// expected, and an error where a string is.
-//
-// Environment variables are expanded in string values, never in keys:
-// ${NAME} is the variable's value, and an unset variable is an error;
-// ${NAME:-default} is the default when the variable is unset or empty (the
-// default is taken literally up to the first closing brace); $$ is a
-// literal $. Any other $ is an error, so a value meant literally has to
-// write $$. NAME matches [A-Za-z_][A-Za-z0-9_]*. Expansion happens after
-// the YAML is parsed, on each scalar, and its result is never parsed
-// again: a variable cannot add keys or change the structure. Variables are
-// read with os.LookupEnv, or WithLookupEnv's function. Inside a flow
-// mapping or list ({...} or [...]) quote a value holding ${...}, since
-// YAML reads its braces as syntax otherwise.
-//
-// Decoding is strict: unknown keys, duplicate keys, a mapping where a list
-// is expected and the like are errors. Anchors, aliases, merge keys (<<)
-// and tags are not supported, and a file holds one YAML document. A file
-// bigger than DefaultMaxSize (1 MiB, see WithMaxSize) is refused.
-//
-// Errors name the file, line and column: gateway.yaml:7:5: unknown key
-// "comand" in upstream "files" (did you mean "command"?). Every error
-// found is reported, one a line (errors.Join), each an *Error.
 package config
 
 import (
@@ -129,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/gateway/policy"
 )
 
 // Defaults and limits.
@@ -165,13 +45,88 @@ type File struct {
 	DataDir string
 	// LogFormat is "text" or "json".
 	LogFormat string
-	// Gateway holds the upstreams, in file order, and the naming rules,
-	// with the separator defaulted.
+	// Gateway holds the upstreams, in file order, the naming rules, with
+	// the separator defaulted, and the trust layer built from personas
+	// (Policy), rate_limits (Limits) and enrichment (Enrich), each nil
+	// when the file does not configure it.
 	Gateway gateway.Config
+
+	// PublicURL is the gateway's canonical MCP URL, the audience of OAuth
+	// access tokens (public_url; default http://<listen>/mcp).
+	PublicURL string
+	// Auth is how callers authenticate (auth).
+	Auth Auth
+	// Audit is where and how the audit trail is kept (audit).
+	Audit Audit
+	// Admin configures the admin page (admin).
+	Admin Admin
 }
 
-// Option changes how a file is read.
-type Option func(*options)
+// Auth is the auth section: the callers the gateway recognizes. With
+// neither API keys nor OAuth every caller is anonymous.
+type Auth struct {
+	// APIKeys maps an API key's name to its hash, "sha256:" and 64
+	// lowercase hex digits (policy.HashKey); nil when none.
+	APIKeys map[string]string
+	// OAuth accepts OAuth 2.1 access tokens; nil: not accepted.
+	OAuth *OAuth
+}
+
+// OAuth is auth.oauth: access tokens (JWTs, RFC 9068) from one issuer.
+type OAuth struct {
+	Issuer   string
+	Audience string // default: File.PublicURL
+	JWKSURL  string // "": discovered from the issuer's metadata
+	Scopes   []string
+}
+
+// Audit is the audit section. Parse fills in the defaults; in a File
+// built in a program the zero values mean: Store "" is sqlite, Retention
+// 0 keeps records forever, MaxValueBytes 0 is the gateway's default.
+type Audit struct {
+	// Store is "sqlite" (<data_dir>/audit.db), "postgres" or "off".
+	Store string
+	// Postgres is the connection string (DSN) of store postgres. It may
+	// hold a password: never log it.
+	Postgres string
+	// Async delivers records through a queue of QueueSize records
+	// (audit.NewAsync) instead of writing each before its answer leaves.
+	Async     bool
+	QueueSize int
+	// Fsync syncs every SQLite commit to disk (audit.WithFsync).
+	Fsync bool
+	// Retention is how long records are kept; 0: forever.
+	Retention time.Duration
+	// Redact are the argument names whose values are not kept
+	// (gateway.WithAuditRedaction), MaxValueBytes the longest string
+	// value kept whole (negative: no limit).
+	Redact        []string
+	MaxValueBytes int
+}
+
+// Admin is the admin section.
+type Admin struct {
+	// KeyHash is the hash of the admin page's key, as for API keys; ""
+	// serves no admin page.
+	KeyHash string
+}
+
+// KeySet builds the set of configured API keys; nil (and no error) when
+// there are none.
+func (f *File) KeySet() (*policy.KeySet, error) {
+	if len(f.Auth.APIKeys) == 0 {
+		return nil, nil
+	}
+	return policy.NewKeySet(f.Auth.APIKeys)
+}
+
+// Option changes how a file is read. Options apply in order (a later one
+// wins) and nil options are ignored, as everywhere in the project.
+type Option interface{ applyConfig(*options) }
+
+type option func(*options)
+
+func (f option) applyConfig(o *options) { f(o) }
 
 type options struct {
 	lookup  func(string) (string, bool)
@@ -181,34 +136,44 @@ type options struct {
 }
 
 // WithLookupEnv sets where ${NAME} takes its values from (default
-// os.LookupEnv).
+// os.LookupEnv; nil: the default).
 func WithLookupEnv(lookup func(string) (string, bool)) Option {
-	return func(o *options) { o.lookup = lookup }
+	return option(func(o *options) {
+		o.lookup = lookup
+		if lookup == nil {
+			o.lookup = os.LookupEnv
+		}
+	})
 }
 
 // WithMaxSize sets the largest file accepted, in bytes (default
 // DefaultMaxSize).
 func WithMaxSize(n int) Option {
-	return func(o *options) { o.maxSize = n }
+	return option(func(o *options) { o.maxSize = n })
 }
 
-// WithBaseDir sets the directory that relative data_dir and cwd values are
-// relative to. Load uses the config file's directory; Parse, without this
-// option, leaves them as written (relative to the working directory).
+// WithBaseDir sets the directory that relative data_dir, cwd and
+// header_files paths are relative to. Load uses the config file's
+// directory; Parse, without this option, leaves them as written (relative
+// to the working directory).
 func WithBaseDir(dir string) Option {
-	return func(o *options) { o.baseDir = dir; o.baseSet = true }
+	return option(func(o *options) { o.baseDir = dir; o.baseSet = true })
 }
 
 func newOptions(opts []Option) *options {
 	o := &options{lookup: os.LookupEnv, maxSize: DefaultMaxSize}
 	for _, opt := range opts {
-		opt(o)
+		if opt != nil {
+			opt.applyConfig(o)
+		}
 	}
 	return o
 }
 
 // Load reads and decodes the config file at path. Relative paths in it are
-// relative to path's directory unless WithBaseDir says otherwise.
+// relative to path's directory unless WithBaseDir says otherwise. Files
+// named by header_files are read now, so a reload (Load again) picks up a
+// rotated credential.
 func Load(path string, opts ...Option) (*File, error) {
 	o := newOptions(opts)
 	f, err := os.Open(path)

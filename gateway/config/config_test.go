@@ -32,6 +32,8 @@ func TestReadmeExample(t *testing.T) {
 		AdminListen: "127.0.0.1:8091",
 		DataDir:     filepath.Join("testdata", "toolwire-data"),
 		LogFormat:   "text",
+		PublicURL:   "http://127.0.0.1:8090/mcp",
+		Audit:       defaultAudit(),
 		Gateway: gateway.Config{
 			Upstreams: []gateway.Upstream{
 				{
@@ -74,6 +76,8 @@ func TestDefaults(t *testing.T) {
 			DataDir:     DefaultDataDir,
 			LogFormat:   "text",
 			Gateway:     gateway.Config{Naming: gateway.Naming{Separator: "__"}},
+			PublicURL:   "http://127.0.0.1:8090/mcp",
+			Audit:       defaultAudit(),
 		}
 		if diff := cmp.Diff(want, f); diff != "" {
 			t.Errorf("%q (-want +got):\n%s", src, diff)
@@ -118,6 +122,8 @@ naming:
 		OTCListen: "[::1]:9002",
 		DataDir:   "/var/lib/toolwire",
 		LogFormat: "json",
+		PublicURL: "http://localhost:9000/mcp",
+		Audit:     defaultAudit(),
 		Gateway: gateway.Config{
 			Upstreams: []gateway.Upstream{
 				{Name: "z-last", Command: []string{"srv", "--port", "8080", "true"}, Env: map[string]string{"DEBUG": "1", "MOTD": "two\nlines\n"}, Dir: "/etc/tw/work", MaxMessageSize: 1 << 20},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/toolwire/toolwire/gateway"
@@ -24,6 +25,7 @@ type decoder struct {
 	name string
 	opts *options
 	errs []*Error
+	trustState
 }
 
 func (d *decoder) errorf(n ast.Node, format string, args ...any) {
@@ -71,7 +73,11 @@ func parseYAML(data []byte) (tree *ast.File, err error) {
 			tree, err = nil, fmt.Errorf("the YAML parser failed on this file: %v", r)
 		}
 	}()
-	return parser.ParseBytes(data, 0)
+	tokens := lexer.Tokenize(string(data))
+	if err := checkNesting(tokens); err != nil {
+		return nil, err
+	}
+	return parser.Parse(tokens, 0)
 }
 
 var dupKey = regexp.MustCompile(`^mapping key "(.*)" already defined at \[(\d+):(\d+)\]$`)
@@ -118,10 +124,12 @@ func (d *decoder) decode(data []byte) *File {
 	}
 	top, ok := d.mapping(body, "the file")
 	if !ok || top == nil {
+		d.trust(&trustNodes{}, f)
 		d.resolve(f)
 		return f
 	}
 	var naming, upstreams ast.Node
+	var trust trustNodes
 	for _, mv := range top.Values {
 		key, ok := d.key(mv.Key)
 		if !ok {
@@ -165,16 +173,35 @@ func (d *decoder) decode(data []byte) *File {
 			upstreams = v
 		case "naming":
 			naming = v
+		case "public_url":
+			trust.publicURL = v
+		case "auth":
+			trust.auth = v
+		case "personas":
+			trust.personas = v
+		case "rate_limits":
+			trust.rateLimits = v
+		case "audit":
+			trust.audit = v
+		case "enrichment":
+			trust.enrichment = v
+		case "admin":
+			trust.admin = v
 		default:
-			d.unknown(mv.Key, key, "", "listen", "admin_listen", "otc_listen", "data_dir", "log_format", "upstreams", "naming")
+			d.unknown(mv.Key, key, "", topKeys...)
 		}
 	}
 	f.Gateway.Upstreams = d.upstreams(upstreams)
 	d.naming(naming, &f.Gateway)
 	d.listenersDistinct(top, f)
+	d.trust(&trust, f)
 	d.resolve(f)
 	return f
 }
+
+// topKeys are the top-level keys.
+var topKeys = []string{"listen", "admin_listen", "otc_listen", "data_dir", "log_format", "upstreams", "naming",
+	"public_url", "auth", "personas", "rate_limits", "audit", "enrichment", "admin"}
 
 // resolve makes relative paths relative to the base directory.
 func (d *decoder) resolve(f *File) {
@@ -237,7 +264,7 @@ func (d *decoder) listenersDistinct(top *ast.MappingNode, f *File) {
 }
 
 // upstreamKeys are the keys of one upstream.
-var upstreamKeys = []string{"command", "env", "cwd", "url", "headers", "timeout", "max_message_size"}
+var upstreamKeys = []string{"command", "env", "cwd", "url", "headers", "header_files", "oauth", "timeout", "max_message_size"}
 
 func (d *decoder) upstreams(n ast.Node) []gateway.Upstream {
 	m, ok := d.mapping(n, "upstreams")
@@ -274,6 +301,9 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 		return u
 	}
 	keys := map[string]ast.Node{}
+	first := map[string]ast.Node{} // header names, canonical, across headers and header_files
+	var auth *upstreamOAuth
+	var headerFiles ast.Node
 	for _, mv := range m.Values {
 		key, ok := d.key(mv.Key)
 		if !ok {
@@ -351,8 +381,9 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 			if !ok || hm == nil {
 				continue
 			}
-			u.Header = http.Header{}
-			first := map[string]ast.Node{}
+			if u.Header == nil {
+				u.Header = http.Header{}
+			}
 			for _, hv := range hm.Values {
 				k, ok := d.key(hv.Key)
 				if !ok {
@@ -376,6 +407,12 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 				}
 				u.Header[ck] = []string{s}
 			}
+		case "header_files":
+			keys[key] = mv.Key
+			headerFiles = v
+		case "oauth":
+			keys[key] = mv.Key
+			auth = d.upstreamOAuth(mv, p)
 		case "timeout":
 			keys[key] = mv.Key
 			if s, ok := d.str(v, what); ok {
@@ -420,7 +457,7 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 	case cmd == nil && url == nil:
 		d.errorf(entry.Key, "%s: neither command nor url (want exactly one)", p)
 	case cmd != nil:
-		for _, k := range []string{"headers", "timeout"} {
+		for _, k := range []string{"headers", "header_files", "oauth", "timeout"} {
 			if n := keys[k]; n != nil {
 				d.errorf(n, "%s: %s applies to url upstreams only", p, k)
 			}
@@ -431,6 +468,9 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 				d.errorf(n, "%s: %s applies to command upstreams only", p, k)
 			}
 		}
+		// After headers, whose names header_files must not repeat.
+		d.headerFiles(headerFiles, p+": header_files", &u, first)
+		d.setAuth(&u, auth, keys["oauth"], p)
 	}
 	return u
 }

@@ -14,7 +14,9 @@ import (
 
 // Validate checks a File built in a program (or decoded and then changed)
 // against the rules Parse applies, without positions. An upstream may set
-// Server instead of Command or URL here; a config file cannot.
+// Server instead of Command or URL here; a config file cannot. The zero
+// trust settings (PublicURL, Auth, Audit, Admin) are valid; Gateway.Policy,
+// Limits and Enrich are not checked again (their constructors did).
 func Validate(f *File) error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -144,6 +146,7 @@ func Validate(f *File) error {
 			add("naming: hide: %q is also renamed", h)
 		}
 	}
+	validateTrust(f, add)
 	return errors.Join(errs...)
 }
 

@@ -47,6 +47,7 @@ targets=(
   "./oauth FuzzDecodeExchangeResponse"
   "./auth FuzzPeekTarget"
   "./gateway/config FuzzParse"
+  "./gateway/config FuzzParseDuration"
   "./gateway FuzzClean"
   "./gateway/policy FuzzGlob"
   "./gateway/audit FuzzRedact"

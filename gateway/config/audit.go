@@ -1,0 +1,183 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/gateway/audit"
+)
+
+// Audit defaults.
+const (
+	DefaultAuditStore     = "sqlite"
+	DefaultAuditRetention = 90 * 24 * time.Hour
+	// MaxAuditQueue is the largest audit.queue_size.
+	MaxAuditQueue = 10_000_000
+	// MaxRedactKeys is the most audit.redact entries.
+	MaxRedactKeys = 1024
+)
+
+// DefaultAuditRedact are the argument names redacted by default.
+func DefaultAuditRedact() []string {
+	return []string{"password", "token", "secret", "authorization"}
+}
+
+func defaultAudit() Audit {
+	return Audit{
+		Store:         DefaultAuditStore,
+		Fsync:         true,
+		Retention:     DefaultAuditRetention,
+		Redact:        DefaultAuditRedact(),
+		MaxValueBytes: gateway.DefaultAuditMaxValue,
+	}
+}
+
+var auditKeys = []string{"store", "postgres", "delivery", "queue_size", "fsync", "retention", "redact", "max_value_bytes"}
+
+func (d *decoder) audit(n ast.Node, f *File) {
+	f.Audit = defaultAudit()
+	m, ok := d.mapping(n, "audit")
+	if !ok || m == nil {
+		return
+	}
+	a := &f.Audit
+	keys := map[string]ast.Node{}
+	d.fields(m, " in audit", auditKeys, func(key string, mv *ast.MappingValueNode) {
+		keys[key] = mv.Key
+		w := "audit: " + key
+		v := mv.Value
+		switch key {
+		case "store":
+			if s, ok := d.str(v, w); ok {
+				if err := checkAuditStore(s); err != nil {
+					d.errorf(v, "%s: %v", w, err)
+				}
+				a.Store = s
+			}
+		case "postgres":
+			// Never echo the value: a DSN holds a password.
+			if s, ok := d.str(v, w); ok {
+				if err := checkDSN(s); err != nil {
+					d.errorf(v, "%s: %v", w, err)
+				}
+				a.Postgres = s
+			}
+		case "delivery":
+			if s, ok := d.str(v, w); ok {
+				if s != "sync" && s != "async" {
+					d.errorf(v, "%s: %q is neither sync nor async", w, truncate(s))
+				}
+				a.Async = s == "async"
+			}
+		case "queue_size":
+			if q, ok := d.integer(v, w, 1, MaxAuditQueue); ok {
+				a.QueueSize = int(q)
+			}
+		case "fsync":
+			if b, ok := d.boolean(v, w); ok {
+				a.Fsync = b
+			}
+		case "retention":
+			if s, ok := d.str(v, w); ok {
+				if s == "off" {
+					a.Retention = 0
+					return
+				}
+				t, err := parseDuration(s)
+				if err == nil && t <= 0 {
+					err = fmt.Errorf("%v is not more than zero (write off to keep records forever)", t)
+				}
+				if err != nil {
+					d.errorf(v, "%s: %v", w, err)
+				}
+				a.Retention = t
+			}
+		case "redact":
+			list, nodes, _ := d.strList(v, w)
+			a.Redact = []string{}
+			seen := map[string]ast.Node{}
+			for i, k := range list {
+				if i == MaxRedactKeys {
+					d.errorf(nodes[i], "%s: more than %d names", w, MaxRedactKeys)
+					break
+				}
+				if err := checkRedactKey(k); err != nil {
+					d.errorf(nodes[i], "%s: %v", w, err)
+					continue
+				}
+				if prev, dup := seen[strings.ToLower(k)]; dup {
+					l, c := position(prev)
+					d.errorf(nodes[i], "%s: %q listed twice (first at %d:%d; names match case-insensitively)", w, k, l, c)
+					continue
+				}
+				seen[strings.ToLower(k)] = nodes[i]
+				a.Redact = append(a.Redact, k)
+			}
+		case "max_value_bytes":
+			if s, ok := d.str(v, w); ok {
+				if s == "off" {
+					a.MaxValueBytes = -1
+					return
+				}
+				n, err := parseSize(s)
+				if err == nil {
+					err = checkMessageSize(n)
+				}
+				if err != nil {
+					d.errorf(v, "%s: %v", w, err)
+				}
+				a.MaxValueBytes = n
+			}
+		}
+	})
+	only := func(key, store string) {
+		if k := keys[key]; k != nil && a.Store != store && checkAuditStore(a.Store) == nil {
+			d.errorf(k, "audit: %s applies to store: %s only", key, store)
+		}
+	}
+	only("postgres", "postgres")
+	only("fsync", "sqlite")
+	if a.Store == "postgres" && keys["postgres"] == nil {
+		d.errorf(keys["store"], "audit: store postgres needs postgres: the connection string (like \"${DATABASE_URL}\")")
+	}
+	if k := keys["queue_size"]; k != nil && !a.Async {
+		d.errorf(k, "audit: queue_size applies to delivery: async only")
+	}
+	if a.Async && a.QueueSize == 0 {
+		a.QueueSize = audit.DefaultQueueSize
+	}
+}
+
+func checkAuditStore(s string) error {
+	switch s {
+	case "sqlite", "postgres", "off":
+		return nil
+	}
+	return fmt.Errorf("%q is not sqlite, postgres or off", truncate(s))
+}
+
+// checkDSN checks a connection string without echoing it.
+func checkDSN(s string) error {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return errors.New("empty")
+	case strings.IndexByte(s, 0) >= 0:
+		return errNUL
+	}
+	return nil
+}
+
+func checkRedactKey(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("an empty name")
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return errNUL
+	}
+	return nil
+}

@@ -1,0 +1,215 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/toolwire/toolwire/gateway/enrich"
+	"github.com/toolwire/toolwire/gateway/policy"
+)
+
+// MaxEnrichRules is the most enrichment rules a file may configure.
+const MaxEnrichRules = 1024
+
+var (
+	enrichKeys = []string{"name", "tools", "when", "text", "links", "structured", "overwrite"}
+	linkKeys   = []string{"uri", "name", "title", "description", "mime_type"}
+)
+
+// ruleFields are where a rule's fields are, by enrich.RuleError.Field,
+// with the name the file gives them.
+type ruleFields map[string]struct {
+	node ast.Node
+	name string
+}
+
+func (rf ruleFields) add(field, name string, n ast.Node) {
+	rf[field] = struct {
+		node ast.Node
+		name string
+	}{n, name}
+}
+
+// enrichment decodes the enrichment rules and compiles them; Enrich stays
+// a nil interface without rules.
+func (d *decoder) enrichment(n ast.Node, f *File) {
+	if n == nil {
+		return
+	}
+	items, ok := d.list(n, "enrichment")
+	if !ok || len(items) == 0 {
+		return
+	}
+	before := len(d.errs)
+	var rules []enrich.Rule
+	names := map[string]ast.Node{}
+	for i, it := range items {
+		if i == MaxEnrichRules {
+			d.errorf(it, "enrichment: more than %d rules", MaxEnrichRules)
+			break
+		}
+		r, fields, ok := d.enrichRule(it, i, names)
+		if !ok {
+			continue
+		}
+		// Each rule alone, so that every rule's first error is reported.
+		if _, err := enrich.New([]enrich.Rule{r}); err != nil {
+			d.ruleError(it, i, r.Name, fields, err)
+			continue
+		}
+		rules = append(rules, r)
+	}
+	d.enrichRules = rules
+	if len(d.errs) > before {
+		return
+	}
+	e, err := enrich.New(rules)
+	if err != nil {
+		d.errorf(n, "enrichment: %v", err) // a backstop: each rule compiled above
+		return
+	}
+	f.Gateway.Enrich = e
+}
+
+// ruleError reports an error of enrich.New at the field it concerns.
+func (d *decoder) ruleError(item ast.Node, i int, name string, fields ruleFields, err error) {
+	what := fmt.Sprintf("enrichment: rule %d %q", i, name)
+	var re *enrich.RuleError
+	if !errors.As(err, &re) {
+		d.errorf(item, "%s: %v", what, err)
+		return
+	}
+	if fl, ok := fields[re.Field]; ok && fl.node != nil {
+		d.errorf(fl.node, "%s: %s: %v", what, fl.name, re.Err)
+		return
+	}
+	d.errorf(item, "%s: %v", what, re.Err)
+}
+
+func (d *decoder) enrichRule(item ast.Node, i int, names map[string]ast.Node) (enrich.Rule, ruleFields, bool) {
+	var r enrich.Rule
+	fields := ruleFields{}
+	what := fmt.Sprintf("enrichment: rule %d", i)
+	m, ok := d.mapping(item, what)
+	if !ok {
+		return r, nil, false
+	}
+	if m == nil {
+		d.errorf(item, "%s: no settings (want name, tools and what to add)", what)
+		return r, nil, false
+	}
+	before := len(d.errs)
+	// The name first, for the other messages.
+	for _, mv := range m.Values {
+		if k, ok := keyText(mv.Key); ok && k == "name" {
+			if s, ok := d.str(mv.Value, what+": name"); ok {
+				if err := checkKeyName(s); err != nil {
+					d.errorf(mv.Value, "%s: name: %v", what, err)
+				} else if prev, dup := names[s]; dup {
+					l, c := position(prev)
+					d.errorf(mv.Value, "%s: name: %q is also the name of the rule at %d:%d", what, s, l, c)
+				} else {
+					names[s] = mv.Value
+				}
+				r.Name = s
+			}
+		}
+	}
+	if r.Name != "" {
+		what = fmt.Sprintf("enrichment: rule %d %q", i, r.Name)
+	} else if !d.has(m, "name") {
+		d.errorf(item, "%s: no name", what)
+	}
+	d.fields(m, " in "+what, enrichKeys, func(key string, mv *ast.MappingValueNode) {
+		w := what + ": " + key
+		v := mv.Value
+		switch key {
+		case "tools":
+			fields.add("Tools", "tools", v)
+			list, nodes, _ := d.strList(v, w)
+			for j, g := range list {
+				if _, err := policy.CompileGlob(g); err != nil {
+					d.errorf(nodes[j], "%s: %v", w, err)
+					continue
+				}
+				fields.add(fmt.Sprintf("Tools[%d]", len(r.Tools)), fmt.Sprintf("tools[%d]", j), nodes[j])
+				r.Tools = append(r.Tools, g)
+			}
+		case "when":
+			fields.add("When", "when", v)
+			r.When, _ = d.str(v, w)
+		case "text":
+			list, nodes, _ := d.strList(v, w)
+			for j, s := range list {
+				fields.add(fmt.Sprintf("Text[%d]", j), fmt.Sprintf("text[%d]", j), nodes[j])
+				r.Text = append(r.Text, s)
+			}
+		case "links":
+			links, _ := d.list(v, w)
+			for j, ln := range links {
+				l, ok := d.link(ln, fmt.Sprintf("%s[%d]", w, j), len(r.Links), j, fields)
+				if ok {
+					r.Links = append(r.Links, l)
+				}
+			}
+		case "structured":
+			sm, ok := d.mapping(v, w)
+			if !ok || sm == nil {
+				return
+			}
+			r.Structured = map[string]string{}
+			for _, sv := range sm.Values {
+				k, ok := d.key(sv.Key)
+				if !ok {
+					continue
+				}
+				fields.add(fmt.Sprintf("Structured[%q]", k), fmt.Sprintf("structured: %s", k), sv.Value)
+				if s, ok := d.str(sv.Value, w+": "+k); ok {
+					r.Structured[k] = s
+				}
+			}
+		case "overwrite":
+			r.Overwrite, _ = d.boolean(v, w)
+		}
+	})
+	if !d.has(m, "tools") {
+		d.errorf(item, "%s: no tools (a list of globs over tool names)", what)
+	}
+	return r, fields, len(d.errs) == before
+}
+
+// link decodes one of a rule's links; index is its place among the
+// links kept, j in the file.
+func (d *decoder) link(n ast.Node, what string, index, j int, fields ruleFields) (enrich.Link, bool) {
+	var l enrich.Link
+	m, ok := d.mapping(n, what)
+	if !ok {
+		return l, false
+	}
+	if m == nil || !d.has(m, "uri") {
+		d.errorf(n, "%s: no uri", what)
+		return l, false
+	}
+	ok = true
+	d.fields(m, " in "+what, linkKeys, func(key string, mv *ast.MappingValueNode) {
+		s, good := d.str(mv.Value, what+": "+key)
+		ok = ok && good
+		field := map[string]string{"uri": "URI", "name": "Name", "title": "Title", "description": "Description", "mime_type": "MimeType"}[key]
+		fields.add(fmt.Sprintf("Links[%d].%s", index, field), fmt.Sprintf("links[%d]: %s", j, key), mv.Value)
+		switch key {
+		case "uri":
+			l.URI = s
+		case "name":
+			l.Name = s
+		case "title":
+			l.Title = s
+		case "description":
+			l.Description = s
+		case "mime_type":
+			l.MimeType = s
+		}
+	})
+	return l, ok
+}

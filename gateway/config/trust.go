@@ -1,0 +1,575 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/toolwire/toolwire/gateway/enrich"
+	"github.com/toolwire/toolwire/gateway/policy"
+	"github.com/toolwire/toolwire/gateway/ratelimit"
+)
+
+// Limits of the trust settings.
+const (
+	// MaxRate is the highest rate limit, in calls per second.
+	MaxRate = 1e6
+	// MinRate is the lowest rate limit, in calls per second: one a day.
+	MinRate = 1.0 / (24 * 60 * 60)
+	// MaxBurst is the largest burst of a rate limit.
+	MaxBurst = 1_000_000
+	// MaxBuckets is the largest rate_limits.max_buckets.
+	MaxBuckets = 10_000_000
+	// MaxPersonas is the most personas a file may configure.
+	MaxPersonas = 1024
+	// MaxAPIKeys is the most API keys a file may configure.
+	MaxAPIKeys = 10_000
+)
+
+// trustState is what the trust settings' decoding passes on, and what
+// tests look at.
+type trustState struct {
+	personaNames map[string]bool
+	limits       *ratelimit.Config // nil: no rate_limits
+	enrichRules  []enrich.Rule
+}
+
+// trustNodes are the values of the top-level trust keys, nil when absent.
+type trustNodes struct {
+	publicURL, auth, personas, rateLimits, audit, enrichment, admin ast.Node
+}
+
+// trust decodes the trust settings, after the listeners and upstreams.
+func (d *decoder) trust(t *trustNodes, f *File) {
+	d.publicURL(t.publicURL, f)
+	d.auth(t.auth, f)
+	if t.personas != nil {
+		f.Gateway.Policy = d.personas(t.personas, f)
+	}
+	d.rateLimits(t.rateLimits, f)
+	d.audit(t.audit, f)
+	d.enrichment(t.enrichment, f)
+	d.admin(t.admin, f)
+}
+
+// fields calls do for each entry of a mapping whose key is one of known
+// and reports the others as unknown; where ends the unknown key's message
+// (" in audit").
+func (d *decoder) fields(m *ast.MappingNode, where string, known []string, do func(key string, mv *ast.MappingValueNode)) {
+	if m == nil {
+		return
+	}
+	for _, mv := range m.Values {
+		key, ok := d.key(mv.Key)
+		if !ok {
+			continue
+		}
+		found := false
+		for _, k := range known {
+			found = found || k == key
+		}
+		if !found {
+			d.unknown(mv.Key, key, where, known...)
+			continue
+		}
+		do(key, mv)
+	}
+}
+
+// boolean is a YAML true or false (or a string that expands to one).
+func (d *decoder) boolean(n ast.Node, what string) (bool, bool) {
+	if b, ok := n.(*ast.BoolNode); ok {
+		return b.Value, true
+	}
+	s, ok := d.str(n, what)
+	if !ok {
+		return false, false
+	}
+	switch s {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	d.errorf(n, "%s: %q is neither true nor false", what, s)
+	return false, false
+}
+
+// integer is a decimal integer from lo to hi.
+func (d *decoder) integer(n ast.Node, what string, lo, hi int64) (int64, bool) {
+	s, ok := d.str(n, what)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		d.errorf(n, "%s: %q is not a whole number", what, truncate(s))
+		return 0, false
+	}
+	if v < lo || v > hi {
+		d.errorf(n, "%s: %d is not from %d to %d", what, v, lo, hi)
+		return 0, false
+	}
+	return v, true
+}
+
+// strList is a list of strings; null is an empty list (nil).
+func (d *decoder) strList(n ast.Node, what string) ([]string, []ast.Node, bool) {
+	items, ok := d.list(n, what)
+	if !ok {
+		return nil, nil, false
+	}
+	var out []string
+	var nodes []ast.Node
+	all := true
+	for _, it := range items {
+		s, ok := d.str(it, what)
+		if !ok {
+			all = false
+			continue
+		}
+		out = append(out, s)
+		nodes = append(nodes, it)
+	}
+	return out, nodes, all
+}
+
+// truncate shortens s for an error message.
+func truncate(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
+
+// publicURL decodes public_url, or makes the default from listen.
+func (d *decoder) publicURL(n ast.Node, f *File) {
+	if n == nil {
+		f.PublicURL = defaultPublicURL(f.Listen)
+		return
+	}
+	s, ok := d.str(n, "public_url")
+	if !ok {
+		return
+	}
+	if err := checkPublicURL(s); err != nil {
+		d.errorf(n, "public_url: %v", err)
+	}
+	f.PublicURL = s
+}
+
+// defaultPublicURL is http://<listen>/mcp, with localhost for a listener
+// on every interface.
+func defaultPublicURL(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/mcp"
+}
+
+func checkPublicURL(s string) error {
+	if err := checkURL(s); err != nil {
+		return err
+	}
+	if u, _ := url.Parse(s); u.User != nil {
+		return fmt.Errorf("%q has user information", s)
+	}
+	return nil
+}
+
+// checkSecureURL accepts https URLs, and http ones on a loopback host.
+func checkSecureURL(s string) error {
+	if err := checkURL(s); err != nil {
+		return err
+	}
+	u, _ := url.Parse(s)
+	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		return fmt.Errorf("%q: want https (http only on a loopback host)", s)
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+var authKeys = []string{"api_keys", "oauth"}
+
+func (d *decoder) auth(n ast.Node, f *File) {
+	m, ok := d.mapping(n, "auth")
+	if !ok {
+		return
+	}
+	d.fields(m, " in auth", authKeys, func(key string, mv *ast.MappingValueNode) {
+		switch key {
+		case "api_keys":
+			f.Auth.APIKeys = d.apiKeys(mv.Value)
+		case "oauth":
+			f.Auth.OAuth = d.oauth(mv, f.PublicURL)
+		}
+	})
+}
+
+// checkKeyName: API key names appear in personas, rate limits and the
+// audit trail.
+func checkKeyName(s string) error {
+	ok := len(s) >= 1 && len(s) <= 64
+	for i := 0; ok && i < len(s); i++ {
+		c := s[i]
+		ok = 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'
+	}
+	if !ok {
+		return fmt.Errorf("%q: a name is 1 to 64 of a-z 0-9 _ . -", truncate(s))
+	}
+	return nil
+}
+
+// checkKeyHash checks a configured hash without ever echoing it: it may
+// be a key pasted by mistake.
+func checkKeyHash(h string) error {
+	if policy.IsKeyFormat(h) || strings.HasPrefix(h, policy.KeyPrefix) {
+		return errors.New("is an API key in clear, not its hash: configure what `toolwire gateway hash-key` prints for it, and keep the key itself out of the file")
+	}
+	if _, err := policy.NewKeySet(map[string]string{"k": h}); err != nil {
+		_, msg, _ := strings.Cut(err.Error(), ": hash ")
+		return fmt.Errorf("is not a key hash: it %s", msg)
+	}
+	return nil
+}
+
+func (d *decoder) apiKeys(n ast.Node) map[string]string {
+	m, ok := d.mapping(n, "auth: api_keys")
+	if !ok || m == nil {
+		return nil
+	}
+	keys := map[string]string{}
+	byHash := map[string]ast.Node{}
+	for i, mv := range m.Values {
+		if i == MaxAPIKeys {
+			d.errorf(mv.Key, "auth: api_keys: more than %d keys", MaxAPIKeys)
+			break
+		}
+		name, ok := d.key(mv.Key)
+		if !ok {
+			continue
+		}
+		if err := checkKeyName(name); err != nil {
+			d.errorf(mv.Key, "auth: api_keys: %v", err)
+		}
+		h, ok := d.str(mv.Value, "auth: api_keys: "+name)
+		if !ok {
+			continue
+		}
+		if err := checkKeyHash(h); err != nil {
+			d.errorf(mv.Value, "auth: api_keys: %s: %v", name, err)
+			continue
+		}
+		if prev, dup := byHash[h]; dup {
+			l, c := position(prev)
+			d.errorf(mv.Value, "auth: api_keys: %s: the same hash as the key at %d:%d (each key is its own)", name, l, c)
+		}
+		byHash[h] = mv.Key
+		keys[name] = h
+	}
+	return keys
+}
+
+var oauthKeys = []string{"issuer", "audience", "jwks_url", "scopes"}
+
+func (d *decoder) oauth(entry *ast.MappingValueNode, publicURL string) *OAuth {
+	m, ok := d.mapping(entry.Value, "auth: oauth")
+	if !ok {
+		return nil
+	}
+	o := &OAuth{Audience: publicURL}
+	d.fields(m, " in auth: oauth", oauthKeys, func(key string, mv *ast.MappingValueNode) {
+		what := "auth: oauth: " + key
+		v := mv.Value
+		switch key {
+		case "issuer", "jwks_url":
+			s, ok := d.str(v, what)
+			if !ok {
+				return
+			}
+			if err := checkSecureURL(s); err != nil {
+				d.errorf(v, "%s: %v", what, err)
+			}
+			if key == "issuer" {
+				o.Issuer = s
+			} else {
+				o.JWKSURL = s
+			}
+		case "audience":
+			// The resource's canonical URL (RFC 8707, MCP authorization),
+			// also what the Protected Resource Metadata names.
+			if s, ok := d.str(v, what); ok {
+				if err := checkPublicURL(s); err != nil {
+					d.errorf(v, "%s: %v", what, err)
+				}
+				o.Audience = s
+			}
+		case "scopes":
+			o.Scopes = d.scopes(v, what)
+		}
+	})
+	if o.Issuer == "" && !d.has(m, "issuer") {
+		d.errorf(entry.Key, "auth: oauth: no issuer (the authorization server whose tokens are accepted)")
+	}
+	return o
+}
+
+// has reports whether m has key (written, valid or not).
+func (d *decoder) has(m *ast.MappingNode, key string) bool {
+	if m == nil {
+		return false
+	}
+	for _, mv := range m.Values {
+		if k, ok := keyText(mv.Key); ok && k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// scopes are OAuth scope tokens (RFC 6749 section 3.3), each once.
+func (d *decoder) scopes(n ast.Node, what string) []string {
+	list, nodes, _ := d.strList(n, what)
+	seen := map[string]bool{}
+	var out []string
+	for i, s := range list {
+		if err := checkScope(s); err != nil {
+			d.errorf(nodes[i], "%s: %v", what, err)
+			continue
+		}
+		if seen[s] {
+			d.errorf(nodes[i], "%s: %q listed twice", what, s)
+			continue
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	return out
+}
+
+func checkScope(s string) error {
+	ok := s != ""
+	for i := 0; ok && i < len(s); i++ {
+		c := s[i]
+		ok = c == 0x21 || 0x23 <= c && c <= 0x5b || 0x5d <= c && c <= 0x7e
+	}
+	if !ok {
+		return fmt.Errorf("%q is not a scope (printable ASCII, no space, \" or \\)", truncate(s))
+	}
+	return nil
+}
+
+// checkPersonaName: persona names appear in rate limits and the audit
+// trail.
+func checkPersonaName(s string) error {
+	ok := len(s) >= 1 && len(s) <= 64
+	for i := 0; ok && i < len(s); i++ {
+		c := s[i]
+		ok = 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+	}
+	if !ok {
+		return fmt.Errorf("%q: a name is 1 to 64 of a-z 0-9 _ -", truncate(s))
+	}
+	return nil
+}
+
+var personaKeys = []string{"identities", "claims", "anonymous", "tools", "prompts", "resources"}
+
+// personas decodes the personas, in file order, and builds the policy;
+// nil after an error.
+func (d *decoder) personas(n ast.Node, f *File) *policy.Policy {
+	before := len(d.errs)
+	m, ok := d.mapping(n, "personas")
+	if !ok {
+		return nil
+	}
+	var list []policy.Persona
+	if m != nil {
+		for i, mv := range m.Values {
+			if i == MaxPersonas {
+				d.errorf(mv.Key, "more than %d personas", MaxPersonas)
+				break
+			}
+			name, ok := d.key(mv.Key)
+			if !ok {
+				continue
+			}
+			if err := checkPersonaName(name); err != nil {
+				d.errorf(mv.Key, "persona %v", err)
+			}
+			list = append(list, d.persona(mv, name, f.Auth.APIKeys))
+		}
+	}
+	d.personaNames = map[string]bool{}
+	for _, p := range list {
+		d.personaNames[p.Name] = true
+	}
+	if len(d.errs) > before {
+		return nil
+	}
+	p, err := policy.New(list)
+	if err != nil {
+		// The checks above cover policy.New's; this is a backstop.
+		d.errorf(n, "personas: %v", err)
+		return nil
+	}
+	return p
+}
+
+func (d *decoder) persona(entry *ast.MappingValueNode, name string, apiKeys map[string]string) policy.Persona {
+	p := policy.Persona{Name: name}
+	what := fmt.Sprintf("persona %q", name)
+	before := len(d.errs)
+	m, ok := d.mapping(entry.Value, what)
+	if !ok {
+		return p
+	}
+	d.fields(m, " in "+what, personaKeys, func(key string, mv *ast.MappingValueNode) {
+		v := mv.Value
+		w := what + ": " + key
+		switch key {
+		case "identities":
+			list, nodes, _ := d.strList(v, w)
+			seen := map[string]bool{}
+			for i, id := range list {
+				if err := checkIdentity(id, apiKeys); err != nil {
+					d.errorf(nodes[i], "%s: %v", w, err)
+					continue
+				}
+				if seen[id] {
+					d.errorf(nodes[i], "%s: %q listed twice", w, id)
+				}
+				seen[id] = true
+				p.Match.Identities = append(p.Match.Identities, id)
+			}
+		case "claims":
+			cm, ok := d.mapping(v, w)
+			if !ok || cm == nil {
+				return
+			}
+			p.Match.Claims = map[string]string{}
+			for _, cv := range cm.Values {
+				k, ok := d.key(cv.Key)
+				if !ok {
+					continue
+				}
+				if k == "" {
+					d.errorf(cv.Key, "%s: empty claim name", w)
+				}
+				s, ok := d.str(cv.Value, w+": "+k)
+				if ok {
+					p.Match.Claims[k] = s
+				}
+			}
+		case "anonymous":
+			p.Match.Anonymous, _ = d.boolean(v, w)
+		case "tools":
+			p.Tools = d.rules(v, w)
+		case "prompts":
+			p.Prompts = d.rules(v, w)
+		case "resources":
+			p.Resources = d.rules(v, w)
+		}
+	})
+	if len(p.Match.Identities) == 0 && len(p.Match.Claims) == 0 && !p.Match.Anonymous && len(d.errs) == before {
+		d.errorf(entry.Key, "%s: matches no caller (want identities, claims or anonymous: true)", what)
+	}
+	return p
+}
+
+// checkIdentity accepts a name, "api_key:NAME" with a configured key's
+// NAME, or "oauth:SUBJECT".
+func checkIdentity(id string, apiKeys map[string]string) error {
+	kind, name, qualified := strings.Cut(id, ":")
+	switch {
+	case strings.TrimSpace(id) == "":
+		return errors.New("empty identity")
+	case id == string(policy.KindAnonymous):
+		return errors.New("anonymous is not an identity: write anonymous: true to give this persona to callers without credentials")
+	case !qualified:
+		return nil
+	case kind != string(policy.KindAPIKey) && kind != string(policy.KindOAuth):
+		return fmt.Errorf("%q: the kind %q is neither api_key nor oauth", truncate(id), truncate(kind))
+	case name == "":
+		return fmt.Errorf("%q: empty name after the kind", id)
+	case kind == string(policy.KindAPIKey):
+		if _, ok := apiKeys[name]; !ok {
+			return fmt.Errorf("%q: no API key %q in auth: api_keys", truncate(id), truncate(name))
+		}
+	}
+	return nil
+}
+
+// rules decodes {allow: [globs], deny: [globs]}.
+func (d *decoder) rules(n ast.Node, what string) policy.Rules {
+	var r policy.Rules
+	m, ok := d.mapping(n, what)
+	if !ok {
+		return r
+	}
+	d.fields(m, " in "+what, []string{"allow", "deny"}, func(key string, mv *ast.MappingValueNode) {
+		w := what + ": " + key
+		list, nodes, _ := d.strList(mv.Value, w)
+		var globs []string
+		for i, pat := range list {
+			if _, err := policy.CompileGlob(pat); err != nil {
+				d.errorf(nodes[i], "%s: %v", w, err)
+				continue
+			}
+			globs = append(globs, pat)
+		}
+		if key == "allow" {
+			r.Allow = globs
+		} else {
+			r.Deny = globs
+		}
+	})
+	return r
+}
+
+var adminKeys = []string{"key_hash"}
+
+func (d *decoder) admin(n ast.Node, f *File) {
+	m, ok := d.mapping(n, "admin")
+	if !ok {
+		return
+	}
+	d.fields(m, " in admin", adminKeys, func(key string, mv *ast.MappingValueNode) {
+		v := mv.Value
+		h, ok := d.str(v, "admin: key_hash")
+		if !ok {
+			return
+		}
+		if err := checkKeyHash(h); err != nil {
+			d.errorf(v, "admin: key_hash: %v", err)
+			return
+		}
+		for _, name := range sortedKeys(f.Auth.APIKeys) {
+			if f.Auth.APIKeys[name] == h {
+				d.errorf(v, "admin: key_hash: the hash of API key %q: the admin key must be a key of its own", name)
+				return
+			}
+		}
+		if f.AdminListen == "" {
+			d.errorf(v, "admin: key_hash: the admin page is served on admin_listen, which is off")
+		}
+		f.Admin.KeyHash = h
+	})
+}

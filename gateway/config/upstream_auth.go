@@ -1,0 +1,259 @@
+package config
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/oauth"
+)
+
+// MaxHeaderFile is the largest file a header_files entry may name.
+const MaxHeaderFile = 64 << 10
+
+// upstreamOAuth is an upstream's oauth settings: the gateway obtains its
+// own token with the client credentials grant.
+type upstreamOAuth struct {
+	clientID, clientSecret string
+	scopes                 []string
+	method                 string
+	allowPrivate           bool
+}
+
+var upstreamOAuthKeys = []string{"client_id", "client_secret", "scopes", "token_endpoint_auth_method", "allow_private_networks"}
+
+// oauthMethods are the client authentication methods the client
+// credentials grant can use with a secret ("" lets the gateway pick one
+// the authorization server supports).
+var oauthMethods = []string{"client_secret_basic", "client_secret_post"}
+
+func (d *decoder) upstreamOAuth(entry *ast.MappingValueNode, p string) *upstreamOAuth {
+	what := p + ": oauth"
+	m, ok := d.mapping(entry.Value, what)
+	if !ok {
+		return nil
+	}
+	o := &upstreamOAuth{}
+	before := len(d.errs)
+	d.fields(m, " in "+what, upstreamOAuthKeys, func(key string, mv *ast.MappingValueNode) {
+		w := what + ": " + key
+		v := mv.Value
+		switch key {
+		case "client_id":
+			if s, ok := d.str(v, w); ok {
+				if err := checkHeaderValue(s); err != nil {
+					d.errorf(v, "%s: %v", w, err)
+				}
+				o.clientID = s
+			}
+		case "client_secret":
+			// Never echo the value.
+			if s, ok := d.str(v, w); ok {
+				if err := checkHeaderValue(s); err != nil {
+					d.errorf(v, "%s: %v", w, err)
+				}
+				o.clientSecret = s
+			}
+		case "scopes":
+			o.scopes = d.scopes(v, w)
+		case "token_endpoint_auth_method":
+			if s, ok := d.str(v, w); ok {
+				if !contains(oauthMethods, s) {
+					d.errorf(v, "%s: %q is not one of %s", w, truncate(s), strings.Join(oauthMethods, ", "))
+				}
+				o.method = s
+			}
+		case "allow_private_networks":
+			o.allowPrivate, _ = d.boolean(v, w)
+		}
+	})
+	for _, k := range []string{"client_id", "client_secret"} {
+		if !d.has(m, k) {
+			d.errorf(entry.Key, "%s: no %s (the client credentials grant needs client_id and client_secret)", what, k)
+		}
+	}
+	if len(d.errs) > before {
+		return nil
+	}
+	return o
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// authorizers keeps the Authorizer made for an upstream's url and oauth
+// settings, so that loading an unchanged file again (a reload) gives the
+// same one: the gateway then keeps the upstream running, and its token.
+var authorizers = struct {
+	sync.Mutex
+	byKey map[[sha256.Size]byte]*oauth.Authorizer
+	order [][sha256.Size]byte // oldest first
+}{byKey: map[[sha256.Size]byte]*oauth.Authorizer{}}
+
+// maxAuthorizers bounds the cache: a few reloads' worth of upstreams.
+const maxAuthorizers = 4 * MaxUpstreams
+
+func authorizerKey(endpoint string, o *upstreamOAuth) [sha256.Size]byte {
+	h := sha256.New()
+	for _, s := range append([]string{endpoint, o.clientID, o.clientSecret, o.method, fmt.Sprint(o.allowPrivate)}, o.scopes...) {
+		fmt.Fprintf(h, "%d:%s,", len(s), s)
+	}
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k
+}
+
+// authorizer returns the cached Authorizer for endpoint and o, or makes
+// one.
+func authorizer(endpoint string, o *upstreamOAuth) (*oauth.Authorizer, error) {
+	key := authorizerKey(endpoint, o)
+	authorizers.Lock()
+	defer authorizers.Unlock()
+	if a := authorizers.byKey[key]; a != nil {
+		return a, nil
+	}
+	a, err := oauth.NewAuthorizer(oauth.Config{
+		Endpoint:                endpoint,
+		ClientID:                o.clientID,
+		ClientSecret:            o.clientSecret,
+		TokenEndpointAuthMethod: o.method,
+		Grant:                   oauth.ClientCredentials{},
+		NoInteractive:           true,
+		Scopes:                  o.scopes,
+		AllowPrivateNetworks:    o.allowPrivate,
+		ClientName:              "toolwire-gateway",
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(authorizers.order) >= maxAuthorizers {
+		delete(authorizers.byKey, authorizers.order[0])
+		authorizers.order = authorizers.order[1:]
+	}
+	authorizers.byKey[key] = a
+	authorizers.order = append(authorizers.order, key)
+	return a, nil
+}
+
+// setAuth builds u.Auth from the upstream's oauth settings.
+func (d *decoder) setAuth(u *gateway.Upstream, o *upstreamOAuth, oauthKey ast.Node, p string) {
+	if o == nil || u.URL == "" || checkURL(u.URL) != nil {
+		return
+	}
+	if err := checkSecureURL(u.URL); err != nil {
+		d.errorf(oauthKey, "%s: oauth needs an https url (http only on a loopback host): no token is sent over plain http", p)
+		return
+	}
+	if _, dup := u.Header["Authorization"]; dup {
+		d.errorf(oauthKey, "%s: oauth sets the Authorization header, which headers or header_files set too", p)
+		return
+	}
+	a, err := authorizer(u.URL, o)
+	if err != nil {
+		d.errorf(oauthKey, "%s: oauth: %v", p, err)
+		return
+	}
+	u.Auth = a
+}
+
+// headerFiles reads header values from files. The files' contents never
+// appear in an error: they are credentials.
+func (d *decoder) headerFiles(n ast.Node, what string, u *gateway.Upstream, first map[string]ast.Node) {
+	hm, ok := d.mapping(n, what)
+	if !ok || hm == nil {
+		return
+	}
+	if u.Header == nil {
+		u.Header = http.Header{}
+	}
+	for _, hv := range hm.Values {
+		k, ok := d.key(hv.Key)
+		if !ok {
+			continue
+		}
+		if err := checkHeaderName(k); err != nil {
+			d.errorf(hv.Key, "%s: %v", what, err)
+		}
+		ck := http.CanonicalHeaderKey(k)
+		if prev, dup := first[ck]; dup {
+			l, c := position(prev)
+			d.errorf(hv.Key, "%s: %q repeats a header name (first at %d:%d)", what, k, l, c)
+			continue
+		}
+		first[ck] = hv.Key
+		path, ok := d.str(hv.Value, what+": "+k)
+		if !ok {
+			continue
+		}
+		if path == "" || strings.IndexByte(path, 0) >= 0 {
+			d.errorf(hv.Value, "%s: %s: want the path of a file", what, k)
+			continue
+		}
+		if d.opts.baseSet && !filepath.IsAbs(path) {
+			path = filepath.Join(d.opts.baseDir, path)
+		}
+		v, err := readHeaderFile(path)
+		if err == nil {
+			err = checkHeaderValue(v)
+		}
+		if err != nil {
+			d.errorf(hv.Value, "%s: %s: %s: %v", what, k, path, err)
+			continue
+		}
+		u.Header[ck] = []string{v}
+	}
+}
+
+// readHeaderFile reads a regular file of at most MaxHeaderFile bytes,
+// without its trailing newlines. It never blocks on a FIFO or a device.
+func readHeaderFile(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", pathErr(err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", errors.New("not a regular file")
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", pathErr(err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return "", errors.New("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxHeaderFile+1))
+	if err != nil {
+		return "", pathErr(err)
+	}
+	if len(data) > MaxHeaderFile {
+		return "", fmt.Errorf("larger than %d bytes", MaxHeaderFile)
+	}
+	return strings.TrimRight(string(data), "\r\n"), nil
+}
+
+// pathErr is err without the path, which the caller names.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
