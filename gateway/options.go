@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -56,7 +57,7 @@ type options struct {
 	maxPending   int // inputs.go
 	maxMessage   int
 
-	audit         audit.Store // trust.go; nil: no audit trail
+	audit         AuditLog // trust.go; nil: no audit trail
 	auditRedact   []string
 	auditMaxValue int
 }
@@ -210,13 +211,21 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 	})
 }
 
+// AuditLog is where the gateway writes its audit records: an audit.Store
+// (sync delivery) or an *audit.Async in front of one (async delivery).
+type AuditLog interface {
+	Append(ctx context.Context, r *audit.Record) error
+}
+
 // WithAudit records every tools/call, prompts/get and resources/read, and
-// every denied or rate-limited one, as one record in s, after the request
-// is answered and before the answer leaves: with a synchronous store an
-// acknowledged request is always in the trail, and a record that cannot be
-// written withholds the answer (a JSON-RPC error instead). Wrap s in
-// audit.NewAsync for async delivery. The gateway does not close s.
-func WithAudit(s audit.Store) Option { return option(func(o *options) { o.audit = s }) }
+// every denied or rate-limited one, as one record in l, after the request
+// is answered and before the answer leaves: with a store (sync delivery)
+// an acknowledged request is always in the trail, and a record that cannot
+// be written withholds the answer (a JSON-RPC error instead). With
+// *audit.Async a full queue drops the record (counted in
+// toolwire_gateway_audit_dropped_total) and the answer goes out. The
+// gateway does not close l.
+func WithAudit(l AuditLog) Option { return option(func(o *options) { o.audit = l }) }
 
 // WithAuditRedaction sets what of a request's arguments the audit trail
 // keeps: members named like one of keys (at any depth, case-insensitively)

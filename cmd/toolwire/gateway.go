@@ -91,6 +91,7 @@ to HTTP upstreams in the traceparent header.`,
 	fl.DurationVar(&f.watchInterval, "watch-interval", 2*time.Second, "how often the config file is checked for changes, which reload it like SIGHUP (0: only on SIGHUP)")
 	fl.DurationVar(&f.startTimeout, "start-timeout", 10*time.Second, "how long the first connection to each upstream may take before the gateway serves without it")
 	fl.StringVar(&f.debugAddr, "debug-addr", "", "serve Go runtime profiles (/debug/pprof/) on this address, loopback only (default: off)")
+	cmd.AddCommand(newHashKeyCmd(), newExplainCmd())
 	return cmd
 }
 
@@ -136,6 +137,7 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 	if err != nil {
 		return err
 	}
+	loaded := *file // as the file says, before the flags override it
 	if f.logFormat == "" {
 		f.logFormat = file.LogFormat
 	}
@@ -173,6 +175,19 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 		gopts = append(gopts, gateway.WithTracerProvider(tp))
 		defer shutdownTracing(tp, logger) // after the gateway's close: its last spans are sent
 	}
+	var aud *gatewayAudit
+	if !f.check {
+		var aopts []gateway.Option
+		if aud, aopts, err = startAudit(ctx, file, logger); err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+		defer aud.close(f.shutdownTimeout, logger) // after the gateway's close: every call is recorded
+		gopts = append(gopts, aopts...)
+	}
+	serveOpts, err := endpointAuth(file, logger)
+	if err != nil {
+		return err
+	}
 	g, err := gateway.New(file.Gateway, gopts...)
 	if err != nil {
 		return err
@@ -197,7 +212,13 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 		defer stopDebug()
 	}
 	if file.AdminListen != "" {
-		stopAdmin, err := serveAdmin(ctx, file.AdminListen, g, logger)
+		page, err := adminHandler(file, g, aud.store, logger)
+		if err != nil {
+			ln.Close()
+			closeGateway(g, f.shutdownTimeout, logger)
+			return err
+		}
+		stopAdmin, err := serveAdmin(ctx, file.AdminListen, g, page, logger)
 		if err != nil {
 			ln.Close()
 			closeGateway(g, f.shutdownTimeout, logger)
@@ -209,7 +230,7 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 		if f.watchInterval < 0 {
 			return usageError{"--watch-interval must be 0 (off) or more"}
 		}
-		stopReload := reloadOnHUP(ctx, f.config, f.watchInterval, g, logger)
+		stopReload := reloadOnHUP(ctx, f.config, f.watchInterval, g, &loaded, logger)
 		defer stopReload()
 	}
 	if file.OTCListen != "" {
@@ -226,7 +247,7 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 	}
 	h := streamable.NewHandler(g.Server(), streamable.WithLogger(logger),
 		streamable.WithAllowedHosts(defaultAllowedHosts(file.Listen, logger)...))
-	err = streamable.Serve(ctx, ln, h,
+	err = streamable.Serve(ctx, ln, h, append(serveOpts,
 		streamable.WithShutdownTimeout(f.shutdownTimeout),
 		streamable.WithLogger(logger),
 		streamable.WithOnListen(func(url string) {
@@ -236,7 +257,7 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 				names[i] = u.Name + "=" + string(u.State)
 			}
 			logger.Info("gateway serving", "url", url, "tools", len(g.Server().Tools()), "upstreams", names)
-		}))
+		}))...)
 	closeGateway(g, f.shutdownTimeout, logger)
 	return err
 }
@@ -288,9 +309,10 @@ func printGatewayCheck(w io.Writer, g *gateway.Gateway) error {
 }
 
 // serveAdmin serves /healthz (the process is up), /readyz (every
-// upstream's state; 503 while one is not ready) and /metrics (the
-// gateway's Prometheus metrics) on addr.
-func serveAdmin(ctx context.Context, addr string, g *gateway.Gateway, logger *slog.Logger) (stop func(), err error) {
+// upstream's state; 503 while one is not ready), /metrics (the gateway's
+// Prometheus metrics) and, when page is not nil, the admin page under
+// /admin/ on addr.
+func serveAdmin(ctx context.Context, addr string, g *gateway.Gateway, page http.Handler, logger *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("admin listener: %w", err)
@@ -321,6 +343,11 @@ func serveAdmin(ctx context.Context, addr string, g *gateway.Gateway, logger *sl
 		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "upstreams": out})
 	})
 	mux.Handle("GET /metrics", g.MetricsHandler())
+	paths := "/healthz /readyz /metrics"
+	if page != nil {
+		mux.Handle("/admin/", page)
+		paths += " /admin/"
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	go func() {
@@ -328,7 +355,7 @@ func serveAdmin(ctx context.Context, addr string, g *gateway.Gateway, logger *sl
 			logger.Error("admin listener", "error", err)
 		}
 	}()
-	logger.Info("admin endpoints", "url", "http://"+ln.Addr().String(), "paths", "/healthz /readyz /metrics")
+	logger.Info("admin endpoints", "url", "http://"+ln.Addr().String(), "paths", paths)
 	return func() {
 		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -339,7 +366,7 @@ func serveAdmin(ctx context.Context, addr string, g *gateway.Gateway, logger *sl
 // reloadOnHUP reloads path on SIGHUP, and when its content changes (read
 // every interval; 0: only on SIGHUP); an invalid file is logged and the
 // running config stays until the file changes again.
-func reloadOnHUP(ctx context.Context, path string, interval time.Duration, g *gateway.Gateway, logger *slog.Logger) (stop func()) {
+func reloadOnHUP(ctx context.Context, path string, interval time.Duration, g *gateway.Gateway, running *config.File, logger *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -367,6 +394,9 @@ func reloadOnHUP(ctx context.Context, path string, interval time.Duration, g *ga
 			return
 		}
 		logger.Info("gateway: config reloaded", "config", path, "cause", why, "upstreams", len(file.Gateway.Upstreams))
+		if keys := restartOnly(running, file); len(keys) > 0 {
+			logger.Warn("gateway: these settings changed and take effect only on a restart", "keys", strings.Join(keys, ", "))
+		}
 	}
 	done := make(chan struct{})
 	go func() {

@@ -32,7 +32,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newResourcesCmd(), newReadCmd(), newPromptsCmd(), newPromptCmd())
 	root.AddCommand(newTasksCmd(), newTaskCmd())
 	root.AddCommand(newLoginCmd(), newLogoutCmd())
-	root.AddCommand(newGatewayCmd())
+	root.AddCommand(newGatewayCmd(), newAuditCmd())
 	return root
 }
 
@@ -45,6 +45,7 @@ func exitStatus(err error) int {
 	if err == errInterrupted {
 		return 130
 	}
+
 	return 1
 }
 

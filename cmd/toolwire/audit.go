@@ -1,0 +1,404 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/gateway/config"
+)
+
+// errChainBroken is `audit verify` finding an edited, deleted or inserted
+// record (exit 1, after the report).
+var errChainBroken = errors.New("the audit chain is broken")
+
+// auditTarget says which audit trail a command reads: the one a gateway
+// config names, a data directory's SQLite file, or a PostgreSQL database.
+type auditTarget struct {
+	config   string
+	dataDir  string
+	postgres string
+}
+
+func (a *auditTarget) flags(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&a.config, "config", "", "read the audit settings (store, data_dir, postgres) from this gateway config file")
+	fl.StringVar(&a.dataDir, "data-dir", "", "the gateway's data directory, holding audit.db (default: "+config.DefaultDataDir+")")
+	fl.StringVar(&a.postgres, "postgres", "", "a PostgreSQL connection string (prefer --config with ${DATABASE_URL}: a password on the command line is visible to other users)")
+}
+
+// open opens the store the flags name.
+func (a *auditTarget) open(ctx context.Context) (audit.Store, error) {
+	set := 0
+	for _, s := range []string{a.config, a.dataDir, a.postgres} {
+		if s != "" {
+			set++
+		}
+	}
+	if set > 1 {
+		return nil, usageError{"give one of --config, --data-dir and --postgres"}
+	}
+	switch {
+	case a.postgres != "":
+		return audit.OpenPostgres(ctx, a.postgres)
+	case a.config != "":
+		file, err := config.Load(a.config)
+		if err != nil {
+			return nil, err
+		}
+		return openAuditStore(ctx, file)
+	}
+	dir := a.dataDir
+	if dir == "" {
+		dir = config.DefaultDataDir
+	}
+	path := filepath.Join(dir, auditFile)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no audit trail at %s: %w", path, err)
+	}
+	return audit.OpenSQLite(path)
+}
+
+// auditFilter are the flags that select records.
+type auditFilter struct {
+	since, until, identity, tool, outcome string
+}
+
+func (f *auditFilter) flags(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.since, "since", "", "only records at or after this time: RFC 3339, a date (2026-11-23) or an age (90m, 24h, 7d)")
+	fl.StringVar(&f.until, "until", "", "only records before this time (same forms as --since)")
+	fl.StringVar(&f.identity, "identity", "", `only this caller, as records name it ("api_key:ci-bot", "oauth:alice", "anonymous")`)
+	fl.StringVar(&f.tool, "tool", "", "only this tool, prompt or resource URI; a glob with * ? [...]")
+	fl.StringVar(&f.outcome, "outcome", "", "only this outcome: "+outcomeList())
+}
+
+func outcomeList() string {
+	names := make([]string, len(audit.Outcomes))
+	for i, o := range audit.Outcomes {
+		names[i] = string(o)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (f *auditFilter) build(now time.Time) (audit.Filter, error) {
+	var out audit.Filter
+	var err error
+	if out.Since, err = parseWhen(f.since, now); err != nil {
+		return out, usageError{"--since: " + err.Error()}
+	}
+	if out.Until, err = parseWhen(f.until, now); err != nil {
+		return out, usageError{"--until: " + err.Error()}
+	}
+	out.Identity, out.Tool = f.identity, f.tool
+	if f.outcome != "" {
+		out.Outcome = audit.Outcome(f.outcome)
+		if !out.Outcome.Valid() {
+			return out, usageError{fmt.Sprintf("--outcome %q: want one of %s", f.outcome, outcomeList())}
+		}
+	}
+	return out, nil
+}
+
+// parseWhen reads a point in time: RFC 3339, a date (midnight UTC), or an
+// age before now ("90m", "24h", "7d"). "" is the zero time.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		var n int
+		if _, err := fmt.Sscanf(days, "%d", &n); err == nil && n >= 0 && fmt.Sprint(n) == days {
+			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not a time: want RFC 3339 (2026-11-23T10:00:00Z), a date (2026-11-23) or an age (90m, 24h, 7d)", s)
+}
+
+func newAuditCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Verify, read and export the gateway's audit trail",
+		Long: `audit reads the audit trail of toolwire gateway: one hash-chained record for every tools/call,
+prompts/get and resources/read, and every denied or rate-limited one. The trail is the one the
+gateway config names (--config), the SQLite file in a data directory (--data-dir, default
+` + config.DefaultDataDir + `), or a PostgreSQL database (--postgres).`,
+	}
+	cmd.AddCommand(newAuditVerifyCmd(), newAuditQueryCmd(), newAuditTailCmd(), newAuditExportCmd())
+	return cmd
+}
+
+func newAuditVerifyCmd() *cobra.Command {
+	var t auditTarget
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Check that no audit record was edited, deleted or inserted",
+		Long: `verify walks the hash chain from its anchor to its head and reports the first record that is
+wrong: edited (its hash does not match its content), missing, or out of place. Exit status 0
+when the chain is whole, 1 when it is broken.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := t.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			rep, err := s.Verify(cmd.Context())
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if rep.Break != nil {
+				fmt.Fprintf(w, "BROKEN at record %d (%s): %s\n", rep.Break.Seq, rep.Break.Kind, rep.Break.Reason)
+				fmt.Fprintf(w, "checked %d records before it\n", rep.Checked)
+				return errChainBroken
+			}
+			if rep.Checked == 0 {
+				fmt.Fprintln(w, "ok: the audit trail is empty")
+			} else {
+				fmt.Fprintf(w, "ok: %d records, %d to %d, unbroken\n", rep.Checked, rep.First, rep.Last)
+			}
+			fmt.Fprintf(w, "head: record %d, hash %x\n", rep.Head.Seq, rep.Head.Hash[:])
+			if rep.Anchor.Seq > 0 {
+				fmt.Fprintf(w, "anchor: record %d (earlier records swept for retention), hash %x\n", rep.Anchor.Seq, rep.Anchor.Hash[:])
+			}
+			return nil
+		},
+	}
+	t.flags(cmd)
+	return cmd
+}
+
+func newAuditQueryCmd() *cobra.Command {
+	var t auditTarget
+	var f auditFilter
+	var format string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "query",
+		Short: "List the audit records that match filters",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			filter, err := f.build(time.Now())
+			if err != nil {
+				return err
+			}
+			if limit < 0 {
+				return usageError{"--limit must be 0 (no limit) or more"}
+			}
+			filter.Limit = limit
+			s, err := t.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			return writeRecords(cmd.OutOrStdout(), format, s.Query(cmd.Context(), filter))
+		},
+	}
+	t.flags(cmd)
+	f.flags(cmd)
+	cmd.Flags().StringVar(&format, "format", "table", "output: table, jsonl or csv")
+	cmd.Flags().IntVar(&limit, "limit", 1000, "at most this many records, oldest first (0: all)")
+	return cmd
+}
+
+func newAuditExportCmd() *cobra.Command {
+	var t auditTarget
+	var f auditFilter
+	var format, output string
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Write audit records as JSON Lines or CSV, with their hashes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "jsonl" && format != "csv" {
+				return usageError{fmt.Sprintf("--format %q: want jsonl or csv", format)}
+			}
+			filter, err := f.build(time.Now())
+			if err != nil {
+				return err
+			}
+			s, err := t.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			w := cmd.OutOrStdout()
+			if output != "" && output != "-" {
+				file, err := os.OpenFile(output, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+				if err != nil {
+					return err
+				}
+				defer file.Close()
+				w = file
+			}
+			return writeRecords(w, format, s.Query(cmd.Context(), filter))
+		},
+	}
+	t.flags(cmd)
+	f.flags(cmd)
+	cmd.Flags().StringVar(&format, "format", "jsonl", "jsonl or csv")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write to this new file (0600; never overwritten) instead of standard output")
+	return cmd
+}
+
+func newAuditTailCmd() *cobra.Command {
+	var t auditTarget
+	var f auditFilter
+	var format string
+	var n int
+	var follow bool
+	var interval time.Duration
+	cmd := &cobra.Command{
+		Use:   "tail",
+		Short: "Show the latest audit records, and with --follow the new ones as they come",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if n < 0 || interval <= 0 {
+				return usageError{"-n must be 0 or more and --interval positive"}
+			}
+			if follow && format == "csv" {
+				return usageError{"--follow writes table or jsonl (CSV has one header, at the top of one file: use export)"}
+			}
+			filter, err := f.build(time.Now())
+			if err != nil {
+				return err
+			}
+			s, err := t.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			return tailRecords(cmd.Context(), cmd.OutOrStdout(), format, s, filter, n, follow, interval)
+		},
+	}
+	t.flags(cmd)
+	f.flags(cmd)
+	cmd.Flags().StringVar(&format, "format", "table", "output: table, jsonl or csv")
+	cmd.Flags().IntVarP(&n, "lines", "n", 20, "how many of the latest records to show first")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep showing new records until interrupted")
+	cmd.Flags().DurationVar(&interval, "interval", time.Second, "with --follow, how often to look for new records")
+	return cmd
+}
+
+// tailRecords prints the last n records matching filter, then (follow)
+// those appended later, until ctx ends.
+func tailRecords(ctx context.Context, w io.Writer, format string, s audit.Store, filter audit.Filter, n int, follow bool, interval time.Duration) error {
+	ring := make([]*audit.Record, 0, n)
+	var last int64
+	for r, err := range s.Query(ctx, filter) {
+		if err != nil {
+			return err
+		}
+		last = r.Seq
+		if n == 0 {
+			continue
+		}
+		if len(ring) == n {
+			copy(ring, ring[1:])
+			ring = ring[:n-1]
+		}
+		ring = append(ring, r)
+	}
+	if err := writeRecords(w, format, func(yield func(*audit.Record, error) bool) {
+		for _, r := range ring {
+			if !yield(r, nil) {
+				return
+			}
+		}
+	}); err != nil || !follow {
+		return err
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		filter.AfterSeq = last
+		var batch []*audit.Record
+		for r, err := range s.Query(ctx, filter) {
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			batch = append(batch, r)
+			last = r.Seq
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		recs := func(yield func(*audit.Record, error) bool) {
+			for _, r := range batch {
+				if !yield(r, nil) {
+					return
+				}
+			}
+		}
+		var err error
+		if format == "table" {
+			err = writeTable(w, recs, false) // the header was printed once
+		} else {
+			err = writeRecords(w, format, recs)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// writeRecords writes records in format: a table for people, or JSON Lines
+// or CSV (every field, hashes included) for programs.
+func writeRecords(w io.Writer, format string, recs iter.Seq2[*audit.Record, error]) error {
+	switch format {
+	case "table":
+		return writeTable(w, recs, true)
+	case "jsonl":
+		_, err := audit.WriteJSONL(w, recs)
+		return err
+	case "csv":
+		_, err := audit.WriteCSV(w, recs)
+		return err
+	}
+	return usageError{fmt.Sprintf("--format %q: want table, jsonl or csv", format)}
+}
+
+// writeTable prints one line per record: when, who, what, how it ended.
+func writeTable(w io.Writer, recs iter.Seq2[*audit.Record, error], header bool) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if header {
+		fmt.Fprintln(tw, "SEQ\tTIME (UTC)\tIDENTITY\tPERSONA\tMETHOD\tTOOL\tOUTCOME\tDURATION\tERROR")
+	}
+	for r, err := range recs {
+		if err != nil {
+			tw.Flush()
+			return err
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.UTC().Format("2006-01-02 15:04:05.000"),
+			r.Identity, dash(r.Persona), r.Method, dash(r.Tool), r.Outcome, r.Duration.Round(time.Microsecond), oneLine(r.Error, 60))
+	}
+	return tw.Flush()
+}
