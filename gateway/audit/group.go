@@ -70,12 +70,15 @@ func (c *committer) append(ctx context.Context, r *Record) error {
 		return ErrClosed
 	}
 	c.queue = append(c.queue, p)
-	if !c.running {
+	lead := !c.running
+	if lead {
 		c.running = true
 		c.wg.Add(1)
-		go c.run()
 	}
 	c.mu.Unlock()
+	if lead {
+		c.lead()
+	}
 
 	var err error
 	select {
@@ -120,23 +123,43 @@ func (c *committer) run() {
 		if batch == nil {
 			return
 		}
-		ctx, release := batchContext(batch)
-		recs := make([]*Record, len(batch))
-		for i, p := range batch {
-			recs[i] = &p.rec
-		}
-		err := c.commit(ctx, recs)
-		release()
-		for _, p := range batch {
-			p.done <- err
-		}
+		c.commitBatch(batch)
 	}
 }
 
-// take removes the next batch from the queue: up to maxBatch records whose
-// context is not done (the others are answered with their context's error).
-// It returns nil, and marks the committer idle, when none is left; after
-// close it fails every queued record with ErrClosed.
+// lead commits, on the appending goroutine, the batch at the head of the
+// queue (which holds its own record), then leaves what arrived meanwhile
+// to a goroutine of its own (run): a lone Append costs no goroutine
+// switch, and a busy one does not wait for later batches.
+func (c *committer) lead() {
+	if batch := c.take(); batch != nil {
+		c.commitBatch(batch)
+		c.mu.Lock()
+		if len(c.queue) > 0 {
+			c.mu.Unlock()
+			go c.run() // it inherits running and the WaitGroup count
+			return
+		}
+		c.running = false
+		c.mu.Unlock()
+	}
+	c.wg.Done()
+}
+
+// commitBatch commits batch and tells each of its records the outcome.
+func (c *committer) commitBatch(batch []*pending) {
+	ctx, release := batchContext(batch)
+	recs := make([]*Record, len(batch))
+	for i, p := range batch {
+		recs[i] = &p.rec
+	}
+	err := c.commit(ctx, recs)
+	release()
+	for _, p := range batch {
+		p.done <- err
+	}
+}
+
 func (c *committer) take() []*pending {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -171,7 +194,13 @@ func (c *committer) take() []*pending {
 
 // batchContext returns a context cancelled once the contexts of all of
 // batch's records are done, and the function that releases it.
+// When none of them can be cancelled (the gateway's are not), it is
+// context.Background(), which spares the database drivers a watcher
+// goroutine per transaction and statement.
 func batchContext(batch []*pending) (context.Context, func()) {
+	if !slices.ContainsFunc(batch, func(p *pending) bool { return p.ctx.Done() != nil }) {
+		return context.Background(), func() {}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var left atomic.Int64
 	left.Store(int64(len(batch)))

@@ -281,26 +281,10 @@ func pgScanRecord(row pgx.Row) (*Record, error) {
 		&r.ContentBlocks, &era, &trns, &prev, &hash); err != nil {
 		return nil, err
 	}
-	r.Time = time.Unix(0, timeNS).UTC()
-	r.Duration = time.Duration(durNS)
 	r.RequestID, r.SessionID, r.Identity = string(reqID), string(sessID), string(ident)
 	r.Persona, r.Upstream, r.Tool, r.Method = string(persona), string(upstrm), string(tool), string(method)
-	if len(args) > 0 {
-		r.Arguments = args
-	}
-	r.Outcome = Outcome(outcome)
 	r.Error, r.Era, r.Transport = string(errText), string(era), string(trns)
-	var err error
-	if r.PrevHash, err = digestFrom(prev); err != nil {
-		return &r, &rowError{r.Seq, err}
-	}
-	if r.Hash, err = digestFrom(hash); err != nil {
-		return &r, &rowError{r.Seq, err}
-	}
-	if v != EncodingVersion {
-		return &r, &rowError{r.Seq, fmt.Errorf("audit: unknown encoding version %d", v)}
-	}
-	return &r, nil
+	return finishRow(&r, v, timeNS, durNS, args, outcome, prev, hash)
 }
 
 // pgAnchors reads the anchor and the head.

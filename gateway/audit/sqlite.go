@@ -38,6 +38,9 @@ type SQLite struct {
 	r    *sql.DB // read-only connections
 	gc   *committer
 
+	// The append's statements, prepared once on the writer connection.
+	insert, readHead, writeHead *sql.Stmt
+
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
@@ -60,6 +63,10 @@ func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
 		return nil, err
 	}
 	s := &SQLite{cfg: cfg, path: db.Path, db: db, w: db.W, r: db.R}
+	if err := s.prepare(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	s.gc = newCommitter(cfg.maxBatch, s.commit)
 	return s, nil
 }
@@ -131,24 +138,31 @@ func scanRecord(row scanner) (*Record, error) {
 		&reqB, &respB, &content, &r.Era, &r.Transport, &prev, &hash); err != nil {
 		return nil, err
 	}
+	r.RequestBytes, r.ResponseBytes, r.ContentBlocks = reqB, respB, content
+	return finishRow(&r, v, timeNS, durNS, args, outcome, prev, hash)
+}
+
+// finishRow completes a record read from a row of either store: the
+// columns that need converting, and the checks that make a row that
+// cannot be a record a *rowError naming its seq.
+func finishRow(r *Record, v, timeNS, durNS int64, args []byte, outcome string, prev, hash []byte) (*Record, error) {
 	r.Time = time.Unix(0, timeNS).UTC()
 	r.Duration = time.Duration(durNS)
 	if len(args) > 0 {
 		r.Arguments = args
 	}
 	r.Outcome = Outcome(outcome)
-	r.RequestBytes, r.ResponseBytes, r.ContentBlocks = reqB, respB, content
 	var err error
 	if r.PrevHash, err = digestFrom(prev); err != nil {
-		return &r, &rowError{r.Seq, err}
+		return r, &rowError{r.Seq, err}
 	}
 	if r.Hash, err = digestFrom(hash); err != nil {
-		return &r, &rowError{r.Seq, err}
+		return r, &rowError{r.Seq, err}
 	}
 	if v != EncodingVersion {
-		return &r, &rowError{r.Seq, fmt.Errorf("audit: unknown encoding version %d", v)}
+		return r, &rowError{r.Seq, fmt.Errorf("audit: unknown encoding version %d", v)}
 	}
-	return &r, nil
+	return r, nil
 }
 
 // rowError is a stored row that cannot be read back as a record.
@@ -198,16 +212,15 @@ func (s *SQLite) commit(ctx context.Context, batch []*Record) (err error) {
 			err = fmt.Errorf("audit: append: %w", err)
 		}
 	}()
-	_, head, err := readAnchors(ctx, tx)
-	if err != nil {
+	var hh []byte
+	var head Anchor
+	if err = tx.StmtContext(ctx, s.readHead).QueryRowContext(ctx).Scan(&head.Seq, &hh); err != nil {
 		return err
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO audit (`+columns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
+	if head.Hash, err = digestFrom(hh); err != nil {
 		return err
 	}
-	defer ins.Close()
+	ins := tx.StmtContext(ctx, s.insert)
 	for _, c := range batch {
 		Seal(c, head)
 		head = Anchor{Seq: c.Seq, Hash: c.Hash}
@@ -223,13 +236,28 @@ func (s *SQLite) commit(ctx context.Context, batch []*Record) (err error) {
 			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE audit_chain SET head_seq = ?, head_hash = ?`, head.Seq, head.Hash[:]); err != nil {
+	if _, err := tx.StmtContext(ctx, s.writeHead).ExecContext(ctx, head.Seq, head.Hash[:]); err != nil {
 		return err
 	}
 	if err := s.gc.beforeCommit(ctx, batch); err != nil {
 		return err
 	}
 	return tx.Commit()
+}
+
+// prepare prepares the append's statements on the writer connection.
+func (s *SQLite) prepare() (err error) {
+	if s.insert, err = s.w.Prepare(`INSERT INTO audit (` + columns + `)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	if s.readHead, err = s.w.Prepare(`SELECT head_seq, head_hash FROM audit_chain`); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	if s.writeHead, err = s.w.Prepare(`UPDATE audit_chain SET head_seq = ?, head_hash = ?`); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
 }
 
 // Query implements Store. The rows are read as they are yielded, on one
@@ -399,6 +427,9 @@ func (s *SQLite) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
 		s.gc.close()
+		for _, st := range []*sql.Stmt{s.insert, s.readHead, s.writeHead} {
+			st.Close()
+		}
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("audit: close: %w", err)
 		}
