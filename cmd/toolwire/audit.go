@@ -134,6 +134,27 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is not a time: want RFC 3339 (2026-11-23T10:00:00Z), a date (2026-11-23) or an age (90m, 24h, 7d)", s)
 }
 
+// openFiltered reads the filter flags, then opens the store.
+func openFiltered(ctx context.Context, t *auditTarget, f *auditFilter) (audit.Store, audit.Filter, error) {
+	filter, err := f.build(time.Now())
+	if err != nil {
+		return nil, filter, err
+	}
+	s, err := t.open(ctx)
+	return s, filter, err
+}
+
+// recordsOf yields recs as a Query would.
+func recordsOf(recs []*audit.Record) iter.Seq2[*audit.Record, error] {
+	return func(yield func(*audit.Record, error) bool) {
+		for _, r := range recs {
+			if !yield(r, nil) {
+				return
+			}
+		}
+	}
+}
+
 func newAuditCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit",
@@ -198,19 +219,15 @@ func newAuditQueryCmd() *cobra.Command {
 		Short: "List the audit records that match filters",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			filter, err := f.build(time.Now())
-			if err != nil {
-				return err
-			}
 			if limit < 0 {
 				return usageError{"--limit must be 0 (no limit) or more"}
 			}
-			filter.Limit = limit
-			s, err := t.open(cmd.Context())
+			s, filter, err := openFiltered(cmd.Context(), &t, &f)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			filter.Limit = limit
 			return writeRecords(cmd.OutOrStdout(), format, s.Query(cmd.Context(), filter))
 		},
 	}
@@ -233,11 +250,7 @@ func newAuditExportCmd() *cobra.Command {
 			if format != "jsonl" && format != "csv" {
 				return usageError{fmt.Sprintf("--format %q: want jsonl or csv", format)}
 			}
-			filter, err := f.build(time.Now())
-			if err != nil {
-				return err
-			}
-			s, err := t.open(cmd.Context())
+			s, filter, err := openFiltered(cmd.Context(), &t, &f)
 			if err != nil {
 				return err
 			}
@@ -279,11 +292,7 @@ func newAuditTailCmd() *cobra.Command {
 			if follow && format == "csv" {
 				return usageError{"--follow writes table or jsonl (CSV has one header, at the top of one file: use export)"}
 			}
-			filter, err := f.build(time.Now())
-			if err != nil {
-				return err
-			}
-			s, err := t.open(cmd.Context())
+			s, filter, err := openFiltered(cmd.Context(), &t, &f)
 			if err != nil {
 				return err
 			}
@@ -319,13 +328,7 @@ func tailRecords(ctx context.Context, w io.Writer, format string, s audit.Store,
 		}
 		ring = append(ring, r)
 	}
-	if err := writeRecords(w, format, func(yield func(*audit.Record, error) bool) {
-		for _, r := range ring {
-			if !yield(r, nil) {
-				return
-			}
-		}
-	}); err != nil || !follow {
+	if err := writeRecords(w, format, recordsOf(ring)); err != nil || !follow {
 		return err
 	}
 	t := time.NewTicker(interval)
@@ -351,13 +354,7 @@ func tailRecords(ctx context.Context, w io.Writer, format string, s audit.Store,
 		if len(batch) == 0 {
 			continue
 		}
-		recs := func(yield func(*audit.Record, error) bool) {
-			for _, r := range batch {
-				if !yield(r, nil) {
-					return
-				}
-			}
-		}
+		recs := recordsOf(batch)
 		var err error
 		if format == "table" {
 			err = writeTable(w, recs, false) // the header was printed once
