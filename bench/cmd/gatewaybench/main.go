@@ -14,6 +14,24 @@
 // toolwire binary's gateway as one more target, for an A/B comparison
 // under the same drift. Every process it starts is killed on exit, also
 // on error or interrupt.
+//
+// More targets put the gateway's figures in perspective, all run by
+// default. Three floors stand in for the gateway in front of the same
+// server, each this program re-run in a process of its own (package
+// floorproxy), with no MCP logic at all: "proxy-tcp", a TCP relay (each
+// client connection paired with one to the server, bytes copied both
+// ways, no HTTP parsed: the least any proxy in its own process can add);
+// "proxy-h1", a bare HTTP reverse proxy that calls the server the way the
+// gateway does (gateway/h1.go: the exchange on the handler's goroutine,
+// no net/http.Transport): the floor of an HTTP gateway built like
+// toolwire's; and "proxy-floor", the same proxy over a kept-alive
+// net/http client. With -trust, "gateway-trust" is the HTTP-upstream
+// gateway with an API key, a persona and a synchronous, fsynced SQLite
+// audit, "gateway-trust-nofsync" the same without fsync and
+// "gateway-trust-noaudit" the key and persona without audit; their
+// callers send the key on every request. The gateways without trust
+// settings run with the audit off (see -audit-default). -targets picks
+// the targets of a shorter run.
 package main
 
 import (
@@ -21,6 +39,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,9 +51,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolwire/toolwire/bench/internal/floorproxy"
 	"github.com/toolwire/toolwire/bench/internal/load"
 	"github.com/toolwire/toolwire/bench/internal/procs"
 	"github.com/toolwire/toolwire/bench/tools"
+	"github.com/toolwire/toolwire/gateway/policy"
 )
 
 var (
@@ -48,7 +71,12 @@ var (
 	binFlag  = flag.String("bin", "", "toolwire binary to run (default: built from the root module's work tree)")
 	baseBin  = flag.String("base", "", `another toolwire binary: adds the target "gateway-http-base", its gateway with the same HTTP upstream, interleaved with the others (an A/B comparison)`)
 	noStdio  = flag.Bool("no-stdio", false, "leave out the gateway-stdio target")
-	verbose  = flag.Bool("v", false, "log progress to stderr")
+	trust    = flag.Bool("trust", false, `adds the targets "gateway-trust" (the HTTP-upstream gateway with an API key, a persona and a synchronous SQLite audit with fsync), "gateway-trust-nofsync" (the same, audit without fsync) and "gateway-trust-noaudit" (the key and persona alone)`)
+	trustDir = flag.String("trust-dir", "", "directory for the trust gateways' data_dir (their audit database; default: in the temp dir)")
+	targetsF = flag.String("targets", "", "targets to run, comma-separated, of "+strings.Join(allTargets, ", ")+
+		" (default: all but gateway-stdio with -no-stdio, gateway-http-base without -base and the trust ones without -trust); direct is always run, as the reference, and -trust adds the trust ones")
+	auditDefault = flag.Bool("audit-default", false, `run the gateways without trust settings (gateway-http, gateway-stdio, gateway-http-base) with the binary's default audit; by default their configs say audit: {store: "off"} (left out for a binary that has no audit key), so that they stay what they were before the audit`)
+	verbose      = flag.Bool("v", false, "log progress to stderr")
 )
 
 // Targets.
@@ -57,12 +85,91 @@ const (
 	gatewayHTTP  = "gateway-http"
 	gatewayStdio = "gateway-stdio"
 	gatewayBase  = "gateway-http-base" // -base
-	upstream     = "ref"               // the upstream's name in both gateway configs
+	proxyFloor   = "proxy-floor"       // a bare reverse proxy to direct's server
+	proxyTCP     = "proxy-tcp"         // a TCP relay to direct's server
+	proxyH1      = "proxy-h1"          // proxy-floor with the gateway's way of calling upstream
+	gatewayTrust = "gateway-trust"     // -trust
+	trustNoFsync = "gateway-trust-nofsync"
+	trustNoAudit = "gateway-trust-noaudit" // the API key and persona alone
+	upstream     = "ref"                   // the upstream's name in the gateway configs
 )
 
-// targets are those measured, in order: direct, gateway-http, then
-// gateway-stdio and gateway-http-base unless left out (see flags).
-var targets = []string{direct, gatewayHTTP}
+// allTargets are the targets in the order they are measured (rotated each
+// repetition) and reported.
+var allTargets = []string{direct, proxyTCP, proxyH1, proxyFloor, gatewayHTTP, gatewayStdio, gatewayBase, trustNoAudit, trustNoFsync, gatewayTrust}
+
+// targets are those measured, direct first (see -targets).
+var targets []string
+
+// chooseTargets sets targets from the flags.
+func chooseTargets() {
+	want := map[string]bool{direct: true, proxyTCP: true, proxyH1: true, proxyFloor: true, gatewayHTTP: true, gatewayStdio: !*noStdio,
+		gatewayBase: *baseBin != ""}
+	if *targetsF != "" {
+		want = map[string]bool{direct: true}
+		for _, t := range strings.Split(*targetsF, ",") {
+			t = strings.TrimSpace(t)
+			if !slices.Contains(allTargets, t) {
+				procs.Fatalf("bad -targets: unknown target %q (want some of %s)", t, strings.Join(allTargets, ", "))
+			}
+			want[t] = true
+		}
+	}
+	if *trust {
+		want[gatewayTrust], want[trustNoFsync], want[trustNoAudit] = true, true, true
+	}
+	if want[gatewayBase] && *baseBin == "" {
+		procs.Fatalf("target %s needs -base", gatewayBase)
+	}
+	for _, t := range allTargets {
+		if want[t] {
+			targets = append(targets, t)
+		}
+	}
+}
+
+// plainAudit turns the audit off in the configs of the gateways without
+// trust settings (see -audit-default).
+const plainAudit = "audit:\n  store: \"off\"\n"
+
+// auditNotes says, for the report, how each gateway without trust
+// settings ran.
+var auditNotes = map[string]string{}
+
+// benchKey is the API key the trust gateways accept, authHeader the
+// header their callers send.
+var (
+	benchKey   string
+	authHeader http.Header
+)
+
+// header is what target's callers add to every request.
+func header(target string) http.Header {
+	if isTrust(target) {
+		return authHeader
+	}
+	return nil
+}
+
+func isTrust(target string) bool {
+	return target == gatewayTrust || target == trustNoFsync || target == trustNoAudit
+}
+
+// trustConfig is target's gateway config with the HTTP upstream url and
+// the trust settings: one API key, a persona for it allowed every tool,
+// and a synchronous SQLite audit in dataDir (with fsync for gateway-trust,
+// without for gateway-trust-nofsync, none for gateway-trust-noaudit).
+func trustConfig(target, url, dataDir string) string {
+	audit := "audit:\n  store: sqlite\n  delivery: sync\n  fsync: " + strconv.FormatBool(target == gatewayTrust) + "\n"
+	if target == trustNoAudit {
+		audit = plainAudit
+	}
+	return "data_dir: " + strconv.Quote(dataDir) + "\n" +
+		"upstreams:\n  " + upstream + ":\n    url: " + url + "\n" +
+		"auth:\n  api_keys:\n    bench: " + strconv.Quote(policy.HashKey(benchKey)) + "\n" +
+		"personas:\n  bench:\n    identities: [bench]\n    tools: {allow: [\"*\"]}\n" +
+		audit
+}
 
 func logf(f string, a ...any) {
 	if *verbose {
@@ -86,7 +193,71 @@ func headShort() string {
 var (
 	serveReady   = regexp.MustCompile(`msg="serving reference tools over Streamable HTTP" url=(\S+)`)
 	gatewayReady = regexp.MustCompile(`msg="gateway serving" url=(\S+)`)
+	floorReady   = regexp.MustCompile(`floorproxy serving url=(\S+)`)
+	relayReady   = regexp.MustCompile(`tcprelay serving url=(\S+)`)
 )
+
+// relayMain is the proxy-tcp process: this program re-run as
+// "gatewaybench tcprelay -upstream URL"; its URL is upstream's with the
+// relay's address.
+func relayMain(args []string) {
+	fs := flag.NewFlagSet("tcprelay", flag.ExitOnError)
+	up := fs.String("upstream", "", "URL of the server to relay to")
+	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
+	_ = fs.Parse(args)
+	u, err := url.Parse(*up)
+	if err != nil || u.Host == "" {
+		fmt.Fprintf(os.Stderr, "tcprelay: bad -upstream %q\n", *up)
+		os.Exit(2)
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tcprelay: %v\n", err)
+		os.Exit(1)
+	}
+	mine := *u
+	mine.Host = ln.Addr().String()
+	fmt.Fprintf(os.Stderr, "tcprelay serving url=%s upstream=%s\n", mine.String(), u.Host)
+	if err := floorproxy.Relay(ln, u.Host); err != nil {
+		fmt.Fprintf(os.Stderr, "tcprelay: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// floorMain is the proxy-floor process: this program re-run as
+// "gatewaybench floorproxy -upstream URL".
+func floorMain(args []string) {
+	fs := flag.NewFlagSet("floorproxy", flag.ExitOnError)
+	up := fs.String("upstream", "", "URL to forward every request to")
+	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
+	conns := fs.Int("conns", 512, "idle connections kept to the upstream")
+	client := fs.String("client", "net/http", `how to call the upstream: "net/http" (an http.Client) or "h1" (on the handler's goroutine, as the gateway does)`)
+	_ = fs.Parse(args)
+	if *up == "" {
+		fmt.Fprintln(os.Stderr, "floorproxy: -upstream is required")
+		os.Exit(2)
+	}
+	var h http.Handler = floorproxy.New(*up, *conns)
+	if *client == "h1" {
+		h1, err := floorproxy.NewH1(*up, *conns)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "floorproxy: %v\n", err)
+			os.Exit(2)
+		}
+		h = h1
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "floorproxy: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Fprintf(os.Stderr, "floorproxy serving url=http://%s/mcp upstream=%s\n", ln.Addr(), *up)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	if err := srv.Serve(ln); err != nil {
+		fmt.Fprintf(os.Stderr, "floorproxy: %v\n", err)
+		os.Exit(1)
+	}
+}
 
 func startAll(bin, dir string) (map[string]*procs.Proc, error) {
 	srv, err := procs.Start(procs.Cmd{
@@ -98,30 +269,83 @@ func startAll(bin, dir string) (map[string]*procs.Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfgHTTP := filepath.Join(dir, "gateway-http.yaml")
-	cfgStdio := filepath.Join(dir, "gateway-stdio.yaml")
-	if err := os.WriteFile(cfgHTTP, []byte("upstreams:\n  "+upstream+":\n    url: "+srv.Found["url"]+"\n"), 0o600); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(cfgStdio, []byte("upstreams:\n  "+upstream+":\n    command: ["+strconv.Quote(bin)+", serve, --stdio, --data-dir, '']\n"), 0o600); err != nil {
-		return nil, err
-	}
+	cfgHTTP := "upstreams:\n  " + upstream + ":\n    url: " + srv.Found["url"] + "\n"
+	cfgStdio := "upstreams:\n  " + upstream + ":\n    command: [" + strconv.Quote(bin) + ", serve, --stdio, --data-dir, '']\n"
 	gwArgs := []string{"--listen", "127.0.0.1:0", "--admin-listen", "off"}
 	ps := map[string]*procs.Proc{direct: srv}
 	for _, t := range targets[1:] {
-		b, cfg := bin, cfgHTTP
+		b, cfg, plain := bin, cfgHTTP, true
 		switch t {
+		case proxyFloor, proxyTCP, proxyH1:
+			self, err := os.Executable()
+			if err != nil {
+				return nil, err
+			}
+			args, ready := []string{"floorproxy", "-upstream", srv.Found["url"]}, floorReady
+			switch t {
+			case proxyTCP:
+				args, ready = []string{"tcprelay", "-upstream", srv.Found["url"]}, relayReady
+			case proxyH1:
+				args = append(args, "-client", "h1")
+			}
+			p, err := procs.Start(procs.Cmd{
+				Name:  t,
+				Bin:   self,
+				Args:  args,
+				Ready: map[string]*regexp.Regexp{"url": ready},
+			})
+			if err != nil {
+				return nil, err
+			}
+			ps[t] = p
+			continue
 		case gatewayStdio:
 			cfg = cfgStdio
 		case gatewayBase:
 			b = *baseBin
+		case gatewayTrust, trustNoFsync, trustNoAudit:
+			base := *trustDir
+			if base == "" {
+				base = dir
+			}
+			data := filepath.Join(base, t)
+			if err := os.MkdirAll(data, 0o700); err != nil {
+				return nil, err
+			}
+			cfg, plain = trustConfig(t, srv.Found["url"], data), false
 		}
-		g, err := procs.Start(procs.Cmd{
-			Name:  t,
-			Bin:   b,
-			Args:  append([]string{"gateway", "--config", cfg}, gwArgs...),
-			Ready: map[string]*regexp.Regexp{"url": gatewayReady},
-		})
+		file := filepath.Join(dir, t+".yaml")
+		start := func(cfg string) (*procs.Proc, error) {
+			if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
+				return nil, err
+			}
+			return procs.Start(procs.Cmd{
+				Name:  t,
+				Bin:   b,
+				Args:  append([]string{"gateway", "--config", file}, gwArgs...),
+				Ready: map[string]*regexp.Regexp{"url": gatewayReady},
+			})
+		}
+		var g *procs.Proc
+		var err error
+		switch {
+		case plain && !*auditDefault:
+			// The gateway without trust settings audits nothing, as before
+			// there was an audit; a binary that predates the audit key
+			// refuses it, and then runs without.
+			g, err = start(cfg + plainAudit)
+			if err != nil && strings.Contains(err.Error(), `unknown key "audit"`) {
+				g, err = start(cfg)
+				auditNotes[t] = "no audit (the binary has none)"
+			} else {
+				auditNotes[t] = "audit off (store: off)"
+			}
+		case plain:
+			g, err = start(cfg)
+			auditNotes[t] = "the binary's default audit"
+		default:
+			g, err = start(cfg)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +358,7 @@ func startAll(bin, dir string) (map[string]*procs.Proc, error) {
 }
 
 func toolName(target string) string {
-	if target == direct {
+	if target == direct || strings.HasPrefix(target, "proxy-") {
 		return tools.Echo
 	}
 	return upstream + "__" + tools.Echo
@@ -175,12 +399,14 @@ func run(ctx context.Context, p *procs.Proc, target string, modern bool, callers
 	hc := load.NewHTTPClient(callers)
 	defer hc.CloseIdleConnections()
 	ss := make([]*load.Session, callers)
+	hdr := header(target)
 	for i := range ss {
 		if modern {
 			ss[i] = load.NewStateless(hc, p.Found["url"])
+			ss[i].Header = hdr
 			continue
 		}
-		s, err := load.Open(ctx, hc, p.Found["url"])
+		s, err := load.OpenWithHeader(ctx, hc, p.Found["url"], hdr)
 		if err != nil {
 			return measurement{}, fmt.Errorf("open session: %w", err)
 		}
@@ -243,6 +469,14 @@ type key struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "floorproxy" {
+		floorMain(os.Args[2:])
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "tcprelay" {
+		relayMain(os.Args[2:])
+		return
+	}
 	flag.Parse()
 	procs.Verbose = *verbose
 	eras := strings.Split(*erasFlag, ",")
@@ -266,11 +500,12 @@ func main() {
 	procs.ExitOnSignal()
 	defer procs.Cleanup()
 
-	if !*noStdio {
-		targets = append(targets, gatewayStdio)
-	}
-	if *baseBin != "" {
-		targets = append(targets, gatewayBase)
+	chooseTargets()
+	if slices.ContainsFunc(targets, isTrust) {
+		if benchKey, err = policy.NewKey(); err != nil {
+			procs.Fatalf("%v", err)
+		}
+		authHeader = http.Header{"Authorization": {"Bearer " + benchKey}}
 	}
 	began := time.Now()
 	bin := *binFlag
@@ -315,7 +550,7 @@ func main() {
 	elapsed := time.Since(began)
 
 	prof := ""
-	if *profile != "off" {
+	if *profile != "off" && ps[gatewayHTTP] != nil {
 		prof = profileGateway(ctx, ps[gatewayHTTP], eras[0], dir)
 	}
 

@@ -40,11 +40,21 @@ type Session struct {
 	nextID int64
 	// Bytes counts response body bytes read.
 	Bytes int64
+	// Header, if set, is added to every request the session sends (e.g.
+	// Authorization for a gateway that checks credentials); it is not
+	// modified.
+	Header http.Header
 }
 
 // Open initializes a session: initialize, then notifications/initialized.
 func Open(ctx context.Context, c *http.Client, url string) (*Session, error) {
-	s := &Session{URL: url, HTTP: c}
+	return OpenWithHeader(ctx, c, url, nil)
+}
+
+// OpenWithHeader is Open with hdr added to every request of the session,
+// the handshake's included (see Session.Header).
+func OpenWithHeader(ctx context.Context, c *http.Client, url string, hdr http.Header) (*Session, error) {
+	s := &Session{URL: url, HTTP: c, Header: hdr}
 	id := s.next()
 	body := []byte(`{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) +
 		`,"method":"initialize","params":{"protocolVersion":"` + ProtocolVersion +
@@ -74,6 +84,9 @@ func (s *Session) newRequest(ctx context.Context, body []byte, method, name stri
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range s.Header {
+		req.Header[k] = v
+	}
 	switch {
 	case s.Modern:
 		req.Header.Set("Mcp-Protocol-Version", ModernVersion)
