@@ -163,6 +163,22 @@ func TestGatewayAuditSurvivesKillSQLite(t *testing.T) {
 	})
 }
 
+// Without fsync the records go through the journal: the next open (here,
+// toolwire audit) stores what the killed gateway journaled.
+func TestGatewayAuditSurvivesKillSQLiteNoFsync(t *testing.T) {
+	testAuditSurvivesKill(t, "audit: {store: sqlite, fsync: false}", func(dir string, seq int64) {
+		db, err := sql.Open("sqlite", auditDB(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		r, err := db.Exec(`UPDATE audit SET identity = 'someone else' WHERE seq = ?`, seq)
+		if n, _ := r.RowsAffected(); err != nil || n != 1 {
+			t.Fatalf("editing record %d: %v", seq, err)
+		}
+	})
+}
+
 func TestGatewayAuditSurvivesKillPostgres(t *testing.T) {
 	pg := testenv.Postgres(t)
 	testAuditSurvivesKill(t, fmt.Sprintf("audit: {store: postgres, postgres: %q}", pg.DSN()), func(_ string, seq int64) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,9 @@ type SQLite struct {
 	// The append's statements, prepared once on the writer connection.
 	insert, readHead, writeHead *sql.Stmt
 
+	j        *journal // without fsync: appends go through it (journal.go)
+	readOnly bool     // another process holds the journal
+
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
@@ -68,6 +72,10 @@ func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
 		return nil, err
 	}
 	s.gc = newCommitter(cfg.maxBatch, s.commit)
+	if err := s.openJournal(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -194,10 +202,48 @@ func (s *SQLite) Append(ctx context.Context, r *Record) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	if s.readOnly {
+		return ErrReadOnly
+	}
 	if err := s.cfg.limits.Prepare(r, s.cfg.now()); err != nil {
 		return err
 	}
+	if s.j != nil {
+		return s.j.append(r)
+	}
 	return s.gc.append(ctx, r)
+}
+
+// openJournal sets up the journal (journal.go): without fsync appends go
+// through it; with fsync one left by a process that died is emptied into
+// the database first. A journal another process holds makes this store
+// read-only, since that process is appending to the chain.
+func (s *SQLite) openJournal() error {
+	if s.cfg.fsync {
+		if _, err := os.Stat(s.path + "-journal.jsonl"); err != nil {
+			return nil // none: nothing to recover
+		}
+	}
+	j, err := openJournal(s)
+	switch {
+	case err != nil:
+		return err
+	case j == nil:
+		s.readOnly = true
+	case s.cfg.fsync:
+		return j.close() // recovered; appends go straight to the database
+	default:
+		s.j = j
+	}
+	return nil
+}
+
+// flush makes a Query, Verify or Sweep see every record appended so far.
+func (s *SQLite) flush(ctx context.Context) error {
+	if s.j == nil {
+		return nil
+	}
+	return s.j.flush(ctx)
 }
 
 // commit stores batch in one write transaction.
@@ -268,6 +314,10 @@ func (s *SQLite) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error] 
 			yield(nil, ErrClosed)
 			return
 		}
+		if err := s.flush(ctx); err != nil {
+			yield(nil, fmt.Errorf("audit: query: %w", err))
+			return
+		}
 		q := `SELECT ` + columns + ` FROM audit WHERE seq > ?`
 		args := []any{f.AfterSeq}
 		if !f.Since.IsZero() {
@@ -327,6 +377,9 @@ func (s *SQLite) Verify(ctx context.Context) (_ *VerifyReport, err error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
+	if err := s.flush(ctx); err != nil {
+		return nil, fmt.Errorf("audit: verify: %w", err)
+	}
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("audit: verify: %w", err)
@@ -368,6 +421,12 @@ func (s *SQLite) Verify(ctx context.Context) (_ *VerifyReport, err error) {
 func (s *SQLite) Sweep(ctx context.Context, olderThan time.Time) (n int, err error) {
 	if s.closed.Load() {
 		return 0, ErrClosed
+	}
+	if s.readOnly {
+		return 0, ErrReadOnly
+	}
+	if err := s.flush(ctx); err != nil {
+		return 0, fmt.Errorf("audit: sweep: %w", err)
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -426,11 +485,16 @@ func (s *SQLite) Sweep(ctx context.Context, olderThan time.Time) (n int, err err
 func (s *SQLite) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		if s.j != nil {
+			if err := s.j.close(); err != nil {
+				s.closeErr = fmt.Errorf("audit: close: records left in the journal for the next open: %w", err)
+			}
+		}
 		s.gc.close()
 		for _, st := range []*sql.Stmt{s.insert, s.readHead, s.writeHead} {
 			st.Close()
 		}
-		if err := s.db.Close(); err != nil {
+		if err := s.db.Close(); err != nil && s.closeErr == nil {
 			s.closeErr = fmt.Errorf("audit: close: %w", err)
 		}
 	})

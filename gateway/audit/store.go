@@ -8,7 +8,9 @@ import (
 )
 
 // Store keeps one audit chain. Implementations are safe for concurrent use,
-// also by several processes on one database: appends form a single chain.
+// also by several processes on one database: appends form a single chain
+// (an SQLite store without fsync lets one process append at a time; see
+// WithFsync).
 type Store interface {
 	// Append applies the store's Limits to r (see Limits.Prepare), then
 	// assigns r.Seq, r.PrevHash and r.Hash and stores r, atomically with
@@ -122,14 +124,18 @@ func WithClock(now func() time.Time) Option {
 
 // WithFsync chooses what an acknowledged record survives in an SQLite
 // store. On (the default): each commit syncs the WAL (synchronous=FULL), so
-// a record Append acknowledged survives a power loss. Off: each commit is
-// written to the WAL with write(2) before Append returns, and synced only at
-// checkpoints (synchronous=NORMAL in WAL mode), so it survives a crash or
-// SIGKILL of the process, but not a power loss or an operating system crash;
-// in exchange appends cost no fsync, but for the occasional checkpoint. The
-// chain stays verifiable either way: a power loss can only lose the newest
-// records and their head together, never break the chain. A Postgres store
-// ignores it: there durability is the server's (fsync, synchronous_commit).
+// a record Append acknowledged survives a power loss; concurrent appends
+// share a commit. Off: Append writes the sealed record to a journal file
+// next to the database with one write(2) and returns; a background writer
+// moves journaled records into the database in batches (synchronous=NORMAL),
+// and the next open moves in whatever a killed process left (journal.go).
+// An acknowledged record then survives a crash or SIGKILL of the process,
+// not a power loss or an operating system crash, and appends cost a write
+// instead of a transaction. The journal's owner is the trail's only writer:
+// another process opening it meanwhile is read-only. The chain stays
+// verifiable either way: a power loss can only lose the newest records and
+// their head together, never break the chain. A Postgres store ignores it:
+// there durability is the server's (fsync, synchronous_commit).
 func WithFsync(on bool) Option { return option(func(c *config) { c.fsync = on }) }
 
 // WithMaxBatch bounds how many records one group commit writes in one

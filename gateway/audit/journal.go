@@ -1,0 +1,246 @@
+package audit
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The journal is how an SQLite store without fsync (WithFsync(false))
+// makes Append cheap and still durable against a crash or SIGKILL of the
+// process: Append seals the record and writes it to an append-only file
+// next to the database (path + "-journal.jsonl") with one write(2), and
+// returns; a background writer moves journaled records into the database
+// in batches and empties the file once all of it is in. Opening the store
+// moves whatever a killed process left in the journal into the database
+// first. The journal's owner holds an exclusive lock on it, so one process
+// at a time appends (a second opens the store read-only: it can query and
+// verify what is in the database, and Append fails).
+type journal struct {
+	s    *SQLite
+	f    *os.File
+	path string
+
+	mu       sync.Mutex
+	head     Anchor    // the last record journaled
+	queue    []*Record // journaled, not yet in the database
+	written  int64     // bytes in the file
+	stored   int64     // the last Seq in the database
+	err      error     // the last failure to move records into the database
+	closing  bool
+	changed  *sync.Cond // signalled when queue, stored or closing change
+	wake     chan struct{}
+	done     chan struct{}
+	buf      []byte
+	maxBatch int
+}
+
+// journalRetry is how long the background writer waits after failing to
+// store a batch before trying again.
+const journalRetry = 100 * time.Millisecond
+
+// ErrReadOnly is Append on a store whose journal another process holds.
+var ErrReadOnly = errors.New("audit: read-only: another process appends to this audit trail")
+
+// openJournal takes the journal of s (locking it), moves what it holds into
+// the database, and starts the background writer. It returns nil and no
+// error when another process holds the journal: s is then read-only.
+func openJournal(s *SQLite) (*journal, error) {
+	path := s.path + "-journal.jsonl"
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit: journal: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("audit: journal: lock: %w", err)
+	}
+	j := &journal{s: s, f: f, path: path, wake: make(chan struct{}, 1), done: make(chan struct{}), maxBatch: s.cfg.maxBatch}
+	j.changed = sync.NewCond(&j.mu)
+	if err := j.recover(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	go j.run()
+	return j, nil
+}
+
+// recover stores the journaled records the database lacks (those after
+// its head that continue its chain; a torn last line, from a write the
+// process died in, was never acknowledged and is dropped), then empties
+// the journal.
+func (j *journal) recover() error {
+	ctx := context.Background()
+	_, head, err := readAnchors(ctx, j.s.w)
+	if err != nil {
+		return fmt.Errorf("audit: journal: %w", err)
+	}
+	if _, err := j.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("audit: journal: %w", err)
+	}
+	var missing []*Record
+	sc := bufio.NewScanner(j.f)
+	sc.Buffer(make([]byte, 64<<10), maxJournalLine)
+	for sc.Scan() {
+		r := new(Record)
+		if json.Unmarshal(sc.Bytes(), r) != nil || r.ComputeHash() != r.Hash {
+			break // a torn or foreign line: nothing after it was acknowledged either
+		}
+		if r.Seq <= head.Seq {
+			continue // already stored
+		}
+		if r.Seq != head.Seq+1 || r.PrevHash != head.Hash {
+			return fmt.Errorf("audit: journal %s: record %d does not continue the database's chain (head %d)", j.path, r.Seq, head.Seq)
+		}
+		missing = append(missing, r)
+		head = Anchor{Seq: r.Seq, Hash: r.Hash}
+	}
+	for len(missing) > 0 {
+		n := min(len(missing), j.maxBatch)
+		if err := j.s.commit(ctx, missing[:n]); err != nil {
+			return fmt.Errorf("audit: journal: storing what it holds: %w", err)
+		}
+		missing = missing[n:]
+	}
+	if err := j.f.Truncate(0); err != nil {
+		return fmt.Errorf("audit: journal: %w", err)
+	}
+	j.head, j.stored = head, head.Seq
+	return nil
+}
+
+// maxJournalLine bounds one journaled record: Limits keep records far
+// smaller (arguments and error text are cut), so a longer line is damage.
+const maxJournalLine = 8 << 20
+
+// append seals r after the last journaled record and writes it to the
+// journal; when it returns nil, r survives the process.
+func (j *journal) append(r *Record) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closing {
+		return ErrClosed
+	}
+	rec := *r
+	Seal(&rec, j.head)
+	line, err := json.Marshal(&rec)
+	if err != nil {
+		return fmt.Errorf("audit: append: %w", err)
+	}
+	j.buf = append(append(j.buf[:0], line...), '\n')
+	n, err := j.f.Write(j.buf)
+	j.written += int64(n)
+	if err != nil {
+		// A partial line makes the journal unreadable from there on:
+		// stop taking records rather than lose them silently.
+		j.closing = true
+		return fmt.Errorf("audit: append: journal: %w", err)
+	}
+	j.head = Anchor{Seq: rec.Seq, Hash: rec.Hash}
+	j.queue = append(j.queue, &rec)
+	*r = rec
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// run moves journaled records into the database until closed and empty.
+func (j *journal) run() {
+	defer close(j.done)
+	for {
+		j.mu.Lock()
+		for len(j.queue) == 0 && !j.closing {
+			j.mu.Unlock()
+			<-j.wake
+			j.mu.Lock()
+		}
+		if len(j.queue) == 0 { // closing, and everything is stored
+			j.mu.Unlock()
+			return
+		}
+		batch := j.queue[:min(len(j.queue), j.maxBatch)]
+		j.mu.Unlock()
+
+		err := j.s.commit(context.Background(), batch)
+
+		j.mu.Lock()
+		j.err = err
+		if err == nil {
+			j.queue = j.queue[len(batch):]
+			j.stored = batch[len(batch)-1].Seq
+			if len(j.queue) == 0 && j.written > 0 {
+				// All of the file is in the database: start it over.
+				if terr := j.f.Truncate(0); terr == nil {
+					j.written = 0
+				}
+			}
+		}
+		j.changed.Broadcast()
+		closing := j.closing
+		j.mu.Unlock()
+		if err != nil {
+			if closing {
+				return // the records stay in the journal for the next open
+			}
+			time.Sleep(journalRetry)
+		}
+	}
+}
+
+// flush waits until every record journaled so far is in the database, or
+// ctx ends, so that a Query or Verify in this process sees its own
+// appends.
+func (j *journal) flush(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		j.mu.Lock()
+		j.changed.Broadcast()
+		j.mu.Unlock()
+	})
+	defer stop()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	want := j.head.Seq
+	for j.stored < want {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if j.err != nil && j.closing {
+			return j.err
+		}
+		j.changed.Wait()
+	}
+	return nil
+}
+
+// close stops taking records, waits until the background writer has
+// stored what it can, and releases the journal.
+func (j *journal) close() error {
+	j.mu.Lock()
+	j.closing = true
+	j.mu.Unlock()
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+	<-j.done
+	j.mu.Lock()
+	err := j.err
+	j.changed.Broadcast()
+	j.mu.Unlock()
+	if cerr := j.f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return err
+}
