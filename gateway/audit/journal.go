@@ -36,15 +36,27 @@ type journal struct {
 	err      error     // the last failure to move records into the database
 	closing  bool
 	changed  *sync.Cond // signalled when queue, stored or closing change
-	wake     chan struct{}
+	wake     chan struct{} // a record was journaled
+	kick     chan struct{} // store now: a reader or Close waits
 	done     chan struct{}
 	buf      []byte
 	maxBatch int
 }
 
-// journalRetry is how long the background writer waits after failing to
-// store a batch before trying again.
-const journalRetry = 100 * time.Millisecond
+// Timing of the background writer.
+const (
+	// journalRetry is how long it waits after failing to store a batch
+	// before trying again.
+	journalRetry = 100 * time.Millisecond
+	// journalGather is how long it lets records gather before storing
+	// them, unless a batch is full or a reader waits: a transaction costs
+	// far more than a record in it, and the records are safe meanwhile.
+	journalGather = 25 * time.Millisecond
+	// journalRestart is the journal's size past which it is started over
+	// once everything in it is stored (truncating costs a system call, so
+	// it is not done after every batch).
+	journalRestart = 1 << 20
+)
 
 // ErrReadOnly is Append on a store whose journal another process holds.
 var ErrReadOnly = errors.New("audit: read-only: another process appends to this audit trail")
@@ -65,7 +77,7 @@ func openJournal(s *SQLite) (*journal, error) {
 		}
 		return nil, fmt.Errorf("audit: journal: lock: %w", err)
 	}
-	j := &journal{s: s, f: f, path: path, wake: make(chan struct{}, 1), done: make(chan struct{}), maxBatch: s.cfg.maxBatch}
+	j := &journal{s: s, f: f, path: path, wake: make(chan struct{}, 1), kick: make(chan struct{}, 1), done: make(chan struct{}), maxBatch: s.cfg.maxBatch}
 	j.changed = sync.NewCond(&j.mu)
 	if err := j.recover(); err != nil {
 		f.Close()
@@ -170,6 +182,11 @@ func (j *journal) run() {
 			j.mu.Unlock()
 			return
 		}
+		if len(j.queue) < j.maxBatch && !j.closing {
+			j.mu.Unlock()
+			j.gather()
+			j.mu.Lock()
+		}
 		batch := j.queue[:min(len(j.queue), j.maxBatch)]
 		j.mu.Unlock()
 
@@ -180,7 +197,7 @@ func (j *journal) run() {
 		if err == nil {
 			j.queue = j.queue[len(batch):]
 			j.stored = batch[len(batch)-1].Seq
-			if len(j.queue) == 0 && j.written > 0 {
+			if len(j.queue) == 0 && j.written >= journalRestart {
 				// All of the file is in the database: start it over.
 				if terr := j.f.Truncate(0); terr == nil {
 					j.written = 0
@@ -196,6 +213,25 @@ func (j *journal) run() {
 			}
 			time.Sleep(journalRetry)
 		}
+	}
+}
+
+// gather waits journalGather for more records, less when a reader or Close
+// kicks the writer.
+func (j *journal) gather() {
+	t := time.NewTimer(journalGather)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-j.kick:
+	}
+}
+
+// hurry makes the writer store what it holds now.
+func (j *journal) hurry() {
+	select {
+	case j.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -216,6 +252,7 @@ func (j *journal) flush(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		j.hurry()
 		if j.err != nil && j.closing {
 			return j.err
 		}
@@ -234,9 +271,16 @@ func (j *journal) close() error {
 	case j.wake <- struct{}{}:
 	default:
 	}
+	j.hurry()
 	<-j.done
 	j.mu.Lock()
 	err := j.err
+	if len(j.queue) == 0 && j.written > 0 {
+		// Everything is stored: leave an empty journal behind.
+		if terr := j.f.Truncate(0); terr == nil {
+			j.written = 0
+		}
+	}
 	j.changed.Broadcast()
 	j.mu.Unlock()
 	if cerr := j.f.Close(); err == nil && cerr != nil {
