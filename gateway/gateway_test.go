@@ -141,7 +141,7 @@ func newGateway(t *testing.T, cfg gateway.Config, opts ...gateway.Option) *gatew
 }
 
 // downstream connects a client to the gateway in process.
-func downstream(t *testing.T, g *gateway.Gateway, opts ...client.Option) *client.Client {
+func downstream(t testing.TB, g *gateway.Gateway, opts ...client.Option) *client.Client {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, g.Server())}, opts...)
