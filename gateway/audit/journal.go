@@ -35,7 +35,7 @@ type journal struct {
 	stored   int64     // the last Seq in the database
 	err      error     // the last failure to move records into the database
 	closing  bool
-	changed  *sync.Cond // signalled when queue, stored or closing change
+	changed  *sync.Cond    // signalled when queue, stored or closing change
 	wake     chan struct{} // a record was journaled
 	kick     chan struct{} // store now: a reader or Close waits
 	done     chan struct{}
