@@ -198,3 +198,26 @@ func TestGatewayAuditSurvivesKillPostgres(t *testing.T) {
 
 // auditDB is where the SQLite audit trail of a config in dir lives.
 func auditDB(dir string) string { return filepath.Join(dir, "state", auditFile) }
+
+// TestGatewaySecondOnOneAuditTrailRefuses: a second gateway on the data_dir
+// of a running one (no fsync: the first holds the journal) does not start,
+// rather than withhold every answer.
+func TestGatewaySecondOnOneAuditTrailRefuses(t *testing.T) {
+	bin := testenv.Toolwire(t)
+	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
+data_dir: state
+audit: {fsync: false}
+upstreams:
+  local:
+    command: [%q, serve, --stdio, --data-dir, ""]
+`, bin))
+	startGateway(t, "--config", cfg)
+	_, stderr, code := runToolwire(t, "gateway", "--config", cfg, "--listen", "127.0.0.1:0", "--admin-listen", "off")
+	if code == 0 || !strings.Contains(stderr, "another process is writing this audit trail") {
+		t.Fatalf("a second gateway on one audit trail: exit %d\n%s", code, stderr)
+	}
+	out, _, code := runToolwire(t, "audit", "verify", "--config", cfg)
+	if code != 0 || !strings.HasPrefix(out, "ok") {
+		t.Errorf("the trail is still readable beside its writer: exit %d\n%s", code, out)
+	}
+}

@@ -50,6 +50,10 @@ func openAuditStore(ctx context.Context, file *config.File) (audit.Store, error)
 	return audit.OpenSQLite(filepath.Join(file.DataDir, auditFile), audit.WithFsync(file.Audit.Fsync))
 }
 
+// errAuditBusy is a gateway finding its audit trail written by another
+// process: it would have to withhold every answer, so it does not start.
+var errAuditBusy = errors.New("another process is writing this audit trail (is another gateway running with this data_dir?)")
+
 // gatewayAudit is the running gateway's audit trail: its store, the async
 // queue in front of it when delivery is async, and the retention sweeper.
 type gatewayAudit struct {
@@ -64,6 +68,10 @@ func startAudit(ctx context.Context, file *config.File, logger *slog.Logger) (*g
 	store, err := openAuditStore(ctx, file)
 	if err != nil || store == nil {
 		return &gatewayAudit{}, nil, err
+	}
+	if ro, ok := store.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {
+		store.Close()
+		return &gatewayAudit{}, nil, fmt.Errorf("%s: %w", filepath.Join(file.DataDir, auditFile), errAuditBusy)
 	}
 	a := &gatewayAudit{store: store}
 	var into gateway.AuditLog = store

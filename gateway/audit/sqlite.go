@@ -238,6 +238,11 @@ func (s *SQLite) openJournal() error {
 	return nil
 }
 
+// ReadOnly reports whether another process appends to this trail (it
+// holds the journal): this store then reads and verifies, and Append and
+// Sweep fail with ErrReadOnly.
+func (s *SQLite) ReadOnly() bool { return s.readOnly }
+
 // flush makes a Query, Verify or Sweep see every record appended so far.
 func (s *SQLite) flush(ctx context.Context) error {
 	if s.j == nil {
