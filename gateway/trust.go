@@ -10,6 +10,7 @@ import (
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/internal/jsonscan"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -93,12 +94,47 @@ type named struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
+// namedIn reads what params name, with the scanner when it can (no
+// allocation but for the strings), else with the exact decoder (names
+// matched exactly, none repeated). A malformed request is the server's to
+// refuse; it is audited all the same, naming nothing.
+func namedIn(params json.RawMessage) named {
+	var tg named
+	plain := true
+	if jsonscan.Members(params, namedMembers, func(name, value []byte) bool {
+		switch string(name) {
+		case "arguments":
+			tg.Arguments = json.RawMessage(value)
+		default:
+			s, ok := jsonscan.PlainString(value)
+			if !ok {
+				plain = false
+				return false
+			}
+			if string(name) == "name" {
+				tg.Name = string(s)
+			} else {
+				tg.URI = string(s)
+			}
+		}
+		return true
+	}) && plain {
+		return tg
+	}
+	tg = named{}
+	if wirejson.Unmarshal(params, &tg) != nil {
+		return named{}
+	}
+	return tg
+}
+
+var namedMembers = []string{"name", "uri", "arguments"}
+
 func (g *Gateway) guard(ctx context.Context, req *jsonrpc.Request, f policy.Feature, t *trust, next jsonrpc.MethodHandler) (any, error) {
 	start := time.Now()
 	sreq := server.RequestFrom(ctx)
 	id := Identity(sreq)
-	var tg named
-	_ = json.Unmarshal(req.Params, &tg) // a malformed request is the server's to refuse; it is audited all the same
+	tg := namedIn(req.Params)
 	name := tg.Name
 	if f == policy.Resources {
 		name = tg.URI
