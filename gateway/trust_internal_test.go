@@ -12,7 +12,7 @@ func TestNamedIn(t *testing.T) {
 		{`{"name":"files__read","arguments":{"path":"/a"}}`, "files__read", "", `{"path":"/a"}`},
 		{`{"uri":"file:///a b"}`, "", "file:///a b", ""},
 		{`{"name":"files__\u0072ead","arguments":[1]}`, "files__read", "", `[1]`}, // escaped: decoded the slow way
-		{`{"name":"a","name":"b"}`, "", "", ""},                                  // repeated: refused by both
+		{`{"name":"a","name":"b"}`, "", "", ""},                                   // repeated: refused by both
 		{`{"name":5}`, "", "", ""},
 		{`[1,2]`, "", "", ""},
 		{``, "", "", ""},
