@@ -37,6 +37,9 @@ func Redact(args json.RawMessage, keys []string, maxValueBytes int) json.RawMess
 	if len(bytes.TrimSpace(args)) == 0 {
 		return nil
 	}
+	if out, ok := unchanged(args, keys, maxValueBytes); ok {
+		return out
+	}
 	out, err := redact(args, keys, maxValueBytes)
 	if err != nil {
 		return marker(fmt.Sprintf("[invalid JSON arguments: %d bytes]", len(args)))
@@ -173,4 +176,51 @@ func truncateValue(s string, max int) string {
 		keep--
 	}
 	return fmt.Sprintf("%s…[truncated %d bytes]", s[:keep], len(s))
+}
+
+// unchanged is Redact's quick answer for the common case, arguments that
+// plainly hold nothing to redact or cut: printable ASCII with no escape
+// (so a member name is spelled as it reads and ASCII case folding is
+// exact), no longer than maxValueBytes (so no string is), not nesting
+// deeper than MaxRedactDepth, and holding no key, in any case, anywhere.
+// They come back compacted, as redact would write them; false leaves the
+// work to redact.
+func unchanged(args []byte, keys []string, maxValueBytes int) ([]byte, bool) {
+	if maxValueBytes > 0 && len(args) > maxValueBytes {
+		return nil, false
+	}
+	opens := 0
+	for _, c := range args {
+		switch {
+		case c == '\\' || c >= utf8.RuneSelf || c < 0x20 && c != ' ' && c != '\t' && c != '\n' && c != '\r':
+			return nil, false
+		case c == '{' || c == '[':
+			opens++
+		}
+	}
+	if opens > MaxRedactDepth {
+		return nil, false
+	}
+	lower := bytes.ToLower(args)
+	for _, k := range keys {
+		lk := strings.ToLower(k)
+		if lk == "" || !isASCII(lk) || bytes.Contains(lower, []byte(lk)) {
+			return nil, false
+		}
+	}
+	var out bytes.Buffer
+	out.Grow(len(args))
+	if json.Compact(&out, args) != nil {
+		return nil, false // redact says what is wrong with it
+	}
+	return out.Bytes(), true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -103,9 +104,18 @@ func FuzzRedact(f *testing.F) {
 		f.Add([]byte(s), "password", 8)
 	}
 	f.Add([]byte(`{"Token":"t","TOKEN":"u"}`), "token", 0)
+	f.Add([]byte(` { "message" : "hi" , "n" : [1, 2.50, -0e3, true, null] } `), "password", 64)
+	f.Add([]byte(`{"a":{"b":{"c":"<&>"}}}`), "token", 0)
 	f.Fuzz(func(t *testing.T, in []byte, key string, max int) {
 		keys := []string{key, "api_key"}
 		out := Redact(in, keys, max%4096)
+		// The quick path answers exactly as the full one would.
+		if fast, ok := unchanged(in, keys, max%4096); ok {
+			slow, err := redact(in, keys, max%4096)
+			if err != nil || !bytes.Equal(fast, slow) {
+				t.Fatalf("quick path %q, full path %q (%v), for %q", fast, slow, err, in)
+			}
+		}
 		if out == nil {
 			if len(strings.TrimSpace(string(in))) != 0 {
 				t.Fatalf("nil output for %q", in)
@@ -139,4 +149,34 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func TestRedactQuickPath(t *testing.T) {
+	keys := []string{"password", "Token"}
+	for _, c := range []struct {
+		in   string
+		max  int
+		want bool // taken
+	}{
+		{` {"message": "hi", "n": [1, 2.50]} `, 1024, true},
+		{`{"message":"hi"}`, 5, false},                                  // a string might be too long
+		{`{"PassWord":"x"}`, 0, false},                                  // a key, in another case
+		{`{"note":"my token is here"}`, 0, false},                       // a key inside a value: the full path decides
+		{`{"p\u0061ssword":"x"}`, 0, false},                             // an escape could spell a key
+		{`{"name":"Zoë"}`, 0, false},                                    // not ASCII
+		{`{"a":1}}`, 0, false},                                          // not JSON: the full path says so
+		{strings.Repeat("[", 600) + strings.Repeat("]", 600), 0, false}, // too deep
+	} {
+		fast, ok := unchanged([]byte(c.in), keys, c.max)
+		if ok != c.want {
+			t.Errorf("%s: quick path taken %v", c.in, ok)
+			continue
+		}
+		if ok {
+			slow, err := redact([]byte(c.in), keys, c.max)
+			if err != nil || !bytes.Equal(fast, slow) {
+				t.Errorf("%s: quick %s, full %s %v", c.in, fast, slow, err)
+			}
+		}
+	}
 }
