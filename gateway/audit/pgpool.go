@@ -133,23 +133,20 @@ type scrubbedError struct {
 func (e *scrubbedError) Error() string { return e.msg }
 func (e *scrubbedError) Unwrap() error { return e.err }
 
-// redactedPassword replaces the DSN's password in error text.
-const redactedPassword = "xxxxx"
-
 // scrub returns err with "audit: <op>: " before its text and every
-// occurrence of secret in that text replaced; nil stays nil.
+// occurrence of secret in that text replaced by Redacted; nil stays nil.
 func scrub(op, secret string, err error) error {
 	if err == nil {
 		return nil
 	}
 	msg := "audit: " + op + ": " + err.Error()
 	if secret != "" {
-		msg = strings.ReplaceAll(msg, secret, redactedPassword)
+		msg = strings.ReplaceAll(msg, secret, Redacted)
 		if esc := url.QueryEscape(secret); esc != secret {
-			msg = strings.ReplaceAll(msg, esc, redactedPassword)
+			msg = strings.ReplaceAll(msg, esc, Redacted)
 		}
 		if esc := url.PathEscape(secret); esc != secret {
-			msg = strings.ReplaceAll(msg, esc, redactedPassword)
+			msg = strings.ReplaceAll(msg, esc, Redacted)
 		}
 	}
 	return &scrubbedError{msg: msg, err: err}

@@ -3,7 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net/http"
+	"iter"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -272,15 +272,7 @@ func (d *decoder) upstreams(n ast.Node) []gateway.Upstream {
 		return nil
 	}
 	var ups []gateway.Upstream
-	for i, mv := range m.Values {
-		if i == MaxUpstreams {
-			d.errorf(mv.Key, "more than %d upstreams", MaxUpstreams)
-			break
-		}
-		name, ok := d.key(mv.Key)
-		if !ok {
-			continue
-		}
+	for mv, name := range d.entries(m, MaxUpstreams, fmt.Sprintf("more than %d upstreams", MaxUpstreams)) {
 		if err := checkUpstreamName(name); err != nil {
 			d.errorf(mv.Key, "upstream %q: %v", name, err)
 		}
@@ -377,36 +369,16 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 			}
 		case "headers":
 			keys[key] = mv.Key
-			hm, ok := d.mapping(v, what)
-			if !ok || hm == nil {
-				continue
-			}
-			if u.Header == nil {
-				u.Header = http.Header{}
-			}
-			for _, hv := range hm.Values {
-				k, ok := d.key(hv.Key)
-				if !ok {
-					continue
-				}
-				if err := checkHeaderName(k); err != nil {
-					d.errorf(hv.Key, "%s: %v", what, err)
-				}
-				ck := http.CanonicalHeaderKey(k)
-				if prev, dup := first[ck]; dup {
-					l, c := position(prev)
-					d.errorf(hv.Key, "%s: %q repeats a header name (first at %d:%d)", what, k, l, c)
-				}
-				first[ck] = hv.Key
+			d.headerEntries(v, what, &u, first, false, func(hv *ast.MappingValueNode, k, ck string) {
 				s, ok := d.str(hv.Value, what+": "+k)
 				if !ok {
-					continue
+					return
 				}
 				if err := checkHeaderValue(s); err != nil {
 					d.errorf(hv.Value, "%s: %s: %v", what, k, err)
 				}
 				u.Header[ck] = []string{s}
-			}
+			})
 		case "header_files":
 			keys[key] = mv.Key
 			headerFiles = v
@@ -723,4 +695,26 @@ func (d *decoder) list(n ast.Node, what string) ([]ast.Node, bool) {
 	}
 	d.errorf(n, "%s: want a list, not a %s", what, kind(n))
 	return nil, false
+}
+
+// entries yields the members of a mapping of named entries (upstreams,
+// personas, API keys) with their names, at most max of them: one more is
+// the error tooMany and ends the walk; a key that is not a name is
+// reported by key and skipped.
+func (d *decoder) entries(m *ast.MappingNode, max int, tooMany string) iter.Seq2[*ast.MappingValueNode, string] {
+	return func(yield func(*ast.MappingValueNode, string) bool) {
+		for i, mv := range m.Values {
+			if i == max {
+				d.errorf(mv.Key, "%s", tooMany)
+				return
+			}
+			name, ok := d.key(mv.Key)
+			if !ok {
+				continue
+			}
+			if !yield(mv, name) {
+				return
+			}
+		}
+	}
 }

@@ -257,15 +257,7 @@ func (d *decoder) apiKeys(n ast.Node) map[string]string {
 	}
 	keys := map[string]string{}
 	byHash := map[string]ast.Node{}
-	for i, mv := range m.Values {
-		if i == MaxAPIKeys {
-			d.errorf(mv.Key, "auth: api_keys: more than %d keys", MaxAPIKeys)
-			break
-		}
-		name, ok := d.key(mv.Key)
-		if !ok {
-			continue
-		}
+	for mv, name := range d.entries(m, MaxAPIKeys, fmt.Sprintf("auth: api_keys: more than %d keys", MaxAPIKeys)) {
 		if err := checkKeyName(name); err != nil {
 			d.errorf(mv.Key, "auth: api_keys: %v", err)
 		}
@@ -402,15 +394,7 @@ func (d *decoder) personas(n ast.Node, f *File) *policy.Policy {
 	}
 	var list []policy.Persona
 	if m != nil {
-		for i, mv := range m.Values {
-			if i == MaxPersonas {
-				d.errorf(mv.Key, "more than %d personas", MaxPersonas)
-				break
-			}
-			name, ok := d.key(mv.Key)
-			if !ok {
-				continue
-			}
+		for mv, name := range d.entries(m, MaxPersonas, fmt.Sprintf("more than %d personas", MaxPersonas)) {
 			if err := checkPersonaName(name); err != nil {
 				d.errorf(mv.Key, "persona %v", err)
 			}

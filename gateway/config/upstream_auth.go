@@ -176,6 +176,36 @@ func (d *decoder) setAuth(u *gateway.Upstream, o *upstreamOAuth, oauthKey ast.No
 // headerFiles reads header values from files. The files' contents never
 // appear in an error: they are credentials.
 func (d *decoder) headerFiles(n ast.Node, what string, u *gateway.Upstream, first map[string]ast.Node) {
+	d.headerEntries(n, what, u, first, true, func(hv *ast.MappingValueNode, k, ck string) {
+		path, ok := d.str(hv.Value, what+": "+k)
+		if !ok {
+			return
+		}
+		if path == "" || strings.IndexByte(path, 0) >= 0 {
+			d.errorf(hv.Value, "%s: %s: want the path of a file", what, k)
+			return
+		}
+		if d.opts.baseSet && !filepath.IsAbs(path) {
+			path = filepath.Join(d.opts.baseDir, path)
+		}
+		v, err := readHeaderFile(path)
+		if err == nil {
+			err = checkHeaderValue(v)
+		}
+		if err != nil {
+			d.errorf(hv.Value, "%s: %s: %s: %v", what, k, path, err)
+			return
+		}
+		u.Header[ck] = []string{v}
+	})
+}
+
+// headerEntries walks the header mapping n of upstream u (what names it in
+// errors): each name is checked, and one already in first (the upstream's
+// headers and header_files so far) is an error, left out when skipRepeats;
+// add gets the entry with its name as written and canonical.
+func (d *decoder) headerEntries(n ast.Node, what string, u *gateway.Upstream, first map[string]ast.Node, skipRepeats bool,
+	add func(hv *ast.MappingValueNode, k, ck string)) {
 	hm, ok := d.mapping(n, what)
 	if !ok || hm == nil {
 		return
@@ -195,29 +225,12 @@ func (d *decoder) headerFiles(n ast.Node, what string, u *gateway.Upstream, firs
 		if prev, dup := first[ck]; dup {
 			l, c := position(prev)
 			d.errorf(hv.Key, "%s: %q repeats a header name (first at %d:%d)", what, k, l, c)
-			continue
+			if skipRepeats {
+				continue
+			}
 		}
 		first[ck] = hv.Key
-		path, ok := d.str(hv.Value, what+": "+k)
-		if !ok {
-			continue
-		}
-		if path == "" || strings.IndexByte(path, 0) >= 0 {
-			d.errorf(hv.Value, "%s: %s: want the path of a file", what, k)
-			continue
-		}
-		if d.opts.baseSet && !filepath.IsAbs(path) {
-			path = filepath.Join(d.opts.baseDir, path)
-		}
-		v, err := readHeaderFile(path)
-		if err == nil {
-			err = checkHeaderValue(v)
-		}
-		if err != nil {
-			d.errorf(hv.Value, "%s: %s: %s: %v", what, k, path, err)
-			continue
-		}
-		u.Header[ck] = []string{v}
+		add(hv, k, ck)
 	}
 }
 
