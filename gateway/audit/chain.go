@@ -4,7 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 )
 
 // Digest is a SHA-256 hash; it reads and writes as lowercase hex.
@@ -65,7 +68,11 @@ func (r *Record) Encode() []byte {
 		len(r.RequestID) + len(r.SessionID) + len(r.Identity) + len(r.Persona) +
 		len(r.Upstream) + len(r.Tool) + len(r.Method) + len(r.Arguments) +
 		len(r.Outcome) + len(r.Error) + len(r.Era) + len(r.Transport)
-	b := make([]byte, 0, n)
+	return r.appendEncoding(make([]byte, 0, n))
+}
+
+// appendEncoding appends Encode's bytes to b.
+func (r *Record) appendEncoding(b []byte) []byte {
 	b = append(b, encodingTag...)
 	i := func(v int64) { b = binary.BigEndian.AppendUint64(b, uint64(v)) }
 	s := func(v string) { i(int64(len(v))); b = append(b, v...) }
@@ -89,6 +96,51 @@ func (r *Record) Encode() []byte {
 	s(r.Transport)
 	b = append(b, r.PrevHash[:]...)
 	return b
+}
+
+// decodeEncoding is the inverse of Encode: it reads every field but Hash
+// from b, which must be exactly one encoding. Time comes back in UTC, as
+// Limits.Prepare leaves it.
+func decodeEncoding(b []byte) (*Record, error) {
+	if len(b) < len(encodingTag) || string(b[:len(encodingTag)]) != encodingTag {
+		return nil, errors.New("audit: not a version 1 record encoding")
+	}
+	b = b[len(encodingTag):]
+	var bad bool
+	i := func() int64 {
+		if len(b) < 8 {
+			bad = true
+			return 0
+		}
+		v := int64(binary.BigEndian.Uint64(b))
+		b = b[8:]
+		return v
+	}
+	s := func() string {
+		n := i()
+		if bad || n < 0 || n > int64(len(b)) {
+			bad = true
+			return ""
+		}
+		v := string(b[:n])
+		b = b[n:]
+		return v
+	}
+	r := &Record{Seq: i()}
+	r.Time = time.Unix(0, i()).UTC()
+	r.Duration = time.Duration(i())
+	r.RequestID, r.SessionID, r.Identity, r.Persona, r.Upstream, r.Tool, r.Method = s(), s(), s(), s(), s(), s(), s()
+	if args := s(); args != "" {
+		r.Arguments = json.RawMessage(args)
+	}
+	r.Outcome, r.Error = Outcome(s()), s()
+	r.RequestBytes, r.ResponseBytes, r.ContentBlocks = i(), i(), i()
+	r.Era, r.Transport = s(), s()
+	if bad || len(b) != len(r.PrevHash) {
+		return nil, errors.New("audit: truncated or overlong record encoding")
+	}
+	copy(r.PrevHash[:], b)
+	return r, nil
 }
 
 // ComputeHash returns SHA-256 of r.Encode().

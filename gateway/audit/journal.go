@@ -3,7 +3,8 @@ package audit
 import (
 	"bufio"
 	"context"
-	"encoding/json"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +17,7 @@ import (
 // The journal is how an SQLite store without fsync (WithFsync(false))
 // makes Append cheap and still durable against a crash or SIGKILL of the
 // process: Append seals the record and writes it to an append-only file
-// next to the database (path + "-journal.jsonl") with one write(2), and
+// next to the database (path + ".journal") with one write(2), and
 // returns; a background writer moves journaled records into the database
 // in batches and empties the file once all of it is in. Opening the store
 // moves whatever a killed process left in the journal into the database
@@ -65,7 +66,7 @@ var ErrReadOnly = errors.New("audit: read-only: another process appends to this 
 // the database, and starts the background writer. It returns nil and no
 // error when another process holds the journal: s is then read-only.
 func openJournal(s *SQLite) (*journal, error) {
-	path := s.path + "-journal.jsonl"
+	path := s.path + journalSuffix
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("audit: journal: %w", err)
@@ -88,7 +89,7 @@ func openJournal(s *SQLite) (*journal, error) {
 }
 
 // recover stores the journaled records the database lacks (those after
-// its head that continue its chain; a torn last line, from a write the
+// its head that continue its chain; a torn last entry, from a write the
 // process died in, was never acknowledged and is dropped), then empties
 // the journal.
 func (j *journal) recover() error {
@@ -101,12 +102,14 @@ func (j *journal) recover() error {
 		return fmt.Errorf("audit: journal: %w", err)
 	}
 	var missing []*Record
-	sc := bufio.NewScanner(j.f)
-	sc.Buffer(make([]byte, 64<<10), maxJournalLine)
-	for sc.Scan() {
-		r := new(Record)
-		if json.Unmarshal(sc.Bytes(), r) != nil || r.ComputeHash() != r.Hash {
-			break // a torn or foreign line: nothing after it was acknowledged either
+	rd := bufio.NewReaderSize(j.f, 64<<10)
+	for {
+		r, err := readJournalEntry(rd)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errDamagedEntry) {
+			break // the end, or a torn or damaged entry: nothing after it was acknowledged either
+		}
+		if err != nil {
+			return fmt.Errorf("audit: journal %s: %w", j.path, err)
 		}
 		if r.Seq <= head.Seq {
 			continue // already stored
@@ -119,7 +122,7 @@ func (j *journal) recover() error {
 	}
 	for len(missing) > 0 {
 		n := min(len(missing), j.maxBatch)
-		if err := j.s.commit(ctx, missing[:n]); err != nil {
+		if err := j.s.store(ctx, missing[:n], true); err != nil {
 			return fmt.Errorf("audit: journal: storing what it holds: %w", err)
 		}
 		missing = missing[n:]
@@ -131,9 +134,62 @@ func (j *journal) recover() error {
 	return nil
 }
 
-// maxJournalLine bounds one journaled record: Limits keep records far
-// smaller (arguments and error text are cut), so a longer line is damage.
-const maxJournalLine = 8 << 20
+// journalSuffix names the journal after the database it belongs to. (Not
+// "-journal": that is SQLite's own rollback journal.)
+const journalSuffix = ".journal"
+
+// maxJournalEntry bounds one journaled record: Limits keep records far
+// smaller (arguments and error text are cut), so a longer entry is damage.
+const maxJournalEntry = 8 << 20
+
+// A journal entry is one sealed record: its length as 4 bytes big-endian,
+// its Encode bytes (which carry every field but Hash, and start with the
+// encoding's version tag), and its Hash. Binary, because the hash covers
+// the fields' exact bytes, which JSON cannot carry (invalid UTF-8), and
+// because Append has computed the encoding for the hash anyway.
+
+// appendJournalEntry seals r after prev and appends its entry to b.
+func appendJournalEntry(b []byte, r *Record, prev Anchor) []byte {
+	r.Seq, r.PrevHash = prev.Seq+1, prev.Hash
+	start := len(b)
+	b = r.appendEncoding(append(b, 0, 0, 0, 0))
+	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start-4))
+	r.Hash = sha256.Sum256(b[start+4:])
+	return append(b, r.Hash[:]...)
+}
+
+// errDamagedEntry is a journal entry that is not one sealed record.
+var errDamagedEntry = errors.New("audit: damaged journal entry")
+
+// readJournalEntry reads the next entry, checking its hash: io.EOF at a
+// clean end, io.ErrUnexpectedEOF for a torn entry, errDamagedEntry for
+// bytes that are not an entry, or the error reading failed with.
+func readJournalEntry(rd *bufio.Reader) (*Record, error) {
+	var size [4]byte
+	if _, err := io.ReadFull(rd, size[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(size[:])
+	if n > maxJournalEntry {
+		return nil, fmt.Errorf("%w: %d bytes long", errDamagedEntry, n)
+	}
+	b := make([]byte, int(n)+sha256.Size)
+	if _, err := io.ReadFull(rd, b); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	r, err := decodeEncoding(b[:n])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errDamagedEntry, err)
+	}
+	copy(r.Hash[:], b[n:])
+	if sha256.Sum256(b[:n]) != r.Hash {
+		return nil, fmt.Errorf("%w: it does not match its hash", errDamagedEntry)
+	}
+	return r, nil
+}
 
 // append seals r after the last journaled record and writes it to the
 // journal; when it returns nil, r survives the process.
@@ -144,16 +200,11 @@ func (j *journal) append(r *Record) error {
 		return ErrClosed
 	}
 	rec := *r
-	Seal(&rec, j.head)
-	line, err := json.Marshal(&rec)
-	if err != nil {
-		return fmt.Errorf("audit: append: %w", err)
-	}
-	j.buf = append(append(j.buf[:0], line...), '\n')
+	j.buf = appendJournalEntry(j.buf[:0], &rec, j.head)
 	n, err := j.f.Write(j.buf)
 	j.written += int64(n)
 	if err != nil {
-		// A partial line makes the journal unreadable from there on:
+		// A partial entry makes the journal unreadable from there on:
 		// stop taking records rather than lose them silently.
 		j.closing = true
 		return fmt.Errorf("audit: append: journal: %w", err)
@@ -190,7 +241,7 @@ func (j *journal) run() {
 		batch := j.queue[:min(len(j.queue), j.maxBatch)]
 		j.mu.Unlock()
 
-		err := j.s.commit(context.Background(), batch)
+		err := j.s.store(context.Background(), batch, true)
 
 		j.mu.Lock()
 		j.err = err

@@ -1,11 +1,16 @@
 package audit
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,7 +50,7 @@ func TestJournalReadsItsOwnAppends(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := os.Stat(path + "-journal.jsonl"); err != nil || st.Size() != 0 {
+	if st, err := os.Stat(path + journalSuffix); err != nil || st.Size() != 0 {
 		t.Fatalf("the journal after a clean close: %v %v", st, err)
 	}
 	s, err = OpenSQLite(path, WithFsync(false))
@@ -123,7 +128,7 @@ func TestJournalRecoversAfterATornWrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lines = append(lines, jline(t, r)...)
+			lines = appendJournalEntry(lines, r, Anchor{Seq: r.Seq - 1, Hash: r.PrevHash})
 			head = Anchor{Seq: r.Seq, Hash: r.Hash}
 		}
 		s.Close()
@@ -133,15 +138,12 @@ func TestJournalRecoversAfterATornWrite(t *testing.T) {
 		if err := (Limits{}).Prepare(r, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		Seal(r, head)
+		lines = appendJournalEntry(lines, r, head)
 		head = Anchor{Seq: r.Seq, Hash: r.Hash}
-		lines = append(lines, jline(t, r)...)
 	}
-	torn := sample(20)
-	Seal(torn, head)
-	tl := jline(t, torn)
+	tl := appendJournalEntry(nil, sample(20), head)
 	lines = append(lines, tl[:len(tl)/2]...)
-	if err := os.WriteFile(path+"-journal.jsonl", lines, 0o600); err != nil {
+	if err := os.WriteFile(path+journalSuffix, lines, 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -154,17 +156,119 @@ func TestJournalRecoversAfterATornWrite(t *testing.T) {
 	if rep.Head.Seq != 7 || rep.Checked != 7 {
 		t.Errorf("after recovery: %+v, want 7 records", rep)
 	}
-	if st, err := os.Stat(path + "-journal.jsonl"); err != nil || st.Size() != 0 {
+	if st, err := os.Stat(path + journalSuffix); err != nil || st.Size() != 0 {
 		t.Errorf("the journal after recovery: %v %v", st, err)
 	}
 }
 
-// jline is r as the journal holds it.
-func jline(t *testing.T, r *Record) []byte {
-	t.Helper()
-	b, err := json.Marshal(r)
+// TestJournalKeepsAnyBytes: a record whose text is not UTF-8 and whose
+// arguments are not compact comes back from a killed process's journal
+// exactly as it was hashed, and the records after it too.
+func TestJournalKeepsAnyBytes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.db")
+	var entries []byte
+	head := Start
+	var want []*Record
+	for i := range 3 {
+		r := sample(i)
+		if i == 1 {
+			r.Identity, r.Tool, r.Error = "a\x00b\xff\xfe", "t\xc3", "cut \xe2\x82"
+			r.Arguments = json.RawMessage("{\n  \"sql\" : \"select 1\"\n}")
+		}
+		if err := (Limits{}).Prepare(r, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		entries = appendJournalEntry(entries, r, head)
+		head = Anchor{Seq: r.Seq, Hash: r.Hash}
+		want = append(want, r)
+	}
+	if err := os.WriteFile(path+journalSuffix, entries, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenSQLite(path, WithFsync(false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(b, '\n')
+	defer s.Close()
+	if rep := mustVerify(t, s); rep.Checked != 3 {
+		t.Fatalf("recovered %d records, want 3", rep.Checked)
+	}
+	got := collect(t, s, Filter{})
+	for i := range want {
+		if got[i].Hash != want[i].Hash || got[i].Identity != want[i].Identity || string(got[i].Arguments) != string(want[i].Arguments) {
+			t.Errorf("record %d came back as %+v, want %+v", i+1, got[i], want[i])
+		}
+	}
+}
+
+// TestJournalEntryDamage: readJournalEntry tells a clean end, a torn entry
+// and damage apart, and never reads a damaged entry as a record.
+func TestJournalEntryDamage(t *testing.T) {
+	r := sample(1)
+	if err := (Limits{}).Prepare(r, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	entry := appendJournalEntry(nil, r, Start)
+	flip := func(i int) []byte { b := bytes.Clone(entry); b[i] ^= 1; return b }
+	huge := bytes.Clone(entry)
+	binary.BigEndian.PutUint32(huge, maxJournalEntry+1)
+	cases := []struct {
+		name string
+		in   []byte
+		want error
+	}{
+		{"empty", nil, io.EOF},
+		{"half a length", entry[:2], io.ErrUnexpectedEOF},
+		{"torn", entry[:len(entry)-5], io.ErrUnexpectedEOF},
+		{"a field flipped", flip(40), errDamagedEntry},
+		{"the hash flipped", flip(len(entry) - 1), errDamagedEntry},
+		{"the version tag flipped", flip(5), errDamagedEntry},
+		{"a length past the limit", huge, errDamagedEntry},
+		{"a length too short", append([]byte{0, 0, 0, 3}, entry[4:]...), errDamagedEntry},
+		{"JSON", []byte(`{"seq":1}` + "\n" + strings.Repeat(" ", 64)), errDamagedEntry},
+	}
+	for _, c := range cases {
+		got, err := readJournalEntry(bufio.NewReader(bytes.NewReader(c.in)))
+		if !errors.Is(err, c.want) || got != nil {
+			t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
+	got, err := readJournalEntry(bufio.NewReader(bytes.NewReader(entry)))
+	if err != nil || got.Hash != r.Hash || got.ComputeHash() != r.Hash {
+		t.Errorf("a whole entry: %+v, %v", got, err)
+	}
+}
+
+// FuzzJournalEntry: any bytes are read as a clean end, a torn or damaged
+// entry, or records whose hashes hold; and a record with any text comes
+// back from its entry exactly.
+func FuzzJournalEntry(f *testing.F) {
+	r := sample(3)
+	_ = (Limits{}).Prepare(r, time.Now())
+	f.Add(appendJournalEntry(nil, r, Start), "alice", `{"a":1}`)
+	f.Add([]byte{0, 0, 0, 1, 't'}, "a\x00\xff", "[1,\n 2]")
+	f.Add([]byte(`{"seq":1}`+"\n"), "", "")
+	f.Fuzz(func(t *testing.T, in []byte, text, args string) {
+		rd := bufio.NewReader(bytes.NewReader(in))
+		for {
+			got, err := readJournalEntry(rd)
+			if err != nil {
+				break
+			}
+			if got.ComputeHash() != got.Hash {
+				t.Fatalf("an entry read with a hash that does not hold: %+v", got)
+			}
+		}
+		r := &Record{Identity: text, Tool: text, Error: text, Method: text, Arguments: json.RawMessage(args),
+			Outcome: OutcomeOK, Time: time.Unix(0, int64(len(in))).UTC(), Duration: time.Duration(len(text))}
+		entry := appendJournalEntry(nil, r, Anchor{Seq: 6, Hash: Digest{9}})
+		got, err := readJournalEntry(bufio.NewReader(bytes.NewReader(entry)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Hash != r.Hash || got.Identity != r.Identity || got.Error != r.Error || string(got.Arguments) != args ||
+			!got.Time.Equal(r.Time) || got.Seq != 7 || got.PrevHash != r.PrevHash {
+			t.Fatalf("round trip: %+v, want %+v", got, r)
+		}
+	})
 }

@@ -220,7 +220,7 @@ func (s *SQLite) Append(ctx context.Context, r *Record) error {
 // read-only, since that process is appending to the chain.
 func (s *SQLite) openJournal() error {
 	if s.cfg.fsync {
-		if _, err := os.Stat(s.path + "-journal.jsonl"); err != nil {
+		if _, err := os.Stat(s.path + journalSuffix); err != nil {
 			return nil // none: nothing to recover
 		}
 	}
@@ -251,8 +251,16 @@ func (s *SQLite) flush(ctx context.Context) error {
 	return s.j.flush(ctx)
 }
 
-// commit stores batch in one write transaction.
-func (s *SQLite) commit(ctx context.Context, batch []*Record) (err error) {
+// commit seals batch after the stored head and stores it in one write
+// transaction (the group commit's path).
+func (s *SQLite) commit(ctx context.Context, batch []*Record) error {
+	return s.store(ctx, batch, false)
+}
+
+// store stores batch in one write transaction, sealing each record after
+// the stored head. With sealed, records the journal already sealed after
+// that head keep their hash (recomputing it would cost as much again).
+func (s *SQLite) store(ctx context.Context, batch []*Record, sealed bool) (err error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("audit: append: %w", err)
@@ -273,7 +281,9 @@ func (s *SQLite) commit(ctx context.Context, batch []*Record) (err error) {
 	}
 	ins := tx.StmtContext(ctx, s.insert)
 	for _, c := range batch {
-		Seal(c, head)
+		if !sealed || c.Seq != head.Seq+1 || c.PrevHash != head.Hash {
+			Seal(c, head)
+		}
 		head = Anchor{Seq: c.Seq, Hash: c.Hash}
 		var args any
 		if c.Arguments != nil {

@@ -51,6 +51,8 @@ targets=(
   "./gateway FuzzClean"
   "./gateway/policy FuzzGlob"
   "./gateway/audit FuzzRedact"
+  "./gateway/audit FuzzJournalEntry"
+  "./gateway/audit FuzzJournalLine"
   "./gateway/enrich FuzzApply"
 )
 
