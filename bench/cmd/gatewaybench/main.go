@@ -68,6 +68,7 @@ var (
 	profDur  = flag.Duration("profile-dur", 5*time.Second, "length of the profiled run")
 	profN    = flag.Int("profile-callers", 64, "concurrent callers of the profiled run")
 	profOut  = flag.String("profile-out", "", "directory to keep the profile's perf.data in (default: deleted with the temp dir)")
+	profOf   = flag.String("profile-target", gatewayHTTP, "the gateway target to profile")
 	binFlag  = flag.String("bin", "", "toolwire binary to run (default: built from the root module's work tree)")
 	baseBin  = flag.String("base", "", `another toolwire binary: adds the target "gateway-http-base", its gateway with the same HTTP upstream, interleaved with the others (an A/B comparison)`)
 	noStdio  = flag.Bool("no-stdio", false, "leave out the gateway-stdio target")
@@ -550,13 +551,13 @@ func main() {
 	elapsed := time.Since(began)
 
 	prof := ""
-	if *profile != "off" && ps[gatewayHTTP] != nil {
-		prof = profileGateway(ctx, ps[gatewayHTTP], eras[0], dir)
+	if *profile != "off" && ps[*profOf] != nil {
+		prof = profileGateway(ctx, ps[*profOf], *profOf, eras[0], dir)
 	}
 
 	report(os.Stdout, eras, callerCounts, res, elapsed)
 	if prof != "" {
-		fmt.Printf("\n### CPU profile of the gateway (%s, %d callers, via HTTP upstream, %s, perf record -g)\n\n```\n%s```\n", eras[0], *profN, *profDur, prof)
+		fmt.Printf("\n### CPU profile of %s (%s, %d callers, %s, perf record -g)\n\n```\n%s```\n", *profOf, eras[0], *profN, *profDur, prof)
 	}
 }
 
@@ -569,7 +570,7 @@ func rotate(names []string, rep int) []string {
 // profileGateway runs perf record on the gateway during an extra,
 // unrecorded run of -profile-callers callers and returns the top of its
 // report.
-func profileGateway(ctx context.Context, g *procs.Proc, era, dir string) string {
+func profileGateway(ctx context.Context, g *procs.Proc, target, era, dir string) string {
 	perf, err := exec.LookPath("perf")
 	if err != nil {
 		return fmt.Sprintf("not profiled: %v\n", err)
@@ -586,7 +587,7 @@ func profileGateway(ctx context.Context, g *procs.Proc, era, dir string) string 
 		time.Sleep(*warmup)
 		errc <- rec.Run()
 	}()
-	if _, err := run(ctx, g, gatewayHTTP, era == load.ModernVersion, *profN, secs, 500*time.Millisecond); err != nil {
+	if _, err := run(ctx, g, target, era == load.ModernVersion, *profN, secs, 500*time.Millisecond); err != nil {
 		return fmt.Sprintf("not profiled: the run failed: %v\n", err)
 	}
 	if err := <-errc; err != nil {
