@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
 )
@@ -57,4 +58,28 @@ func benchAppend(b *testing.B, open func(*testing.B) Store) {
 	}
 	b.Run("serial", func(b *testing.B) { run(b, false) })
 	b.Run("parallel", func(b *testing.B) { run(b, true) })
+}
+
+// BenchmarkStoreBatch is the journal's background work: storing a batch of
+// records it sealed, per record (64 to a transaction).
+func BenchmarkStoreBatch(b *testing.B) {
+	s, _ := openTest(b, WithFsync(false))
+	ctx := context.Background()
+	head := Start
+	const batch = 64
+	recs := make([]*Record, batch)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += batch {
+		for k := range recs {
+			r := sample(i + k)
+			_ = (Limits{}).Prepare(r, time.Now())
+			appendJournalEntry(nil, r, head)
+			head = Anchor{Seq: r.Seq, Hash: r.Hash}
+			recs[k] = r
+		}
+		if err := s.store(ctx, recs, true); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

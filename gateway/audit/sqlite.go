@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,8 +40,10 @@ type SQLite struct {
 	r    *sql.DB // read-only connections
 	gc   *committer
 
-	// The append's statements, prepared once on the writer connection.
-	insert, readHead, writeHead *sql.Stmt
+	// The append's statements, prepared once on the writer connection:
+	// insertRows stores insertRowsN records at once (one statement execution
+	// costs more than a row in it).
+	insert, insertRows, readHead, writeHead *sql.Stmt
 
 	j        *journal // without fsync: appends go through it (journal.go)
 	readOnly bool     // another process holds the journal
@@ -279,23 +282,26 @@ func (s *SQLite) store(ctx context.Context, batch []*Record, sealed bool) (err e
 	if head.Hash, err = digestFrom(hh); err != nil {
 		return err
 	}
-	ins := tx.StmtContext(ctx, s.insert)
 	for _, c := range batch {
 		if !sealed || c.Seq != head.Seq+1 || c.PrevHash != head.Hash {
 			Seal(c, head)
 		}
 		head = Anchor{Seq: c.Seq, Hash: c.Hash}
-		var args any
-		if c.Arguments != nil {
-			args = []byte(c.Arguments)
+	}
+	var vals []any
+	for rest := batch; len(rest) > 0; {
+		stmt, n := s.insert, 1
+		if len(rest) >= insertRowsN {
+			stmt, n = s.insertRows, insertRowsN
 		}
-		if _, err := ins.ExecContext(ctx,
-			c.Seq, EncodingVersion, c.Time.UnixNano(), int64(c.Duration), c.RequestID, c.SessionID,
-			c.Identity, c.Persona, c.Upstream, c.Tool, c.Method, args, string(c.Outcome), c.Error,
-			c.RequestBytes, c.ResponseBytes, c.ContentBlocks, c.Era, c.Transport,
-			c.PrevHash[:], c.Hash[:]); err != nil {
+		vals = vals[:0]
+		for _, c := range rest[:n] {
+			vals = appendColumns(vals, c)
+		}
+		if _, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, vals...); err != nil {
 			return err
 		}
+		rest = rest[n:]
 	}
 	if _, err := tx.StmtContext(ctx, s.writeHead).ExecContext(ctx, head.Seq, head.Hash[:]); err != nil {
 		return err
@@ -306,10 +312,30 @@ func (s *SQLite) store(ctx context.Context, batch []*Record, sealed bool) (err e
 	return tx.Commit()
 }
 
+// insertRowsN is how many records one execution of insertRows stores.
+const insertRowsN = 16
+
+// appendColumns appends c's column values, in the order of columns.
+func appendColumns(vals []any, c *Record) []any {
+	var args any
+	if c.Arguments != nil {
+		args = []byte(c.Arguments)
+	}
+	return append(vals,
+		c.Seq, EncodingVersion, c.Time.UnixNano(), int64(c.Duration), c.RequestID, c.SessionID,
+		c.Identity, c.Persona, c.Upstream, c.Tool, c.Method, args, string(c.Outcome), c.Error,
+		c.RequestBytes, c.ResponseBytes, c.ContentBlocks, c.Era, c.Transport,
+		c.PrevHash[:], c.Hash[:])
+}
+
 // prepare prepares the append's statements on the writer connection.
 func (s *SQLite) prepare() (err error) {
-	if s.insert, err = s.w.Prepare(`INSERT INTO audit (` + columns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", strings.Count(columns, ",")+1), ", ") + ")"
+	if s.insert, err = s.w.Prepare(`INSERT INTO audit (` + columns + `) VALUES ` + row); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	rows := strings.TrimSuffix(strings.Repeat(row+", ", insertRowsN), ", ")
+	if s.insertRows, err = s.w.Prepare(`INSERT INTO audit (` + columns + `) VALUES ` + rows); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	if s.readHead, err = s.w.Prepare(`SELECT head_seq, head_hash FROM audit_chain`); err != nil {
@@ -506,7 +532,7 @@ func (s *SQLite) Close() error {
 			}
 		}
 		s.gc.close()
-		for _, st := range []*sql.Stmt{s.insert, s.readHead, s.writeHead} {
+		for _, st := range []*sql.Stmt{s.insert, s.insertRows, s.readHead, s.writeHead} {
 			st.Close()
 		}
 		if err := s.db.Close(); err != nil && s.closeErr == nil {

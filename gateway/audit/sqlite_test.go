@@ -109,7 +109,7 @@ func TestSQLiteNoFsyncSurvivesKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if rep := mustVerify(t, s); rep.Checked != n {
+	if rep := mustVerify(t, s); rep.Checked != int64(n) {
 		t.Errorf("%d records survived, want %d", rep.Checked, n)
 	}
 }
@@ -212,5 +212,32 @@ func TestSQLiteSweepThenTamper(t *testing.T) {
 	rep, _ := s.Verify(context.Background())
 	if rep.OK || rep.Break.Seq != 4 || rep.Break.Kind != BreakMissing {
 		t.Fatalf("break %v", rep.Break)
+	}
+}
+
+// TestStoreManyRows: a batch longer than one multi-row insert is stored
+// whole, in order, and verifies (two executions of insertRowsN rows, then
+// single rows).
+func TestStoreManyRows(t *testing.T) {
+	s, _ := openTest(t, WithFsync(false))
+	n := 2*insertRowsN + 5
+	batch := make([]*Record, n)
+	for i := range batch {
+		batch[i] = sample(i)
+		if err := (Limits{}).Prepare(batch[i], time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.store(context.Background(), batch, false); err != nil {
+		t.Fatal(err)
+	}
+	if rep := mustVerify(t, s); rep.Checked != int64(n) {
+		t.Fatalf("verified %d records, want %d", rep.Checked, n)
+	}
+	got := collect(t, s, Filter{})
+	for i, r := range got {
+		if r.Seq != int64(i+1) || r.Hash != batch[i].Hash || r.Duration != batch[i].Duration {
+			t.Fatalf("row %d: seq %d, want the record appended %d-th", i, r.Seq, i+1)
+		}
 	}
 }
