@@ -1,0 +1,349 @@
+package flow
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// kindKeys are the keys that give a step its kind.
+var kindKeys = []string{"call", "list", "read", "prompt", "value", "if", "switch", "for_each", "while", "try", "throw", "assert", "sleep"}
+
+// auxKeys are the keys a kind takes besides its kind key.
+var auxKeys = map[string][]string{
+	"if":       {"then", "else"},
+	"switch":   {"cases", "default"},
+	"for_each": {"do", "concurrency", "as"},
+	"while":    {"do", "max_iterations"},
+	"try":      {"catch", "finally"},
+}
+
+var commonKeys = []string{"name", "when", "timeout", "retry"}
+
+var codeRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+
+// steps reads a list of steps under path.
+func (p *parser) steps(n ast.Node, path string, depth int) []*Step {
+	items, ok := p.list(n, path)
+	if !ok {
+		return nil
+	}
+	out := make([]*Step, 0, len(items))
+	for i, it := range items {
+		if s := p.step(it, fmt.Sprintf("%s[%d]", path, i), depth); s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func isCommonOrAux(k string) bool {
+	for _, x := range commonKeys {
+		if x == k {
+			return true
+		}
+	}
+	for _, aux := range auxKeys {
+		for _, x := range aux {
+			if x == k {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isKind(k string) bool {
+	for _, x := range kindKeys {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// step reads one step: exactly one kind key, the common keys and the
+// kind's own keys.
+func (p *parser) step(n ast.Node, path string, depth int) *Step {
+	if depth > p.cfg.maxDepth {
+		p.errorf(n, "steps nested deeper than %d levels", p.cfg.maxDepth)
+		return nil
+	}
+	if p.full {
+		return nil
+	}
+	if p.nsteps++; p.nsteps > p.cfg.maxSteps {
+		p.errorf(n, "more than %d steps in the flow", p.cfg.maxSteps)
+		p.full = true
+		return nil
+	}
+	if _, ok := n.(*ast.MappingNode); !ok {
+		p.errorf(n, "%s: a step must be a mapping with one kind key (%s), not a %s", path, strings.Join(kindKeys, ", "), kindOf(n))
+		return nil
+	}
+	entries, _ := p.mapping(n, path)
+	s := &Step{Path: path, Pos: posOf(n), toolErrors: "throw", conc: 1, as: "item"}
+	var kind *entry
+	for i, e := range entries {
+		if isKind(e.key) {
+			if kind != nil {
+				p.errorf(e.k, "%s: two kind keys, %s and %s (a step has exactly one)", path, kind.key, e.key)
+				continue
+			}
+			kind = &entries[i]
+		}
+	}
+	if kind == nil {
+		p.errAt(s.Pos, "%s: no kind key (want one of %s)", path, strings.Join(kindKeys, ", "))
+		for _, e := range entries {
+			if !isCommonOrAux(e.key) {
+				p.unknown(e, "a step", append(append([]string{}, kindKeys...), commonKeys...)...)
+			}
+		}
+		return nil
+	}
+	s.Kind = kind.key
+	aux := map[string]entry{}
+	for _, e := range entries {
+		switch e.key {
+		case "name":
+			if name, ok := p.str(e.v, "name"); ok {
+				if !identRE.MatchString(name) {
+					p.errorf(e.v, "%s: step name %q: want [A-Za-z_][A-Za-z0-9_]*", path, name)
+				} else {
+					s.Name = name
+				}
+			}
+		case "when":
+			s.when = p.value(e.v, depth+1)
+		case "timeout":
+			s.Timeout, _ = p.duration(e.v, "timeout")
+		case "retry":
+			s.Retry = p.retry(e.v)
+		default:
+			if isKind(e.key) {
+				continue
+			}
+			found := false
+			for _, a := range auxKeys[s.Kind] {
+				if a == e.key {
+					found = true
+				}
+			}
+			if !found {
+				known := append(append([]string{s.Kind}, commonKeys...), auxKeys[s.Kind]...)
+				p.unknown(e, "a "+s.Kind+" step", known...)
+				continue
+			}
+			aux[e.key] = e
+		}
+	}
+	p.kind(s, *kind, aux, depth)
+	return s
+}
+
+// kind reads the kind key's value and the kind's own keys.
+func (p *parser) kind(s *Step, k entry, aux map[string]entry, depth int) {
+	path := s.Path
+	sub := func(key string) []*Step {
+		e, ok := aux[key]
+		if !ok {
+			return nil
+		}
+		return p.steps(e.v, path+"."+key, depth+1)
+	}
+	switch s.Kind {
+	case "call", "list", "read", "prompt":
+		p.mcpStep(s, k)
+	case "value":
+		s.val = p.value(k.v, depth+1)
+	case "if":
+		s.cond = p.value(k.v, depth+1)
+		if _, ok := aux["then"]; !ok {
+			p.errorf(k.k, "%s: if needs then:", path)
+		}
+		s.then, s.els = sub("then"), sub("else")
+	case "switch":
+		s.cond = p.value(k.v, depth+1)
+		if e, ok := aux["cases"]; ok {
+			cases, _ := p.mapping(e.v, "cases")
+			for _, c := range cases {
+				s.cases = append(s.cases, switchCase{key: c.key, steps: p.steps(c.v, fmt.Sprintf("%s.cases[%s]", path, c.key), depth+2)})
+			}
+		} else {
+			p.errorf(k.k, "%s: switch needs cases:", path)
+		}
+		_, s.hasDef = aux["default"]
+		s.def = sub("default")
+	case "for_each":
+		s.cond = p.value(k.v, depth+1)
+		if _, ok := aux["do"]; !ok {
+			p.errorf(k.k, "%s: for_each needs do:", path)
+		}
+		s.body = sub("do")
+		if e, ok := aux["concurrency"]; ok {
+			if n, ok := p.intVal(e.v, "concurrency"); ok {
+				if n < 1 || n > MaxConcurrency {
+					p.errorf(e.v, "%s: concurrency %d: want 1 to %d", path, n, MaxConcurrency)
+				}
+				s.conc = n
+			}
+		}
+		if e, ok := aux["as"]; ok {
+			if as, ok := p.str(e.v, "as"); ok {
+				if !identRE.MatchString(as) || celReserved[as] || as == "index" || as == "steps" || as == "inputs" || as == "env" || as == "error" {
+					p.errorf(e.v, "%s: as: %q cannot name a variable", path, as)
+				} else {
+					s.as = as
+				}
+			}
+		}
+	case "while":
+		s.cond = p.value(k.v, depth+1)
+		if _, ok := aux["do"]; !ok {
+			p.errorf(k.k, "%s: while needs do:", path)
+		}
+		s.body = sub("do")
+		if e, ok := aux["max_iterations"]; ok {
+			if n, ok := p.intVal(e.v, "max_iterations"); ok {
+				if n < 1 || n > MaxIterations {
+					p.errorf(e.v, "%s: max_iterations %d: want 1 to %d", path, n, MaxIterations)
+				}
+				s.maxIter = n
+			}
+		} else {
+			p.errorf(k.k, "%s: while needs max_iterations: (1 to %d)", path, MaxIterations)
+		}
+	case "try":
+		s.try = p.steps(k.v, path+".try", depth+1)
+		if e, ok := aux["catch"]; ok {
+			items, _ := p.list(e.v, "catch")
+			for i, it := range items {
+				s.catches = append(s.catches, p.catch(it, fmt.Sprintf("%s.catch[%d]", path, i), depth+2))
+			}
+		}
+		_, s.hasFinal = aux["finally"]
+		s.finally = sub("finally")
+		if len(s.catches) == 0 && !s.hasFinal {
+			p.errorf(k.k, "%s: try needs catch: or finally:", path)
+		}
+	case "throw":
+		fields, _ := p.mapping(k.v, "throw")
+		for _, f := range fields {
+			switch f.key {
+			case "code":
+				s.code = p.value(f.v, depth+2)
+				if c, ok := s.code.literalString(); ok && !codeRE.MatchString(c) {
+					p.errorf(f.v, "%s: code %q: want [A-Z][A-Z0-9_]*", path, c)
+				}
+			case "message":
+				s.message = p.value(f.v, depth+2)
+			case "data":
+				s.data = p.value(f.v, depth+2)
+			default:
+				p.unknown(f, "throw", "code", "message", "data")
+			}
+		}
+		if s.code == nil {
+			p.errorf(k.k, "%s: throw needs code:", path)
+		}
+	case "assert":
+		s.assert = p.assertSpec(k, path, depth)
+	case "sleep":
+		s.sleep, _ = p.duration(k.v, "sleep")
+	}
+}
+
+// catch reads one handler: {codes: [...], do: [...]}.
+func (p *parser) catch(n ast.Node, path string, depth int) *catchClause {
+	c := &catchClause{pos: posOf(n), anyCodes: true}
+	fields, _ := p.mapping(n, "catch handler")
+	hasDo := false
+	for _, f := range fields {
+		switch f.key {
+		case "codes":
+			c.anyCodes = false
+			items, _ := p.list(f.v, "codes")
+			for _, it := range items {
+				if code, ok := p.str(it, "code"); ok {
+					if !codeRE.MatchString(code) {
+						p.errorf(it, "%s: code %q: want [A-Z][A-Z0-9_]*", path, code)
+						continue
+					}
+					c.codes = append(c.codes, code)
+					c.codePos = append(c.codePos, posOf(it))
+				}
+			}
+		case "do":
+			hasDo = true
+			c.steps = p.steps(f.v, path+".do", depth+1)
+		default:
+			p.unknown(f, "catch handler", "codes", "do")
+		}
+	}
+	if !hasDo {
+		p.errAt(c.pos, "%s: a catch handler needs do:", path)
+	}
+	return c
+}
+
+// mcpStep reads call, list, read and prompt.
+func (p *parser) mcpStep(s *Step, k entry) {
+	fields, _ := p.mapping(k.v, s.Kind)
+	s.clientPos = posOf(k.k)
+	seen := map[string]bool{}
+	for _, f := range fields {
+		seen[f.key] = true
+		switch {
+		case f.key == "client":
+			if name, ok := p.str(f.v, "client"); ok {
+				s.client, s.clientPos = name, posOf(f.v)
+			}
+		case s.Kind == "call" && f.key == "tool":
+			s.tool = p.value(f.v, 3)
+		case (s.Kind == "call" || s.Kind == "prompt") && f.key == "arguments":
+			s.args = p.value(f.v, 3)
+			if s.args.kind == vList || s.args.kind == vInterp {
+				p.errorf(f.v, "%s: arguments: want a mapping", s.Path)
+			} else if s.args.kind == vLit && s.args.lit != nil {
+				if _, ok := s.args.lit.(map[string]any); !ok {
+					p.errorf(f.v, "%s: arguments: want a mapping", s.Path)
+				}
+			}
+		case s.Kind == "call" && f.key == "tool_errors":
+			if te, ok := p.str(f.v, "tool_errors"); ok {
+				if te != "throw" && te != "result" {
+					p.errorf(f.v, "%s: tool_errors %q: want throw or result", s.Path, te)
+				}
+				s.toolErrors = te
+			}
+		case s.Kind == "list" && f.key == "what":
+			if w, ok := p.str(f.v, "what"); ok {
+				switch w {
+				case "tools", "resources", "resource_templates", "prompts":
+				default:
+					p.errorf(f.v, "%s: what %q: want tools, resources, resource_templates or prompts", s.Path, w)
+				}
+				s.what = w
+			}
+		case s.Kind == "read" && f.key == "uri":
+			s.uri = p.value(f.v, 3)
+		case s.Kind == "prompt" && f.key == "name":
+			s.prompt = p.value(f.v, 3)
+		default:
+			known := map[string][]string{
+				"call":   {"client", "tool", "arguments", "tool_errors"},
+				"list":   {"client", "what"},
+				"read":   {"client", "uri"},
+				"prompt": {"client", "name", "arguments"},
+			}[s.Kind]
+			p.unknown(f, s.Kind, known...)
+		}
+	}
+	need := map[string]string{"call": "tool", "list": "what", "read": "uri", "prompt": "name"}[s.Kind]
+	if !seen[need] {
+		p.errorf(k.k, "%s: %s needs %s:", s.Path, s.Kind, need)
+	}
+}

@@ -1,0 +1,520 @@
+package flow_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolwire/toolwire/flow"
+)
+
+// TestCallAssert: a call's result feeds an assert and the outputs.
+func TestCallAssert(t *testing.T) {
+	ts := newTestServer(t)
+	res := runFlow(t, ts, `
+inputs:
+  who: {type: string, default: world}
+steps:
+  - name: hi
+    call: {tool: echo, arguments: {text: "hello ${{ inputs.who }}"}}
+  - assert: {that: "${{ steps.hi.result.content[0].text }}", equals: hello world}
+  - name: sum
+    call: {tool: add, arguments: {a: 2, b: 3}}
+  - assert: {that: "${{ steps.sum.result.structuredContent.sum }}", equals: 5.0}
+outputs:
+  text: "${{ steps.hi.result.content[0].text }}"
+  sum: "${{ steps.sum.result.structuredContent.sum }}"
+`)
+	mustPass(t, res)
+	if res.Outputs["text"] != "hello world" || res.Outputs["sum"] != int64(5) {
+		t.Fatalf("outputs %v", res.Outputs)
+	}
+	if len(res.Steps) != 4 {
+		t.Fatalf("%d step reports", len(res.Steps))
+	}
+}
+
+// TestSeedExample: a tool error is caught by its code and the handler
+// reads error.data.content.
+func TestSeedExample(t *testing.T) {
+	ts := newTestServer(t)
+	res := runFlow(t, ts, `
+steps:
+  - name: guarded
+    try:
+      - call: {tool: fail, arguments: {text: disk full}}
+    catch:
+      - codes: [ERR_MCP_TOOL_ERROR]
+        do:
+          - name: why
+            value: "${{ error.data.content[0].text }}"
+          - assert: {that: "${{ error.code }}", equals: ERR_MCP_TOOL_ERROR}
+          - assert: {that: "${{ error.step }}", equals: "steps[0].try[0]"}
+outputs:
+  why: "${{ steps.why.result }}"
+`)
+	mustPass(t, res)
+	if res.Outputs["why"] != "boom: disk full" {
+		t.Fatalf("outputs %v", res.Outputs)
+	}
+	last := res.Steps[len(res.Steps)-1]
+	if last.Name != "guarded" || last.Status != flow.StatusCaught {
+		t.Fatalf("last report %+v", last)
+	}
+}
+
+// TestUncaughtToolError: an uncaught tool error is Result.Err with the
+// tool's content; tool_errors: result makes it the step's result instead.
+func TestUncaughtToolError(t *testing.T) {
+	ts := newTestServer(t)
+	res := runFlow(t, ts, `
+steps:
+  - name: soft
+    call: {tool: fail, arguments: {text: a}, tool_errors: result}
+  - assert: {that: "${{ steps.soft.result.isError }}", equals: true}
+  - name: hard
+    call: {tool: fail, arguments: {text: b}}
+`)
+	e := mustFail(t, res, "ERR_MCP_TOOL_ERROR")
+	if e.Step != "hard" || e.Pos != (flow.Pos{Line: 8, Column: 5}) {
+		t.Fatalf("error at %s %+v", e.Step, e.Pos)
+	}
+	data := e.Data.(map[string]any)
+	content := data["content"].([]any)
+	if content[0].(map[string]any)["text"] != "boom: b" {
+		t.Fatalf("data %v", data)
+	}
+	if _, ok := data["structuredContent"]; !ok {
+		t.Fatalf("no structuredContent in %v", data)
+	}
+}
+
+// TestListReadPrompt: list (tools, resources, prompts), read and prompt
+// results are the wire objects.
+func TestListReadPrompt(t *testing.T) {
+	ts := newTestServer(t)
+	res := runFlow(t, ts, `
+steps:
+  - name: tools
+    list: {what: tools}
+  - assert: {that: "${{ steps.tools.result.map(t, t.name) }}", contains: echo}
+  - assert: {that: "${{ steps.tools.result.filter(t, t.name == 'echo')[0].inputSchema.type }}", equals: object}
+  - name: res
+    list: {what: resources}
+  - assert: {that: "${{ steps.res.result[0].uri }}", equals: "mem://notes"}
+  - name: tpl
+    list: {what: resource_templates}
+  - assert: {that: "${{ steps.tpl.result }}", count: 0}
+  - name: prompts
+    list: {what: prompts}
+  - assert: {that: "${{ steps.prompts.result[0].name }}", equals: greet}
+  - name: notes
+    read: {uri: "mem://notes"}
+  - assert: {that: "${{ steps.notes.result.contents[0].text }}", equals: buy milk}
+  - name: hello
+    prompt: {name: greet, arguments: {who: Ada}}
+  - assert: {that: "${{ steps.hello.result.messages[0].content.text }}", equals: Hello Ada}
+  - assert: {that: "${{ steps.hello.result.description }}", equals: a greeting}
+`)
+	mustPass(t, res)
+}
+
+// TestValueIfSwitch: value, if/else and switch with default.
+func TestValueIfSwitch(t *testing.T) {
+	ts := newTestServer(t)
+	res := runFlow(t, ts, `
+inputs:
+  n: {type: integer, default: 2}
+steps:
+  - name: v
+    value: {list: [1, "${{ inputs.n }}"], text: "n is ${{ inputs.n }} and ${{ [1] }}"}
+  - assert: {that: "${{ steps.v.result }}", equals: {list: [1, 2], text: "n is 2 and [1]"}}
+  - if: "${{ inputs.n > 1 }}"
+    then:
+      - name: big
+        value: yes
+    else:
+      - name: small
+        value: no
+  - switch: "${{ inputs.n }}"
+    cases:
+      "1": [{name: one, value: 1}]
+      "2": [{name: two, value: 2}]
+    default: [{name: other, value: 0}]
+  - switch: nope
+    cases:
+      yes: [{throw: {code: WRONG}}]
+    default: [{name: dflt, value: d}]
+outputs:
+  big: "${{ steps.big.result }}"
+  two: "${{ steps.two.result }}"
+  dflt: "${{ steps.dflt.result }}"
+`)
+	mustPass(t, res)
+	want := map[string]any{"big": "yes", "two": int64(2), "dflt": "d"}
+	if diff := cmp.Diff(want, res.Outputs); diff != "" {
+		t.Fatal(diff)
+	}
+}
+
+// TestForEachConcurrency: for_each with concurrency overlaps the calls and
+// keeps the results in item order; as and index are in scope.
+func TestForEachConcurrency(t *testing.T) {
+	ts := newTestServer(t)
+	res := runFlow(t, ts, `
+steps:
+  - name: loop
+    for_each: "${{ [3, 1, 2, 0] }}"
+    as: n
+    concurrency: 4
+    do:
+      - call: {tool: slow, arguments: {ms: 150}}
+      - name: last
+        value: "${{ n * 10 + index }}"
+outputs:
+  all: "${{ steps.loop.result }}"
+`)
+	mustPass(t, res)
+	if diff := cmp.Diff([]any{int64(30), int64(11), int64(22), int64(3)}, res.Outputs["all"]); diff != "" {
+		t.Fatal(diff)
+	}
+	if p := ts.peak.Load(); p < 2 {
+		t.Fatalf("at most %d calls overlapped, want several", p)
+	}
+}
+
+// TestForEachFailureCancels: with concurrency the first failure cancels
+// the other iterations and is raised.
+func TestForEachFailureCancels(t *testing.T) {
+	ts := newTestServer(t)
+	start := time.Now()
+	res := runFlow(t, ts, `
+steps:
+  - for_each: "${{ [0, 1, 2, 3] }}"
+    concurrency: 4
+    do:
+      - if: "${{ item == 2 }}"
+        then: [{throw: {code: BAD_ITEM, message: "item ${{ item }}"}}]
+        else: [{call: {tool: slow, arguments: {ms: 5000}}}]
+`)
+	e := mustFail(t, res, "BAD_ITEM")
+	if e.Message != "item 2" {
+		t.Fatalf("message %q", e.Message)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("the other iterations were not cancelled: %v", d)
+	}
+}
+
+// TestWhile: while counts iterations and stops at max_iterations with
+// ERR_LOOP_LIMIT.
+func TestWhile(t *testing.T) {
+	ts := newTestServer(t)
+	res := runFlow(t, ts, `
+steps:
+  - name: w
+    while: "${{ false }}"
+    max_iterations: 5
+    do: [{value: 1}]
+  - assert: {that: "${{ steps.w.result }}", equals: 0}
+  - while: "${{ true }}"
+    max_iterations: 3
+    do: [{call: {tool: echo, arguments: {text: x}}}]
+`)
+	e := mustFail(t, res, "ERR_LOOP_LIMIT")
+	if ts.calls.Load() != 3 {
+		t.Fatalf("%d calls, want 3", ts.calls.Load())
+	}
+	if e.Step != "steps[2]" {
+		t.Fatalf("step %q", e.Step)
+	}
+}
+
+// TestTryOrdering: catch runs before finally, finally always runs, an
+// error in finally wins, an unmatched code passes through the handlers.
+func TestTryOrdering(t *testing.T) {
+	ts := newTestServer(t)
+	var order []string
+	obs := flow.WithObserver(func(e flow.Event) {
+		if !e.Started && e.Name != "" {
+			order = append(order, e.Name)
+		}
+	})
+	res := runFlow(t, ts, `
+steps:
+  - try:
+      - name: body
+        throw: {code: FIRST, data: {n: "${{ 1 }}"}}
+    catch:
+      - codes: [ERR_EXPRESSION]
+        do: [{name: wrong, value: 1}]
+      - codes: [FIRST]
+        do: [{name: handler, value: "${{ error.data.n }}"}]
+    finally:
+      - name: fin
+        value: "${{ error.code }}"
+  - try:
+      - name: ok
+        value: 1
+    finally:
+      - name: fin2
+        assert: {that: "${{ error }}", equals: null}
+  - try:
+      - throw: {code: INNER}
+    catch:
+      - do: [{throw: {code: FROM_HANDLER}}]
+    finally:
+      - throw: {code: FROM_FINALLY}
+`, obs)
+	mustFail(t, res, "FROM_FINALLY")
+	if got := strings.Join(order, ","); got != "body,handler,fin,ok,fin2" {
+		t.Fatalf("order %s", got)
+	}
+}
+
+// TestThrowUncaught: a thrown error keeps its code, message and data.
+func TestThrowUncaught(t *testing.T) {
+	ts := newTestServer(t)
+	res := runFlow(t, ts, `
+steps:
+  - name: t
+    throw: {code: "${{ 'DYN' + '_CODE' }}", message: "went ${{ 1 + 1 }} ways", data: [1]}
+`)
+	e := mustFail(t, res, "DYN_CODE")
+	if e.Message != "went 2 ways" || e.Step != "t" || !cmp.Equal(e.Data, []any{int64(1)}) {
+		t.Fatalf("%+v", e)
+	}
+}
+
+// TestWhenSleep: when false skips, sleep waits.
+func TestWhenSleep(t *testing.T) {
+	ts := newTestServer(t)
+	start := time.Now()
+	res := runFlow(t, ts, `
+steps:
+  - name: skipped
+    when: false
+    throw: {code: NEVER}
+  - when: "${{ 1 > 2 }}"
+    throw: {code: NEVER}
+  - sleep: 50ms
+`)
+	mustPass(t, res)
+	if time.Since(start) < 50*time.Millisecond {
+		t.Fatal("sleep did not wait")
+	}
+	if res.Steps[0].Status != flow.StatusSkipped || res.Steps[1].Status != flow.StatusSkipped || res.Steps[2].Status != flow.StatusOK {
+		t.Fatalf("%+v", res.Steps)
+	}
+}
+
+// TestTimeout: a step over its timeout fails with ERR_STEP_TIMEOUT, also
+// for a compound step, and can be caught.
+func TestTimeout(t *testing.T) {
+	ts := newTestServer(t)
+	res := runFlow(t, ts, `
+steps:
+  - try:
+      - timeout: 50ms
+        call: {tool: slow, arguments: {ms: 5000}}
+    catch:
+      - codes: [ERR_STEP_TIMEOUT]
+        do: [{name: caught, value: "${{ error.message }}"}]
+  - name: outer
+    timeout: 50ms
+    if: true
+    then:
+      - sleep: 5s
+`)
+	e := mustFail(t, res, "ERR_STEP_TIMEOUT")
+	if e.Step != "outer" {
+		t.Fatalf("step %q", e.Step)
+	}
+	if res.Steps[1].Name != "caught" {
+		t.Fatalf("reports %+v", res.Steps)
+	}
+	// The steps cut short inside a step that timed out report the timeout
+	// that stopped them, not what the interrupted work said.
+	for _, rep := range res.Steps {
+		if rep.Status == flow.StatusFailed && (rep.Err == nil || rep.Err.Code != flow.CodeStepTimeout) {
+			t.Errorf("step %s failed with %+v, want ERR_STEP_TIMEOUT", rep.Path, rep.Err)
+		}
+	}
+}
+
+// TestTimeoutAroundACall: a call cut short by an enclosing step's timeout
+// reports ERR_STEP_TIMEOUT naming that step (not the client's
+// ERR_MCP_TRANSPORT), and a run cancelled during a call ends with
+// ERR_CANCELLED.
+func TestTimeoutAroundACall(t *testing.T) {
+	ts := newTestServer(t)
+	res := runFlow(t, ts, `
+steps:
+  - name: outer
+    timeout: 100ms
+    if: true
+    then:
+      - name: inner
+        call: {tool: slow, arguments: {ms: 5000}}
+`)
+	mustFail(t, res, flow.CodeStepTimeout)
+	var inner *flow.StepReport
+	for i := range res.Steps {
+		if res.Steps[i].Name == "inner" {
+			inner = &res.Steps[i]
+		}
+	}
+	if inner == nil || inner.Err == nil || inner.Err.Code != flow.CodeStepTimeout || !strings.Contains(inner.Err.Message, "outer") {
+		t.Fatalf("the inner call: %+v", inner)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	res = runFlowCtx(t, ctx, ts, `
+steps:
+  - name: long
+    call: {tool: slow, arguments: {ms: 5000}}
+`)
+	mustFail(t, res, flow.CodeCancelled)
+}
+
+// TestRetry: a step failing once succeeds on its second attempt;
+// non_retryable codes stop retrying at once.
+func TestRetry(t *testing.T) {
+	ts := newTestServer(t)
+	var attempts []int
+	res := runFlow(t, ts, `
+steps:
+  - name: flaky
+    retry: {attempts: 3, backoff: 1ms}
+    call: {tool: flaky, arguments: {key: a}}
+  - assert: {that: "${{ steps.flaky.result.content[0].text }}", equals: ok a}
+  - name: never
+    retry: {attempts: 5, backoff: 1ms, non_retryable: [ERR_MCP_TOOL_ERROR]}
+    call: {tool: fail, arguments: {text: x}}
+`, flow.WithObserver(func(e flow.Event) {
+		if e.Started {
+			attempts = append(attempts, e.Attempt)
+		}
+	}))
+	mustFail(t, res, "ERR_MCP_TOOL_ERROR")
+	if res.Steps[0].Attempts != 2 || res.Steps[0].Status != flow.StatusOK {
+		t.Fatalf("flaky report %+v", res.Steps[0])
+	}
+	if last := res.Steps[len(res.Steps)-1]; last.Name != "never" || last.Attempts != 1 {
+		t.Fatalf("never report %+v", last)
+	}
+	if !cmp.Equal(attempts, []int{1, 2, 1, 1}) {
+		t.Fatalf("attempt events %v", attempts)
+	}
+}
+
+// TestRunErrors: bad inputs and unknown inputs are Run errors, not flow
+// failures; a runtime CEL error is ERR_EXPRESSION.
+func TestRunErrors(t *testing.T) {
+	ts := newTestServer(t)
+	f := parse(t, header+`
+inputs:
+  n: {type: integer}
+  tags: {type: array, default: []}
+steps:
+  - value: "${{ inputs.tags[inputs.n] }}"
+`)
+	c := ts.connect(t)
+	for _, in := range []map[string]string{{}, {"n": "x"}, {"n": "1", "zz": "2"}, {"n": "1", "tags": "{}"}} {
+		if _, err := f.Flows[0].Run(t.Context(), flow.WithClient("srv", c), flow.WithInputs(in)); err == nil {
+			t.Errorf("inputs %v: no error", in)
+		}
+	}
+	res, err := f.Flows[0].Run(t.Context(), flow.WithClient("srv", c), flow.WithInputs(map[string]string{"n": "4", "tags": `["a"]`}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mustFail(t, res, "ERR_EXPRESSION")
+	containsAll(t, e.Message, "index out of bounds")
+}
+
+// TestEnv: env names come from WithEnv; unset ones are "".
+func TestEnv(t *testing.T) {
+	ts := newTestServer(t)
+	res := runFlow(t, ts, `
+env: [TOKEN, UNSET]
+steps:
+  - assert: {that: "${{ env.TOKEN + '/' + env.UNSET }}", equals: "s3cret/"}
+`, flow.WithEnv(func(k string) (string, bool) {
+		if k == "TOKEN" {
+			return "s3cret", true
+		}
+		return "", false
+	}))
+	mustPass(t, res)
+}
+
+// TestCostLimit: an expression over the CEL cost limit is ERR_EXPRESSION.
+func TestCostLimit(t *testing.T) {
+	f := parse(t, `steps:
+  - value: "${{ [1,2,3,4,5,6,7,8,9,10].map(x, [1,2,3,4,5,6,7,8,9,10].map(y, x * y)) }}"
+`, flow.WithCostLimit(50))
+	res, err := f.Flows[0].Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mustFail(t, res, "ERR_EXPRESSION")
+	containsAll(t, e.Message, "cost")
+}
+
+// TestObserverEvents: every step starts and ends once, with the flow name.
+func TestObserverEvents(t *testing.T) {
+	ts := newTestServer(t)
+	var mu sync.Mutex
+	var evs []flow.Event
+	res := runFlow(t, ts, `
+name: observed
+steps:
+  - name: a
+    value: 1
+  - name: b
+    call: {tool: echo, arguments: {text: x}}
+`, flow.WithObserver(func(e flow.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() }))
+	mustPass(t, res)
+	if len(evs) != 4 || !evs[0].Started || evs[1].Started || evs[1].Status != flow.StatusOK || evs[3].Name != "b" || evs[3].Flow != "observed" || evs[3].Kind != "call" {
+		t.Fatalf("events %+v", evs)
+	}
+}
+
+// TestDefaultCostLimit: without WithCostLimit an expression costing more
+// than DefaultCostLimit fails, a cheaper one passes.
+func TestDefaultCostLimit(t *testing.T) {
+	items := make([]string, 1100)
+	for i := range items {
+		items[i] = "1"
+	}
+	src := "inputs:\n  a: {type: array, default: [" + strings.Join(items, ",") + "]}\nsteps:\n" +
+		"  - value: \"${{ inputs.a.map(x, x + 1).size() }}\"\n" +
+		"  - value: \"${{ inputs.a.map(x, inputs.a.map(y, x * y)).size() }}\"\n"
+	res, err := parse(t, src).Flows[0].Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mustFail(t, res, "ERR_EXPRESSION")
+	if e.Step != "steps[1]" {
+		t.Fatalf("failed at %s", e.Step)
+	}
+	containsAll(t, e.Message, "cost")
+}
+
+// TestCancelled: a run whose context ends fails with ERR_CANCELLED.
+func TestCancelled(t *testing.T) {
+	f := parse(t, "steps:\n  - sleep: 10s\n")
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	res, err := f.Flows[0].Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustFail(t, res, flow.CodeCancelled)
+}
