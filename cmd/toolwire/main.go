@@ -33,6 +33,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newTasksCmd(), newTaskCmd())
 	root.AddCommand(newLoginCmd(), newLogoutCmd())
 	root.AddCommand(newGatewayCmd(), newAuditCmd())
+	root.AddCommand(newCheckCmd(), newRunCmd(), newTestCmd())
 	return root
 }
 

@@ -52,8 +52,8 @@ targets=(
   "./gateway/policy FuzzGlob"
   "./gateway/audit FuzzRedact"
   "./gateway/audit FuzzJournalEntry"
-  "./gateway/audit FuzzJournalLine"
   "./gateway/enrich FuzzApply"
+  "./flow FuzzParse"
 )
 
 # Every fuzz target in the module (bench/ is a module of its own) must be listed.
