@@ -70,7 +70,7 @@ func TestCheckErrors(t *testing.T) {
 		{"catch tool error with tool_errors result", "  - try:\n      - call: {tool: echo, tool_errors: result}\n    catch:\n      - codes: [ERR_MCP_TOOL_ERROR]\n        do: [{value: 2}]\n", "10:17: catch: nothing in this try can throw ERR_MCP_TOOL_ERROR"},
 		{"catch timeout without timeout", "  - try:\n      - value: 1\n    catch:\n      - codes: [ERR_STEP_TIMEOUT]\n        do: [{value: 2}]\n", "10:17: catch: nothing in this try can throw ERR_STEP_TIMEOUT"},
 		{"catch other thrown code", "  - try:\n      - throw: {code: MINE}\n    catch:\n      - codes: [THEIRS]\n        do: [{value: 2}]\n", "10:17: catch: nothing in this try can throw THEIRS"},
-		{"while without max_iterations", "  - while: \"${{ true }}\"\n    do: [{value: 1}]\n", "7:5: steps[0]: while needs max_iterations"},
+		{"while without max_iterations", "  - while: \"${{ true }}\"\n    do: [{value: 1}]\n", "7:5: steps[0]: while needs a bound: max_iterations, 1 to 1000000"},
 		{"max_iterations out of range", "  - while: \"${{ true }}\"\n    max_iterations: 0\n    do: [{value: 1}]\n", "8:21: steps[0]: max_iterations 0: want 1 to 1000000"},
 		{"retry attempts zero", "  - retry: {attempts: 0}\n    value: 1\n", "7:23: retry.attempts 0: want 1 to 100"},
 		{"retry attempts too many", "  - retry: {attempts: 101}\n    value: 1\n", "7:23: retry.attempts 101: want 1 to 100"},

@@ -214,7 +214,7 @@ func (p *parser) kind(s *Step, k entry, aux map[string]entry, depth int) {
 				s.maxIter = n
 			}
 		} else {
-			p.errorf(k.k, "%s: while needs max_iterations: (1 to %d)", path, MaxIterations)
+			p.errorf(k.k, "%s: while needs a bound: max_iterations, 1 to %d", path, MaxIterations)
 		}
 	case "try":
 		s.try = p.steps(k.v, path+".try", depth+1)
