@@ -3,7 +3,9 @@
 # postgresql, whose server binaries (initdb, postgres) the audit store's tests
 # run as their own throwaway server (internal/testenv/postgres.go), and
 # chromium, the headless browser the admin page's browser test drives
-# (internal/testenv/chromium.go). Quick and quiet when they are there.
+# (internal/testenv/chromium.go), and redis-server, which the shared-state
+# tests run the same way (internal/testenv/redis.go). Quick and quiet when
+# they are there.
 # Otherwise, as root with apt-get, it runs `apt-get update` and one
 # `apt-get install --no-install-recommends` for all that is missing; without
 # root or apt-get it says what is missing and how to install it, and fails
@@ -24,8 +26,9 @@ have_chromium() {
 missing=()
 have_postgres || missing+=(postgresql)
 have_chromium || missing+=(chromium)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "Debian packages: nothing missing (postgresql, chromium)"
+  echo "Debian packages: nothing missing (postgresql, chromium, redis-server)"
   exit 0
 fi
 

@@ -54,6 +54,7 @@ targets=(
   "./gateway/audit FuzzJournalEntry"
   "./gateway/enrich FuzzApply"
   "./flow FuzzParse"
+  "./redisstore FuzzEventID"
 )
 
 # Every fuzz target in the module (bench/ is a module of its own) must be listed.
