@@ -149,8 +149,10 @@ upstreams:
 	}
 }
 
+// With fsync every record is committed and synced to the database before
+// its answer leaves.
 func TestGatewayAuditSurvivesKillSQLite(t *testing.T) {
-	testAuditSurvivesKill(t, "audit: {store: sqlite}", func(dir string, seq int64) {
+	testAuditSurvivesKill(t, "audit: {store: sqlite, fsync: true}", func(dir string, seq int64) {
 		db, err := sql.Open("sqlite", auditDB(dir))
 		if err != nil {
 			t.Fatal(err)
@@ -163,10 +165,10 @@ func TestGatewayAuditSurvivesKillSQLite(t *testing.T) {
 	})
 }
 
-// Without fsync the records go through the journal: the next open (here,
-// toolwire audit) stores what the killed gateway journaled.
+// Without fsync (the default) the records go through the journal: the next
+// open (here, toolwire audit) stores what the killed gateway journaled.
 func TestGatewayAuditSurvivesKillSQLiteNoFsync(t *testing.T) {
-	testAuditSurvivesKill(t, "audit: {store: sqlite, fsync: false}", func(dir string, seq int64) {
+	testAuditSurvivesKill(t, "audit: {store: sqlite}", func(dir string, seq int64) {
 		db, err := sql.Open("sqlite", auditDB(dir))
 		if err != nil {
 			t.Fatal(err)

@@ -30,7 +30,7 @@ func DefaultAuditRedact() []string {
 func defaultAudit() Audit {
 	return Audit{
 		Store:         DefaultAuditStore,
-		Fsync:         true,
+		Fsync:         false,
 		Retention:     DefaultAuditRetention,
 		Redact:        DefaultAuditRedact(),
 		MaxValueBytes: gateway.DefaultAuditMaxValue,

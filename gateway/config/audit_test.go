@@ -14,17 +14,17 @@ func TestAudit(t *testing.T) {
 		want Audit
 	}{
 		{"audit:\n", defaultAudit()},
-		{"audit:\n  store: off\n", Audit{Store: "off", Fsync: true, Retention: DefaultAuditRetention, Redact: DefaultAuditRedact(), MaxValueBytes: 1024}},
+		{"audit:\n  store: off\n", Audit{Store: "off", Fsync: false, Retention: DefaultAuditRetention, Redact: DefaultAuditRedact(), MaxValueBytes: 1024}},
 		{"audit:\n  store: sqlite\n  fsync: false\n  retention: 1d12h\n  redact: [Password, api_key]\n  max_value_bytes: 4KiB\n",
 			Audit{Store: "sqlite", Retention: 36 * time.Hour, Redact: []string{"Password", "api_key"}, MaxValueBytes: 4096}},
 		{"audit:\n  store: postgres\n  postgres: ${DSN}\n  delivery: async\n",
-			Audit{Store: "postgres", Postgres: "postgres://u:pw@h/db", Async: true, QueueSize: 10000, Fsync: true, Retention: DefaultAuditRetention, Redact: DefaultAuditRedact(), MaxValueBytes: 1024}},
+			Audit{Store: "postgres", Postgres: "postgres://u:pw@h/db", Async: true, QueueSize: 10000, Retention: DefaultAuditRetention, Redact: DefaultAuditRedact(), MaxValueBytes: 1024}},
 		{"audit:\n  delivery: async\n  queue_size: 5\n  fsync: \"${FSYNC}\"\n  retention: off\n  max_value_bytes: off\n",
-			Audit{Store: "sqlite", Async: true, QueueSize: 5, Fsync: false, Redact: DefaultAuditRedact(), MaxValueBytes: -1}},
+			Audit{Store: "sqlite", Async: true, QueueSize: 5, Fsync: true, Redact: DefaultAuditRedact(), MaxValueBytes: -1}},
 		{"audit:\n  delivery: sync\n  retention: 30m\n  max_value_bytes: 1\n",
-			Audit{Store: "sqlite", Fsync: true, Retention: 30 * time.Minute, Redact: DefaultAuditRedact(), MaxValueBytes: 1}},
+			Audit{Store: "sqlite", Retention: 30 * time.Minute, Redact: DefaultAuditRedact(), MaxValueBytes: 1}},
 	} {
-		f, err := Parse([]byte(c.src), "g.yaml", env(map[string]string{"DSN": "postgres://u:pw@h/db", "FSYNC": "false"}))
+		f, err := Parse([]byte(c.src), "g.yaml", env(map[string]string{"DSN": "postgres://u:pw@h/db", "FSYNC": "true"}))
 		if err != nil {
 			t.Errorf("%q: %v", c.src, err)
 			continue

@@ -70,7 +70,7 @@
 //	  postgres: "${DATABASE_URL}"
 //	  delivery: async
 //	  queue_size: 10000
-//	  # fsync: true                 # store sqlite only
+//	  # fsync: false                # store sqlite only
 //	  retention: 90d
 //	  redact: [password, token, secret, authorization]
 //	  max_value_bytes: 1KiB
@@ -259,9 +259,11 @@
 //     is written) or async (through a queue, audit.NewAsync).
 //   - queue_size: the async queue's length, 1 to MaxAuditQueue (default
 //     10000). Async only.
-//   - fsync: true (the default) syncs every SQLite commit to disk; false
-//     still survives a crash or SIGKILL of the gateway, but not a power
-//     loss. Store sqlite only.
+//   - fsync: false (the default): a record is written (to a journal beside
+//     the database) before the answer leaves, so it survives a crash or
+//     SIGKILL of the gateway, but not a power loss or an operating system
+//     crash; true syncs every commit to disk, which survives those too and
+//     costs about a millisecond per call (BENCHMARKS.md). Store sqlite only.
 //   - retention: how long records are kept, a duration that may use d for
 //     days (90d, 36h, 1d12h); default 90d; off keeps them forever.
 //   - redact: argument names whose values the trail does not keep, at any

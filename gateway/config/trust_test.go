@@ -89,7 +89,7 @@ func TestDocExample(t *testing.T) {
 	if diff := cmp.Diff(wantAuth, f.Auth); diff != "" {
 		t.Errorf("Auth (-want +got):\n%s", diff)
 	}
-	wantAudit := Audit{Store: "postgres", Postgres: "postgres://tw:pw@db/tw", Async: true, QueueSize: 10000, Fsync: true,
+	wantAudit := Audit{Store: "postgres", Postgres: "postgres://tw:pw@db/tw", Async: true, QueueSize: 10000,
 		Retention: 90 * 24 * time.Hour, Redact: []string{"password", "token", "secret", "authorization"}, MaxValueBytes: 1024}
 	if diff := cmp.Diff(wantAudit, f.Audit); diff != "" {
 		t.Errorf("Audit (-want +got):\n%s", diff)
