@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -48,11 +47,10 @@ type PostgresServer struct {
 	sockDir string              // unix socket directory ("" = TCP only)
 	logPath string              // the server's stdout and stderr, every start appended
 	cred    *syscall.Credential // the unprivileged user to run as, when we are root
+	d       daemon              // the postmaster
 
 	mu   sync.Mutex
 	port int
-	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd has exited and been reaped
 }
 
 // errPortTaken reports that the server could not bind its port.
@@ -79,6 +77,7 @@ func Postgres(t testing.TB) *PostgresServer {
 	s := &PostgresServer{t: t, binDir: binDir, dir: t.TempDir()}
 	s.dataDir = filepath.Join(s.dir, "data")
 	s.logPath = filepath.Join(s.dir, "server.log")
+	s.d = daemon{name: "postgres", logPath: s.logPath}
 	// A unix socket path is limited to 107 bytes; past that, TCP only.
 	if sock := filepath.Join(s.dir, "sock"); len(sock)+len("/.s.PGSQL.65535") < 100 {
 		s.sockDir = sock
@@ -250,26 +249,13 @@ func (s *PostgresServer) Port() int {
 }
 
 // PID returns the postmaster's process id, or 0 when the server is stopped.
-func (s *PostgresServer) PID() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return 0
-	}
-	return s.cmd.Process.Pid
-}
+func (s *PostgresServer) PID() int { return s.d.pid() }
 
 // DataDir returns the cluster's data directory.
 func (s *PostgresServer) DataDir() string { return s.dataDir }
 
 // Log returns everything the server has logged, over all its starts.
-func (s *PostgresServer) Log() string {
-	b, err := os.ReadFile(s.logPath)
-	if err != nil {
-		return fmt.Sprintf("(reading %s: %v)", s.logPath, err)
-	}
-	return string(b)
-}
+func (s *PostgresServer) Log() string { return s.d.log() }
 
 // CreateDatabase creates database name and returns its DSN.
 func (s *PostgresServer) CreateDatabase(name string) string {
@@ -326,12 +312,6 @@ func freePort() (int, error) {
 // launch starts the postmaster on port and polls, within pgReadyTimeout,
 // until it answers as this cluster.
 func (s *PostgresServer) launch(port int) error {
-	logf, err := os.OpenFile(s.logPath, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	logStart, _ := logf.Seek(0, io.SeekEnd)
 	cmd := s.command(filepath.Join(s.binDir, "postgres"), "-D", s.dataDir,
 		"-c", "listen_addresses=127.0.0.1",
 		"-c", "port="+strconv.Itoa(port),
@@ -348,58 +328,11 @@ func (s *PostgresServer) launch(port int) error {
 		"-c", "TimeZone=UTC",
 		"-c", "logging_collector=off",
 	)
-	cmd.Stdout = logf
-	cmd.Stderr = logf
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	done := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(done)
-	}()
 	s.mu.Lock()
-	s.cmd, s.done, s.port = cmd, done, port
+	s.port = port
 	s.mu.Unlock()
-
-	// A ping must not outlast the server: something else on a taken port
-	// may accept the connection and never answer.
-	exited, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-done:
-			cancel()
-		case <-exited.Done():
-		}
-	}()
-	deadline := time.Now().Add(pgReadyTimeout)
-	wait := 20 * time.Millisecond
-	var lastErr error
-	for time.Now().Before(deadline) {
-		select {
-		case <-done:
-			s.mu.Lock()
-			s.cmd, s.done = nil, nil
-			s.mu.Unlock()
-			tail := s.Log()
-			if int64(len(tail)) >= logStart {
-				tail = tail[logStart:]
-			}
-			if strings.Contains(tail, "could not bind") || strings.Contains(tail, "Address already in use") {
-				return fmt.Errorf("%w: %d", errPortTaken, port)
-			}
-			return fmt.Errorf("postgres exited at start: %v", cmd.ProcessState)
-		default:
-		}
-		if lastErr = s.ping(exited, port); lastErr == nil {
-			return nil
-		}
-		time.Sleep(wait)
-		wait = min(wait*2, 250*time.Millisecond)
-	}
-	s.stop()
-	return fmt.Errorf("postgres did not accept connections within %v: %v", pgReadyTimeout, lastErr)
+	return s.d.start(cmd, port, pgReadyTimeout, 20*time.Millisecond, []string{"could not bind", "Address already in use"},
+		func(ctx context.Context) error { return s.ping(ctx, port) })
 }
 
 // ping connects to port and checks that the server there is this cluster,
@@ -443,46 +376,13 @@ func (s *PostgresServer) Restart() {
 // would; the next Start runs crash recovery from the WAL.
 func (s *PostgresServer) Kill() {
 	s.t.Helper()
-	s.mu.Lock()
-	cmd, done := s.cmd, s.done
-	s.cmd, s.done = nil, nil
-	s.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	<-done
-	waitGroupGone(cmd.Process.Pid, 5*time.Second)
+	s.d.kill()
 }
 
 func (s *PostgresServer) stop() error {
-	s.mu.Lock()
-	cmd, done := s.cmd, s.done
-	s.cmd, s.done = nil, nil
-	s.mu.Unlock()
-	if cmd == nil {
-		return nil
-	}
-	pid := cmd.Process.Pid
-	steps := []struct {
-		sig   syscall.Signal
-		bound time.Duration
-	}{{syscall.SIGTERM, pgSmartTimeout}, {syscall.SIGINT, pgFastTimeout}}
-	for i, st := range steps {
-		if i > 0 {
-			s.t.Logf("PostgreSQL (pid %d) still had clients after %v of smart shutdown; sending SIGINT (fast shutdown)", pid, pgSmartTimeout)
-		}
-		syscall.Kill(pid, st.sig)
-		select {
-		case <-done:
-			return nil
-		case <-time.After(st.bound):
-		}
-	}
-	syscall.Kill(-pid, syscall.SIGKILL)
-	<-done
-	waitGroupGone(pid, 5*time.Second)
-	return fmt.Errorf("postgres (pid %d) ignored SIGTERM and SIGINT for %v; killed", pid, pgSmartTimeout+pgFastTimeout)
+	return s.d.stop([]stopStep{{syscall.SIGTERM, pgSmartTimeout}, {syscall.SIGINT, pgFastTimeout}}, func(pid int, after stopStep) {
+		s.t.Logf("PostgreSQL (pid %d) still had clients after %v of smart shutdown; sending SIGINT (fast shutdown)", pid, after.bound)
+	})
 }
 
 // waitGroupGone waits, within bound, until no live process is left in group

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -38,15 +37,11 @@ type RedisServer struct {
 	// Addr is "127.0.0.1:PORT"; it stays the same across Stop and Start.
 	Addr string
 
-	t       testing.TB
-	bin     string
-	dir     string // the server's --dir
-	logPath string // the server's stdout and stderr, every start appended
-	port    int
-
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd has exited and been reaped
+	t    testing.TB
+	bin  string
+	dir  string // the server's --dir
+	port int
+	d    daemon // the process; its log is server.log in dir
 }
 
 // Redis starts a Redis server for the test and returns it once it answers
@@ -66,8 +61,8 @@ func Redis(t testing.TB) *RedisServer {
 			"or run ./scripts/test as root", err)
 	}
 	s := &RedisServer{t: t, bin: bin, dir: t.TempDir()}
-	s.logPath = filepath.Join(s.dir, "server.log")
-	if err := os.WriteFile(s.logPath, nil, 0o600); err != nil {
+	s.d = daemon{name: "redis-server", logPath: filepath.Join(s.dir, "server.log")}
+	if err := os.WriteFile(s.d.logPath, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -75,7 +70,7 @@ func Redis(t testing.TB) *RedisServer {
 			t.Errorf("stopping Redis: %v", err)
 		}
 		if t.Failed() {
-			t.Logf("Redis server log (%s):\n%s", s.logPath, s.Log())
+			t.Logf("Redis server log (%s):\n%s", s.d.logPath, s.Log())
 		}
 	})
 	for attempt := 0; attempt < redisPortAttempts; attempt++ {
@@ -109,23 +104,10 @@ func RedisBinary() (string, error) {
 func (s *RedisServer) URL() string { return "redis://" + s.Addr + "/0" }
 
 // PID returns the server's process id, or 0 when it is stopped.
-func (s *RedisServer) PID() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return 0
-	}
-	return s.cmd.Process.Pid
-}
+func (s *RedisServer) PID() int { return s.d.pid() }
 
 // Log returns everything the server has logged, over all its starts.
-func (s *RedisServer) Log() string {
-	b, err := os.ReadFile(s.logPath)
-	if err != nil {
-		return fmt.Sprintf("(reading %s: %v)", s.logPath, err)
-	}
-	return string(b)
-}
+func (s *RedisServer) Log() string { return s.d.log() }
 
 // Start starts the server again after Stop, on the same port and directory,
 // and waits until it answers PING. It holds no keys: nothing was saved. It
@@ -152,12 +134,6 @@ func (s *RedisServer) Stop() {
 // launch starts redis-server on s.port and polls, within redisReadyTimeout,
 // until it answers PING as the process just started.
 func (s *RedisServer) launch() error {
-	logf, err := os.OpenFile(s.logPath, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	logStart, _ := logf.Seek(0, io.SeekEnd)
 	cmd := exec.Command(s.bin,
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
@@ -169,60 +145,8 @@ func (s *RedisServer) launch() error {
 		"--logfile", "", // stdout, which is the log file
 	)
 	cmd.Dir = s.dir
-	cmd.Stdout = logf
-	cmd.Stderr = logf
-	// Its own process group: a ^C to `go test` does not reach it first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	done := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(done)
-	}()
-	s.mu.Lock()
-	s.cmd, s.done = cmd, done
-	s.mu.Unlock()
-
-	// A probe must not outlast the server: something else on a taken port
-	// may accept the connection and never answer.
-	exited, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-done:
-			cancel()
-		case <-exited.Done():
-		}
-	}()
-	deadline := time.Now().Add(redisReadyTimeout)
-	wait := 10 * time.Millisecond
-	var lastErr error
-	for time.Now().Before(deadline) {
-		select {
-		case <-done:
-			s.mu.Lock()
-			s.cmd, s.done = nil, nil
-			s.mu.Unlock()
-			tail := s.Log()
-			if int64(len(tail)) >= logStart {
-				tail = tail[logStart:]
-			}
-			if strings.Contains(tail, "Address already in use") {
-				return fmt.Errorf("%w: %d", errPortTaken, s.port)
-			}
-			return fmt.Errorf("redis-server exited at start: %v", cmd.ProcessState)
-		default:
-		}
-		if lastErr = redisProbe(exited, s.port, cmd.Process.Pid); lastErr == nil {
-			return nil
-		}
-		time.Sleep(wait)
-		wait = min(wait*2, 250*time.Millisecond)
-	}
-	s.stop()
-	return fmt.Errorf("redis-server did not answer PING within %v: %v", redisReadyTimeout, lastErr)
+	return s.d.start(cmd, s.port, redisReadyTimeout, 10*time.Millisecond, []string{"Address already in use"},
+		func(ctx context.Context) error { return redisProbe(ctx, s.port, cmd.Process.Pid) })
 }
 
 // redisProbe sends PING and INFO server to port and checks that the server
@@ -312,26 +236,7 @@ func redisReplyDepth(r *bufio.Reader, depth int) (string, error) {
 }
 
 func (s *RedisServer) stop() error {
-	s.mu.Lock()
-	cmd, done := s.cmd, s.done
-	s.cmd, s.done = nil, nil
-	s.mu.Unlock()
-	if cmd == nil {
-		return nil
-	}
-	pid := cmd.Process.Pid
-	// A test may have stopped the process (SIGSTOP) to make it hang.
-	syscall.Kill(pid, syscall.SIGCONT)
-	syscall.Kill(pid, syscall.SIGTERM)
-	select {
-	case <-done:
-		return nil
-	case <-time.After(redisStopTimeout):
-	}
-	syscall.Kill(-pid, syscall.SIGKILL)
-	<-done
-	waitGroupGone(pid, 5*time.Second)
-	return fmt.Errorf("redis-server (pid %d) ignored SIGTERM for %v; killed", pid, redisStopTimeout)
+	return s.d.stop([]stopStep{{syscall.SIGTERM, redisStopTimeout}}, nil)
 }
 
 // Do sends one command to the server within ctx (bounded by

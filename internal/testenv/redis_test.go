@@ -124,8 +124,8 @@ func TestRedisPortTaken(t *testing.T) {
 	}
 	defer l.Close()
 	taken := &RedisServer{t: t, bin: s.bin, dir: t.TempDir(), port: l.Addr().(*net.TCPAddr).Port}
-	taken.logPath = filepath.Join(taken.dir, "server.log")
-	if err := os.WriteFile(taken.logPath, nil, 0o600); err != nil {
+	taken.d = daemon{name: "redis-server", logPath: filepath.Join(taken.dir, "server.log")}
+	if err := os.WriteFile(taken.d.logPath, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := taken.launch(); !errors.Is(err, errPortTaken) {
