@@ -14,11 +14,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/lexer"
-	yamlparser "github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
+	"github.com/toolwire/toolwire/internal/yamlsrc"
 )
 
 // Load reads, parses and statically checks a manifest file. The error is
@@ -172,23 +170,14 @@ func posOf(n ast.Node) Pos {
 	return Pos{tp.Line, tp.Column}
 }
 
-// parseYAML parses data into a syntax tree. A panic in the YAML library on
-// malformed input becomes an error: bad input must not crash the caller.
-func (p *parser) parseYAML(data []byte) (tree *ast.File, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			tree, err = nil, fmt.Errorf("the YAML parser failed on this file: %v", r)
-		}
-	}()
+// parseYAML parses data into a syntax tree (yamlsrc.Parse: nesting
+// bounded, a panic of the YAML library an error), refusing binary data.
+func (p *parser) parseYAML(data []byte) (*ast.File, error) {
 	if !validText(data) {
 		return nil, errors.New("the file is not text (binary data or invalid UTF-8)")
 	}
 	p.lines = strings.Split(string(data), "\n")
-	tokens := lexer.Tokenize(string(data))
-	if err := p.checkNesting(tokens); err != nil {
-		return nil, err
-	}
-	return yamlparser.Parse(tokens, 0)
+	return yamlsrc.Parse(data, p.cfg.maxDepth)
 }
 
 // validText refuses binary junk early: NUL bytes or invalid UTF-8.
@@ -196,62 +185,25 @@ func validText(b []byte) bool {
 	return bytes.IndexByte(b, 0) < 0 && utf8.Valid(b)
 }
 
-// checkNesting refuses tokens nesting collections deeper than the limit,
-// before the parser (whose time grows quickly with depth) sees them. Block
-// collections are measured by indentation, flow ones by brackets.
-func (p *parser) checkNesting(tokens token.Tokens) error {
-	depth := 0
-	for _, tk := range tokens {
-		switch tk.Type {
-		case token.SequenceStartType, token.MappingStartType:
-			if depth++; depth > p.cfg.maxDepth {
-				return &yaml.SyntaxError{Message: fmt.Sprintf("nested deeper than %d levels", p.cfg.maxDepth), Token: tk}
-			}
-		case token.SequenceEndType, token.MappingEndType:
-			depth = max(0, depth-1)
-		}
-		if tk.Position != nil && tk.Position.IndentLevel > p.cfg.maxDepth*2 {
-			return &yaml.SyntaxError{Message: fmt.Sprintf("nested deeper than %d levels", p.cfg.maxDepth), Token: tk}
-		}
-	}
-	return nil
-}
-
-var dupKey = regexp.MustCompile(`^mapping key "(.*)" already defined at \[(\d+):(\d+)\]$`)
-
+// syntaxError reports an error of the YAML parser at its position (the
+// file's start when it has none).
 func (p *parser) syntaxError(err error) {
-	var se *yaml.SyntaxError
-	if !errors.As(err, &se) {
-		p.errAt(Pos{1, 1}, "%s", err.Error())
-		return
-	}
+	line, col, msg := yamlsrc.SyntaxError(err)
 	pos := Pos{1, 1}
-	if se.Token != nil && se.Token.Position != nil {
-		pos = Pos{se.Token.Position.Line, se.Token.Position.Column}
-	}
-	msg := se.Message
-	if m := dupKey.FindStringSubmatch(se.Message); m != nil {
-		msg = fmt.Sprintf("duplicate key %q (first at %s:%s)", m[1], m[2], m[3])
+	if line > 0 {
+		pos = Pos{line, col}
 	}
 	p.errAt(pos, "%s", msg)
 }
 
 // supported reports (and returns false for) YAML features manifests do not
-// take: anchors and aliases (no alias bombs), tags, merge keys, complex keys.
+// take (yamlsrc.Unsupported).
 func (p *parser) supported(n ast.Node) bool {
-	switch n.(type) {
-	case *ast.AnchorNode, *ast.AliasNode:
-		p.errorf(n, "anchors and aliases are not supported")
-	case *ast.TagNode:
-		p.errorf(n, "tags are not supported")
-	case *ast.MergeKeyNode:
-		p.errorf(n, "merge keys (<<) are not supported")
-	case *ast.MappingKeyNode:
-		p.errorf(n, "complex keys (?) are not supported")
-	default:
-		return true
+	if why := yamlsrc.Unsupported(n); why != "" {
+		p.errorf(n, "%s", why)
+		return false
 	}
-	return false
+	return true
 }
 
 func kindOf(n ast.Node) string {

@@ -30,6 +30,12 @@ const (
 	MaxSeparator = 8
 	// MaxToolName is the longest tool name MCP recommends.
 	MaxToolName = 128
+	// MaxNesting is the deepest nesting of collections a file may have
+	// (flow collections by their brackets, block ones by indentation). The
+	// YAML parser takes time quadratic in it (100000 levels, in a file well
+	// under DefaultMaxSize, take minutes), while a config file needs a
+	// handful; the lexer, linear, finds it first.
+	MaxNesting = 64
 )
 
 // File is a decoded config file.

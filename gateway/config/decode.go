@@ -5,17 +5,14 @@ import (
 	"fmt"
 	"iter"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/lexer"
-	"github.com/goccy/go-yaml/parser"
 
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/yamlsrc"
 )
 
 // The decoder walks goccy/go-yaml's syntax tree rather than decoding into
@@ -64,38 +61,13 @@ func position(n ast.Node) (int, int) {
 	return p.Line, p.Column
 }
 
-// parseYAML parses data into a syntax tree. A panic in the YAML library
-// on some malformed input becomes an error: a bad config file must not
-// crash the gateway with a stack trace.
-func parseYAML(data []byte) (tree *ast.File, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			tree, err = nil, fmt.Errorf("the YAML parser failed on this file: %v", r)
-		}
-	}()
-	tokens := lexer.Tokenize(string(data))
-	if err := checkNesting(tokens); err != nil {
-		return nil, err
-	}
-	return parser.Parse(tokens, 0)
-}
-
-var dupKey = regexp.MustCompile(`^mapping key "(.*)" already defined at \[(\d+):(\d+)\]$`)
+// parseYAML parses data into a syntax tree (yamlsrc.Parse: nesting bounded
+// by MaxNesting, a panic of the YAML library an error).
+func parseYAML(data []byte) (*ast.File, error) { return yamlsrc.Parse(data, MaxNesting) }
 
 func (d *decoder) syntaxError(err error) {
-	var se *yaml.SyntaxError
-	if !errors.As(err, &se) {
-		d.errs = append(d.errs, &Error{File: d.name, Msg: err.Error()})
-		return
-	}
-	e := &Error{File: d.name, Msg: se.Message}
-	if se.Token != nil && se.Token.Position != nil {
-		e.Line, e.Column = se.Token.Position.Line, se.Token.Position.Column
-	}
-	if m := dupKey.FindStringSubmatch(se.Message); m != nil {
-		e.Msg = fmt.Sprintf("duplicate key %q (first at %s:%s)", m[1], m[2], m[3])
-	}
-	d.errs = append(d.errs, e)
+	line, col, msg := yamlsrc.SyntaxError(err)
+	d.errs = append(d.errs, &Error{File: d.name, Line: line, Column: col, Msg: msg})
 }
 
 func (d *decoder) decode(data []byte) *File {
@@ -576,21 +548,13 @@ func editDistance(a, b string) int {
 }
 
 // supported reports (and returns false for) YAML features the config
-// file does not take: anchors, aliases, tags, merge keys, complex keys.
+// file does not take (yamlsrc.Unsupported).
 func (d *decoder) supported(n ast.Node) bool {
-	switch n.(type) {
-	case *ast.AnchorNode, *ast.AliasNode:
-		d.errorf(n, "anchors and aliases are not supported")
-	case *ast.TagNode:
-		d.errorf(n, "tags are not supported")
-	case *ast.MergeKeyNode:
-		d.errorf(n, "merge keys (<<) are not supported")
-	case *ast.MappingKeyNode:
-		d.errorf(n, "complex keys (?) are not supported")
-	default:
-		return true
+	if why := yamlsrc.Unsupported(n); why != "" {
+		d.errorf(n, "%s", why)
+		return false
 	}
-	return false
+	return true
 }
 
 // keyText is the text of a scalar key as written; keys are never

@@ -54,6 +54,7 @@ targets=(
   "./gateway/audit FuzzJournalEntry"
   "./gateway/enrich FuzzApply"
   "./flow FuzzParse"
+  "./internal/yamlsrc FuzzParse"
   "./redisstore FuzzEventID"
 )
 
