@@ -45,3 +45,27 @@ type SessionOpener interface {
 type InlineHandler interface {
 	HandleInline(req *Request) bool
 }
+
+// StatefulSession is a Session whose negotiated state can move to another
+// process, so that several replicas behind one endpoint can each serve a
+// 2025-era session opened on any of them (see SessionResumer).
+type StatefulSession interface {
+	Session
+	// StateRevision changes whenever Snapshot would return something else:
+	// a transport compares it after each message to know when to store a
+	// new snapshot, without taking one.
+	StateRevision() uint64
+	// Snapshot returns the session's state; an error before the session is
+	// established (nothing worth carrying yet).
+	Snapshot() ([]byte, error)
+	// ApplySnapshot brings the session up to a snapshot another process
+	// took of the same session after it changed there.
+	ApplySnapshot(state []byte) error
+}
+
+// SessionResumer is implemented by a SessionOpener that can rebuild a
+// session from a StatefulSession's Snapshot, taken in this process or
+// another. out is as for OpenSession.
+type SessionResumer interface {
+	ResumeSession(state []byte, out Sender) (Session, error)
+}

@@ -110,7 +110,10 @@ func (s *Server) setLevel(_ context.Context, r *Request, p *setLevelParams) (*mc
 	}
 	ss := r.session
 	ss.mu.Lock()
-	ss.logs.level = level
+	if ss.logs.level != level {
+		ss.logs.level = level
+		ss.stateRev.Add(1)
+	}
 	ss.mu.Unlock()
 	return &mcp.EmptyResult{}, nil
 }

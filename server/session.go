@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolwire/toolwire/internal/wirejson"
@@ -34,6 +35,8 @@ type Session struct {
 	calls       *jsonrpc.Peer // requests this server sent the client
 	closing     chan struct{}
 	logs        sessionLogs // logging/setLevel and queued server-wide records (logging.go)
+
+	stateRev atomic.Uint64 // bumped whenever Snapshot changes (session_state.go)
 }
 
 var (
@@ -83,6 +86,7 @@ func (ss *Session) initialize(_ context.Context, r *Request, p *initializeParams
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session is already initialized")
 	}
 	ss.initialized, ss.version, ss.clientInfo, ss.clientCaps = true, version, p.ClientInfo, p.Capabilities
+	ss.stateRev.Add(1)
 	return &mcp.InitializeResult{
 		ProtocolVersion: version,
 		Capabilities:    ss.srv.capabilities(mcp.EraLegacy),
@@ -96,8 +100,9 @@ func (ss *Session) HandleNotification(ctx context.Context, n *jsonrpc.Notificati
 	switch n.Method {
 	case mcp.NotificationInitialized:
 		ss.mu.Lock()
-		if ss.initialized {
+		if ss.initialized && !ss.ready {
 			ss.ready = true
+			ss.stateRev.Add(1)
 		}
 		ss.mu.Unlock()
 	case mcp.NotificationCancelled:

@@ -58,6 +58,7 @@ func (s *Server) subscribe(_ context.Context, req *Request) (any, error) {
 			subs.bySession[ss] = set
 		}
 		set[uri] = struct{}{}
+		ss.stateRev.Add(1)
 	}
 	subs.mu.Unlock()
 	// Close sets closed before it drops the session's subscriptions: either
@@ -81,7 +82,10 @@ func (s *Server) unsubscribe(_ context.Context, req *Request) (any, error) {
 	subs := &s.resources.subs
 	subs.mu.Lock()
 	if set := subs.bySession[req.session]; set != nil {
-		delete(set, uri)
+		if _, ok := set[uri]; ok {
+			delete(set, uri)
+			req.session.stateRev.Add(1)
+		}
 		if len(set) == 0 {
 			delete(subs.bySession, req.session)
 		}

@@ -55,6 +55,7 @@ targets=(
   "./gateway/enrich FuzzApply"
   "./flow FuzzParse"
   "./internal/yamlsrc FuzzParse"
+  "./server FuzzResumeSession"
   "./redisstore FuzzEventID"
 )
 
