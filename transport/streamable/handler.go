@@ -43,6 +43,8 @@ type Handler struct {
 	draining bool
 	closed   bool
 
+	storeLogged time.Time // the last log line of a session store outage
+
 	janitor  sync.Once
 	stopJan  chan struct{}
 	janitorW sync.WaitGroup

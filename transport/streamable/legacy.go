@@ -1,6 +1,7 @@
 package streamable
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,13 @@ type legacySession struct {
 	inFlight   int      // requests running, for WithMaxInFlightPerSession
 	lastActive time.Time
 	closed     bool
+
+	// With a SessionStore: the state revision of sess last stored or
+	// applied, and the stored state that revision matches.
+	shared   bool
+	stateRev uint64
+	state    []byte
+	syncMu   sync.Mutex // one store update at a time
 }
 
 func (h *Handler) newStream(ls *legacySession, id string, final bool) *stream {
@@ -48,6 +56,13 @@ func (h *Handler) newStream(ls *legacySession, id string, final bool) *stream {
 // openSession creates and registers a session for owner, within the session
 // cap.
 func (h *Handler) openSession(owner string) (*legacySession, *jsonrpc.Error) {
+	return h.register(newSessionID(), owner, nil)
+}
+
+// register makes a session with id for owner and registers it, within the
+// session cap: a new one (resume nil), or, from a SessionStore's record,
+// one opened elsewhere (resume rebuilds its jsonrpc.Session).
+func (h *Handler) register(id, owner string, resume func(out jsonrpc.Sender) (jsonrpc.Session, error)) (*legacySession, *jsonrpc.Error) {
 	h.mu.Lock()
 	full := len(h.sessions) >= h.o.maxSessions
 	h.mu.Unlock()
@@ -57,25 +72,55 @@ func (h *Handler) openSession(owner string) (*legacySession, *jsonrpc.Error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	// The POST stream map is made on the first POST, so an idle session
 	// stays small (BENCHMARKS.md measures it).
-	ls := &legacySession{h: h, id: newSessionID(), owner: owner, ctx: ctx, cancel: cancel, lastActive: h.now(), busy: 1}
+	ls := &legacySession{h: h, id: id, owner: owner, ctx: ctx, cancel: cancel, lastActive: h.now(), busy: 1, shared: h.o.sessionStore != nil}
 	ls.standalone = h.newStream(ls, standaloneStream, false)
+	out := jsonrpc.SenderFunc(func(ctx context.Context, m jsonrpc.Message) error {
+		return ls.standalone.send(m, false)
+	})
+	if resume != nil {
+		sess, err := resume(out)
+		if err != nil {
+			cancel()
+			h.o.logger.Error("a stored session could not be resumed", "session", id, "error", err)
+			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "this session could not be resumed here; initialize a new one")
+		}
+		ls.sess = sess
+	}
 	h.mu.Lock()
 	if h.draining {
 		h.mu.Unlock()
 		cancel()
+		if ls.sess != nil {
+			ls.sess.Close()
+		}
 		return nil, errShuttingDown
 	}
-	if len(h.sessions) >= h.o.maxSessions {
+	if len(h.sessions) >= h.o.maxSessions && h.sessions[ls.id] == nil {
 		h.mu.Unlock()
 		cancel()
+		if ls.sess != nil {
+			ls.sess.Close()
+		}
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions: the limit of %d is reached; try again later", h.o.maxSessions)
+	}
+	if other := h.sessions[ls.id]; other != nil {
+		// Resumed by another request meanwhile: use that copy.
+		h.mu.Unlock()
+		cancel()
+		if ls.sess != nil {
+			ls.sess.Close()
+		}
+		other.mu.Lock()
+		other.busy++
+		other.mu.Unlock()
+		return other, nil
 	}
 	h.sessions[ls.id] = ls
 	h.janitor.Do(h.startJanitor)
 	h.mu.Unlock()
-	ls.sess = h.opener.OpenSession(jsonrpc.SenderFunc(func(ctx context.Context, m jsonrpc.Message) error {
-		return ls.standalone.send(m, false)
-	}))
+	if ls.sess == nil {
+		ls.sess = h.opener.OpenSession(out)
+	}
 	return ls, nil
 }
 
@@ -107,16 +152,160 @@ func (h *Handler) sessionFor(w http.ResponseWriter, r *http.Request, id jsonrpc.
 		return nil
 	}
 	ls := h.lookup(sid)
+	if h.o.sessionStore != nil {
+		var ok bool
+		if ls, ok = h.sharedSession(w, r, id, sid, ls); !ok {
+			return nil
+		}
+	}
 	if ls == nil {
 		writeError(w, http.StatusNotFound, id, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session not found: it ended or never existed; initialize a new one"))
 		return nil
 	}
 	if auth.PrincipalFrom(r.Context()).Key() != ls.owner {
-		h.o.logger.Warn("request refused: the session belongs to another principal", "session", ls.id)
-		writeError(w, http.StatusForbidden, id, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "forbidden: this session was opened by another principal"))
+		h.forbidden(w, id, ls.id)
 		return nil
 	}
 	return ls
+}
+
+// forbidden answers a request on another principal's session: 403.
+func (h *Handler) forbidden(w http.ResponseWriter, id jsonrpc.ID, sid string) {
+	h.o.logger.Warn("request refused: the session belongs to another principal", "session", sid)
+	writeError(w, http.StatusForbidden, id, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "forbidden: this session was opened by another principal"))
+}
+
+// sharedSession checks a session with the SessionStore (one Touch): a
+// session the store no longer holds ends here too (nil: 404); one this
+// replica does not hold yet is resumed from its record; a stored state newer
+// than this replica's copy is applied to it. With the store unreachable a
+// session this replica holds is served as it is, and any other gets 503
+// (false: the answer is written).
+func (h *Handler) sharedSession(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, sid string, local *legacySession) (*legacySession, bool) {
+	rec, err := h.o.sessionStore.Touch(r.Context(), sid, h.o.sessionIdleTimeout)
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		if local != nil {
+			h.endSession(local)
+		}
+		return nil, true
+	case err != nil:
+		h.storeFailed("touch", err)
+		if local != nil {
+			return local, true
+		}
+		writeError(w, http.StatusServiceUnavailable, id, jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"the session store is unavailable, so this replica cannot serve this session now; try again shortly"))
+		return nil, false
+	}
+	if local != nil {
+		local.applyStored(rec.State)
+		return local, true
+	}
+	if auth.PrincipalFrom(r.Context()).Key() != rec.Owner {
+		h.forbidden(w, id, sid) // checked before anything is built for it
+		return nil, false
+	}
+	resumer, ok := h.opener.(jsonrpc.SessionResumer)
+	if !ok {
+		h.o.logger.Error("a session store is configured but the server cannot resume sessions (no jsonrpc.SessionResumer)")
+		writeError(w, http.StatusInternalServerError, id, jsonrpc.NewError(jsonrpc.CodeInternalError, "this replica cannot resume sessions opened elsewhere"))
+		return nil, false
+	}
+	ls, jerr := h.register(sid, rec.Owner, func(out jsonrpc.Sender) (jsonrpc.Session, error) {
+		return resumer.ResumeSession(rec.State, out)
+	})
+	if jerr != nil {
+		writeUnavailable(w, id, jerr)
+		return nil, false
+	}
+	defer ls.release()
+	ls.mu.Lock()
+	ls.prime = rec.Prime
+	ls.mu.Unlock()
+	ls.applied(rec.State)
+	return ls, true
+}
+
+// storeFailed logs a failed SessionStore operation, at most once a
+// storeLogEvery: an outage fails every request.
+func (h *Handler) storeFailed(op string, err error) {
+	now := h.now()
+	h.mu.Lock()
+	quiet := now.Sub(h.storeLogged) < storeLogEvery
+	if !quiet {
+		h.storeLogged = now
+	}
+	h.mu.Unlock()
+	if !quiet {
+		h.o.logger.Error("session store unavailable: new 2025-era sessions are refused (503) and sessions opened on other replicas cannot be served here until it is back",
+			"operation", op, "error", err)
+	}
+}
+
+// storeLogEvery spaces the log lines of a session store outage.
+const storeLogEvery = 10 * time.Second
+
+// applied records state as what the session's copy here matches.
+func (ls *legacySession) applied(state []byte) {
+	st, ok := ls.sess.(jsonrpc.StatefulSession)
+	if !ok {
+		return
+	}
+	ls.mu.Lock()
+	ls.state, ls.stateRev = state, st.StateRevision()
+	ls.mu.Unlock()
+}
+
+// applyStored brings this replica's copy up to the stored state, when a
+// request served elsewhere changed it.
+func (ls *legacySession) applyStored(state []byte) {
+	ls.mu.Lock()
+	same := bytes.Equal(state, ls.state)
+	ls.mu.Unlock()
+	st, ok := ls.sess.(jsonrpc.StatefulSession)
+	if same || !ok {
+		return
+	}
+	if err := st.ApplySnapshot(state); err != nil {
+		ls.h.o.logger.Warn("stored session state not applied", "session", ls.id, "error", err)
+		return
+	}
+	ls.applied(state)
+}
+
+// syncState stores the session's state when a message served here changed
+// it, so that every replica serves the session as its client left it.
+func (ls *legacySession) syncState(ctx context.Context) {
+	if !ls.shared {
+		return
+	}
+	st, ok := ls.sess.(jsonrpc.StatefulSession)
+	if !ok {
+		return
+	}
+	ls.syncMu.Lock()
+	defer ls.syncMu.Unlock()
+	rev := st.StateRevision()
+	ls.mu.Lock()
+	same := rev == ls.stateRev
+	ls.mu.Unlock()
+	if same {
+		return
+	}
+	snap, err := st.Snapshot()
+	if err != nil {
+		return
+	}
+	if err := ls.h.o.sessionStore.Update(context.WithoutCancel(ctx), ls.id, snap, ls.h.o.sessionIdleTimeout); err != nil {
+		if !errors.Is(err, ErrSessionNotFound) {
+			ls.h.storeFailed("update", err)
+		}
+		return
+	}
+	ls.mu.Lock()
+	ls.state, ls.stateRev = snap, rev
+	ls.mu.Unlock()
 }
 
 // requestContext is the context a 2025-era message is served under: the
@@ -166,6 +355,7 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc
 	case *jsonrpc.Notification:
 		ls.touch()
 		ls.sess.HandleNotification(requestContext(r), m)
+		ls.syncState(r.Context())
 		w.Header().Set(HeaderSessionID, ls.id)
 		w.WriteHeader(http.StatusAccepted)
 	case *jsonrpc.Response:
@@ -214,6 +404,7 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 		defer ls.endCall()
 		defer ls.release()
 		resp := ls.sess.HandleRequest(ctx, req, st)
+		ls.syncState(ctx)
 		if resp != nil {
 			_ = st.send(resp, true)
 		} else {
@@ -262,6 +453,13 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, req *jsonrp
 	ls.mu.Lock()
 	ls.prime = res.ProtocolVersion >= mcp.Version20251125
 	ls.mu.Unlock()
+	if err := h.storeNew(r.Context(), ls); err != nil {
+		h.endSession(ls)
+		h.storeFailed("create", err)
+		writeError(w, http.StatusServiceUnavailable, req.ID, jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"the session store is unavailable, so no session can be opened now; try again shortly, or use 2026-07-28 requests, which need no session"))
+		return
+	}
 	body, err := jsonrpc.Encode(resp)
 	if err != nil {
 		h.endSession(ls)
@@ -272,6 +470,31 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, req *jsonrp
 	w.Header().Set(HeaderSessionID, ls.id)
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(body)
+}
+
+// storeNew puts a session just initialized in the SessionStore, if there
+// is one, so that every replica can serve it.
+func (h *Handler) storeNew(ctx context.Context, ls *legacySession) error {
+	store := h.o.sessionStore
+	if store == nil {
+		return nil
+	}
+	st, ok := ls.sess.(jsonrpc.StatefulSession)
+	if !ok {
+		return errors.New("the server's sessions cannot be snapshotted (no jsonrpc.StatefulSession)")
+	}
+	snap, err := st.Snapshot()
+	if err != nil {
+		return err
+	}
+	ls.mu.Lock()
+	rec := &SessionRecord{ID: ls.id, Owner: ls.owner, Prime: ls.prime, State: snap}
+	ls.mu.Unlock()
+	if err := store.Create(ctx, rec, h.o.sessionIdleTimeout); err != nil {
+		return err
+	}
+	ls.applied(snap)
+	return nil
 }
 
 // get opens a session's standalone stream, or resumes a stream after the
@@ -333,6 +556,14 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	ls := h.sessionFor(w, r, jsonrpc.ID{})
 	if ls == nil {
 		return
+	}
+	if store := h.o.sessionStore; store != nil {
+		if err := store.Delete(r.Context(), ls.id); err != nil {
+			h.storeFailed("delete", err)
+			writeError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInternalError,
+				"the session store is unavailable, so the session cannot be ended for every replica now; try again shortly"))
+			return
+		}
 	}
 	h.endSession(ls)
 	w.WriteHeader(http.StatusOK)
@@ -536,7 +767,12 @@ func (ls *legacySession) idleFor(now time.Time, ttl time.Duration) bool {
 
 // close ends the session: requests are cancelled, streams closed, events
 // forgotten.
-func (ls *legacySession) close() {
+func (ls *legacySession) close() { ls.closeLocal(true) }
+
+// closeLocal ends this process's copy of the session; forget also drops
+// its stored events, which a copy evicted while the session lives on in a
+// SessionStore keeps for the replicas still serving it.
+func (ls *legacySession) closeLocal(forget bool) {
 	ls.mu.Lock()
 	if ls.closed {
 		ls.mu.Unlock()
@@ -560,7 +796,9 @@ func (ls *legacySession) close() {
 	if ls.sess != nil {
 		ls.sess.Close()
 	}
-	ls.h.o.eventStore.DropSession(ls.id)
+	if forget {
+		ls.h.o.eventStore.DropSession(ls.id)
+	}
 }
 
 // sweep ends the sessions idle past the TTL.
@@ -576,6 +814,13 @@ func (h *Handler) sweep() {
 	}
 	h.mu.Unlock()
 	for _, ls := range expired {
+		if ls.shared {
+			// Idle here, not necessarily everywhere: the store expires
+			// the session itself once no replica has used it for as long.
+			h.o.logger.Debug("idle copy of a shared session dropped", "session", ls.id)
+			ls.closeLocal(false)
+			continue
+		}
 		h.o.logger.Debug("session expired", "session", ls.id)
 		ls.close()
 	}

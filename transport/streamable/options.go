@@ -40,6 +40,7 @@ type handlerConfig struct {
 	maxInFlight        int
 	maxPerSession      int
 	eventStore         EventStore
+	sessionStore       SessionStore
 	retryInterval      time.Duration
 	keepAliveInterval  time.Duration
 	writeTimeout       time.Duration
@@ -71,6 +72,15 @@ func WithAllowedHosts(hosts ...string) HandlerOption {
 func WithAllowedOrigins(origins ...string) HandlerOption {
 	origins = slices.Clone(origins)
 	return handlerOption(func(c *handlerConfig) { c.allowedOrigins = origins })
+}
+
+// WithSessionStore shares 2025-era sessions through store, so that every
+// replica behind one endpoint serves every session (see SessionStore).
+// The handler's opener must implement jsonrpc.SessionResumer and its
+// sessions jsonrpc.StatefulSession (a *server.Server does). Use a shared
+// EventStore too (WithEventStore), so that streams resume anywhere.
+func WithSessionStore(store SessionStore) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.sessionStore = store })
 }
 
 // WithMaxBodyBytes bounds a POST body (default 4 MiB); a larger one gets 413
