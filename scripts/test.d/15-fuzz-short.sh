@@ -57,6 +57,7 @@ targets=(
   "./internal/yamlsrc FuzzParse"
   "./server FuzzResumeSession"
   "./redisstore FuzzEventID"
+  "./redisstore FuzzLimiterReply"
 )
 
 # Every fuzz target in the module (bench/ is a module of its own) must be listed.
