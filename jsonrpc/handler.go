@@ -69,3 +69,11 @@ type StatefulSession interface {
 type SessionResumer interface {
 	ResumeSession(state []byte, out Sender) (Session, error)
 }
+
+// ResponseDeliverer is implemented by a Session that can tell whether a
+// response answers a request it sent: a transport that shares a session
+// between processes hands a response the session here does not await to
+// the others.
+type ResponseDeliverer interface {
+	DeliverResponse(ctx context.Context, r *Response) bool
+}

@@ -54,6 +54,16 @@ type Outcome struct {
 // NewPeer returns an empty Peer.
 func NewPeer() *Peer { return &Peer{} }
 
+// NewPeerAt returns a Peer whose first request id is first+1: copies of one
+// session in several processes (each sending requests to the same client)
+// start far apart, so that a response reaching any of them names the
+// request of exactly one.
+func NewPeerAt(first int64) *Peer {
+	p := &Peer{}
+	p.next.Store(first)
+	return p
+}
+
 // Start registers a new outgoing request. With onProgress set it also gets a
 // progress token; notifications carrying that token go to onProgress, in
 // order, on the goroutine that delivers them (it must not block).

@@ -36,7 +36,8 @@ type Session struct {
 	closing     chan struct{}
 	logs        sessionLogs // logging/setLevel and queued server-wide records (logging.go)
 
-	stateRev atomic.Uint64 // bumped whenever Snapshot changes (session_state.go)
+	stateRev    atomic.Uint64 // bumped whenever Snapshot changes (session_state.go)
+	firstCallID int64         // requests to the client are numbered from firstCallID+1
 }
 
 var (
@@ -134,10 +135,17 @@ func (ss *Session) HandleNotification(ctx context.Context, n *jsonrpc.Notificati
 // request this server sent. An answer to no such request is logged and
 // dropped.
 func (ss *Session) HandleResponse(ctx context.Context, r *jsonrpc.Response) {
-	if calls := ss.peerCalls(false); calls != nil && calls.Deliver(r) {
-		return
+	if !ss.DeliverResponse(ctx, r) {
+		ss.srv.cfg.logger.Warn("dropping a response to no request of ours", "id", r.ID.String())
 	}
-	ss.srv.cfg.logger.Warn("dropping a response to no request of ours", "id", r.ID.String())
+}
+
+// DeliverResponse implements jsonrpc.ResponseDeliverer: it hands the
+// client's answer to the request it answers, reporting false (and doing
+// nothing) when no request of this session awaits it.
+func (ss *Session) DeliverResponse(_ context.Context, r *jsonrpc.Response) bool {
+	calls := ss.peerCalls(false)
+	return calls != nil && calls.Deliver(r)
 }
 
 // peerCalls returns the table of requests sent to the client, making it
@@ -146,7 +154,7 @@ func (ss *Session) peerCalls(create bool) *jsonrpc.Peer {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.calls == nil && create && !ss.closed {
-		ss.calls = jsonrpc.NewPeer()
+		ss.calls = jsonrpc.NewPeerAt(ss.firstCallID)
 	}
 	return ss.calls
 }

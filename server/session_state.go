@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -76,6 +77,10 @@ func (s *Server) ResumeSession(state []byte, out jsonrpc.Sender) (jsonrpc.Sessio
 	}
 	ss := s.NewSession(out)
 	ss.mu.Lock()
+	// Requests this copy sends the client are numbered apart from those of
+	// the copies elsewhere (a random start below 2^52, within JSON's exact
+	// integers), so that the client's answer reaches the one that asked.
+	ss.firstCallID = rand.Int64N(1<<52) &^ 0xffff
 	ss.initialized, ss.ready = true, st.Ready
 	ss.version, ss.clientInfo, ss.clientCaps = st.Version, st.ClientInfo, st.Capabilities
 	ss.logs.level = st.LogLevel

@@ -44,6 +44,8 @@ type Handler struct {
 	closed   bool
 
 	storeLogged time.Time // the last log line of a session store outage
+	replica     string    // this handler's name on the session bus
+	unsubscribe func()    // ends the bus subscription
 
 	janitor  sync.Once
 	stopJan  chan struct{}
@@ -54,7 +56,7 @@ type Handler struct {
 // opts (WithAllowedHosts, WithMaxBodyBytes, WithLogger, ...).
 func NewHandler(opener jsonrpc.SessionOpener, opts ...HandlerOption) *Handler {
 	o := newHandlerConfig(opts)
-	return &Handler{
+	h := &Handler{
 		opener: opener, o: o,
 		policy:   httpguard.NewPolicy(o.allowedHosts, o.allowedOrigins),
 		wd:       newWatchdog(o.readTimeout, o.writeTimeout),
@@ -63,7 +65,17 @@ func NewHandler(opener jsonrpc.SessionOpener, opts ...HandlerOption) *Handler {
 		sessions: map[string]*legacySession{},
 		listens:  map[jsonrpc.Session]struct{}{},
 		stopJan:  make(chan struct{}),
+		replica:  newReplicaID(),
 	}
+	if o.sessionBus != nil && o.sessionStore != nil {
+		stop, err := o.sessionBus.Subscribe(h.onBus)
+		if err != nil {
+			o.logger.Error("session bus subscription failed: cancellations, answers and stream events from other replicas will not arrive", "error", err)
+		} else {
+			h.unsubscribe = stop
+		}
+	}
+	return h
 }
 
 // ServeHTTP implements http.Handler. A POST is answered with one of these
@@ -406,9 +418,15 @@ func (h *Handler) closeAll() {
 	for s := range h.listens {
 		modern = append(modern, s)
 	}
+	unsubscribe := h.unsubscribe
+	h.unsubscribe = nil
 	h.mu.Unlock()
+	if unsubscribe != nil {
+		unsubscribe()
+	}
 	for _, ls := range sessions {
-		ls.close()
+		// A shared session lives on in the store for the other replicas.
+		ls.closeLocal(!ls.shared)
 	}
 	for _, s := range modern {
 		s.Close()

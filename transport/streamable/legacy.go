@@ -47,6 +47,10 @@ type legacySession struct {
 	stateRev uint64
 	state    []byte
 	syncMu   sync.Mutex // one store update at a time
+
+	// With a SessionBus: the clients following, here, POST streams whose
+	// requests run on another replica (sessionbus.go).
+	followers map[string]map[*follower]struct{}
 }
 
 func (h *Handler) newStream(ls *legacySession, id string, final bool) *stream {
@@ -75,6 +79,16 @@ func (h *Handler) register(id, owner string, resume func(out jsonrpc.Sender) (js
 	ls := &legacySession{h: h, id: id, owner: owner, ctx: ctx, cancel: cancel, lastActive: h.now(), busy: 1, shared: h.o.sessionStore != nil}
 	ls.standalone = h.newStream(ls, standaloneStream, false)
 	out := jsonrpc.SenderFunc(func(ctx context.Context, m jsonrpc.Message) error {
+		if ls.shared && h.o.sessionBus != nil && !ls.standalone.attached() {
+			// The GET stream, if any, is held elsewhere: pass the message
+			// on (list changes each replica tells its clients itself).
+			if !listChanged(m) {
+				if b, err := jsonrpc.Encode(m); err == nil {
+					ls.publish(busMessage{Kind: busOut, Msg: b})
+				}
+			}
+			return nil
+		}
 		return ls.standalone.send(m, false)
 	})
 	if resume != nil {
@@ -355,12 +369,27 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc
 	case *jsonrpc.Notification:
 		ls.touch()
 		ls.sess.HandleNotification(requestContext(r), m)
+		if forwards(m.Method) {
+			if b, err := jsonrpc.Encode(m); err == nil {
+				ls.publish(busMessage{Kind: busNotification, Msg: b})
+			}
+		}
 		ls.syncState(r.Context())
 		w.Header().Set(HeaderSessionID, ls.id)
 		w.WriteHeader(http.StatusAccepted)
 	case *jsonrpc.Response:
 		ls.touch()
-		ls.sess.HandleResponse(requestContext(r), m)
+		if d, ok := ls.sess.(jsonrpc.ResponseDeliverer); ok && ls.shared && h.o.sessionBus != nil {
+			if !d.DeliverResponse(requestContext(r), m) {
+				// Not a request of this copy's: the one that asked is
+				// elsewhere.
+				if b, err := jsonrpc.Encode(m); err == nil {
+					ls.publish(busMessage{Kind: busResponse, Msg: b})
+				}
+			}
+		} else {
+			ls.sess.HandleResponse(requestContext(r), m)
+		}
 		w.Header().Set(HeaderSessionID, ls.id)
 		w.WriteHeader(http.StatusAccepted)
 	case *jsonrpc.Request:
@@ -532,6 +561,10 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 			writeError(w, status, jsonrpc.ID{}, jerr)
 			return
 		}
+		if status == followElsewhere {
+			ls.follow(r.Context(), w, c, last)
+			return
+		}
 	} else if st = ls.attachStandalone(c); st == nil {
 		writeError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "this session already has a GET stream open"))
 		return
@@ -665,6 +698,9 @@ func (ls *legacySession) resume(c *conn, last string) (*stream, int, *jsonrpc.Er
 		ls.lastActive = ls.h.now()
 	}
 	ls.mu.Unlock()
+	if st == nil && ls.shared && ls.h.o.sessionBus != nil {
+		return nil, followElsewhere, nil // its request runs, or ran, on another replica
+	}
 	if st == nil {
 		return nil, http.StatusBadRequest, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "cannot resume after event %q: its stream has ended", last)
 	}

@@ -41,6 +41,7 @@ type handlerConfig struct {
 	maxPerSession      int
 	eventStore         EventStore
 	sessionStore       SessionStore
+	sessionBus         SessionBus
 	retryInterval      time.Duration
 	keepAliveInterval  time.Duration
 	writeTimeout       time.Duration
@@ -81,6 +82,15 @@ func WithAllowedOrigins(origins ...string) HandlerOption {
 // EventStore too (WithEventStore), so that streams resume anywhere.
 func WithSessionStore(store SessionStore) HandlerOption {
 	return handlerOption(func(c *handlerConfig) { c.sessionStore = store })
+}
+
+// WithSessionBus passes shared sessions' messages between replicas (see
+// SessionBus): cancellations and the client's answers reach the replica
+// whose work they concern, messages outside requests reach the GET stream
+// wherever it is held, and a POST stream resumed on another replica goes on
+// live. It takes effect with WithSessionStore.
+func WithSessionBus(bus SessionBus) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.sessionBus = bus })
 }
 
 // WithMaxBodyBytes bounds a POST body (default 4 MiB); a larger one gets 413

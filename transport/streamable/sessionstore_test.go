@@ -59,15 +59,16 @@ func (f *flakyStore) Delete(ctx context.Context, id string) error {
 }
 
 // replicas are two handlers, each on its own server (the same tools), that
-// share one session store and one event store, as two processes behind a
-// load balancer share Redis. A request's X-Test-User header, when set,
+// share one session store, one event store and one bus, as two processes
+// behind a load balancer share Redis. A request's X-Test-User header, when set,
 // becomes its principal.
 func replicas(t *testing.T, opts ...HandlerOption) (store *flakyStore, a, b string, fa, fb *fixture) {
 	t.Helper()
 	store = &flakyStore{SessionStore: NewMemorySessionStore()}
 	events := NewMemoryEventStore()
 	fa, fb = newFixture(t), newFixture(t)
-	opts = append([]HandlerOption{WithSessionStore(store), WithEventStore(events)}, opts...)
+	bus := NewMemorySessionBus()
+	opts = append([]HandlerOption{WithSessionStore(store), WithEventStore(events), WithSessionBus(bus)}, opts...)
 	serve := func(f *fixture) string {
 		h := NewHandler(f.srv, opts...)
 		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -253,6 +253,13 @@ type stream struct {
 
 var errStreamFinished = errors.New("streamable: the request has already been answered")
 
+// attached reports whether a connection carries the stream now.
+func (st *stream) attached() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.c != nil
+}
+
 // Send implements jsonrpc.Sender: a message tied to the request (progress,
 // a server request) goes out on the stream, switching the reply to SSE.
 func (st *stream) Send(ctx context.Context, m jsonrpc.Message) error {
@@ -300,6 +307,11 @@ func (st *stream) send(m jsonrpc.Message, final bool) error {
 	if st.ls != nil && (c != nil || st.idSent) {
 		if id, err = st.ls.append(st.id, data); err != nil {
 			st.log.Warn("event not stored", "error", err)
+		}
+		if c == nil && id != "" && st.final {
+			// Its client dropped the stream here: one that resumed it
+			// on another replica follows it there.
+			st.ls.publish(busMessage{Kind: busEvent, Msg: data, Stream: st.id, ID: id, Final: final})
 		}
 	}
 	if c != nil {

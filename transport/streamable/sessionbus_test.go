@@ -1,0 +1,181 @@
+package streamable
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/server"
+)
+
+// get opens a GET stream on session sid, resuming after last when set.
+func get(t *testing.T, url, sid, last string) *http.Response {
+	t.Helper()
+	r, _ := http.NewRequest(http.MethodGet, url, nil)
+	r.Header.Set("Accept", "text/event-stream")
+	r.Header.Set("Mcp-Session-Id", sid)
+	r.Header.Set("MCP-Protocol-Version", mcp.Version20251125)
+	if last != "" {
+		r.Header.Set("Last-Event-ID", last)
+	}
+	return do(t, r)
+}
+
+// TestResumeOnAnotherReplica: a POST stream A closed (the tool asked it to)
+// resumes on B with Last-Event-ID: B replays what A stored after that id,
+// then delivers live what A sends until the reply, each event once.
+func TestResumeOnAnotherReplica(t *testing.T) {
+	_, a, b, fa, _ := replicas(t)
+	sid := initialize(t, a)
+	resp := do(t, legacyRequest(t, a, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reconnect","_meta":{"progressToken":1}}}`))
+	sr := newSSEReader(resp.Body)
+	prime, ok := sr.next()
+	for e, more := sr.next(); more; e, more = sr.next() {
+		t.Fatalf("POST stream went on after the priming event: %+v", e)
+	}
+	resp.Body.Close()
+	if !ok || prime.ID == "" {
+		t.Fatalf("no priming event: %+v", prime)
+	}
+	resumed := get(t, b, sid, prime.ID)
+	defer resumed.Body.Close()
+	if resumed.StatusCode != http.StatusOK {
+		t.Fatalf("resume on B: %d %s", resumed.StatusCode, readAll(t, resumed))
+	}
+	rs := newSSEReader(resumed.Body)
+	e, ok := rs.next()
+	if !ok || !strings.Contains(e.Data, `"notifications/progress"`) {
+		t.Fatalf("first event on B %+v, want the progress A stored", e)
+	}
+	close(fa.release)
+	e, ok = rs.next()
+	if !ok || !strings.Contains(e.Data, `"reconnected"`) || !strings.Contains(e.Data, `"id":7`) {
+		t.Fatalf("second event on B %+v, want the reply, live from A", e)
+	}
+	if e, ok := rs.next(); ok {
+		t.Fatalf("the stream goes on after the reply: %+v", e)
+	}
+}
+
+// TestCancelOnAnotherReplica: a notifications/cancelled posted to B stops
+// the request running on A.
+func TestCancelOnAnotherReplica(t *testing.T) {
+	_, a, b, fa, _ := replicas(t)
+	sid := initialize(t, a)
+	go func() {
+		resp, err := http.DefaultClient.Do(legacyRequest(t, a, sid, `{"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"block"}}`))
+		if err == nil {
+			readAll(t, resp)
+		}
+	}()
+	waitFor(t, fa.started, "the call to start on A")
+	resp := do(t, legacyRequest(t, b, sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1","reason":"changed my mind"}}`))
+	if readAll(t, resp); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancellation on B: %d", resp.StatusCode)
+	}
+	if cause := waitFor(t, fa.stopped, "the call on A to stop"); cause == nil {
+		t.Error("the call stopped without a cause")
+	}
+}
+
+// TestAnswerOnAnotherReplica: a tool on A asks the client (roots/list);
+// the client posts its answer to B; the tool on A gets it.
+func TestAnswerOnAnotherReplica(t *testing.T) {
+	_, a, b, fa, _ := replicas(t)
+	if err := server.AddTool(fa.srv, &mcp.Tool{Name: "roots", Description: "asks the client for its roots"},
+		func(ctx context.Context, req *server.CallRequest, _ struct{}) (string, error) {
+			res, err := req.ListRoots(ctx)
+			if err != nil {
+				return "", err
+			}
+			return "roots: " + res.Roots[0].URI, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	resp := do(t, legacyRequest(t, a, "", strings.Replace(initializeBody, `"capabilities":{}`, `"capabilities":{"roots":{}}`, 1)))
+	readAll(t, resp)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	do(t, legacyRequest(t, a, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)).Body.Close()
+
+	call := do(t, legacyRequest(t, a, sid, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"roots"}}`))
+	defer call.Body.Close()
+	sr := newSSEReader(call.Body)
+	var ask rpcReply
+	for e, ok := sr.next(); ok; e, ok = sr.next() {
+		if e.Data != "" {
+			ask = decodeReply(t, e.Data)
+			break
+		}
+	}
+	if ask.Method != "roots/list" {
+		t.Fatalf("the tool's request to the client: %+v", ask)
+	}
+	idJSON := strings.TrimSpace(string(mustJSON(t, ask.ID)))
+	answer := do(t, legacyRequest(t, b, sid, `{"jsonrpc":"2.0","id":`+idJSON+`,"result":{"roots":[{"uri":"file:///work","name":"work"}]}}`))
+	if readAll(t, answer); answer.StatusCode != http.StatusAccepted {
+		t.Fatalf("the answer posted to B: %d", answer.StatusCode)
+	}
+	for e, ok := sr.next(); ok; e, ok = sr.next() {
+		if strings.Contains(e.Data, `"id":9`) {
+			if !strings.Contains(e.Data, "roots: file:///work") {
+				t.Fatalf("the tool's reply: %s", e.Data)
+			}
+			return
+		}
+	}
+	t.Fatal("no reply on A's POST stream")
+}
+
+// TestOutOfRequestOnAnotherReplica: a resource update for a session whose
+// GET stream B holds reaches the client through B, while a list change on
+// A alone is not forwarded (each replica tells its own clients).
+func TestOutOfRequestOnAnotherReplica(t *testing.T) {
+	_, a, b, fa, fb := replicas(t)
+	for _, f := range []*fixture{fa, fb} {
+		if err := server.AddResource(f.srv, &mcp.Resource{URI: "file:///watched", Name: "watched"},
+			func(context.Context, *server.ResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{}, nil
+			}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sid := initialize(t, a)
+	if status, r := call(t, a, sid, `{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"file:///watched"}}`); status != http.StatusOK || r.Error != nil {
+		t.Fatalf("subscribe on A: %d %+v", status, r)
+	}
+	stream := get(t, b, sid, "")
+	defer stream.Body.Close()
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET on B: %d", stream.StatusCode)
+	}
+	sr := newSSEReader(stream.Body)
+	// B's copy of the session exists once the GET is open; a list change
+	// on A alone, then the update.
+	if err := server.AddTool(fa.srv, &mcp.Tool{Name: "only-on-a", Description: "x"},
+		func(context.Context, *server.CallRequest, struct{}) (string, error) { return "", nil }); err != nil {
+		t.Fatal(err)
+	}
+	fa.srv.NotifyResourceUpdated("file:///watched")
+	for e, ok := sr.next(); ok; e, ok = sr.next() {
+		if e.Data == "" {
+			continue
+		}
+		if !strings.Contains(e.Data, `"notifications/resources/updated"`) || !strings.Contains(e.Data, "file:///watched") {
+			t.Fatalf("first message on B's GET stream: %s, want the resource update from A", e.Data)
+		}
+		return
+	}
+	t.Fatal("B's GET stream ended with nothing")
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
