@@ -90,8 +90,13 @@ func TestSessionStore(t *testing.T) {
 	}
 }
 
-// replica is one gateway-like process: a server with an echo tool behind a
-// streamable handler, its session and event stores on its own Redis client.
+// waiting and stopped report the "wait" tool's start and end, on any
+// replica.
+var waiting, stopped = make(chan struct{}, 8), make(chan struct{}, 8)
+
+// replica is one gateway-like process: a server with an echo and a wait
+// tool behind a streamable handler, its session store, event store and bus
+// on its own Redis client.
 func replica(t *testing.T, url string, opts ...Option) (string, *Client) {
 	t.Helper()
 	c := open(t, url, opts...)
@@ -104,7 +109,16 @@ func replica(t *testing.T, url string, opts ...Option) (string, *Client) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	h := streamable.NewHandler(s, streamable.WithSessionStore(c.SessionStore()), streamable.WithEventStore(c.EventStore()))
+	if err := server.AddTool(s, &mcp.Tool{Name: "wait", Description: "runs until cancelled"}, func(ctx context.Context, _ *server.CallRequest, _ struct{}) (string, error) {
+		waiting <- struct{}{}
+		<-ctx.Done()
+		stopped <- struct{}{}
+		return "", ctx.Err()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h := streamable.NewHandler(s, streamable.WithSessionStore(c.SessionStore()), streamable.WithEventStore(c.EventStore()),
+		streamable.WithSessionBus(c.SessionBus()))
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() { h.Close(); ts.Close() })
 	return ts.URL, c
