@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/policy"
+	"github.com/toolwire/toolwire/gateway/ratelimit"
 )
 
 // Defaults and limits.
@@ -66,6 +67,12 @@ type File struct {
 	Audit Audit
 	// Admin configures the admin page (admin).
 	Admin Admin
+	// Store is where replicas share state (store); zero: this process.
+	Store Store
+	// RateLimits is rate_limits as decoded, nil when the file has none:
+	// Gateway.Limits is the in-process limiter built from it, and a
+	// replica sharing its buckets builds its own (redisstore.Limiter).
+	RateLimits *ratelimit.Config
 }
 
 // Auth is the auth section: the callers the gateway recognizes. With

@@ -159,6 +159,8 @@ func (d *decoder) decode(data []byte) *File {
 			trust.enrichment = v
 		case "admin":
 			trust.admin = v
+		case "store":
+			d.store(v, f)
 		default:
 			d.unknown(mv.Key, key, "", topKeys...)
 		}
@@ -173,7 +175,7 @@ func (d *decoder) decode(data []byte) *File {
 
 // topKeys are the top-level keys.
 var topKeys = []string{"listen", "admin_listen", "otc_listen", "data_dir", "log_format", "upstreams", "naming",
-	"public_url", "auth", "personas", "rate_limits", "audit", "enrichment", "admin"}
+	"public_url", "auth", "personas", "rate_limits", "audit", "enrichment", "admin", "store"}
 
 // resolve makes relative paths relative to the base directory.
 func (d *decoder) resolve(f *File) {

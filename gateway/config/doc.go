@@ -84,6 +84,10 @@
 //	    overwrite: false
 //	admin:
 //	  key_hash: "sha256:93be90c0069c4d320658ab9325a5e8aa69adff773ae67b8f835a376cca914104"
+//	store:                          # default: this process's memory (one replica)
+//	  redis:
+//	    url: "${REDIS_URL}"
+//	    prefix: "toolwire:"
 //
 // Top-level keys, all optional:
 //
@@ -122,6 +126,13 @@
 //   - enrichment: rules adding context to tool results
 //     (File.Gateway.Enrich, built with enrich.New; nil without rules).
 //   - admin: the admin page (File.Admin).
+//   - store: where replicas of this gateway share what any of them may need
+//     to serve a request (File.Store): memory (the default: one replica) or
+//     redis, with url (redis:// or rediss://, required; write
+//     "${REDIS_URL}", since it may hold a password) and prefix (default
+//     toolwire:, 1 to 64 bytes). With redis, every replica serves every
+//     2025-era session, resumes every stream and sees every task, and the
+//     rate limits are one budget for all (SCALING.md).
 //
 // The served ones of listen, admin_listen and otc_listen must differ from
 // each other. An empty value is an error (write off to disable an

@@ -107,6 +107,7 @@ func (d *decoder) rateLimits(n ast.Node, f *File) {
 		return
 	}
 	f.Gateway.Limits = l
+	f.RateLimits = &cfg
 }
 
 // limitTarget checks a key of rate_limits' identities, personas or

@@ -53,7 +53,7 @@ const (
 )
 
 // exampleEnv is what the doc example's variables are.
-var exampleEnv = env(map[string]string{"HOME": "/home/op", "CRM_CLIENT_SECRET": "s3cret", "DATABASE_URL": "postgres://tw:pw@db/tw"})
+var exampleEnv = env(map[string]string{"HOME": "/home/op", "CRM_CLIENT_SECRET": "s3cret", "DATABASE_URL": "postgres://tw:pw@db/tw", "REDIS_URL": "redis://:pw@cache:6379/0"})
 
 func TestDocExample(t *testing.T) {
 	src := docExample(t)
@@ -72,7 +72,7 @@ func TestDocExample(t *testing.T) {
 		t.Errorf("Validate: %v", err)
 	}
 	// Every key the decoder knows is in the example.
-	for _, keys := range [][]string{topKeys, upstreamKeys, upstreamOAuthKeys, authKeys, oauthKeys, personaKeys, rateLimitKeys, auditKeys, adminKeys, enrichKeys, linkKeys} {
+	for _, keys := range [][]string{topKeys, upstreamKeys, upstreamOAuthKeys, authKeys, oauthKeys, personaKeys, rateLimitKeys, auditKeys, adminKeys, enrichKeys, linkKeys, {"url", "prefix"}} {
 		for _, k := range keys {
 			if !strings.Contains(src, k+":") {
 				t.Errorf("key %s is not in the example", k)
@@ -166,7 +166,7 @@ func TestDocExample(t *testing.T) {
 	if again.Gateway.Upstreams[2].Auth != ups[2].Auth {
 		t.Error("a second load made another Authorizer")
 	}
-	other, err := Parse([]byte(src), "gateway.yaml", WithBaseDir(dir), env(map[string]string{"HOME": "/", "CRM_CLIENT_SECRET": "other", "DATABASE_URL": "x"}))
+	other, err := Parse([]byte(src), "gateway.yaml", WithBaseDir(dir), env(map[string]string{"HOME": "/", "CRM_CLIENT_SECRET": "other", "DATABASE_URL": "x", "REDIS_URL": "redis://cache"}))
 	if err != nil {
 		t.Fatal(err)
 	}
