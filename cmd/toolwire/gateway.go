@@ -161,12 +161,28 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 		return err
 	}
 	gopts := []gateway.Option{gateway.WithLogger(logger), gateway.WithStartTimeout(f.startTimeout)}
-	if file.DataDir != "" && !f.check {
+	var shared *sharedStore
+	if r := file.Store.Redis; r != nil && !f.check {
+		if shared, err = openSharedStore(ctx, r.URL, r.Prefix, logger); err != nil {
+			return err
+		}
+		defer shared.close() // last: the gateway and its tasks use it until they close
+		if err := shared.shareLimits(file.RateLimits, &file.Gateway); err != nil {
+			return err
+		}
+	}
+	if (file.DataDir != "" || shared != nil) && !f.check {
 		// The gateway's own tasks (a task call of an upstream's tool) are
-		// kept in data_dir: a finished one's result survives a restart.
-		tasks, err := openTaskStoreIn(file.DataDir, logger)
+		// kept in data_dir, or in the shared store with the other
+		// replicas: a finished one's result survives a restart.
+		var tasks *taskStore
+		if shared != nil {
+			tasks, err = shared.taskStore()
+		} else if tasks, err = openTaskStoreIn(file.DataDir, logger); err != nil {
+			err = fmt.Errorf("data_dir: %w", err)
+		}
 		if err != nil {
-			return fmt.Errorf("data_dir: %w", err)
+			return err
 		}
 		defer tasks.close(nil, 0, logger) // after the gateway's close, which stops the tasks
 		gopts = append(gopts, gateway.WithServerOptions(tasks.serverOptions()...))
@@ -230,7 +246,7 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 		if f.watchInterval < 0 {
 			return usageError{"--watch-interval must be 0 (off) or more"}
 		}
-		stopReload := reloadOnHUP(ctx, f.config, f.watchInterval, g, &loaded, logger)
+		stopReload := reloadOnHUP(ctx, f.config, f.watchInterval, g, &loaded, shared, logger)
 		defer stopReload()
 	}
 	if file.OTCListen != "" {
@@ -245,8 +261,8 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 			return err
 		}
 	}
-	h := streamable.NewHandler(g.Server(), streamable.WithLogger(logger),
-		streamable.WithAllowedHosts(defaultAllowedHosts(file.Listen, logger)...))
+	h := streamable.NewHandler(g.Server(), append([]streamable.HandlerOption{streamable.WithLogger(logger),
+		streamable.WithAllowedHosts(defaultAllowedHosts(file.Listen, logger)...)}, shared.handlerOptions()...)...)
 	err = streamable.Serve(ctx, ln, h, append(serveOpts,
 		streamable.WithShutdownTimeout(f.shutdownTimeout),
 		streamable.WithLogger(logger),
@@ -366,7 +382,7 @@ func serveAdmin(ctx context.Context, addr string, g *gateway.Gateway, page http.
 // reloadOnHUP reloads path on SIGHUP, and when its content changes (read
 // every interval; 0: only on SIGHUP); an invalid file is logged and the
 // running config stays until the file changes again.
-func reloadOnHUP(ctx context.Context, path string, interval time.Duration, g *gateway.Gateway, running *config.File, logger *slog.Logger) (stop func()) {
+func reloadOnHUP(ctx context.Context, path string, interval time.Duration, g *gateway.Gateway, running *config.File, shared *sharedStore, logger *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -385,6 +401,9 @@ func reloadOnHUP(ctx context.Context, path string, interval time.Duration, g *ga
 		var file *config.File
 		if err == nil {
 			file, err = config.Parse(data, path, config.WithBaseDir(filepath.Dir(path)))
+		}
+		if err == nil {
+			err = shared.shareLimits(file.RateLimits, &file.Gateway)
 		}
 		if err == nil {
 			err = g.Reload(file.Gateway)

@@ -367,6 +367,7 @@ func restartOnly(running, next *config.File) []string {
 		{"auth", reflect.DeepEqual(running.Auth, next.Auth)},
 		{"audit", reflect.DeepEqual(running.Audit, next.Audit)},
 		{"admin", running.Admin == next.Admin},
+		{"store", reflect.DeepEqual(running.Store, next.Store)},
 	} {
 		if !c.same {
 			keys = append(keys, c.key)

@@ -18,6 +18,9 @@ import (
 
 type serveFlags struct {
 	stdio          bool
+	redisURL       string // --redis: state shared with other replicas
+	redisPrefix    string
+	shared         *sharedStore // opened from --redis
 	pageSize       int
 	toolTimeout    time.Duration
 	maxMessageSize int
@@ -101,7 +104,23 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tasks, err := f.openTaskStore(cmd.Flags().Changed("data-dir"), logger)
+			if f.redisURL != "" && f.stdio {
+				return usageError{"--redis shares HTTP sessions between replicas; it does not apply to --stdio"}
+			}
+			var shared *sharedStore
+			if f.redisURL != "" {
+				if shared, err = openSharedStore(cmd.Context(), f.redisURL, f.redisPrefix, logger); err != nil {
+					return err
+				}
+				defer shared.close() // last: the server and its tasks use it until they stop
+				f.shared = shared
+			}
+			var tasks *taskStore
+			if shared != nil {
+				tasks, err = shared.taskStore() // with the other replicas, not in --data-dir
+			} else {
+				tasks, err = f.openTaskStore(cmd.Flags().Changed("data-dir"), logger)
+			}
 			if err != nil {
 				return err
 			}
@@ -159,6 +178,9 @@ func newServeCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.stdio, "stdio", false, "serve on stdin/stdout instead of HTTP")
+	fl.StringVar(&f.redisURL, "redis", "", "HTTP: share sessions, stream events and tasks with the other replicas of this endpoint through Redis at this\n"+
+		"redis:// or rediss:// URL (every replica serves every session; see SCALING.md); default: this process only")
+	fl.StringVar(&f.redisPrefix, "redis-prefix", "toolwire:", "with --redis: the prefix of every key, so that several deployments can share one Redis")
 	fl.IntVar(&f.pageSize, "page-size", server.DefaultPageSize, "tools per tools/list page")
 	fl.DurationVar(&f.toolTimeout, "tool-timeout", server.DefaultToolTimeout, "longest a tool call may run (0: no limit)")
 	fl.IntVar(&f.maxMessageSize, "max-message-size", stdio.DefaultMaxMessageSize, "stdio: largest incoming message in bytes")
@@ -239,7 +261,7 @@ func serveHTTP(cmd *cobra.Command, srv *server.Server, f *serveFlags, logger *sl
 		hosts = defaultAllowedHosts(f.addr, logger)
 	}
 	logOpt := streamable.WithLogger(logger)
-	h := streamable.NewHandler(srv,
+	h := streamable.NewHandler(srv, append([]streamable.HandlerOption{
 		streamable.WithAllowedHosts(hosts...),
 		streamable.WithAllowedOrigins(f.allowedOrigins...),
 		streamable.WithMaxBodyBytes(f.maxBodySize),
@@ -251,7 +273,7 @@ func serveHTTP(cmd *cobra.Command, srv *server.Server, f *serveFlags, logger *sl
 		httpBudgetOption(f.memoryBudget),
 		streamable.WithReadTimeout(f.readTimeout),
 		streamable.WithWriteTimeout(f.writeTimeout),
-		logOpt)
+		logOpt}, f.shared.handlerOptions()...)...)
 	if f.authOn {
 		return serveAuthHTTP(cmd.Context(), srv, f, h, logger)
 	}
