@@ -761,7 +761,7 @@ func (ls *legacySession) append(stream string, data []byte) (string, error) {
 var errSessionEnded = errors.New("streamable: session has ended")
 
 // dropStream forgets a delivered POST stream.
-func (ls *legacySession) dropStream(id string) {
+func (ls *legacySession) dropStream(id string, stored bool) {
 	if id == standaloneStream {
 		return
 	}
@@ -769,7 +769,9 @@ func (ls *legacySession) dropStream(id string) {
 	delete(ls.streams, id)
 	closed := ls.closed
 	ls.mu.Unlock()
-	if !closed {
+	if !closed && stored {
+		// Only a stream that stored events has any to forget: a reply sent
+		// as plain JSON costs the event store nothing.
 		ls.h.o.eventStore.DropStream(ls.id, id)
 	}
 }
@@ -790,7 +792,7 @@ func (ls *legacySession) retire(id string) {
 	}
 	ls.mu.Unlock()
 	if old != "" {
-		ls.dropStream(old)
+		ls.dropStream(old, true) // retired: its client got an event id
 	}
 }
 

@@ -249,6 +249,7 @@ type stream struct {
 	// afresh and replays nothing), so its events are not stored: stored, they
 	// could never be read, and would only hold memory until the session ends.
 	idSent bool
+	stored bool // an event of the stream went to the event store
 }
 
 var errStreamFinished = errors.New("streamable: the request has already been answered")
@@ -308,6 +309,7 @@ func (st *stream) send(m jsonrpc.Message, final bool) error {
 		if id, err = st.ls.append(st.id, data); err != nil {
 			st.log.Warn("event not stored", "error", err)
 		}
+		st.stored = st.stored || id != ""
 		if c == nil && id != "" && st.final {
 			// Its client dropped the stream here: one that resumed it
 			// on another replica follows it there.
@@ -363,6 +365,7 @@ func (st *stream) startLocked() error {
 	if err != nil {
 		return err
 	}
+	st.stored = true
 	// Counted as sent once written to the connection, even if the write
 	// fails: the client may have read it, and a stream kept for nothing
 	// costs less than a reply lost.
@@ -381,7 +384,7 @@ func (st *stream) detachLocked() {
 // dropLocked forgets a delivered stream.
 func (st *stream) dropLocked() {
 	if st.ls != nil {
-		st.ls.dropStream(st.id)
+		st.ls.dropStream(st.id, st.stored)
 	}
 }
 
