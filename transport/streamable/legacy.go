@@ -597,6 +597,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 				"the session store is unavailable, so the session cannot be ended for every replica now; try again shortly"))
 			return
 		}
+		ls.publish(busMessage{Kind: busEnd}) // the other replicas' copies end now, not at their next request
 	}
 	h.endSession(ls)
 	w.WriteHeader(http.StatusOK)
@@ -864,6 +865,40 @@ func (h *Handler) sweep() {
 	}
 }
 
+// keepShared restarts the store's expiry of the shared sessions busy here
+// (a GET stream held open, a long call), activity the store sees no request
+// for, and ends here those the store no longer holds (ended elsewhere).
+func (h *Handler) keepShared() {
+	store := h.o.sessionStore
+	if store == nil {
+		return
+	}
+	var busy []*legacySession
+	h.mu.Lock()
+	for _, ls := range h.sessions {
+		ls.mu.Lock()
+		if ls.busy > 0 {
+			busy = append(busy, ls)
+		}
+		ls.mu.Unlock()
+	}
+	h.mu.Unlock()
+	for _, ls := range busy {
+		ctx, cancel := context.WithTimeout(context.Background(), storeKeepTimeout)
+		_, err := store.Touch(ctx, ls.id, h.o.sessionIdleTimeout)
+		cancel()
+		switch {
+		case errors.Is(err, ErrSessionNotFound):
+			h.endSession(ls)
+		case err != nil:
+			h.storeFailed("touch", err)
+		}
+	}
+}
+
+// storeKeepTimeout bounds one of keepShared's touches.
+const storeKeepTimeout = 5 * time.Second
+
 // startJanitor sweeps expired sessions in the background until Close.
 func (h *Handler) startJanitor() {
 	every := h.o.sessionIdleTimeout / 4
@@ -881,6 +916,7 @@ func (h *Handler) startJanitor() {
 				return
 			case <-t.C:
 				h.sweep()
+				h.keepShared()
 			}
 		}
 	}()

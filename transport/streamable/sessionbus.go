@@ -56,6 +56,7 @@ const (
 	busResponse     = "response"
 	busOut          = "out"
 	busEvent        = "event"
+	busEnd          = "end" // the session was deleted
 )
 
 // newReplicaID names a handler on the bus.
@@ -118,6 +119,8 @@ func (h *Handler) onBus(session string, raw []byte) {
 		}
 	case busEvent:
 		ls.followersOf(m.Stream, func(f *follower) { f.offer(m) })
+	case busEnd:
+		h.endSession(ls)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -178,4 +179,39 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestDeleteEndsCopiesElsewhere: a DELETE on B closes the GET stream the
+// session has on A at once.
+func TestDeleteEndsCopiesElsewhere(t *testing.T) {
+	_, a, b, _, _ := replicas(t)
+	sid := initialize(t, a)
+	stream := get(t, a, sid, "")
+	defer stream.Body.Close()
+	ended := make(chan struct{})
+	go func() {
+		sr := newSSEReader(stream.Body)
+		for _, ok := sr.next(); ok; _, ok = sr.next() {
+		}
+		close(ended)
+	}()
+	resp := do(t, deleteRequest(t, b, sid))
+	if readAll(t, resp); resp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE on B: %d", resp.StatusCode)
+	}
+	waitFor(t, ended, "A's GET stream to end")
+}
+
+// TestHeldStreamKeepsTheSession: a GET stream held open on A, with no
+// request for longer than the idle timeout, keeps the session alive for
+// every replica.
+func TestHeldStreamKeepsTheSession(t *testing.T) {
+	_, a, b, _, _ := replicas(t, WithSessionIdleTimeout(200*time.Millisecond))
+	sid := initialize(t, a)
+	stream := get(t, a, sid, "")
+	defer stream.Body.Close()
+	time.Sleep(time.Second) // five idle timeouts without a request
+	if status, r := call(t, b, sid, echoCall); status != http.StatusOK || r.Error != nil {
+		t.Fatalf("a call on B after the GET stream on A held the session: %d %+v", status, r)
+	}
 }
