@@ -3,8 +3,6 @@ package redisstore
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -266,7 +264,7 @@ func (s *TaskStore) Create(ctx context.Context, r *taskstore.Record) error {
 	if status == "" {
 		status = mcp.TaskWorking
 	}
-	c := cloneRecord(r)
+	c := r.Clone()
 	c.Status = status
 	if err := checkRecord(c); err != nil {
 		return err
@@ -276,7 +274,7 @@ func (s *TaskStore) Create(ctx context.Context, r *taskstore.Record) error {
 		return errors.New("redisstore: the clock is before 1970")
 	}
 	c.CreatedAt, c.UpdatedAt = now, now
-	exp := expiresNano(c)
+	exp := c.ExpiryNanos()
 	set, _ := mutableFields(c)
 	fields := append(set, fID, c.ID, fOwner, c.Owner, fCreated, nanos19(now.UnixNano()), fReplica, s.cfg.replica, fVersion, "1")
 	active := "0"
@@ -439,7 +437,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(*taskstore.Re
 		if old.Status.Terminal() {
 			return nil, taskstore.ErrTerminal
 		}
-		n := cloneRecord(old)
+		n := old.Clone()
 		if err := fn(n); err != nil {
 			return nil, err
 		}
@@ -456,7 +454,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(*taskstore.Re
 			return nil, err
 		}
 		if ok {
-			return cloneRecord(n), nil
+			return n.Clone(), nil
 		}
 	}
 	return nil, ErrTaskConflict
@@ -465,7 +463,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(*taskstore.Re
 // write stores n over old if the task is still at the version read; false
 // if not.
 func (s *TaskStore) write(ctx context.Context, old, n *taskstore.Record, meta taskMeta) (bool, error) {
-	exp := expiresNano(n)
+	exp := n.ExpiryNanos()
 	set, del := mutableFields(n)
 	terminal := "0"
 	if n.Status.Terminal() {
@@ -595,7 +593,7 @@ func (s *TaskStore) List(ctx context.Context, owner, cursor string, limit int) (
 		}
 		if len(p.Records) == limit {
 			last := p.Records[limit-1]
-			p.Next = encodeTaskCursor(last.CreatedAt.UnixNano(), last.ID)
+			p.Next = taskstore.EncodeCursor(last.CreatedAt.UnixNano(), last.ID)
 			break
 		}
 		p.Records = append(p.Records, r)
@@ -603,33 +601,16 @@ func (s *TaskStore) List(ctx context.Context, owner, cursor string, limit int) (
 	return p, nil
 }
 
-// A List cursor is the position of the last task of a page: its creation
-// time and id, so that paging stays stable while tasks come and go. Its
-// form (a version byte, the time, the id, in unpadded base64url) is
-// opaque to callers; anything else is taskstore.ErrInvalidCursor.
-const taskCursorVersion = 1
-
-func encodeTaskCursor(created int64, id string) string {
-	b := make([]byte, 0, 9+len(id))
-	b = append(b, taskCursorVersion)
-	b = binary.BigEndian.AppendUint64(b, uint64(created))
-	b = append(b, id...)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
 // decodeTaskCursor returns the exclusive upper bound, in the owner index,
-// of the page after cursor: "+" for the first page.
+// of the page after cursor (taskstore's cursors: the last task's creation
+// time and id): "+" for the first page.
 func decodeTaskCursor(cursor string) (string, error) {
 	if cursor == "" {
 		return "+", nil
 	}
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || len(b) < 10 || b[0] != taskCursorVersion || len(b)-9 > MaxNameLen {
+	created, id, err := taskstore.DecodeCursor(cursor)
+	if err != nil || created < 0 || len(id) > MaxNameLen {
 		return "", taskstore.ErrInvalidCursor
 	}
-	created := int64(binary.BigEndian.Uint64(b[1:9]))
-	if created < 0 {
-		return "", taskstore.ErrInvalidCursor
-	}
-	return "(" + ownerMember(created, string(b[9:])), nil
+	return "(" + ownerMember(created, id), nil
 }

@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,18 +31,6 @@ const timeDigits = 19
 func nanos19(n int64) string {
 	n = max(n, 0)
 	return fmt.Sprintf("%019d", n)
-}
-
-// expiresNano is when r expires, unix nanos, or MaxInt64 for never.
-func expiresNano(r *taskstore.Record) int64 {
-	if r.TTL <= 0 {
-		return math.MaxInt64
-	}
-	c := r.CreatedAt.UnixNano()
-	if c > math.MaxInt64-int64(r.TTL) {
-		return math.MaxInt64
-	}
-	return c + int64(r.TTL)
 }
 
 // expiryScore is the score of a task in the all-tasks index: its expiry in
@@ -235,7 +222,7 @@ func (s *TaskStore) check(ctx context.Context) error {
 func mutableFields(r *taskstore.Record) (set []any, del []any) {
 	set = []any{
 		fStatus, string(r.Status), fMessage, r.StatusMessage,
-		fUpdated, nanos19(r.UpdatedAt.UnixNano()), fExpires, nanos19(expiresNano(r)),
+		fUpdated, nanos19(r.UpdatedAt.UnixNano()), fExpires, nanos19(r.ExpiryNanos()),
 		fTTL, strconv.FormatInt(int64(r.TTL), 10), fPoll, strconv.FormatInt(int64(r.PollInterval), 10),
 		fProtocol, r.ProtocolVersion, fMethod, r.Method,
 	}
@@ -276,13 +263,4 @@ func pexpire(exp int64, now time.Time) string {
 	}
 	d := time.Duration(exp - now.UnixNano())
 	return strconv.FormatInt(max(d.Milliseconds()+1, 1), 10)
-}
-
-func cloneRecord(r *taskstore.Record) *taskstore.Record {
-	c := *r
-	c.Params = bytes.Clone(r.Params)
-	c.Result = bytes.Clone(r.Result)
-	c.Error = bytes.Clone(r.Error)
-	c.InputRequests = bytes.Clone(r.InputRequests)
-	return &c
 }

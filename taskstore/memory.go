@@ -85,7 +85,7 @@ func (m *Memory) Create(ctx context.Context, r *Record) error {
 		return err
 	}
 	m.tasks[c.ID] = c
-	m.nextExpiry = min(m.nextExpiry, c.expiresNano())
+	m.nextExpiry = min(m.nextExpiry, c.ExpiryNanos())
 	k := key{c.CreatedAt.UnixNano(), c.ID}
 	keys := m.byOwner[c.Owner]
 	i, _ := slices.BinarySearchFunc(keys, k, compareKeys)
@@ -104,7 +104,7 @@ func (m *Memory) Get(ctx context.Context, owner, id string) (*Record, error) {
 	if !ok || r.Owner != owner || r.Expired(m.cfg.clock()) {
 		return nil, ErrNotFound
 	}
-	return r.clone(), nil
+	return r.Clone(), nil
 }
 
 // Update implements Store. fn runs with the store locked: it must not call
@@ -125,13 +125,13 @@ func (m *Memory) Update(ctx context.Context, id string, fn func(*Record) error) 
 		return nil, err
 	}
 	m.tasks[id] = n
-	m.nextExpiry = min(m.nextExpiry, n.expiresNano())
-	return n.clone(), nil
+	m.nextExpiry = min(m.nextExpiry, n.ExpiryNanos())
+	return n.Clone(), nil
 }
 
 // List implements Store.
 func (m *Memory) List(ctx context.Context, owner, cursor string, limit int) (Page, error) {
-	cc, cid, err := decodeCursor(cursor)
+	cc, cid, err := DecodeCursor(cursor)
 	if err != nil {
 		return Page{}, err
 	}
@@ -152,10 +152,10 @@ func (m *Memory) List(ctx context.Context, owner, cursor string, limit int) (Pag
 		}
 		if len(p.Records) == limit {
 			last := p.Records[limit-1]
-			p.Next = encodeCursor(last.CreatedAt.UnixNano(), last.ID)
+			p.Next = EncodeCursor(last.CreatedAt.UnixNano(), last.ID)
 			break
 		}
-		p.Records = append(p.Records, r.clone())
+		p.Records = append(p.Records, r.Clone())
 	}
 	return p, nil
 }
@@ -182,7 +182,7 @@ func (m *Memory) sweep(now time.Time) int {
 				n++
 				continue
 			}
-			next = min(next, r.expiresNano())
+			next = min(next, r.ExpiryNanos())
 			kept = append(kept, k)
 		}
 		clear(keys[len(kept):])
@@ -209,7 +209,7 @@ func (m *Memory) Recover(ctx context.Context, message string) (int, error) {
 		if r.Status != mcp.TaskWorking && r.Status != mcp.TaskInputRequired {
 			continue
 		}
-		c := r.clone()
+		c := r.Clone()
 		c.Status, c.StatusMessage = mcp.TaskFailed, message
 		c.UpdatedAt = now
 		if now.Before(r.UpdatedAt) {

@@ -11,8 +11,8 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
-// clone returns a deep copy of r.
-func (r *Record) clone() *Record {
+// Clone returns a deep copy of r.
+func (r *Record) Clone() *Record {
 	c := *r
 	c.Params = bytes.Clone(r.Params)
 	c.Result = bytes.Clone(r.Result)
@@ -21,9 +21,9 @@ func (r *Record) clone() *Record {
 	return &c
 }
 
-// expiresNano is the unix nano time the record expires at, or MaxInt64 for
-// none.
-func (r *Record) expiresNano() int64 {
+// ExpiryNanos is when the record expires, in Unix nanoseconds, or
+// math.MaxInt64 for never (no TTL, or past the int64 range).
+func (r *Record) ExpiryNanos() int64 {
 	if r.TTL <= 0 {
 		return math.MaxInt64
 	}
@@ -58,7 +58,7 @@ func prepareCreate(r *Record, now time.Time) (*Record, error) {
 		return nil, fmt.Errorf("taskstore: negative ttl or poll interval")
 	}
 	r.CreatedAt, r.UpdatedAt = now, now
-	return r.clone(), nil
+	return r.Clone(), nil
 }
 
 // applyUpdate runs fn on a copy of old and returns the changed record,
@@ -68,7 +68,7 @@ func applyUpdate(old *Record, fn func(*Record) error, now time.Time) (*Record, e
 	if old.Status.Terminal() {
 		return nil, ErrTerminal
 	}
-	n := old.clone()
+	n := old.Clone()
 	if err := fn(n); err != nil {
 		return nil, err
 	}
@@ -88,10 +88,13 @@ func applyUpdate(old *Record, fn func(*Record) error, now time.Time) (*Record, e
 
 // A cursor is the position of the last record of a page: its creation time
 // and id, so that paging stays stable while tasks are added (they sort
-// before it) or removed. Its encoding is opaque to callers.
+// before it) or removed. Its encoding is opaque to callers; stores outside
+// this package use the same (EncodeCursor, DecodeCursor).
 const cursorVersion = 1
 
-func encodeCursor(created int64, id string) string {
+// EncodeCursor returns the cursor of the page after the record created at
+// created (Unix nanoseconds) with id.
+func EncodeCursor(created int64, id string) string {
 	b := make([]byte, 0, 9+len(id))
 	b = append(b, cursorVersion)
 	b = binary.BigEndian.AppendUint64(b, uint64(created))
@@ -99,9 +102,10 @@ func encodeCursor(created int64, id string) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// decodeCursor returns the position cursor names; for "" a position before
-// every record.
-func decodeCursor(cursor string) (created int64, id string, err error) {
+// DecodeCursor returns the position cursor names (for "", one before every
+// record: math.MaxInt64), or ErrInvalidCursor for text EncodeCursor did not
+// write.
+func DecodeCursor(cursor string) (created int64, id string, err error) {
 	if cursor == "" {
 		return math.MaxInt64, "", nil
 	}

@@ -141,7 +141,7 @@ func blob(b json.RawMessage) any {
 }
 
 func expires(r *Record) any {
-	if e := r.expiresNano(); e != math.MaxInt64 {
+	if e := r.ExpiryNanos(); e != math.MaxInt64 {
 		return e
 	}
 	return nil
@@ -247,7 +247,7 @@ func (s *SQLite) Update(ctx context.Context, id string, fn func(*Record) error) 
 
 // List implements Store.
 func (s *SQLite) List(ctx context.Context, owner, cursor string, limit int) (Page, error) {
-	cc, cid, err := decodeCursor(cursor)
+	cc, cid, err := DecodeCursor(cursor)
 	if err != nil {
 		return Page{}, err
 	}
@@ -265,7 +265,7 @@ func (s *SQLite) List(ctx context.Context, owner, cursor string, limit int) (Pag
 	for rows.Next() {
 		if len(p.Records) == limit {
 			last := p.Records[limit-1]
-			p.Next = encodeCursor(last.CreatedAt.UnixNano(), last.ID)
+			p.Next = EncodeCursor(last.CreatedAt.UnixNano(), last.ID)
 			break
 		}
 		r, err := scanRecord(rows)
