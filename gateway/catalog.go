@@ -359,7 +359,7 @@ func (g *Gateway) templateRead(ctx context.Context, req *server.ResourceRequest)
 		res, err = c.ReadResource(ctx, req.URI, client.WithTimeout(u.timeout()))
 		return err
 	})
-	g.metrics.observe(u, mcp.MethodReadResource, "", outcomeOf(ctx, err), start)
+	g.observe(ctx, u, mcp.MethodReadResource, "", outcomeOf(ctx, err), start)
 	if err != nil {
 		if client.IsResourceNotFound(err) {
 			return nil, server.ErrResourceNotFound

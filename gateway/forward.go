@@ -165,7 +165,7 @@ func (g *Gateway) callTool(ctx context.Context, name string, r route, args json.
 		raw, err = c.CallToolRaw(ctx, r.name, args, opts...)
 		return err
 	})
-	g.metrics.observe(r.up, mcp.MethodCallTool, name, toolOutcome(ctx, err, raw), start)
+	g.observe(ctx, r.up, mcp.MethodCallTool, name, toolOutcome(ctx, err, raw), start)
 	var je *client.JSONRPCError
 	if in != nil && in.state != nil && errors.As(err, &je) {
 		return nil, rpcError(r.up, err)
@@ -206,7 +206,7 @@ func (g *Gateway) forwardRaw(ctx context.Context, u *upstream, method string, pa
 		raw, err = c.Call(ctx, method, params, client.WithTimeout(u.timeout()))
 		return err
 	})
-	g.metrics.observe(u, method, "", outcomeOf(ctx, err), start)
+	g.observe(ctx, u, method, "", outcomeOf(ctx, err), start)
 	if err != nil {
 		return nil, rpcError(u, err)
 	}

@@ -142,7 +142,7 @@ func (g *Gateway) callModern(ctx context.Context, name string, r route, args, to
 			return err
 		})
 		untrack()
-		g.metrics.observe(r.up, mcp.MethodCallTool, name, toolOutcome(uctx, err, raw), start)
+		g.observe(uctx, r.up, mcp.MethodCallTool, name, toolOutcome(uctx, err, raw), start)
 		cancel(nil)
 		g.inputs.drop(f)
 		f.outcome <- callOutcome{raw, err}

@@ -13,19 +13,35 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/server"
 )
 
-// The outcomes of a forwarded call, the outcome label of
-// toolwire_gateway_calls_total.
+// The outcomes of a forwarded call: the outcome label of
+// toolwire_gateway_calls_total and the audit record's outcome alike.
 const (
-	outcomeOK            = "ok"             // answered; for tools/call, not an isError result
-	outcomeToolError     = "tool_error"     // tools/call answered with isError: true
-	outcomeProtocolError = "protocol_error" // the upstream answered with a JSON-RPC error
-	outcomeUpstreamError = "upstream_error" // no answer: the upstream is down, was lost, sent garbage
-	outcomeTimeout       = "timeout"        // the call's timeout (the upstream's, or the server's tool timeout) ran out
-	outcomeCancelled     = "cancelled"      // the downstream caller cancelled it
+	outcomeOK            = string(audit.OutcomeOK)            // answered; for tools/call, not an isError result
+	outcomeToolError     = string(audit.OutcomeToolError)     // tools/call answered with isError: true
+	outcomeProtocolError = string(audit.OutcomeProtocolError) // the upstream answered with a JSON-RPC error
+	outcomeUpstreamError = string(audit.OutcomeUpstreamError) // no answer: the upstream is down, was lost, sent garbage
+	outcomeTimeout       = string(audit.OutcomeTimeout)       // the call's timeout (the upstream's, or the server's tool timeout) ran out
+	outcomeCancelled     = string(audit.OutcomeCancelled)     // the downstream caller cancelled it
 )
+
+// outcomeNote carries a forwarded call's outcome, as the metrics classify
+// it, out to the trust layer that audits the request.
+type outcomeNote struct{ outcome string }
+
+type outcomeKey struct{}
+
+// observe counts a forwarded call in the metrics and notes its outcome
+// for the request's audit record.
+func (g *Gateway) observe(ctx context.Context, u *upstream, method, name, outcome string, start time.Time) {
+	g.metrics.observe(u, method, name, outcome, start)
+	if n, ok := ctx.Value(outcomeKey{}).(*outcomeNote); ok {
+		n.outcome = outcome
+	}
+}
 
 // metrics are the gateway's Prometheus metrics, on a registry of its own
 // (never the default one: two gateways in a process do not clash).

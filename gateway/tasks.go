@@ -95,7 +95,7 @@ func (g *Gateway) callTask(ctx context.Context, req *server.CallRequest, r route
 	case res.IsError:
 		outcome = outcomeToolError
 	}
-	g.metrics.observe(r.up, mcp.MethodCallTool, req.Name, outcome, start)
+	g.observe(ctx, r.up, mcp.MethodCallTool, req.Name, outcome, start)
 	if err != nil {
 		return toolFailure(r.up, r.name, err)
 	}

@@ -165,7 +165,8 @@ func (g *Gateway) guard(ctx context.Context, req *jsonrpc.Request, f policy.Feat
 		}
 	}
 
-	res, err := next(ctx, req)
+	note := &outcomeNote{}
+	res, err := next(context.WithValue(ctx, outcomeKey{}, note), req)
 	if err == nil && f == policy.Tools && t.enrich != nil {
 		res = g.enrichResult(ctx, t.enrich, rec, id, tg.Arguments, res)
 	}
@@ -174,7 +175,7 @@ func (g *Gateway) guard(ctx context.Context, req *jsonrpc.Request, f policy.Feat
 	case err != nil:
 		outcome, why = audit.OutcomeProtocolError, err.Error()
 	case res == nil:
-		outcome, why = audit.OutcomeProtocolError, "the request was cancelled"
+		outcome, why = audit.OutcomeCancelled, "the request was cancelled"
 		if cerr := context.Cause(ctx); cerr != nil {
 			why = "the request ended: " + cerr.Error()
 		}
@@ -183,6 +184,11 @@ func (g *Gateway) guard(ctx context.Context, req *jsonrpc.Request, f policy.Feat
 		if why != "" {
 			outcome = audit.OutcomeToolError
 		}
+	}
+	if note.outcome != "" && note.outcome != string(audit.OutcomeOK) {
+		// The forwarding knew better why the call failed (the upstream
+		// unreachable, its timeout, the caller gone), as the metrics say.
+		outcome = audit.Outcome(note.outcome)
 	}
 	rec.Duration = time.Since(start)
 	if aerr := g.audit(ctx, rec, outcome, why); aerr != nil {

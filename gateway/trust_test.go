@@ -367,3 +367,40 @@ func TestEnrichmentAddsContextAndNeverFailsACall(t *testing.T) {
 		t.Errorf("the failing rule counted %v times, want 2", v)
 	}
 }
+
+// TestCancelledCallIsAuditedAsCancelled: a call its caller cancels is in
+// the trail as cancelled, the outcome the metrics count it under, not as a
+// protocol error.
+func TestCancelledCallIsAuditedAsCancelled(t *testing.T) {
+	started := make(chan struct{}, 1)
+	up := server.New(mcp.Implementation{Name: "slow", Version: "1"})
+	must(server.AddTool(up, &mcp.Tool{Name: "wait", Description: "runs until cancelled"}, func(ctx context.Context, _ *server.CallRequest, _ struct{}) (string, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return "", ctx.Err()
+	}))
+	store, err := audit.OpenSQLite(filepath.Join(t.TempDir(), "audit.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{{Name: "slow", Server: up}}}, gateway.WithAudit(store))
+	c := downstream(t, g)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-started
+		cancel()
+	}()
+	if _, err := c.CallTool(ctx, "slow__wait", nil); err == nil {
+		t.Fatal("the cancelled call returned a result")
+	}
+	var recs []*audit.Record
+	deadline := time.Now().Add(30 * time.Second)
+	for len(recs) == 0 && time.Now().Before(deadline) {
+		recs = records(t, store, audit.Filter{Tool: "slow__wait"})
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(recs) != 1 || recs[0].Outcome != audit.OutcomeCancelled {
+		t.Fatalf("audit records of the cancelled call: %+v", recs)
+	}
+}
