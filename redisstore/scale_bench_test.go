@@ -2,10 +2,8 @@ package redisstore
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/toolwire/toolwire/internal/testenv"
@@ -100,21 +98,9 @@ func benchOpen(b *testing.B, hc *http.Client, url string) string {
 
 // benchPost sends one message and returns the session id answered.
 func benchPost(b *testing.B, hc *http.Client, url, sid, body string) string {
-	r, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	if sid != "" {
-		r.Header.Set("Mcp-Session-Id", sid)
-		r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	status, _, answered := postWith(b, hc, url, sid, body)
+	if status/100 != 2 {
+		b.Fatalf("status %d for %s", status, body)
 	}
-	resp, err := hc.Do(r)
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		b.Fatalf("status %d for %s", resp.StatusCode, body)
-	}
-	return resp.Header.Get("Mcp-Session-Id")
+	return answered
 }

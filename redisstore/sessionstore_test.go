@@ -124,9 +124,16 @@ func replica(t *testing.T, url string, opts ...Option) (string, *Client) {
 	return ts.URL, c
 }
 
-// post sends one 2025-era message and returns the status and body.
+// post sends one 2025-era message and returns the status, the body and
+// the session id answered.
 func post(t *testing.T, url, sid, body string) (int, string, string) {
 	t.Helper()
+	return postWith(t, http.DefaultClient, url, sid, body)
+}
+
+// postWith is post on hc.
+func postWith(tb testing.TB, hc *http.Client, url, sid, body string) (int, string, string) {
+	tb.Helper()
 	r, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
@@ -134,9 +141,9 @@ func post(t *testing.T, url, sid, body string) (int, string, string) {
 		r.Header.Set("Mcp-Session-Id", sid)
 		r.Header.Set("MCP-Protocol-Version", "2025-11-25")
 	}
-	resp, err := http.DefaultClient.Do(r)
+	resp, err := hc.Do(r)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)

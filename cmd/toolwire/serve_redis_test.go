@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,26 +11,12 @@ import (
 )
 
 // rawPost sends one 2025-11-25 message on session sid ("" for none) and
-// returns the status, the body and the session id answered.
+// returns the status, the body and the session id answered (scalePost's
+// request, read whole).
 func rawPost(t *testing.T, url, sid, body string) (int, string, string) {
 	t.Helper()
-	r, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	if sid != "" {
-		r.Header.Set("Mcp-Session-Id", sid)
-		r.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	}
-	resp, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), resp.Header.Get("Mcp-Session-Id")
+	resp := scalePost(t, url, "", sid, body, nil)
+	return resp.StatusCode, scaleReadAll(t, resp), resp.Header.Get("Mcp-Session-Id")
 }
 
 // TestServeReplicasShareSessions: two `toolwire serve --redis` processes on
