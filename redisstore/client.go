@@ -17,8 +17,10 @@ import (
 // ErrClosed is what Err reports after Close.
 var ErrClosed = errors.New("redisstore: client is closed")
 
-// redacted replaces the URL's password in errors and logs.
-const redacted = "xxxxx"
+// redacted replaces the URL's password in errors and logs: the marker the
+// audit trail uses for what it withholds (audit.Redacted), so one search
+// finds both.
+const redacted = "[redacted]"
 
 // Client is a pool of connections to one Redis server, shared by the stores
 // made from it. Every operation has a deadline (WithTimeout), and Healthy
