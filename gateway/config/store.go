@@ -36,11 +36,7 @@ func (d *decoder) store(n ast.Node, f *File) {
 	if !ok {
 		return
 	}
-	for _, mv := range m.Values {
-		key, ok := d.key(mv.Key)
-		if !ok {
-			continue
-		}
+	d.fields(m, " in store", storeKeys, func(key string, mv *ast.MappingValueNode) {
 		switch key {
 		case "memory":
 			// The default, written out: nothing to configure.
@@ -49,11 +45,12 @@ func (d *decoder) store(n ast.Node, f *File) {
 			}
 		case "redis":
 			f.Store.Redis = d.redisStore(mv.Value)
-		default:
-			d.unknown(mv.Key, key, " in store", "memory", "redis")
 		}
-	}
+	})
 }
+
+// storeKeys and redisKeys are the keys of store and store.redis.
+var storeKeys, redisKeys = []string{"memory", "redis"}, []string{"url", "prefix"}
 
 func (d *decoder) redisStore(n ast.Node) *RedisStore {
 	m, ok := d.mapping(n, "store.redis")
@@ -62,11 +59,7 @@ func (d *decoder) redisStore(n ast.Node) *RedisStore {
 	}
 	r := &RedisStore{Prefix: DefaultRedisPrefix}
 	var urlNode ast.Node
-	for _, mv := range m.Values {
-		key, ok := d.key(mv.Key)
-		if !ok {
-			continue
-		}
+	d.fields(m, " in store.redis", redisKeys, func(key string, mv *ast.MappingValueNode) {
 		switch key {
 		case "url":
 			urlNode = mv.Value
@@ -88,10 +81,8 @@ func (d *decoder) redisStore(n ast.Node) *RedisStore {
 				}
 				r.Prefix = s
 			}
-		default:
-			d.unknown(mv.Key, key, " in store.redis", "url", "prefix")
 		}
-	}
+	})
 	if urlNode == nil {
 		d.errorf(n, "store.redis: url is required")
 	}

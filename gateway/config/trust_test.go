@@ -72,7 +72,7 @@ func TestDocExample(t *testing.T) {
 		t.Errorf("Validate: %v", err)
 	}
 	// Every key the decoder knows is in the example.
-	for _, keys := range [][]string{topKeys, upstreamKeys, upstreamOAuthKeys, authKeys, oauthKeys, personaKeys, rateLimitKeys, auditKeys, adminKeys, enrichKeys, linkKeys, {"url", "prefix"}} {
+	for _, keys := range [][]string{topKeys, upstreamKeys, upstreamOAuthKeys, authKeys, oauthKeys, personaKeys, rateLimitKeys, auditKeys, adminKeys, enrichKeys, linkKeys, redisKeys} {
 		for _, k := range keys {
 			if !strings.Contains(src, k+":") {
 				t.Errorf("key %s is not in the example", k)

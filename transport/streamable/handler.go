@@ -67,7 +67,7 @@ func NewHandler(opener jsonrpc.SessionOpener, opts ...HandlerOption) *Handler {
 		stopJan:  make(chan struct{}),
 		replica:  newReplicaID(),
 	}
-	if o.sessionBus != nil && o.sessionStore != nil {
+	if h.bused() {
 		stop, err := o.sessionBus.Subscribe(h.onBus)
 		if err != nil {
 			o.logger.Error("session bus subscription failed: cancellations, answers and stream events from other replicas will not arrive", "error", err)
@@ -426,7 +426,7 @@ func (h *Handler) closeAll() {
 	}
 	for _, ls := range sessions {
 		// A shared session lives on in the store for the other replicas.
-		ls.closeLocal(!ls.shared)
+		ls.closeLocal(!h.shared())
 	}
 	for _, s := range modern {
 		s.Close()

@@ -43,7 +43,6 @@ type legacySession struct {
 
 	// With a SessionStore: the state revision of sess last stored or
 	// applied, and the stored state that revision matches.
-	shared   bool
 	stateRev uint64
 	state    []byte
 	syncMu   sync.Mutex // one store update at a time
@@ -76,10 +75,10 @@ func (h *Handler) register(id, owner string, resume func(out jsonrpc.Sender) (js
 	ctx, cancel := context.WithCancel(context.Background())
 	// The POST stream map is made on the first POST, so an idle session
 	// stays small (BENCHMARKS.md measures it).
-	ls := &legacySession{h: h, id: id, owner: owner, ctx: ctx, cancel: cancel, lastActive: h.now(), busy: 1, shared: h.o.sessionStore != nil}
+	ls := &legacySession{h: h, id: id, owner: owner, ctx: ctx, cancel: cancel, lastActive: h.now(), busy: 1}
 	ls.standalone = h.newStream(ls, standaloneStream, false)
 	out := jsonrpc.SenderFunc(func(ctx context.Context, m jsonrpc.Message) error {
-		if ls.shared && h.o.sessionBus != nil && !ls.standalone.attached() {
+		if h.bused() && !ls.standalone.attached() {
 			// The GET stream, if any, is held elsewhere: pass the message
 			// on (list changes each replica tells its clients itself).
 			if !listChanged(m) {
@@ -291,7 +290,7 @@ func (ls *legacySession) applyStored(state []byte) {
 // syncState stores the session's state when a message served here changed
 // it, so that every replica serves the session as its client left it.
 func (ls *legacySession) syncState(ctx context.Context) {
-	if !ls.shared {
+	if !ls.h.shared() {
 		return
 	}
 	st, ok := ls.sess.(jsonrpc.StatefulSession)
@@ -379,7 +378,7 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc
 		w.WriteHeader(http.StatusAccepted)
 	case *jsonrpc.Response:
 		ls.touch()
-		if d, ok := ls.sess.(jsonrpc.ResponseDeliverer); ok && ls.shared && h.o.sessionBus != nil {
+		if d, ok := ls.sess.(jsonrpc.ResponseDeliverer); ok && h.bused() {
 			if !d.DeliverResponse(requestContext(r), m) {
 				// Not a request of this copy's: the one that asked is
 				// elsewhere.
@@ -699,7 +698,7 @@ func (ls *legacySession) resume(c *conn, last string) (*stream, int, *jsonrpc.Er
 		ls.lastActive = ls.h.now()
 	}
 	ls.mu.Unlock()
-	if st == nil && ls.shared && ls.h.o.sessionBus != nil {
+	if st == nil && ls.h.bused() {
 		return nil, followElsewhere, nil // its request runs, or ran, on another replica
 	}
 	if st == nil {
@@ -853,7 +852,7 @@ func (h *Handler) sweep() {
 	}
 	h.mu.Unlock()
 	for _, ls := range expired {
-		if ls.shared {
+		if h.shared() {
 			// Idle here, not necessarily everywhere: the store expires
 			// the session itself once no replica has used it for as long.
 			h.o.logger.Debug("idle copy of a shared session dropped", "session", ls.id)

@@ -59,6 +59,14 @@ const (
 	busEnd          = "end" // the session was deleted
 )
 
+// shared reports whether the handler's 2025-era sessions live in a
+// SessionStore, shared with other replicas.
+func (h *Handler) shared() bool { return h.o.sessionStore != nil }
+
+// bused reports whether shared sessions' messages pass between replicas:
+// a SessionBus with a SessionStore (the bus alone does nothing).
+func (h *Handler) bused() bool { return h.o.sessionStore != nil && h.o.sessionBus != nil }
+
 // newReplicaID names a handler on the bus.
 func newReplicaID() string {
 	var b [8]byte
@@ -69,10 +77,10 @@ func newReplicaID() string {
 // publish sends m for the session, logging (not returning) a failure: the
 // bus is best effort, like the notifications it carries.
 func (ls *legacySession) publish(m busMessage) {
-	bus := ls.h.o.sessionBus
-	if bus == nil || !ls.shared {
+	if !ls.h.bused() {
 		return
 	}
+	bus := ls.h.o.sessionBus
 	m.From = ls.h.replica
 	b, err := json.Marshal(&m)
 	if err == nil {
