@@ -27,10 +27,7 @@ func BenchmarkFlowCalls(b *testing.B) {
 	ts := newTestServer(b)
 	c := ts.connect(b)
 	ctx := context.Background()
-	items := make([]string, benchCalls)
-	for i := range items {
-		items[i] = fmt.Sprint(i)
-	}
+	items := benchItems()
 	f := parse(b, header+`inputs:
   items: {type: array, default: [`+strings.Join(items, ",")+`]}
 steps:
@@ -57,9 +54,7 @@ steps:
 		}
 		runner += time.Since(start)
 	}
-	b.ReportMetric(float64(runner)/float64(direct), "runner/direct")
-	b.ReportMetric(float64(direct.Nanoseconds())/float64(b.N*benchCalls), "direct-ns/call")
-	b.ReportMetric(float64(runner.Nanoseconds())/float64(b.N*benchCalls), "runner-ns/call")
+	reportRatio(b, direct, runner)
 }
 
 // BenchmarkFlowCallsServe is the runner's overhead against a real `toolwire
@@ -72,10 +67,7 @@ steps:
 func BenchmarkFlowCallsServe(b *testing.B) {
 	url := serveHTTP(b)
 	ctx := context.Background()
-	items := make([]string, benchCalls)
-	for i := range items {
-		items[i] = fmt.Sprint(i)
-	}
+	items := benchItems()
 	f := parse(b, `inputs:
   url: {type: string}
   items: {type: array, default: [`+strings.Join(items, ",")+`]}
@@ -111,9 +103,7 @@ steps:
 		}
 		runner += time.Since(start)
 	}
-	b.ReportMetric(float64(runner)/float64(direct), "runner/direct")
-	b.ReportMetric(float64(direct.Nanoseconds())/float64(b.N*benchCalls), "direct-ns/call")
-	b.ReportMetric(float64(runner.Nanoseconds())/float64(b.N*benchCalls), "runner-ns/call")
+	reportRatio(b, direct, runner)
 }
 
 // serveHTTP starts `toolwire serve` on a loopback port for the benchmark
@@ -149,4 +139,21 @@ func serveHTTP(b *testing.B) string {
 		b.Fatal("toolwire serve did not report its URL")
 		return ""
 	}
+}
+
+// benchItems are the for_each items: "0" to benchCalls-1.
+func benchItems() []string {
+	items := make([]string, benchCalls)
+	for i := range items {
+		items[i] = fmt.Sprint(i)
+	}
+	return items
+}
+
+// reportRatio reports the runner's time over the direct calls' and both
+// per call.
+func reportRatio(b *testing.B, direct, runner time.Duration) {
+	b.ReportMetric(float64(runner)/float64(direct), "runner/direct")
+	b.ReportMetric(float64(direct.Nanoseconds())/float64(b.N*benchCalls), "direct-ns/call")
+	b.ReportMetric(float64(runner.Nanoseconds())/float64(b.N*benchCalls), "runner-ns/call")
 }
