@@ -1,0 +1,124 @@
+// Package testwait is how the project's tests wait: for the condition itself
+// (a record written, a value on a channel), never for an amount of time.
+// Every wait has one generous bound, Limit, that only a hang reaches, so a
+// test passes on a loaded two-core machine as it does on an idle one, and
+// fails, naming what it waited for, when the thing never happens.
+//
+// It depends on the standard library only, so the internal tests of any
+// package in the module can use it.
+package testwait
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// Limit is how long a wait lasts before the test calls it a hang: far
+// longer than anything a test waits for takes on a busy machine. It is a
+// failure bound, never an assertion on speed.
+const Limit = 60 * time.Second
+
+// limit is Limit, or less when the test binary's -timeout comes first: the
+// wait then fails the test naming what it waited for, before the binary
+// panics with every goroutine's stack.
+func limit(t testing.TB) time.Duration {
+	d := Limit
+	if dt, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if end, ok := dt.Deadline(); ok {
+			if left := time.Until(end) * 9 / 10; left < d {
+				d = max(left, time.Second)
+			}
+		}
+	}
+	return d
+}
+
+// WaitFor polls cond, from 1 ms apart up to 20 ms apart, until it holds, and
+// fails the test with what (such as "the session to expire") if it still
+// does not after Limit. Call it from the test's goroutine.
+func WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	if cond() {
+		return
+	}
+	d := limit(t)
+	deadline := time.Now().Add(d)
+	for pause := time.Millisecond; ; pause = min(2*pause, 20*time.Millisecond) {
+		time.Sleep(pause)
+		if cond() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting for %s after %v", what, d)
+		}
+	}
+}
+
+// Recv receives from ch, failing the test with what if nothing comes within
+// Limit, or if ch is closed (a closed channel delivers its zero value; use
+// Closed to wait for the close itself). Call it from the test's goroutine.
+func Recv[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	d := limit(t)
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case v, ok := <-ch:
+		if !ok {
+			t.Fatalf("waiting for %s: the channel was closed", what)
+		}
+		return v
+	case <-timer.C:
+		t.Fatalf("still waiting for %s after %v", what, d)
+	}
+	panic("unreachable")
+}
+
+// Closed waits until ch is closed or delivers a value (a done channel,
+// ctx.Done()), failing the test with what after Limit. Call it from the
+// test's goroutine.
+func Closed[T any](t testing.TB, ch <-chan T, what string) {
+	t.Helper()
+	d := limit(t)
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ch:
+	case <-timer.C:
+		t.Fatalf("still waiting for %s after %v", what, d)
+	}
+}
+
+// Returns runs f in a goroutine and waits for it to return, failing the
+// test with what if it has not after Limit (a hang detector). Call it from
+// the test's goroutine.
+func Returns(t testing.TB, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	Closed(t, done, what+" to return")
+}
+
+// Context returns the test's context (cancelled when the test ends) with
+// Limit as its deadline: for calls that take a context and must not hang
+// the test, never as an expectation of how fast they are.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), limit(t))
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// MustJSON returns v as JSON, failing the test if it cannot be encoded.
+func MustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
