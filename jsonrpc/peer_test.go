@@ -6,7 +6,10 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 func TestPeerMatchesResponsesAndProgress(t *testing.T) {
@@ -46,15 +49,25 @@ func TestPeerMatchesResponsesAndProgress(t *testing.T) {
 	}
 }
 
+// The timeout is the subject: in a synctest bubble the call gives up at
+// exactly its Timeout, however busy the machine.
 func TestPeerCallTimeoutCancelsAndErrors(t *testing.T) {
+	synctest.Test(t, testPeerCallTimeoutCancelsAndErrors)
+}
+
+func testPeerCallTimeoutCancelsAndErrors(t *testing.T) {
 	p := NewPeer()
 	var cancelled ID
+	start := time.Now()
 	_, err := p.Call(context.Background(), "slow", nil,
 		func(context.Context, *Request, *Pending) error { return nil },
 		&CallOptions{Timeout: 10 * time.Millisecond, Cancel: func(id ID, _ error) { cancelled = id }})
 	var te *TimeoutError
 	if !errors.As(err, &te) || !errors.Is(err, context.DeadlineExceeded) || !cancelled.IsValid() {
 		t.Fatalf("timeout: %v, cancel called for %s", err, cancelled)
+	}
+	if took := time.Since(start); took != 10*time.Millisecond {
+		t.Errorf("gave up after %v, want its Timeout, 10ms", took)
 	}
 	_, err = p.Call(context.Background(), "refused", nil, func(ctx context.Context, r *Request, _ *Pending) error {
 		go p.Deliver(&Response{ID: r.ID, Error: NewError(-32001, "no")})
@@ -84,9 +97,7 @@ func TestPeerCloseFailsWaitersAndRefusesNew(t *testing.T) {
 			errs <- err
 		}()
 	}
-	for p.Len() < 10 {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.WaitFor(t, "10 calls pending", func() bool { return p.Len() == 10 })
 	gone := errors.New("connection lost")
 	p.Close(gone)
 	wg.Wait()
