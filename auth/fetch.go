@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // checkFetchURL enforces the transport rule for everything fetched from an
@@ -93,7 +94,9 @@ func (fc *fetchConfig) doJSON(req *http.Request, v any) error {
 			return fmt.Errorf("%s: content type %q is not JSON", req.URL, ct)
 		}
 	}
-	if err := json.Unmarshal(body, v); err != nil {
+	// The authorization server's answer is read as the wire is: exact
+	// member names, no duplicates, valid UTF-8.
+	if err := wirejson.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("%s: invalid JSON: %v", req.URL, err)
 	}
 	return nil

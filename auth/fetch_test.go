@@ -56,12 +56,24 @@ func TestFetchRefusesNonJSONAndErrors(t *testing.T) {
 		{404, "application/json", "{}", "not found"},
 		{200, "application/json", "{", "invalid JSON"},
 		{200, "application/jwk-set+json", `{"keys":[]}`, ""},
+		// The answer is read as the wire is: a member name twice, at any
+		// depth, is refused rather than resolved by taking one.
+		{200, "application/json", `{"keys":[],"keys":[{"kty":"oct"}]}`, `duplicate member name "keys"`},
+		{200, "application/json", `{"keys":[{"kid":"a","kid":"b"}]}`, `duplicate member name "kid"`},
 	} {
 		answer(tc.status, tc.ct, tc.body)
 		err := fc.getJSON(context.Background(), "https://as.example.com/x", &v)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%d %s: %v, want %q", tc.status, tc.ct, err, tc.want)
 		}
+	}
+	// A case variant of a member the reader knows is refused, not taken
+	// for that member (nor silently ignored).
+	answer(200, "application/json", `{"Issuer":"https://evil.example.com","jwks_uri":"https://as.example.com/jwks"}`)
+	var md asMetadata
+	err := fc.getJSON(context.Background(), "https://as.example.com/x", &md)
+	if err == nil || !strings.Contains(err.Error(), "case-sensitive") {
+		t.Errorf("metadata with \"Issuer\": %v, want a refusal naming case", err)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // Defaults for IntrospectionVerifier's cache.
@@ -196,10 +198,10 @@ func (v *IntrospectionVerifier) introspect(ctx context.Context, token string) (*
 		return nil, err
 	}
 	var ans introspection
-	if err := json.Unmarshal(body, &ans); err != nil {
+	if err := wirejson.Unmarshal(body, &ans); err != nil {
 		return nil, fmt.Errorf("malformed introspection answer: %v", err)
 	}
-	if err := json.Unmarshal(body, &raw); err != nil {
+	if err := wirejson.Unmarshal(body, &raw); err != nil {
 		return nil, fmt.Errorf("malformed introspection answer: %v", err)
 	}
 	if ans.Active == nil {
@@ -222,9 +224,9 @@ func (v *IntrospectionVerifier) judge(ans *introspection, now time.Time) (*Princ
 	if len(ans.Aud) > 0 && string(ans.Aud) != "null" {
 		var auds []string
 		var one string
-		if json.Unmarshal(ans.Aud, &one) == nil {
+		if wirejson.Unmarshal(ans.Aud, &one) == nil {
 			auds = []string{one}
-		} else if json.Unmarshal(ans.Aud, &auds) != nil {
+		} else if wirejson.Unmarshal(ans.Aud, &auds) != nil {
 			return nil, never, invalidToken("the token's aud is malformed")
 		}
 		if !slices.Contains(auds, v.audience) {

@@ -220,6 +220,19 @@ func TestIntrospectionUnavailableNotCached(t *testing.T) {
 	if _, err := v.Verify(context.Background(), "t2"); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("no active member: %v", err)
 	}
+	// Nor is one naming a member twice: which "active" would count?
+	rawSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"active":false,"sub":"ada","active":true}`))
+	}))
+	t.Cleanup(rawSrv.Close)
+	vd, err := NewIntrospectionVerifier(rawSrv.URL, testAudience)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vd.Verify(context.Background(), "t"); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `duplicate member name "active"`) {
+		t.Fatalf("duplicate active member: %v", err)
+	}
 	// Nor is one past the size limit.
 	ti.set("t3", activeAnswer("pad", strings.Repeat("x", 3000)))
 	v3 := newTestIntrospection(t, ti, newClock(), WithMaxResponseBytes(2048))
