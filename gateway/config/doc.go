@@ -225,9 +225,12 @@
 // -. Personas are tried in file order, and the first that matches a
 // caller decides its rights. A persona must be able to match someone:
 //
-//   - identities: a list of identities: a bare name (an API key's name or
-//     a token subject), api_key:NAME (NAME must be in auth.api_keys) or
-//     oauth:SUBJECT.
+//   - identities: a list of identities: a bare name, without a colon (an
+//     API key's name or a token subject), api_key:NAME (NAME must be in
+//     auth.api_keys) or oauth:SUBJECT. A qualified one matches only a
+//     caller of that kind with exactly that name: oauth:urn:x is the
+//     subject urn:x, and a token whose subject reads api_key:NAME is not
+//     the API key NAME.
 //   - claims: a mapping of claim name to value: a token carrying every one
 //     of them matches (a list claim matches when it holds the value).
 //   - anonymous: true gives the persona to callers without credentials.

@@ -28,11 +28,13 @@ type Rules struct {
 }
 
 // Match says which callers a persona applies to. A caller matches if any
-// of the three holds: its identity is listed in Identities (a bare name
-// matches an API key name or a token subject; "api_key:NAME" or
-// "oauth:NAME" only that kind), or it carries every claim in Claims
-// (and Claims is not empty), or Anonymous is set and it has no
-// credentials. Anonymous callers match only through Anonymous.
+// of the three holds: its identity is listed in Identities (a bare name,
+// without a colon, matches an API key name or a token subject;
+// "api_key:NAME" or "oauth:NAME" only a caller of that kind with that
+// exact name, so a token subject that itself reads "api_key:NAME" is
+// not the API key), or it carries every claim in Claims (and Claims is
+// not empty), or Anonymous is set and it has no credentials. Anonymous
+// callers match only through Anonymous.
 type Match struct {
 	Identities []string
 	Claims     map[string]string
@@ -56,11 +58,22 @@ type compiledRules struct {
 }
 
 type compiledPersona struct {
-	name       string
-	identities map[string]bool // "name", "api_key:name", "oauth:name"
-	claims     [][2]string     // sorted by key
-	anonymous  bool
-	rules      map[Feature]compiledRules
+	name string
+	// bare are the names listed without a kind, matching either kind;
+	// qualified the kind:name entries, matching that kind only. Kept
+	// apart so that a name is never read as a kind and a name together.
+	bare      map[string]bool
+	qualified map[qualifiedName]bool
+	claims    [][2]string // sorted by key
+	anonymous bool
+	rules     map[Feature]compiledRules
+}
+
+// qualifiedName is an identity entry with its kind: "oauth:a:b" is the
+// token subject "a:b".
+type qualifiedName struct {
+	kind Kind
+	name string
 }
 
 func compilePersona(p Persona) (*compiledPersona, error) {
@@ -68,7 +81,8 @@ func compilePersona(p Persona) (*compiledPersona, error) {
 	fail := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("persona %q: "+format, append([]any{p.Name}, args...)...))
 	}
-	cp := &compiledPersona{name: p.Name, anonymous: p.Match.Anonymous, identities: map[string]bool{}, rules: map[Feature]compiledRules{}}
+	cp := &compiledPersona{name: p.Name, anonymous: p.Match.Anonymous, bare: map[string]bool{},
+		qualified: map[qualifiedName]bool{}, rules: map[Feature]compiledRules{}}
 	for i, id := range p.Match.Identities {
 		kind, name, qualified := strings.Cut(id, ":")
 		switch {
@@ -80,8 +94,10 @@ func compilePersona(p Persona) (*compiledPersona, error) {
 			fail("match.identities[%d] %q: empty name after the kind", i, id)
 		case id == string(KindAnonymous):
 			fail("match.identities[%d]: use match.anonymous to grant rights to callers without credentials", i)
+		case qualified:
+			cp.qualified[qualifiedName{Kind(kind), name}] = true
 		default:
-			cp.identities[id] = true
+			cp.bare[id] = true
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(p.Match.Claims)) {
@@ -91,7 +107,7 @@ func compilePersona(p Persona) (*compiledPersona, error) {
 		}
 		cp.claims = append(cp.claims, [2]string{k, p.Match.Claims[k]})
 	}
-	if len(cp.identities) == 0 && len(cp.claims) == 0 && !cp.anonymous && len(errs) == 0 {
+	if len(cp.bare) == 0 && len(cp.qualified) == 0 && len(cp.claims) == 0 && !cp.anonymous && len(errs) == 0 {
 		fail("match names no identity, claim or anonymous, so no caller can have this persona")
 	}
 	for _, f := range []struct {
@@ -130,7 +146,7 @@ func (cp *compiledPersona) matches(id Identity) bool {
 	if id.IsAnonymous() {
 		return cp.anonymous
 	}
-	if cp.identities[id.Name] || cp.identities[string(id.Kind)+":"+id.Name] {
+	if cp.bare[id.Name] || cp.qualified[qualifiedName{id.Kind, id.Name}] {
 		return true
 	}
 	if len(cp.claims) == 0 {
@@ -147,8 +163,13 @@ func (cp *compiledPersona) matches(id Identity) bool {
 // describe is the persona's match condition in words, for explain output.
 func (cp *compiledPersona) describe() string {
 	var parts []string
-	if len(cp.identities) > 0 {
-		parts = append(parts, "identities "+strings.Join(slices.Sorted(maps.Keys(cp.identities)), ", "))
+	if len(cp.bare)+len(cp.qualified) > 0 {
+		ids := slices.Collect(maps.Keys(cp.bare))
+		for q := range cp.qualified {
+			ids = append(ids, string(q.kind)+":"+q.name)
+		}
+		sort.Strings(ids)
+		parts = append(parts, "identities "+strings.Join(ids, ", "))
 	}
 	if len(cp.claims) > 0 {
 		cs := make([]string, len(cp.claims))

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -114,5 +115,48 @@ func TestNewErrors(t *testing.T) {
 	}
 	if p, err := New(nil); err != nil || p == nil {
 		t.Errorf("New(nil) = %v, %v", p, err)
+	}
+}
+
+// A kind-qualified entry matches only a caller of that kind with that
+// exact name: a token subject that reads like a qualified identity is a
+// subject, never an API key or another subject.
+func TestQualifiedIdentityNeverMatchesASubjectSpellingIt(t *testing.T) {
+	p := mustPolicy(t,
+		Persona{Name: "alice-key", Match: Match{Identities: []string{"api_key:alice"}}, Tools: Rules{Allow: []string{"*"}}},
+		Persona{Name: "carol-token", Match: Match{Identities: []string{"oauth:carol"}}, Tools: Rules{Allow: []string{"*"}}},
+		Persona{Name: "urn-subject", Match: Match{Identities: []string{"oauth:urn:example:dave"}}, Tools: Rules{Allow: []string{"*"}}},
+		Persona{Name: "erin-either", Match: Match{Identities: []string{"erin"}}, Tools: Rules{Allow: []string{"*"}}},
+	)
+	oauth := func(name string) Identity { return Identity{Name: name, Kind: KindOAuth} }
+	for _, c := range []struct {
+		id   Identity
+		want string
+	}{
+		{FromAPIKey("alice"), "alice-key"},
+		{oauth("api_key:alice"), ""},
+		{oauth("alice"), ""},
+		{oauth("carol"), "carol-token"},
+		{oauth("oauth:carol"), ""},
+		{FromAPIKey("carol"), ""},
+		{oauth("urn:example:dave"), "urn-subject"},
+		{oauth("oauth:urn:example:dave"), ""},
+		{FromAPIKey("erin"), "erin-either"},
+		{oauth("erin"), "erin-either"},
+		// A bare name has no colon, so no subject with one matches it.
+		{oauth("api_key:erin"), ""},
+		{oauth("oauth:erin"), ""},
+	} {
+		got, ok := p.PersonaOf(c.id)
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("PersonaOf(%s, name %q) = %q, %v; want %q", c.id, c.id.Name, got, ok, c.want)
+		}
+		if d := p.Decide(c.id, Tools, "get-env"); d.Allowed != (c.want != "") {
+			t.Errorf("Decide(%s, name %q, get-env) = %+v", c.id, c.id.Name, d)
+		}
+	}
+	if got := p.Describe(); !slices.Equal(got, []string{"alice-key: identities api_key:alice", "carol-token: identities oauth:carol",
+		"urn-subject: identities oauth:urn:example:dave", "erin-either: identities erin"}) {
+		t.Errorf("Describe = %q", got)
 	}
 }
