@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/go-json-experiment/json/jsontext"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -50,13 +51,14 @@ func Redact(args json.RawMessage, keys []string, maxValueBytes int) json.RawMess
 var errTooDeep = errors.New("audit: arguments nest too deeply")
 
 func redact(args []byte, keys []string, max int) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
+	// The strict reader's tokenizer: names exact after unescaping, none
+	// twice in an object, valid UTF-8, as the gateway read the arguments.
+	dec := jsontext.NewDecoder(bytes.NewReader(args))
 	rd := &redactor{dec: dec, keys: keys, max: max, out: make([]byte, 0, len(args))}
 	if err := rd.value(0); err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if _, err := dec.ReadToken(); err != io.EOF {
 		return nil, errors.New("audit: data after the JSON value")
 	}
 	// A last check, cheap next to the decoding: whatever the decoder let
@@ -68,7 +70,7 @@ func redact(args []byte, keys []string, max int) ([]byte, error) {
 }
 
 type redactor struct {
-	dec  *json.Decoder
+	dec  *jsontext.Decoder
 	keys []string
 	max  int
 	out  []byte
@@ -85,83 +87,89 @@ func (rd *redactor) secret(name string) bool {
 
 // value copies one JSON value from the decoder to out.
 func (rd *redactor) value(depth int) error {
-	tok, err := rd.dec.Token()
+	switch rd.dec.PeekKind() {
+	case '{', '[':
+		if depth >= MaxRedactDepth {
+			return errTooDeep
+		}
+	default:
+		return rd.scalar()
+	}
+	tok, err := rd.dec.ReadToken()
 	if err != nil {
 		if err == io.EOF {
 			return io.ErrUnexpectedEOF
 		}
 		return err
 	}
-	switch t := tok.(type) {
-	case json.Delim:
-		if depth >= MaxRedactDepth {
-			return errTooDeep
-		}
-		switch t {
-		case '{':
-			rd.out = append(rd.out, '{')
-			for i := 0; rd.dec.More(); i++ {
-				if i > 0 {
-					rd.out = append(rd.out, ',')
-				}
-				kt, err := rd.dec.Token()
-				if err != nil {
+	switch tok.Kind() {
+	case '{':
+		rd.out = append(rd.out, '{')
+		for i := 0; rd.dec.PeekKind() != '}'; i++ {
+			if i > 0 {
+				rd.out = append(rd.out, ',')
+			}
+			kt, err := rd.dec.ReadToken()
+			if err != nil {
+				return err
+			}
+			name := kt.String()
+			rd.out = jsonstr.Append(rd.out, name)
+			rd.out = append(rd.out, ':')
+			if rd.secret(name) {
+				if err := rd.dec.SkipValue(); err != nil {
 					return err
 				}
-				name, ok := kt.(string)
-				if !ok {
-					return errors.New("audit: object member name is not a string")
-				}
-				rd.out = jsonstr.Append(rd.out, name)
-				rd.out = append(rd.out, ':')
-				if rd.secret(name) {
-					var skip json.RawMessage
-					if err := rd.dec.Decode(&skip); err != nil {
-						return err
-					}
-					rd.out = jsonstr.Append(rd.out, Redacted)
-					continue
-				}
-				if err := rd.value(depth + 1); err != nil {
-					return err
-				}
+				rd.out = jsonstr.Append(rd.out, Redacted)
+				continue
 			}
-			if end, err := rd.dec.Token(); err != nil || end != json.Delim('}') {
-				return errors.New("audit: unterminated object")
+			if err := rd.value(depth + 1); err != nil {
+				return err
 			}
-			rd.out = append(rd.out, '}')
-		case '[':
-			rd.out = append(rd.out, '[')
-			for i := 0; rd.dec.More(); i++ {
-				if i > 0 {
-					rd.out = append(rd.out, ',')
-				}
-				if err := rd.value(depth + 1); err != nil {
-					return err
-				}
-			}
-			if end, err := rd.dec.Token(); err != nil || end != json.Delim(']') {
-				return errors.New("audit: unterminated array")
-			}
-			rd.out = append(rd.out, ']')
-		default:
-			return fmt.Errorf("audit: unexpected %q", t)
 		}
-	case string:
-		rd.out = jsonstr.Append(rd.out, truncateValue(t, rd.max))
-	case json.Number:
-		rd.out = append(rd.out, t...)
-	case bool:
-		if t {
-			rd.out = append(rd.out, "true"...)
-		} else {
-			rd.out = append(rd.out, "false"...)
+		if _, err := rd.dec.ReadToken(); err != nil {
+			return errors.New("audit: unterminated object")
 		}
-	case nil:
-		rd.out = append(rd.out, "null"...)
+		rd.out = append(rd.out, '}')
+	case '[':
+		rd.out = append(rd.out, '[')
+		for i := 0; rd.dec.PeekKind() != ']'; i++ {
+			if i > 0 {
+				rd.out = append(rd.out, ',')
+			}
+			if err := rd.value(depth + 1); err != nil {
+				return err
+			}
+		}
+		if _, err := rd.dec.ReadToken(); err != nil {
+			return errors.New("audit: unterminated array")
+		}
+		rd.out = append(rd.out, ']')
 	default:
-		return fmt.Errorf("audit: unexpected token %T", tok)
+		return fmt.Errorf("audit: unexpected %v", tok.Kind())
 	}
+	return nil
+}
+
+// scalar copies a string (cut to max), or a number, boolean or null as
+// received.
+func (rd *redactor) scalar() error {
+	v, err := rd.dec.ReadValue()
+	if err != nil {
+		if err == io.EOF {
+			return io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	if v.Kind() != '"' {
+		rd.out = append(rd.out, v...)
+		return nil
+	}
+	str, err := jsontext.AppendUnquote(nil, v)
+	if err != nil {
+		return err
+	}
+	rd.out = jsonstr.Append(rd.out, truncateValue(string(str), rd.max))
 	return nil
 }
 
