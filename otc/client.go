@@ -13,10 +13,19 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 )
 
 // DefaultMaxResponseBytes bounds a response the client reads.
 const DefaultMaxResponseBytes = 16 << 20
+
+// DefaultTimeout bounds a request of a client without WithHTTPClient,
+// from sending it to reading the whole response.
+const DefaultTimeout = 60 * time.Second
+
+// maxRedirects is how many same-origin redirects a request follows, as
+// net/http does by default.
+const maxRedirects = 10
 
 // Client calls an OTC 1.0 (or OXP 1.0) server.
 type Client struct {
@@ -31,7 +40,9 @@ type Client struct {
 // ClientOption configures a Client.
 type ClientOption func(*Client) error
 
-// WithHTTPClient sets the HTTP client (default http.DefaultClient).
+// WithHTTPClient sets the HTTP client (default: one with DefaultTimeout).
+// Its CheckRedirect still applies, after the client's own redirect rule
+// (see NewClient).
 func WithHTTPClient(c *http.Client) ClientOption {
 	return func(cl *Client) error {
 		if c == nil {
@@ -82,19 +93,63 @@ func WithMaxResponseBytes(n int64) ClientOption {
 
 // NewClient returns a client for the OTC server at baseURL (the URL under
 // which /tools and /tools/call live).
+//
+// Redirects are followed only within baseURL's origin (scheme, host and
+// port), as the MCP client does: a redirect elsewhere fails the request,
+// so that the API key, a bearer token and a call's input reach no other
+// server.
 func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("otc: server URL %q must be an absolute http or https URL", baseURL)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
-	c := &Client{base: u, http: http.DefaultClient, maxResp: DefaultMaxResponseBytes}
+	c := &Client{base: u, http: &http.Client{Timeout: DefaultTimeout}, maxResp: DefaultMaxResponseBytes}
 	for _, o := range opts {
 		if err := o(c); err != nil {
 			return nil, err
 		}
 	}
+	hc := *c.http // the caller's client stays as it was
+	hc.CheckRedirect = sameOriginRedirects(c.http.CheckRedirect)
+	c.http = &hc
 	return c, nil
+}
+
+// sameOriginRedirects follows a redirect only to the origin of the
+// request redirected, then asks next (a caller's CheckRedirect) if set.
+func sameOriginRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if !sameOrigin(via[0].URL, req.URL) {
+			loc := req.URL.Redacted()
+			if len(loc) > 200 {
+				loc = loc[:200] + "..."
+			}
+			return fmt.Errorf("redirect to %s not followed: the client follows redirects only within the server's origin, so that its credentials and requests go to no other server", loc)
+		}
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
+}
+
+// sameOrigin compares scheme, host and port (RFC 6454), with the default
+// port filled in.
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 // HTTPError is a response other than 200: the status and, when the server

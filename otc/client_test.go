@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,4 +132,90 @@ func TestClientLimitsAndBadServers(t *testing.T) {
 	if resp, err := c.Call(t.Context(), "A.B", nil); err != nil || string(resp.Value) != "[1]" {
 		t.Errorf("flat response: %+v %v", resp, err)
 	}
+}
+
+// A server that redirects to another origin never gets the client's
+// credentials there: the client follows redirects only within the
+// server's origin, for every redirect status and method.
+func TestClientRedirectsKeepCredentialsAtTheOrigin(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string // what reached the other origin
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%s %s key=%q auth=%q body=%q", r.Method, r.URL.Path,
+			r.Header.Get(otc.HeaderAPIKey)+r.Header.Get(otc.HeaderOXPAPIKey), r.Header.Get("Authorization"), body))
+		mu.Unlock()
+		w.Write([]byte(`{"tools":[],"result":{"call_id":"x","success":true}}`))
+	}))
+	defer other.Close()
+	var status atomic.Int64
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/tools":
+			// Reached by a redirect within the origin: the key came along.
+			if r.Header.Get(otc.HeaderAPIKey) != "k-secret" {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			w.Write([]byte(`{"tools":[]}`))
+		case "/here/tools":
+			http.Redirect(w, r, "/v1/tools", http.StatusTemporaryRedirect)
+		default:
+			http.Redirect(w, r, other.URL+r.URL.Path, int(status.Load()))
+		}
+	}))
+	defer origin.Close()
+	// The two differ by their port only: another port is another origin.
+	if o, e := strings.Split(origin.URL, ":"), strings.Split(other.URL, ":"); o[1] != e[1] || o[2] == e[2] {
+		t.Fatalf("want two ports of one host: %s %s", origin.URL, other.URL)
+	}
+
+	for _, code := range []int{301, 302, 303, 307, 308} {
+		status.Store(int64(code))
+		for _, dialect := range []otc.Dialect{otc.OTC, otc.OXP} {
+			c, err := otc.NewClient(origin.URL, otc.WithAPIKey("k-secret"), otc.WithBearerToken("t-secret"), otc.WithClientDialect(dialect))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.ListTools(t.Context()); err == nil || !strings.Contains(err.Error(), "not followed") || !strings.Contains(err.Error(), other.URL) {
+				t.Errorf("%d: ListTools redirected elsewhere: %v", code, err)
+			}
+			if _, err := c.Call(t.Context(), "A.B", map[string]any{"secret": "input"}); err == nil || !strings.Contains(err.Error(), "not followed") {
+				t.Errorf("%d: Call redirected elsewhere: %v", code, err)
+			}
+			if err := c.Health(t.Context()); err == nil {
+				t.Errorf("%d: Health redirected elsewhere succeeded", code)
+			}
+		}
+	}
+	mu.Lock()
+	if len(seen) != 0 {
+		t.Errorf("the other origin received %q", seen)
+	}
+	mu.Unlock()
+
+	// Within the origin a redirect is followed, and a caller's own
+	// CheckRedirect is still asked; the caller's http.Client itself is
+	// left as it was.
+	asked := 0
+	mine := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { asked++; return nil }}
+	c, err := otc.NewClient(origin.URL+"/here", otc.WithAPIKey("k-secret"), otc.WithHTTPClient(mine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ListTools(t.Context()); err != nil || asked != 1 {
+		t.Fatalf("a redirect within the origin: %v (the caller's CheckRedirect asked %d times)", err, asked)
+	}
+	resp, err := mine.Get(origin.URL + "/tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Request.URL.Host == strings.TrimPrefix(origin.URL, "http://") || asked != 2 {
+		t.Errorf("the caller's http.Client was changed: it stopped at %s (asked %d)", resp.Request.URL, asked)
+	}
+	mu.Lock()
+	seen = nil
+	mu.Unlock()
 }

@@ -132,6 +132,9 @@ func runOTCCall(cmd *cobra.Command, f *callFlags, args []string) error {
 	if f.otcToken != "" {
 		copts = append(copts, otc.WithBearerToken(f.otcToken))
 	}
+	// --timeout bounds each request (0: no limit); the client follows
+	// redirects only within the server's origin whatever the HTTP client.
+	copts = append(copts, otc.WithHTTPClient(&http.Client{Timeout: f.timeout}))
 	c, err := otc.NewClient(f.otcURL, copts...)
 	if err != nil {
 		return usageError{err.Error()}
