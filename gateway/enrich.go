@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"github.com/toolwire/toolwire/internal/wirejson"
 
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/gateway/enrich"
@@ -58,11 +59,11 @@ func widenSchemas(cat *catalog, e Enricher) {
 			continue
 		}
 		var schema map[string]json.RawMessage
-		if json.Unmarshal(def.OutputSchema, &schema) != nil {
+		if wirejson.Unmarshal(def.OutputSchema, &schema) != nil {
 			continue
 		}
 		props := map[string]json.RawMessage{}
-		if raw, ok := schema["properties"]; ok && json.Unmarshal(raw, &props) != nil {
+		if raw, ok := schema["properties"]; ok && wirejson.Unmarshal(raw, &props) != nil {
 			continue
 		}
 		for _, k := range keys {

@@ -18,84 +18,74 @@ import (
 // middleware forwards tools/call, prompts/get and resources/read of the
 // catalog's items to their upstream, raw: the upstream's result bytes
 // become the downstream result (only the upstream's own resultType and
-// serverInfo _meta are dropped, so the gateway's stamps apply). Anything
-// else, and names the catalog does not route, go on to the server (which
-// answers unknown names as usual, and reads templated resources through
-// templateRead).
+// serverInfo _meta are dropped, so the gateway's stamps apply). What is
+// forwarded is built from the request's parsed target (target.go), the
+// value the personas and the audit saw. Anything else, and names the
+// catalog does not route, go on to the server (which answers unknown names
+// as usual, and reads templated resources through templateRead).
 func (g *Gateway) middleware(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
 	return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		ctx, tg, perr, ok := targetFor(ctx, req)
+		if !ok || req.Method == mcp.MethodComplete {
+			return next(ctx, req)
+		}
+		if perr != nil {
+			return nil, perr
+		}
 		switch req.Method {
 		case mcp.MethodCallTool:
-			var p struct {
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
-				Meta      struct {
-					ProgressToken json.RawMessage `json:"progressToken"`
-				} `json:"_meta"`
-				InputResponses json.RawMessage `json:"inputResponses"`
-				RequestState   json.RawMessage `json:"requestState"`
-				Task           json.RawMessage `json:"task"`
-			}
-			if json.Unmarshal(req.Params, &p) != nil {
-				break // the server explains what is wrong
-			}
 			cat := g.cat.Load()
-			r, ok := cat.tools[p.Name]
+			r, ok := cat.tools[tg.name]
 			if !ok {
 				break
 			}
 			sreq := server.RequestFrom(ctx)
-			if mayBeTask(cat.toolDefs[p.Name], sreq, p.Task) {
+			if mayBeTask(cat.toolDefs[tg.name], sreq, tg.task) {
 				break // the gateway's server runs the task (tasks.go)
 			}
 			if sreq == nil || sreq.Peer.Era != mcp.EraModern {
-				return g.callTool(ctx, p.Name, r, p.Arguments, p.Meta.ProgressToken, sreq, nil)
+				return g.callTool(ctx, tg.name, r, tg.arguments, tg.progressToken, sreq, nil)
 			}
 			// A 2026-07-28 caller (inputs.go): a round the gateway parked
 			// goes on; to a 2026-07-28 upstream the rounds are relayed as
 			// they are (the upstream's requestState travels through the
 			// caller, the gateway keeps nothing); else the call may park.
-			state := p.RequestState
-			if string(state) == "null" {
-				state = nil
-			}
+			state := tg.requestState
 			if parked(state) {
-				return g.resume(ctx, sreq, p.Name, state, p.InputResponses, p.Meta.ProgressToken)
+				return g.resume(ctx, sreq, tg.name, state, tg.inputResponses, tg.progressToken)
 			}
 			if r.up.modern() {
-				in := &relayedInput{responses: p.InputResponses, state: state}
-				return g.callTool(ctx, p.Name, r, p.Arguments, p.Meta.ProgressToken, sreq, in)
+				in := &relayedInput{responses: tg.inputResponses, state: state}
+				return g.callTool(ctx, tg.name, r, tg.arguments, tg.progressToken, sreq, in)
 			}
 			if state != nil {
-				return nil, errUnknownState(p.Name)
+				return nil, errUnknownState(tg.name)
 			}
-			return g.callModern(ctx, p.Name, r, p.Arguments, p.Meta.ProgressToken, sreq), nil
+			return g.callModern(ctx, tg.name, r, tg.arguments, tg.progressToken, sreq), nil
 		case mcp.MethodGetPrompt:
-			var p struct {
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments,omitempty"`
-			}
-			if json.Unmarshal(req.Params, &p) != nil {
-				break
-			}
-			if r, ok := g.cat.Load().prompts[p.Name]; ok {
-				p.Name = r.name
-				return g.forwardRaw(ctx, r.up, mcp.MethodGetPrompt, p)
+			if r, ok := g.cat.Load().prompts[tg.name]; ok {
+				return g.forwardRaw(ctx, r.up, mcp.MethodGetPrompt, promptParams{Name: r.name, Arguments: tg.arguments})
 			}
 		case mcp.MethodReadResource:
-			var p struct {
-				URI string `json:"uri"`
-			}
-			if json.Unmarshal(req.Params, &p) != nil {
-				break
-			}
-			if u, ok := g.cat.Load().resources[p.URI]; ok {
-				return g.forwardRaw(ctx, u, mcp.MethodReadResource, p)
+			if u, ok := g.cat.Load().resources[tg.name]; ok {
+				return g.forwardRaw(ctx, u, mcp.MethodReadResource, readParams{URI: tg.name})
 			}
 		}
 		return next(ctx, req)
 	}
 }
+
+// promptParams and readParams are what is forwarded upstream for
+// prompts/get and resources/read.
+type (
+	promptParams struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+	}
+	readParams struct {
+		URI string `json:"uri"`
+	}
+)
 
 // forward runs f with u's session. A session found gone before anything
 // was sent is waited for once more (the request certainly never reached

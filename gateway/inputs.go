@@ -168,7 +168,7 @@ func errUnknownState(tool string) error {
 // tools/call of a 2026-07-28 client carrying the gateway's requestState.
 func (g *Gateway) resume(ctx context.Context, req *server.Request, name string, rawState, responses, token json.RawMessage) (any, error) {
 	var state string
-	if err := json.Unmarshal(rawState, &state); err != nil {
+	if err := wirejson.Unmarshal(rawState, &state); err != nil {
 		return nil, errUnknownState(name)
 	}
 	var answers map[string]json.RawMessage

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"net/http"
 	"time"
 
@@ -184,7 +185,7 @@ func toolOutcome(ctx context.Context, err error, raw json.RawMessage) string {
 		var r struct {
 			IsError bool `json:"isError"`
 		}
-		if json.Unmarshal(raw, &r) == nil && r.IsError {
+		if wirejson.Unmarshal(raw, &r) == nil && r.IsError {
 			return outcomeToolError
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/jsonscan"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -70,18 +71,58 @@ func newTracing(tp trace.TracerProvider) *tracing {
 // attributes: the client middleware is shared by every upstream).
 type upstreamKey struct{}
 
-// target is what a request names: a tool, a prompt or a resource, and the
-// trace context in its _meta.
-type target struct {
-	Name json.RawMessage `json:"name"`
-	URI  json.RawMessage `json:"uri"`
+// spanTarget is what a request the gateway does not decide on names for
+// its span (a subscription's URI) and its trace context, read strictly.
+type spanTarget struct {
+	Name *string         `json:"name"`
+	URI  *string         `json:"uri"`
 	Meta json.RawMessage `json:"_meta"`
+}
+
+// spanTargetOf reads a request's name or URI and _meta for its span: the
+// parsed target of the four methods the gateway decides on (target.go),
+// else what the strict reader finds ("" and nil when it refuses the
+// params: the server explains what is wrong).
+func spanTargetOf(ctx context.Context, req *jsonrpc.Request) (context.Context, string, json.RawMessage) {
+	ctx, tg, _, ok := targetFor(ctx, req)
+	if ok {
+		if tg == nil {
+			return ctx, "", nil
+		}
+		return ctx, tg.name, tg.meta
+	}
+	return ctx, paramsName(req.Params), metaOf(req.Params)
+}
+
+// paramsName is the name or URI member of params as the strict reader
+// reads it, "" when there is none or the params are not exact.
+func paramsName(params json.RawMessage) string {
+	var st spanTarget
+	if len(params) == 0 || wirejson.Unmarshal(params, &st) != nil {
+		return ""
+	}
+	switch {
+	case st.Name != nil:
+		return *st.Name
+	case st.URI != nil:
+		return *st.URI
+	}
+	return ""
+}
+
+// metaOf is the _meta member of params, nil when absent or not exact.
+func metaOf(params json.RawMessage) json.RawMessage {
+	var st spanTarget
+	if len(params) == 0 || wirejson.Unmarshal(params, &st) != nil {
+		return nil
+	}
+	return nonNull(st.Meta)
 }
 
 // str reads a JSON string, "" for anything else.
 func str(raw json.RawMessage) string {
 	var s string
-	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
+	if len(raw) == 0 || wirejson.Unmarshal(raw, &s) != nil {
 		return ""
 	}
 	return s
@@ -89,25 +130,25 @@ func str(raw json.RawMessage) string {
 
 // describe returns the span name ("{mcp.method.name} {target}", the target
 // being a tool or prompt name) and the attributes naming what is asked.
-func describe(method string, t *target) (string, []attribute.KeyValue) {
+func describe(method, target string) (string, []attribute.KeyValue) {
 	attrs := make([]attribute.KeyValue, 0, 12)
 	attrs = append(attrs, attrMethod.String(method))
 	name := method
 	switch method {
 	case mcp.MethodCallTool:
-		if n := str(t.Name); n != "" {
-			name += " " + n
-			attrs = append(attrs, attrToolName.String(n))
+		if target != "" {
+			name += " " + target
+			attrs = append(attrs, attrToolName.String(target))
 		}
 		attrs = append(attrs, attrOperation.String("execute_tool"))
 	case mcp.MethodGetPrompt:
-		if n := str(t.Name); n != "" {
-			name += " " + n
-			attrs = append(attrs, attrPromptName.String(n))
+		if target != "" {
+			name += " " + target
+			attrs = append(attrs, attrPromptName.String(target))
 		}
 	case mcp.MethodReadResource, mcp.MethodSubscribe, mcp.MethodUnsubscribe:
-		if u := str(t.URI); u != "" {
-			attrs = append(attrs, attrResourceURI.String(u))
+		if target != "" {
+			attrs = append(attrs, attrResourceURI.String(target))
 		}
 	}
 	return name, attrs
@@ -125,9 +166,8 @@ func (g *Gateway) traceMiddleware() jsonrpc.Middleware {
 	}
 	return func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
 		return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-			var tg target
-			_ = json.Unmarshal(req.Params, &tg) // the server explains what is wrong
-			name, attrs := describe(req.Method, &tg)
+			ctx, tname, meta := spanTargetOf(ctx, req)
+			name, attrs := describe(req.Method, tname)
 			if req.ID.IsValid() {
 				attrs = append(attrs, attrRequestID.String(idString(req.ID)))
 			}
@@ -141,11 +181,11 @@ func (g *Gateway) traceMiddleware() jsonrpc.Middleware {
 					attrs = append(attrs, httpAttrs(hr)...)
 				}
 			}
-			if u := g.routeOf(req.Method, &tg); u != nil {
+			if u := g.routeOf(req.Method, tname); u != nil {
 				attrs = append(attrs, attrUpstream.String(u.spec.Name))
 				ctx = context.WithValue(ctx, upstreamKey{}, u)
 			}
-			ctx, links := t.parent(ctx, tg.Meta, hdr)
+			ctx, links := t.parent(ctx, meta, hdr)
 			ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer),
 				trace.WithAttributes(attrs...), trace.WithLinks(links...))
 			defer span.End()
@@ -172,7 +212,7 @@ func (t *tracing) parent(ctx context.Context, meta json.RawMessage, hdr http.Hea
 	var fromMeta, fromHeader trace.SpanContext
 	if len(meta) > 0 {
 		var m map[string]json.RawMessage
-		if json.Unmarshal(meta, &m) == nil {
+		if wirejson.Unmarshal(meta, &m) == nil {
 			c := propagation.MapCarrier{}
 			for _, k := range t.prop.Fields() {
 				if s := str(m[k]); s != "" {
@@ -205,19 +245,19 @@ func (t *tracing) parent(ctx context.Context, meta json.RawMessage, hdr http.Hea
 }
 
 // routeOf is the upstream a forwarded request goes to, nil for the others.
-func (g *Gateway) routeOf(method string, t *target) *upstream {
+func (g *Gateway) routeOf(method, name string) *upstream {
 	cat := g.cat.Load()
 	switch method {
 	case mcp.MethodCallTool:
-		if r, ok := cat.tools[str(t.Name)]; ok {
+		if r, ok := cat.tools[name]; ok {
 			return r.up
 		}
 	case mcp.MethodGetPrompt:
-		if r, ok := cat.prompts[str(t.Name)]; ok {
+		if r, ok := cat.prompts[name]; ok {
 			return r.up
 		}
 	case mcp.MethodReadResource:
-		return cat.resources[str(t.URI)]
+		return cat.resources[name]
 	}
 	return nil
 }
@@ -231,9 +271,7 @@ func (t *tracing) clientMiddleware(next jsonrpc.MethodHandler) jsonrpc.MethodHan
 		if !trace.SpanContextFromContext(ctx).IsValid() {
 			return next(ctx, req)
 		}
-		var tg target
-		_ = json.Unmarshal(req.Params, &tg)
-		name, attrs := describe(req.Method, &tg)
+		name, attrs := describe(req.Method, paramsName(req.Params))
 		if u, _ := ctx.Value(upstreamKey{}).(*upstream); u != nil {
 			attrs = append(attrs, upstreamAttrs(u)...)
 		}
@@ -369,7 +407,7 @@ func isToolError(res any) bool {
 		var p struct {
 			IsError bool `json:"isError"`
 		}
-		return json.Unmarshal(r, &p) == nil && p.IsError
+		return wirejson.Unmarshal(r, &p) == nil && p.IsError
 	}
 	return false
 }
@@ -418,12 +456,12 @@ func withMeta(params json.RawMessage, kv map[string]string) json.RawMessage {
 		return append(out, '}')
 	}
 	var obj map[string]json.RawMessage
-	if json.Unmarshal(p, &obj) != nil {
+	if wirejson.Unmarshal(p, &obj) != nil {
 		return params // not an object: the client refuses it as it would have
 	}
 	meta := map[string]json.RawMessage{}
 	if raw, ok := obj["_meta"]; ok && string(bytes.TrimSpace(raw)) != "null" {
-		if json.Unmarshal(raw, &meta) != nil {
+		if wirejson.Unmarshal(raw, &meta) != nil {
 			return params // a _meta that is not an object: the client refuses it
 		}
 	}

@@ -62,113 +62,84 @@ func (g *Gateway) listFilter(r *server.Request, kind server.ListKind, name strin
 	return p.Decide(Identity(r), f, name).Allowed
 }
 
-// trustMiddleware puts every tools/call, prompts/get and resources/read
-// through the personas, the rate limits, enrichment and the audit trail,
-// before forwarding. A denied or limited request never reaches the
-// upstream. With none of them configured it costs nothing.
+// trustMiddleware puts every tools/call, prompts/get, resources/read and
+// completion/complete through the personas, the rate limits, enrichment
+// and the audit trail, before forwarding, all deciding on the one target
+// parsed from the request (target.go). A request whose target cannot be
+// read exactly is refused with -32602 (and audited, naming nothing); a
+// denied or limited one never reaches the upstream.
 func (g *Gateway) trustMiddleware(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
 	return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		var f policy.Feature
-		switch req.Method {
-		case mcp.MethodCallTool:
-			f = policy.Tools
-		case mcp.MethodGetPrompt:
-			f = policy.Prompts
-		case mcp.MethodReadResource:
-			f = policy.Resources
-		default:
+		ctx, tg, perr, ok := targetFor(ctx, req)
+		if !ok {
 			return next(ctx, req)
 		}
 		t := g.trust.Load()
+		if perr != nil {
+			if g.opts.audit != nil {
+				rec := g.record(ctx, req, nil)
+				g.metrics.refused("invalid")
+				return g.finish(ctx, rec, audit.OutcomeProtocolError, perr.Message, nil, perr)
+			}
+			return nil, perr
+		}
 		if !t.on() && g.opts.audit == nil {
 			return next(ctx, req)
 		}
-		return g.guard(ctx, req, f, t, next)
+		return g.guard(ctx, req, tg, t, next)
 	}
 }
 
-// named is what a tools/call, prompts/get or resources/read names.
-type named struct {
-	Name      string          `json:"name"`
-	URI       string          `json:"uri"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-// namedIn reads what params name, with the scanner when it can (no
-// allocation but for the strings), else with the exact decoder (names
-// matched exactly, none repeated). A malformed request is the server's to
-// refuse; it is audited all the same, naming nothing.
-func namedIn(params json.RawMessage) named {
-	var tg named
-	plain := true
-	if jsonscan.Members(params, namedMembers, func(name, value []byte) bool {
-		switch string(name) {
-		case "arguments":
-			tg.Arguments = json.RawMessage(value)
-		default:
-			s, ok := jsonscan.PlainString(value)
-			if !ok {
-				plain = false
-				return false
-			}
-			if string(name) == "name" {
-				tg.Name = string(s)
-			} else {
-				tg.URI = string(s)
+// record starts the audit record of a request naming tg (nil: a request
+// whose target could not be read).
+func (g *Gateway) record(ctx context.Context, req *jsonrpc.Request, tg *target) *audit.Record {
+	sreq := server.RequestFrom(ctx)
+	rec := &audit.Record{Time: time.Now(), Method: req.Method, Identity: Identity(sreq).String(), RequestBytes: int64(len(req.Params))}
+	g.describe(rec, req, sreq)
+	if tg != nil {
+		rec.Tool = tg.name
+		rec.Upstream = g.upstreamOf(tg.feature, tg.name)
+		if tg.method == mcp.MethodComplete && tg.feature == policy.Resources && rec.Upstream == "" {
+			if u := g.cat.Load().templates[tg.name]; u != nil {
+				rec.Upstream = u.spec.Name
 			}
 		}
-		return true
-	}) && plain {
-		return tg
+		if g.opts.audit != nil && len(tg.arguments) > 0 {
+			rec.Arguments = audit.Redact(tg.arguments, g.opts.auditRedact, g.opts.auditMaxValue)
+		}
 	}
-	tg = named{}
-	if wirejson.Unmarshal(params, &tg) != nil {
-		return named{}
-	}
-	return tg
+	return rec
 }
 
-var namedMembers = []string{"name", "uri", "arguments"}
-
-func (g *Gateway) guard(ctx context.Context, req *jsonrpc.Request, f policy.Feature, t *trust, next jsonrpc.MethodHandler) (any, error) {
-	start := time.Now()
-	sreq := server.RequestFrom(ctx)
-	id := Identity(sreq)
-	tg := namedIn(req.Params)
-	name := tg.Name
-	if f == policy.Resources {
-		name = tg.URI
-	}
-	rec := &audit.Record{Time: start, Method: req.Method, Tool: name, Identity: id.String(),
-		Upstream: g.upstreamOf(f, name), RequestBytes: int64(len(req.Params))}
-	g.describe(rec, req, sreq)
-	if g.opts.audit != nil && len(tg.Arguments) > 0 {
-		rec.Arguments = audit.Redact(tg.Arguments, g.opts.auditRedact, g.opts.auditMaxValue)
-	}
+func (g *Gateway) guard(ctx context.Context, req *jsonrpc.Request, tg *target, t *trust, next jsonrpc.MethodHandler) (any, error) {
+	rec := g.record(ctx, req, tg)
+	start := rec.Time
+	id := Identity(server.RequestFrom(ctx))
+	f, name := tg.feature, tg.name
 
 	if t.policy != nil {
 		d := t.policy.Decide(id, f, name)
 		rec.Persona = d.Persona
 		if !d.Allowed {
 			g.metrics.refused("denied")
-			res, err := refusal(f, d.Reason, nil)
+			res, err := refusal(tg, d.Reason, nil)
 			return g.finish(ctx, rec, audit.OutcomeDenied, d.Reason, res, err)
 		}
 	}
-	if t.limits != nil && f == policy.Tools {
+	if t.limits != nil && f == policy.Tools && tg.method == mcp.MethodCallTool {
 		if ok, after, which := t.limits.Allow(id.String(), rec.Persona, name); !ok {
 			ms := max(after.Milliseconds(), 1)
 			why := fmt.Sprintf("rate limited (%s limit): retry after %d ms", which, ms)
 			g.metrics.refused("rate_limited")
-			res, err := refusal(f, why, &mcp.RetryGuidance{CanRetry: true, RetryAfterMs: ms})
+			res, err := refusal(tg, why, &mcp.RetryGuidance{CanRetry: true, RetryAfterMs: ms})
 			return g.finish(ctx, rec, audit.OutcomeRateLimited, why, res, err)
 		}
 	}
 
 	note := &outcomeNote{}
 	res, err := next(context.WithValue(ctx, outcomeKey{}, note), req)
-	if err == nil && f == policy.Tools && t.enrich != nil {
-		res = g.enrichResult(ctx, t.enrich, rec, id, tg.Arguments, res)
+	if err == nil && tg.method == mcp.MethodCallTool && t.enrich != nil {
+		res = g.enrichResult(ctx, t.enrich, rec, id, tg.arguments, res)
 	}
 	outcome, why := audit.OutcomeOK, ""
 	switch {
@@ -180,7 +151,7 @@ func (g *Gateway) guard(ctx context.Context, req *jsonrpc.Request, f policy.Feat
 			why = "the request ended: " + cerr.Error()
 		}
 	default:
-		rec.ResponseBytes, rec.ContentBlocks, why = measure(res, f)
+		rec.ResponseBytes, rec.ContentBlocks, why = measure(res, tg.method)
 		if why != "" {
 			outcome = audit.OutcomeToolError
 		}
@@ -201,7 +172,7 @@ func (g *Gateway) guard(ctx context.Context, req *jsonrpc.Request, f policy.Feat
 func (g *Gateway) finish(ctx context.Context, rec *audit.Record, outcome audit.Outcome, why string, res any, err error) (any, error) {
 	rec.Duration = time.Since(rec.Time)
 	if res != nil {
-		rec.ResponseBytes, rec.ContentBlocks, _ = measure(res, policy.Tools)
+		rec.ResponseBytes, rec.ContentBlocks, _ = measure(res, mcp.MethodCallTool)
 	}
 	if aerr := g.audit(ctx, rec, outcome, why); aerr != nil {
 		return nil, aerr
@@ -212,8 +183,8 @@ func (g *Gateway) finish(ctx context.Context, rec *audit.Record, outcome audit.O
 // refusal is the answer to a denied or rate-limited request: an isError
 // result for a tool (with retry guidance when given), a JSON-RPC error
 // (invalid params, with the reason) for a prompt or resource.
-func refusal(f policy.Feature, why string, retry *mcp.RetryGuidance) (any, error) {
-	if f != policy.Tools {
+func refusal(tg *target, why string, retry *mcp.RetryGuidance) (any, error) {
+	if tg.method != mcp.MethodCallTool {
 		e := jsonrpc.NewError(jsonrpc.CodeInvalidParams, "%s", why)
 		e.Data, _ = json.Marshal(map[string]string{"reason": why})
 		return nil, e
@@ -288,8 +259,9 @@ func (g *Gateway) upstreamOf(f policy.Feature, name string) string {
 
 // measure returns a result's size, its number of content blocks (tools)
 // or contents (resources) or messages (prompts), and, for a tool result
-// with isError, its first text (why it failed).
-func measure(res any, f policy.Feature) (size, blocks int64, toolError string) {
+// with isError, its first text (why it failed). Results are read by the
+// strict reader, as forwarding checked them (exactResult).
+func measure(res any, method string) (size, blocks int64, toolError string) {
 	raw, ok := res.(json.RawMessage)
 	if !ok {
 		var err error
@@ -297,7 +269,10 @@ func measure(res any, f policy.Feature) (size, blocks int64, toolError string) {
 			return 0, 0, ""
 		}
 	}
-	list := map[policy.Feature]string{policy.Tools: "content", policy.Prompts: "messages", policy.Resources: "contents"}[f]
+	list := map[string]string{mcp.MethodCallTool: "content", mcp.MethodGetPrompt: "messages", mcp.MethodReadResource: "contents"}[method]
+	if list == "" {
+		return int64(len(raw)), 0, ""
+	}
 	isError := false
 	var content []byte
 	if !jsonscan.Members(raw, []string{list, "isError"}, func(name, value []byte) bool {
@@ -309,20 +284,18 @@ func measure(res any, f policy.Feature) (size, blocks int64, toolError string) {
 		}
 		return true
 	}) {
-		var v struct {
-			IsError bool              `json:"isError"`
-			Content []json.RawMessage `json:"content"`
+		var v map[string]json.RawMessage
+		if wirejson.Unmarshal(raw, &v) != nil {
+			return int64(len(raw)), 0, ""
 		}
-		_ = json.Unmarshal(raw, &v)
-		isError = v.IsError && f == policy.Tools
-		return int64(len(raw)), int64(len(v.Content)), errorText(isError, v.Content)
+		content, isError = v[list], string(v["isError"]) == "true"
 	}
 	n := countElements(content)
-	if !isError || f != policy.Tools {
+	if !isError || method != mcp.MethodCallTool {
 		return int64(len(raw)), n, ""
 	}
 	var blocks2 []json.RawMessage
-	_ = json.Unmarshal(content, &blocks2)
+	_ = wirejson.Unmarshal(content, &blocks2)
 	return int64(len(raw)), n, errorText(true, blocks2)
 }
 
@@ -337,7 +310,7 @@ func errorText(isError bool, blocks []json.RawMessage) string {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}
-		if json.Unmarshal(b, &t) == nil && t.Type == "text" && t.Text != "" {
+		if wirejson.Unmarshal(b, &t) == nil && t.Type == "text" && t.Text != "" {
 			return t.Text
 		}
 	}

@@ -108,7 +108,7 @@ func parseResult(data []byte) (*parsed, error) {
 			}
 		case "resultType":
 			var rt string
-			if err := json.Unmarshal(val, &rt); err != nil {
+			if err := wirejson.Unmarshal(val, &rt); err != nil {
 				return nil, unusable("resultType is not a string")
 			}
 			if rt != "complete" {
