@@ -147,7 +147,7 @@ func capabilityOf(method string) string {
 // the member name.
 func subCapability(raw json.RawMessage, name string) bool {
 	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil {
+	if wirejson.Unmarshal(raw, &obj) != nil {
 		return false
 	}
 	_, ok := obj[name]
@@ -158,7 +158,7 @@ func subCapability(raw json.RawMessage, name string) bool {
 // means form mode only, as 2025-11-25 says.
 func elicitModes(raw json.RawMessage) (form, url bool) {
 	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil {
+	if wirejson.Unmarshal(raw, &obj) != nil {
 		return false, false
 	}
 	if len(obj) == 0 {
@@ -251,7 +251,7 @@ func (c *Client) sample(ctx context.Context, raw json.RawMessage) (any, error) {
 		Messages  json.RawMessage `json:"messages"`
 		MaxTokens json.RawMessage `json:"maxTokens"`
 	}
-	if err := json.Unmarshal(raw, &head); err != nil || len(head.Messages) == 0 || len(head.MaxTokens) == 0 {
+	if err := wirejson.Unmarshal(raw, &head); err != nil || len(head.Messages) == 0 || len(head.MaxTokens) == 0 {
 		return nil, invalidParams(`invalid sampling/createMessage params: "messages" and "maxTokens" are required`)
 	}
 	var p mcp.CreateMessageParams

@@ -3,7 +3,6 @@ package client
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -366,7 +366,7 @@ func rejectsSession(body []byte) bool {
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if json.Unmarshal(body, &r) != nil || r.Error == nil {
+	if wirejson.Unmarshal(body, &r) != nil || r.Error == nil {
 		return false
 	}
 	return r.Error.Code == -32000 && strings.Contains(strings.ToLower(r.Error.Message), "session")

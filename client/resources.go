@@ -219,7 +219,7 @@ func (c *Client) notFound(uri string, err error) error {
 		return err
 	}
 	var d mcp.ResourceNotFoundData
-	hasURI := len(je.Data) > 0 && json.Unmarshal(je.Data, &d) == nil && d.URI == uri
+	hasURI := len(je.Data) > 0 && wirejson.Unmarshal(je.Data, &d) == nil && d.URI == uri
 	// Servers that predate SEP-2164's data (the TypeScript SDK among them)
 	// answer -32602 with a message that names the URI and says so.
 	says := je.Code == jsonrpc.CodeInvalidParams && uri != "" && strings.Contains(je.Message, uri) &&

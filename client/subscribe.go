@@ -222,7 +222,7 @@ func (ss *subscriptions) route(n *jsonrpc.Notification, call jsonrpc.ID) {
 		} `json:"_meta"`
 	}
 	id := call
-	if len(n.Params) > 0 && json.Unmarshal(n.Params, &head) == nil && head.Meta.ID != nil {
+	if len(n.Params) > 0 && wirejson.Unmarshal(n.Params, &head) == nil && head.Meta.ID != nil {
 		id = *head.Meta.ID
 	}
 	if !id.IsValid() {

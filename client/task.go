@@ -337,7 +337,7 @@ func IsTaskRequired(err error) bool {
 			Extensions map[string]json.RawMessage `json:"extensions"`
 		} `json:"requiredCapabilities"`
 	}
-	if json.Unmarshal(je.Data, &d) != nil {
+	if wirejson.Unmarshal(je.Data, &d) != nil {
 		return false
 	}
 	_, ok := d.RequiredCapabilities.Extensions[mcp.ExtensionTasks]
@@ -575,7 +575,7 @@ func (c *Client) getTask(ctx context.Context, id string, cc callConfig) (*mcp.De
 		var w struct {
 			InputRequests map[string]json.RawMessage `json:"inputRequests"`
 		}
-		_ = json.Unmarshal(raw, &w) // read exactly above
+		_ = wirejson.Unmarshal(raw, &w) // read exactly above
 		inputs = w.InputRequests
 	}
 	return d, inputs, nil
@@ -641,7 +641,7 @@ func legacyTasks(caps mcp.ServerCapabilities) legacyTaskCaps {
 			} `json:"tools"`
 		} `json:"requests"`
 	}
-	if len(caps.Tasks) == 0 || json.Unmarshal(caps.Tasks, &w) != nil {
+	if len(caps.Tasks) == 0 || wirejson.Unmarshal(caps.Tasks, &w) != nil {
 		return legacyTaskCaps{}
 	}
 	set := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }

@@ -158,11 +158,11 @@ func (ts *taskState) routeProgress(params json.RawMessage) bool {
 	var head struct {
 		Token json.RawMessage `json:"progressToken"`
 	}
-	if json.Unmarshal(params, &head) != nil {
+	if wirejson.Unmarshal(params, &head) != nil {
 		return false
 	}
 	var tok string
-	if json.Unmarshal(head.Token, &tok) != nil {
+	if wirejson.Unmarshal(head.Token, &tok) != nil {
 		return false
 	}
 	ts.mu.Lock()
@@ -207,7 +207,7 @@ func (ts *taskState) routeStatus(params json.RawMessage) {
 	var head struct {
 		TaskID string `json:"taskId"`
 	}
-	if json.Unmarshal(params, &head) != nil || head.TaskID == "" {
+	if wirejson.Unmarshal(params, &head) != nil || head.TaskID == "" {
 		return
 	}
 	ts.mu.Lock()
@@ -226,7 +226,7 @@ func (ts *taskState) routeStatus(params json.RawMessage) {
 			Status        mcp.TaskStatus `json:"status"`
 			StatusMessage string         `json:"statusMessage"`
 		}
-		if json.Unmarshal(params, &w) != nil || !w.Status.Valid() {
+		if wirejson.Unmarshal(params, &w) != nil || !w.Status.Valid() {
 			return
 		}
 		t = mcp.Task{TaskID: head.TaskID, Status: w.Status, StatusMessage: w.StatusMessage}
