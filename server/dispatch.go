@@ -68,6 +68,9 @@ func (ss *Session) HandleRequest(ctx context.Context, req *jsonrpc.Request, w js
 // encodes its answer; nil when the client cancelled it.
 func (ss *Session) serve(ctx context.Context, r *call, req *jsonrpc.Request) *jsonrpc.Response {
 	ctx = context.WithValue(ctx, requestKey{}, r)
+	if err := ss.srv.checkHeaders(r, req); err != nil {
+		return &jsonrpc.Response{ID: req.ID, Error: err}
+	}
 	result, err := ss.srv.handler(ctx, req)
 	if ctx.Err() != nil && context.Cause(ctx) != ErrTimeout {
 		// Cancelled by the client or the connection is gone: no reply.
@@ -122,11 +125,6 @@ func (s *Server) route(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		}
 		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: %q is not served in %s", req.Method, era)
 	}
-	if m.NameParam != "" && c.http != nil && c.Peer.Era == mcp.EraModern {
-		if err := checkNameHeader(c.http.Header, req.Params, m.NameParam); err != nil {
-			return nil, err
-		}
-	}
 	if m.Extension != "" && c.Peer.Era == mcp.EraModern && !c.Peer.ClientCapabilities.HasExtension(m.Extension) {
 		return nil, jsonrpc.NewError(mcp.CodeMissingRequiredClientCapability, "%s belongs to the %s extension, which this request did not declare", req.Method, m.Extension).
 			WithData(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{m.Extension: map[string]any{}}}})
@@ -136,6 +134,21 @@ func (s *Server) route(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		return s.handleWithInput(ctx, c, m)
 	}
 	return m.handle(ctx, &c.Request)
+}
+
+// checkHeaders applies the 2026-07-28 rule that the Mcp-Name header mirrors
+// the params member the method names its target by, before any middleware
+// runs: what a middleware (a gateway's personas, an audit) reads of the
+// body is then also what the header said, for whatever routed on it.
+func (s *Server) checkHeaders(c *call, req *jsonrpc.Request) *jsonrpc.Error {
+	if c.http == nil || c.Peer.Era != mcp.EraModern {
+		return nil
+	}
+	m := (*s.table.Load())[req.Method]
+	if m == nil || m.NameParam == "" {
+		return nil
+	}
+	return checkNameHeader(c.http.Header, req.Params, m.NameParam)
 }
 
 // peerOf decides the era of one request. A request whose _meta names a
