@@ -1,10 +1,8 @@
 package flow
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -275,16 +274,13 @@ func toValue(x any) (any, error) {
 }
 
 // fromJSON decodes JSON to JSON-like values: integers as int64 (when they
-// fit), other numbers as float64.
+// fit), other numbers as float64. It reads as the wire is read (exact, no
+// member name twice, valid UTF-8, nothing after the value): what a flow
+// sees of a server's result is what any other reader of it sees.
 func fromJSON(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
 	var v any
-	if err := d.Decode(&v); err != nil {
+	if err := wirejson.UnmarshalUseNumber(b, &v); err != nil {
 		return nil, err
-	}
-	if d.More() {
-		return nil, errors.New("trailing data after JSON value")
 	}
 	return numbers(v), nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sort"
 
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -94,7 +95,7 @@ func checkArgs(t *mcp.Tool, args *value) string {
 		return ""
 	}
 	var doc map[string]any
-	if err := json.Unmarshal(t.InputSchema, &doc); err != nil {
+	if err := wirejson.Unmarshal(t.InputSchema, &doc); err != nil {
 		return ""
 	}
 	given := map[string]any{}
