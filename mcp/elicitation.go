@@ -207,14 +207,14 @@ func validateElicitProperty(raw json.RawMessage) error {
 		}
 		if def != nil {
 			var s string
-			if json.Unmarshal(def, &s) != nil {
+			if wirejson.Unmarshal(def, &s) != nil {
 				return errors.New(`"default" must be a string`)
 			}
 		}
 	case "number", "integer":
 		if def != nil {
 			var f float64
-			if json.Unmarshal(def, &f) != nil {
+			if wirejson.Unmarshal(def, &f) != nil {
 				return fmt.Errorf(`"default" must be a %s`, p.Type)
 			}
 			if p.Type == "integer" && f != float64(int64(f)) {
@@ -224,7 +224,7 @@ func validateElicitProperty(raw json.RawMessage) error {
 	case "boolean":
 		if def != nil {
 			var b bool
-			if json.Unmarshal(def, &b) != nil {
+			if wirejson.Unmarshal(def, &b) != nil {
 				return errors.New(`"default" must be a boolean`)
 			}
 		}
@@ -242,7 +242,7 @@ func validateElicitProperty(raw json.RawMessage) error {
 		}
 		if def != nil {
 			var ss []string
-			if json.Unmarshal(def, &ss) != nil {
+			if wirejson.Unmarshal(def, &ss) != nil {
 				return errors.New(`"default" must be an array of strings`)
 			}
 		}

@@ -3,6 +3,8 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // MethodSetLevel sets a 2025-era session's log level.
@@ -43,7 +45,7 @@ func (l LoggingLevel) AtLeast(threshold LoggingLevel) bool {
 // UnmarshalJSON accepts only the eight levels.
 func (l *LoggingLevel) UnmarshalJSON(data []byte) error {
 	var s string
-	if err := json.Unmarshal(data, &s); err != nil {
+	if err := wirejson.Unmarshal(data, &s); err != nil {
 		return fmt.Errorf("logging level must be a string: %w", err)
 	}
 	if !LoggingLevel(s).Valid() {

@@ -159,7 +159,13 @@ func decodeSamplingBlock(index int, raw []byte) (Content, error) {
 	var tp struct {
 		Type *string `json:"type"`
 	}
-	if err := json.Unmarshal(raw, &tp); err != nil || tp.Type == nil {
+	if err := wirejson.Unmarshal(raw, &tp); err != nil {
+		// Not a block by the strict reading (a member name twice, a
+		// case variant of "type", invalid JSON): the content decoder,
+		// refusing it too, says where and why.
+		return DecodeContentBlock(index, raw)
+	}
+	if tp.Type == nil {
 		return nil, &ContentError{Index: index, Field: "type", Reason: "missing required field"}
 	}
 	switch *tp.Type {

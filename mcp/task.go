@@ -164,7 +164,7 @@ func durationMs(name string, legacy, modern json.RawMessage) (*time.Duration, er
 		return nil, nil
 	}
 	var ms int64
-	if err := json.Unmarshal(raw, &ms); err != nil || ms < 0 || ms > maxMillis {
+	if err := wirejson.Unmarshal(raw, &ms); err != nil || ms < 0 || ms > maxMillis {
 		return nil, fmt.Errorf("task: %s must be a non-negative whole number of milliseconds (at most %d) or null, not %s", name, int64(maxMillis), raw)
 	}
 	d := time.Duration(ms) * time.Millisecond
