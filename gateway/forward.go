@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/jsonscan"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -160,7 +161,35 @@ func (g *Gateway) callTool(ctx context.Context, name string, r route, args json.
 	if in != nil && in.state != nil && errors.As(err, &je) {
 		return nil, rpcError(r.up, err)
 	}
+	if in != nil && err == nil && req != nil {
+		if miss := undeclaredInput(req, raw); miss != nil {
+			return toolFailure(r.up, r.name, miss), nil
+		}
+	}
 	return toolResult(ctx, r.up, r.name, raw, err), nil
+}
+
+// undeclaredInput checks a relayed input_required result against the
+// capabilities the caller's request declares: a round asking for what the
+// caller cannot answer is never sent to it (the call fails instead, as a
+// 2025-era caller's does).
+func undeclaredInput(req *server.Request, raw json.RawMessage) error {
+	if !bytes.Contains(raw, []byte(mcp.ResultInputRequired)) {
+		return nil
+	}
+	var res struct {
+		ResultType    mcp.ResultType              `json:"resultType"`
+		InputRequests map[string]mcp.InputRequest `json:"inputRequests"`
+	}
+	if wirejson.Unmarshal(raw, &res) != nil || res.ResultType != mcp.ResultInputRequired {
+		return nil
+	}
+	for _, q := range res.InputRequests {
+		if err := req.Declared(q.Method); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // toolResult is the downstream answer to a forwarded call that ended with

@@ -133,12 +133,19 @@ func (f *forwarded) log(m client.LogMessage) {
 
 // ask gets the downstream client's answer to an upstream request.
 func (f *forwarded) ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if f.modern {
-		return f.askModern(ctx, method, params)
-	}
 	f.mu.Lock()
 	req := f.req
 	f.mu.Unlock()
+	if req != nil {
+		// Nothing is asked of a client that cannot answer: a 2026-07-28
+		// caller's capabilities are those its request declares.
+		if err := req.Declared(method); err != nil {
+			return nil, downstreamError(method, err)
+		}
+	}
+	if f.modern {
+		return f.askModern(ctx, method, params)
+	}
 	out, err := req.Input(ctx, map[string]mcp.InputRequest{inputKey: {Method: method, Params: params}})
 	if err != nil {
 		return nil, downstreamError(method, err)

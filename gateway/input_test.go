@@ -380,3 +380,55 @@ func TestInputRoundsRelayed(t *testing.T) {
 		t.Errorf("replayed retry: %v, want the upstream's -32602", err)
 	}
 }
+
+// TestInputOnlyForDeclaredCapabilities: a caller that declares
+// elicitation and roots but not sampling is never asked to sample, in
+// either era and whatever the upstream's era: the elicitation reaches it,
+// the sampling request fails at the gateway (the tool reports it), and no
+// round asks the caller for it.
+func TestInputOnlyForDeclaredCapabilities(t *testing.T) {
+	for _, upEra := range []mcp.Era{mcp.EraModern, mcp.EraLegacy} {
+		for _, downEra := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
+			t.Run("upstream "+upEra.String()+"/caller "+downEra.String(), func(t *testing.T) {
+				u, opts := askUpstream(t, upEra, 1)
+				g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, opts...)
+				var mu sync.Mutex
+				var asked []string
+				record := func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
+					return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+						mu.Lock()
+						asked = append(asked, req.Method)
+						mu.Unlock()
+						return next(ctx, req)
+					}
+				}
+				// A 2026-07-28 round is a result asking for input.
+				rounds := func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
+					return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+						res, err := next(ctx, req)
+						if raw, ok := res.(json.RawMessage); ok && strings.Contains(string(raw), string(mcp.ResultInputRequired)) && strings.Contains(string(raw), `"`+mcp.MethodCreateMessage+`"`) {
+							mu.Lock()
+							asked = append(asked, mcp.MethodCreateMessage)
+							mu.Unlock()
+						}
+						return res, err
+					}
+				}
+				c := downstream(t, g, client.WithEra(downEra), client.WithReceivingMiddleware(record), client.WithMiddleware(rounds),
+					client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+						return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": "ann"}}, nil
+					}),
+					client.WithRoots(mcp.Root{URI: "file:///ann"}))
+				res, err := c.CallTool(t.Context(), "q__ask", nil)
+				if client.CodeOf(err) != client.CodeToolError || res == nil || !strings.Contains(text(res), "sampling") {
+					t.Fatalf("call: %+v %v (want an isError naming the sampling capability)", res, err)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if slices.Contains(asked, mcp.MethodCreateMessage) {
+					t.Errorf("the caller was asked to sample: %v", asked)
+				}
+			})
+		}
+	}
+}

@@ -102,7 +102,7 @@ func newTrustEnv(t *testing.T, limits gateway.Limiter, opts ...gateway.Option) *
 	opts = append([]gateway.Option{gateway.WithAudit(e.store), gateway.WithAuditRedaction([]string{"text"}, 16)}, opts...)
 	e.g, e.cfg = newGateway(t, cfg, opts...), cfg
 	h := streamable.NewHandler(e.g.Server())
-	hs := httptest.NewServer(policy.Authenticate(keys, nil)(h))
+	hs := httptest.NewServer(policy.Authenticate(keys, nil, func() bool { return true })(h))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

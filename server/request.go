@@ -94,6 +94,18 @@ func (e *MissingCapabilityError) Error() string {
 	return fmt.Sprintf("server: the client did not declare the %q capability that %s needs", e.Capability, e.Method)
 }
 
+// Declared returns a *MissingCapabilityError when the client did not
+// declare the capability that method, a request a server may send a client
+// (roots/list, sampling/createMessage, elicitation/create), needs, and nil
+// when it did (or the method needs none). A server that relays another
+// server's requests checks this before asking, in either era.
+func (r *Request) Declared(method string) error {
+	if need := clientMethods[method]; need != "" && !r.Peer.ClientCapabilities.Has(need) {
+		return &MissingCapabilityError{Method: method, Capability: need}
+	}
+	return nil
+}
+
 // ClientError is a JSON-RPC error the client answered a server-to-client
 // request with. It is deliberately not a *jsonrpc.Error: returned from a
 // tool handler it becomes an isError result, not the call's own error.
