@@ -66,7 +66,8 @@ method, tool and outcome, call durations, calls in flight, upstream states, rest
 downstream sessions).
 
 --check validates the config, connects every upstream once, prints the merged tool table and
-exits: 0 when every upstream answered, 1 otherwise.
+who may use what (with auth configured, callers without credentials are refused with 401 unless a
+persona says anonymous: true), and exits: 0 when every upstream answered, 1 otherwise.
 
 SIGHUP, or a change to the config file (checked every --watch-interval), reloads it: upstreams
 added, removed or changed, the others and their calls untouched; an invalid file is logged and
@@ -200,17 +201,20 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 		defer aud.close(f.shutdownTimeout, logger) // after the gateway's close: every call is recorded
 		gopts = append(gopts, aopts...)
 	}
-	serveOpts, err := endpointAuth(file, logger)
-	if err != nil {
-		return err
-	}
 	g, err := gateway.New(file.Gateway, gopts...)
 	if err != nil {
 		return err
 	}
+	// Whether callers without credentials are let in is asked of the
+	// personas running at the time, so that a reload counts.
+	serveOpts, err := endpointAuth(file, func() bool { return g.Policy().AdmitsAnonymous() }, logger)
+	if err != nil {
+		closeGateway(g, f.shutdownTimeout, logger)
+		return err
+	}
 	if f.check {
 		defer closeGateway(g, f.shutdownTimeout, logger)
-		return printGatewayCheck(cmd.OutOrStdout(), g)
+		return printGatewayCheck(cmd.OutOrStdout(), g, file)
 	}
 
 	ln, err := net.Listen("tcp", file.Listen)
@@ -301,9 +305,9 @@ func newGatewayLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	return nil, usageError{"invalid --log-format " + format + ": want text or json"}
 }
 
-// printGatewayCheck prints the merged tools and each upstream's state; an
-// upstream that did not answer makes the check fail.
-func printGatewayCheck(w io.Writer, g *gateway.Gateway) error {
+// printGatewayCheck prints the merged tools, each upstream's state and
+// who may use what; an upstream that did not answer makes the check fail.
+func printGatewayCheck(w io.Writer, g *gateway.Gateway, file *config.File) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tUPSTREAM\tAS THE UPSTREAM NAMES IT")
 	for _, t := range g.Tools() {
@@ -321,6 +325,7 @@ func printGatewayCheck(w io.Writer, g *gateway.Gateway) error {
 		}
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "\naccess: %s\n", accessSummary(file, g.Policy()))
 	return errors.Join(down...)
 }
 

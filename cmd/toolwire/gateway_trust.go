@@ -150,8 +150,10 @@ func (a *gatewayAudit) close(timeout time.Duration, logger *slog.Logger) {
 // endpointAuth returns the MCP endpoint's authentication (API keys and
 // OAuth access tokens, as configured) and the Protected Resource Metadata
 // routes that tell OAuth clients where to get tokens. Without either kind
-// of credential configured every caller is anonymous.
-func endpointAuth(file *config.File, logger *slog.Logger) ([]streamable.ServerOption, error) {
+// of credential configured every caller is anonymous; with one, a request
+// without a credential gets 401 unless anonymous reports true (a persona
+// admits such callers).
+func endpointAuth(file *config.File, anonymous func() bool, logger *slog.Logger) ([]streamable.ServerOption, error) {
 	keys, err := file.KeySet()
 	if err != nil {
 		return nil, err
@@ -187,7 +189,39 @@ func endpointAuth(file *config.File, logger *slog.Logger) ([]streamable.ServerOp
 		n = keys.Len()
 	}
 	logger.Info("callers authenticated", "api_keys", n, "oauth", o != nil)
-	return append(opts, streamable.WithHTTPMiddleware(policy.Authenticate(keys, tokens, requireOpts...))), nil
+	return append(opts, streamable.WithHTTPMiddleware(policy.Authenticate(keys, tokens, anonymous, requireOpts...))), nil
+}
+
+// authConfigured reports whether the file authenticates callers (API keys
+// or OAuth): then a request without a credential needs a persona that
+// admits anonymous callers.
+func authConfigured(file *config.File) bool {
+	return len(file.Auth.APIKeys) > 0 || file.Auth.OAuth != nil
+}
+
+// accessSummary says in a sentence who may use what under file's auth and
+// the personas p, for `gateway --check`.
+func accessSummary(file *config.File, p *policy.Policy) string {
+	names := strings.Join(p.Personas(), ", ")
+	switch {
+	case !authConfigured(file) && p == nil:
+		return "no auth and no personas: every caller, without credentials, may use everything"
+	case !authConfigured(file) && p.AdmitsAnonymous():
+		return "no auth: every caller is anonymous, and personas (" + names + ") decide: " + anonymousPersona(p)
+	case !authConfigured(file):
+		return "no auth: every caller is anonymous, and no persona (" + names + ") says anonymous: true, so callers may use nothing"
+	case p == nil:
+		return "no personas: every authenticated caller may use everything; callers without credentials are refused (401)"
+	case p.AdmitsAnonymous():
+		return "personas (" + names + ") decide, the first matching a caller; a caller none matches may use nothing; " + anonymousPersona(p)
+	default:
+		return "personas (" + names + ") decide, the first matching a caller; a caller none matches may use nothing; callers without credentials are refused (401)"
+	}
+}
+
+func anonymousPersona(p *policy.Policy) string {
+	name, _ := p.PersonaOf(policy.Anonymous)
+	return "callers without credentials get persona " + name
 }
 
 // adminHandler is the admin page when the config sets its key, else nil.
@@ -272,7 +306,7 @@ OAuth caller's token claims, for personas that match on them.`,
 				return err
 			}
 			defer closeGateway(g, 10*time.Second, logger)
-			return printExplain(cmd.OutOrStdout(), g, id)
+			return printExplain(cmd.OutOrStdout(), g, id, authConfigured(file))
 		},
 	}
 	fl := cmd.Flags()
@@ -319,9 +353,15 @@ func parseIdentity(s string, claims []string, file *config.File) (policy.Identit
 	return id, nil
 }
 
-// printExplain prints the decision for every tool and prompt served now.
-func printExplain(w io.Writer, g *gateway.Gateway, id policy.Identity) error {
+// printExplain prints the decision for every tool and prompt served now;
+// withAuth says whether the gateway authenticates callers (then one without
+// credentials is refused unless a persona admits it).
+func printExplain(w io.Writer, g *gateway.Gateway, id policy.Identity, withAuth bool) error {
 	p := g.Policy()
+	if id.IsAnonymous() && withAuth && !p.AdmitsAnonymous() {
+		fmt.Fprintf(w, "caller %s is refused (401): the config authenticates callers, and no persona says anonymous: true\n", id)
+		return nil
+	}
 	if p == nil {
 		fmt.Fprintf(w, "no personas are configured: %s may use every tool, prompt and resource\n", id)
 		return nil

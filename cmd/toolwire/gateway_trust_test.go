@@ -217,8 +217,8 @@ upstreams:
 	for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
 		t.Run(era.String(), func(t *testing.T) {
 			ctx := t.Context()
-			alice, bob, carol, anon := connectAs(t, g.url, aliceKey, era), connectAs(t, g.url, bobKey, era),
-				connectAs(t, g.url, carolJWT, era), connectAs(t, g.url, "", era)
+			alice, bob, carol := connectAs(t, g.url, aliceKey, era), connectAs(t, g.url, bobKey, era),
+				connectAs(t, g.url, carolJWT, era)
 			names := func(c *client.Client) []string {
 				tools, err := c.ListTools(ctx)
 				if err != nil {
@@ -242,8 +242,9 @@ upstreams:
 			if got := names(carol); !slices.Equal(got, mine) {
 				t.Errorf("carol (OAuth, persona analyst) sees %v, alice %v", got, mine)
 			}
-			if got := names(anon); len(got) != 0 {
-				t.Errorf("anonymous sees %v", got)
+			// No persona admits callers without credentials: 401.
+			if status, challenge, _ := postInitialize(t, g.url); status != http.StatusUnauthorized || !strings.HasPrefix(challenge, "Bearer ") {
+				t.Errorf("anonymous: %d %q", status, challenge)
 			}
 
 			before := len(up.called())

@@ -114,11 +114,15 @@
 //     fragment or user information. Default http://<listen>/mcp, with
 //     localhost for a listen address on every interface (File.PublicURL).
 //   - auth: how callers authenticate (File.Auth). Without it every caller
-//     is anonymous.
+//     is anonymous. With it (API keys or OAuth), a request without a
+//     credential is refused with 401 and a WWW-Authenticate challenge,
+//     unless a persona says anonymous: true.
 //   - personas: who may see and use which tools, prompts and resources
 //     (File.Gateway.Policy, built with policy.New). Without the key every
-//     caller may use everything; with it, a caller no persona matches
-//     may use nothing (so an empty personas: denies everyone).
+//     caller the gateway lets in may use everything: with auth, every
+//     authenticated caller (callers without credentials are refused);
+//     without auth, everyone. With it, a caller no persona matches may
+//     use nothing (so an empty personas: denies everyone).
 //   - rate_limits: token buckets on tools/call per identity, persona and
 //     tool (File.Gateway.Limits, a *ratelimit.Limiter; nil when nothing is
 //     limited).
@@ -233,7 +237,8 @@
 //     the API key NAME.
 //   - claims: a mapping of claim name to value: a token carrying every one
 //     of them matches (a list claim matches when it holds the value).
-//   - anonymous: true gives the persona to callers without credentials.
+//   - anonymous: true gives the persona to callers without credentials;
+//     with auth configured, no other way lets them in.
 //   - tools, prompts, resources: {allow: [globs], deny: [globs]} over the
 //     names the gateway serves (after renaming) and resource URIs; deny is
 //     checked first, then allow, and a name neither matches is refused. In

@@ -17,8 +17,16 @@ const APIKeyIssuer = "toolwire:api-key"
 // credential a request presents (FromRequest) and puts the caller's
 // auth.Principal on the request's context for the MCP handler behind it.
 //
-//   - No credential: the request goes on without a principal; it is
-//     anonymous, and the personas decide what that may do.
+//   - No credential, with neither keys nor tokens configured: the request
+//     goes on without a principal; it is anonymous, and the personas
+//     decide what that may do.
+//   - No credential otherwise: the request goes on as anonymous only if
+//     anonymous reports true (a persona admits callers without
+//     credentials, see AdmitsAnonymous; asked on every request, so that a
+//     reload counts). Else it is refused with 401 and a challenge: the
+//     one auth.Require sends when tokens is set (with opts' resource
+//     metadata and scopes), else "Bearer" (the scheme API keys come in).
+//     A nil anonymous admits no one.
 //   - An API key (IsKeyFormat), as a bearer token or in X-API-Key: its
 //     configured name, or 401 if keys does not know it.
 //   - Any other bearer token: verified by tokens (an OAuth access token,
@@ -28,7 +36,8 @@ const APIKeyIssuer = "toolwire:api-key"
 //
 // A credential that is presented and wrong is refused, never downgraded
 // to anonymous. keys and tokens may each be nil.
-func Authenticate(keys *KeySet, tokens auth.TokenVerifier, opts ...auth.RequireOption) func(http.Handler) http.Handler {
+func Authenticate(keys *KeySet, tokens auth.TokenVerifier, anonymous func() bool, opts ...auth.RequireOption) func(http.Handler) http.Handler {
+	configured := keys.Len() > 0 || tokens != nil
 	return func(next http.Handler) http.Handler {
 		var oauth http.Handler
 		if tokens != nil {
@@ -39,8 +48,12 @@ func Authenticate(keys *KeySet, tokens auth.TokenVerifier, opts ...auth.RequireO
 			switch {
 			case err != nil:
 				refuse(w, "invalid_request", err.Error())
-			case cred == "":
+			case cred == "" && (!configured || anonymous != nil && anonymous()):
 				next.ServeHTTP(w, r)
+			case cred == "" && oauth != nil:
+				oauth.ServeHTTP(w, r) // its challenge names the resource metadata
+			case cred == "":
+				challenge(w)
 			case IsKeyFormat(cred):
 				name, ok := keys.lookup(cred)
 				if !ok {
@@ -60,6 +73,14 @@ func Authenticate(keys *KeySet, tokens auth.TokenVerifier, opts ...auth.RequireO
 	}
 }
 
+// AdmitsAnonymous reports whether a persona applies to callers without
+// credentials. A nil Policy (no personas) admits none: with callers
+// authenticated, personas absent means every authenticated caller may use
+// everything, and anonymous ones nothing.
+func (p *Policy) AdmitsAnonymous() bool {
+	return p.persona(Anonymous) != nil
+}
+
 // lookup is Lookup on a KeySet that may be nil (no keys configured).
 func (ks *KeySet) lookup(presented string) (string, bool) {
 	if ks == nil {
@@ -77,8 +98,19 @@ func refuse(w http.ResponseWriter, code, desc string) {
 		}
 		return r
 	}, desc)
-	w.Header().Set("WWW-Authenticate", `Bearer error="`+code+`", error_description="`+desc+`"`)
-	body, _ := jsonrpc.Encode(&jsonrpc.Response{Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unauthorized: " + desc}})
+	unauthorized(w, `Bearer error="`+code+`", error_description="`+desc+`"`, desc)
+}
+
+// challenge answers a request without a credential, where one is
+// required and no OAuth is configured: 401 with a bare Bearer challenge
+// (RFC 6750 section 3: no error code for a request that tried nothing).
+func challenge(w http.ResponseWriter) {
+	unauthorized(w, "Bearer", "this gateway requires an API key (Authorization: Bearer KEY, or X-API-Key: KEY)")
+}
+
+func unauthorized(w http.ResponseWriter, challenge, msg string) {
+	w.Header().Set("WWW-Authenticate", challenge)
+	body, _ := jsonrpc.Encode(&jsonrpc.Response{Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unauthorized: " + msg}})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusUnauthorized)

@@ -123,8 +123,13 @@ func NewKeySet(hashes map[string]string) (*KeySet, error) {
 	return ks, nil
 }
 
-// Len is the number of configured keys.
-func (ks *KeySet) Len() int { return len(ks.names) }
+// Len is the number of configured keys; 0 for a nil KeySet.
+func (ks *KeySet) Len() int {
+	if ks == nil {
+		return 0
+	}
+	return len(ks.names)
+}
 
 // Lookup returns the name of the key presented, if it is configured.
 //
