@@ -2,11 +2,12 @@ package oauth
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // ProtectedResourceMetadata is an RFC 9728 document: what the MCP server
@@ -97,7 +98,9 @@ func decodeAuthServerMetadata(data []byte, max int64) (*AuthServerMetadata, erro
 	return &m, nil
 }
 
-// decodeObject decodes one JSON object of at most max bytes.
+// decodeObject decodes one JSON object of at most max bytes, as the wire
+// is read: exact member names, none twice at any depth, valid UTF-8 and
+// nothing after the object.
 func decodeObject(data []byte, v any, max int64) error {
 	if int64(len(data)) > max {
 		return fmt.Errorf("the document exceeds %d bytes", max)
@@ -106,14 +109,7 @@ func decodeObject(data []byte, v any, max int64) error {
 	if len(data) == 0 || data[0] != '{' {
 		return errors.New("not a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data after the JSON object")
-	}
-	return nil
+	return wirejson.Unmarshal(data, v)
 }
 
 // supports says whether list holds v; an absent list supports nothing.

@@ -131,8 +131,7 @@ func (a *Authorizer) dynamicRegistration(ctx context.Context, md *AuthServerMeta
 		return ClientInfo{}, &Error{Op: "registration", StatusCode: resp.StatusCode, Description: err.Error()}
 	}
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
-		var er errorResponse
-		_ = json.Unmarshal(data, &er)
+		er := decodeErrorResponse(data)
 		return ClientInfo{}, &Error{Op: "registration", StatusCode: resp.StatusCode, Code: truncate(er.Error, 100), Description: truncate(er.ErrorDescription, 300)}
 	}
 	var rr registrationResponse

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // TokenStore keeps tokens by resource key (the canonical URI of the MCP
@@ -128,7 +130,7 @@ func (s *FileStore) Load(_ context.Context, key string) (*Token, error) {
 		return nil, fmt.Errorf("oauth: reading %s: %w", p, err)
 	}
 	var rec fileRecord
-	if err := json.Unmarshal(data, &rec); err != nil {
+	if err := wirejson.Unmarshal(data, &rec); err != nil {
 		return nil, fmt.Errorf("oauth: %s is not a token file: %w", p, err)
 	}
 	if rec.Key != key || rec.Token == nil {

@@ -22,6 +22,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // Error is an OAuth error response (RFC 6749 §5.2) or another failure of a
@@ -209,6 +210,18 @@ type errorResponse struct {
 	ErrorDescription string `json:"error_description"`
 }
 
+// decodeErrorResponse reads an authorization server's error answer (RFC
+// 6749 §5.2) by the strict reading; one that is not such an object (a
+// member twice, invalid JSON, an HTML page) names no error at all, rather
+// than whatever part of it was read before it failed.
+func decodeErrorResponse(body []byte) errorResponse {
+	var er errorResponse
+	if wirejson.Unmarshal(body, &er) != nil {
+		return errorResponse{}
+	}
+	return er
+}
+
 // Request posts form (grant_type and the grant's parameters) with the
 // client's authentication and returns the token. The Token's Scopes are
 // the granted ones (nil when the response names none); Resource, Issuer
@@ -319,8 +332,7 @@ func (te *TokenEndpoint) post(ctx context.Context, form url.Values, now time.Tim
 		return nil, false, &Error{Op: "token request", StatusCode: resp.StatusCode, Description: err.Error()}
 	}
 	if resp.StatusCode != http.StatusOK {
-		var er errorResponse
-		_ = json.Unmarshal(body, &er)
+		er := decodeErrorResponse(body)
 		oe := &Error{Op: "token request", StatusCode: resp.StatusCode, Code: truncate(er.Error, 100),
 			Description: truncate(redact(er.ErrorDescription, secrets...), 300)}
 		// A DPoP nonce the server asks for: worth one more request (the
@@ -385,8 +397,7 @@ func (te *TokenEndpoint) Revoke(ctx context.Context, endpoint, token, hint strin
 	if resp.StatusCode == http.StatusOK {
 		return nil
 	}
-	var er errorResponse
-	_ = json.Unmarshal(body, &er)
+	er := decodeErrorResponse(body)
 	return &Error{Op: "revocation", StatusCode: resp.StatusCode, Code: truncate(redact(er.Error, secrets...), 100),
 		Description: truncate(redact(er.ErrorDescription, secrets...), 300)}
 }

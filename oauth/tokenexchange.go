@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode"
 
-	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // ExchangedToken is an RFC 8693 token exchange response (section 2.2.1).
@@ -36,10 +36,10 @@ func (t *ExchangedToken) String() string {
 // GoString is String (%#v).
 func (t *ExchangedToken) GoString() string { return t.String() }
 
-// wireExchange is the JSON of an exchange response, decoded with
-// go-json-experiment: names match exactly (no case folding), a duplicate
-// name or a member of the wrong type is an error, unknown members are
-// ignored (RFC 6749 section 5.1).
+// wireExchange is the JSON of an exchange response, decoded by the strict
+// reader: names match exactly (no case folding, a case variant of a member
+// refused), a duplicate name or a member of the wrong type is an error,
+// other unknown members are ignored (RFC 6749 section 5.1).
 type wireExchange struct {
 	AccessToken     *string `json:"access_token"`
 	IssuedTokenType *string `json:"issued_token_type"`
@@ -57,7 +57,7 @@ type wireExchange struct {
 // input.
 func DecodeExchangeResponse(data []byte) (*ExchangedToken, error) {
 	var w wireExchange
-	if err := jsonv2.Unmarshal(data, &w); err != nil {
+	if err := wirejson.Unmarshal(data, &w); err != nil {
 		return nil, errors.New("the token exchange response is not a JSON object of the expected members")
 	}
 	switch {
@@ -175,8 +175,7 @@ func (x *TokenExchange) Exchange(ctx context.Context, hc *http.Client) (*Exchang
 		return nil, &Error{Op: "token exchange", StatusCode: resp.StatusCode, Description: err.Error()}
 	}
 	if resp.StatusCode != http.StatusOK {
-		var er errorResponse
-		_ = jsonv2.Unmarshal(body, &er)
+		er := decodeErrorResponse(body)
 		return nil, &Error{Op: "token exchange", StatusCode: resp.StatusCode, Code: exchangeText(er.Error, 100, nil),
 			Description: exchangeText(er.ErrorDescription, 300, secrets)}
 	}
