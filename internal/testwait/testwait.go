@@ -11,6 +11,7 @@ package testwait
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"testing"
 	"time"
 )
@@ -20,16 +21,28 @@ import (
 // failure bound, never an assertion on speed.
 const Limit = 60 * time.Second
 
+// started is when the test binary started, near enough to when its
+// -test.timeout began to run.
+var started = time.Now()
+
 // limit is Limit, or less when the test binary's -timeout comes first: the
 // wait then fails the test naming what it waited for, before the binary
-// panics with every goroutine's stack.
-func limit(t testing.TB) time.Duration {
+// panics with every goroutine's stack. (It reads the flag, not t.Deadline,
+// which panics in a synctest bubble; in a bubble, whose clock starts in
+// 2000, the binary's deadline is far away and the limit is Limit.)
+func limit() time.Duration {
 	d := Limit
-	if dt, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
-		if end, ok := dt.Deadline(); ok {
-			if left := time.Until(end) * 9 / 10; left < d {
-				d = max(left, time.Second)
-			}
+	f := flag.Lookup("test.timeout")
+	if f == nil {
+		return d
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return d
+	}
+	if timeout, ok := g.Get().(time.Duration); ok && timeout > 0 {
+		if left := time.Until(started.Add(timeout)) * 9 / 10; left < d {
+			d = max(left, time.Second)
 		}
 	}
 	return d
@@ -43,7 +56,7 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 	if cond() {
 		return
 	}
-	d := limit(t)
+	d := limit()
 	deadline := time.Now().Add(d)
 	for pause := time.Millisecond; ; pause = min(2*pause, 20*time.Millisecond) {
 		time.Sleep(pause)
@@ -61,7 +74,7 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 // Closed to wait for the close itself). Call it from the test's goroutine.
 func Recv[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
-	d := limit(t)
+	d := limit()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
@@ -81,7 +94,7 @@ func Recv[T any](t testing.TB, ch <-chan T, what string) T {
 // test's goroutine.
 func Closed[T any](t testing.TB, ch <-chan T, what string) {
 	t.Helper()
-	d := limit(t)
+	d := limit()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
@@ -108,7 +121,7 @@ func Returns(t testing.TB, what string, f func()) {
 // Limit as its deadline: for calls that take a context and must not hang
 // the test, never as an expectation of how fast they are.
 func Context(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), limit(t))
+	ctx, cancel := context.WithTimeout(t.Context(), limit())
 	t.Cleanup(cancel)
 	return ctx
 }

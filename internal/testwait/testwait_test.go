@@ -1,6 +1,7 @@
 package testwait
 
 import (
+	"flag"
 	"fmt"
 	"runtime"
 	"strings"
@@ -128,5 +129,25 @@ func TestMustJSON(t *testing.T) {
 	}
 	if failed := run(t, func(ft *fakeT) { MustJSON(ft, func() {}) }); !strings.Contains(failed, "unsupported type") {
 		t.Errorf("failed with %q", failed)
+	}
+}
+
+// A wait gives up before the binary's -timeout would kill it, so that the
+// failure names what was waited for.
+func TestLimitFollowsTimeout(t *testing.T) {
+	f := flag.Lookup("test.timeout")
+	was := f.Value.String()
+	defer f.Value.Set(was)
+	if err := f.Value.Set("0"); err != nil {
+		t.Fatal(err)
+	}
+	if d := limit(); d != Limit {
+		t.Errorf("no timeout: limit %v, want %v", d, Limit)
+	}
+	if err := f.Value.Set("10s"); err != nil {
+		t.Fatal(err)
+	}
+	if d := limit(); d > 9*time.Second {
+		t.Errorf("timeout 10s: limit %v, want at most 9s", d)
 	}
 }
