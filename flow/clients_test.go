@@ -54,7 +54,7 @@ clients:
     env: {FLOW_TEST_STDIO: "1", FLOW_GREETING: "${{ inputs.hello }} there"}
     cwd: work
     era: legacy
-    timeout: 20s
+    timeout: 60s # a hang bound for a race-built child on a busy machine
   unused:
     command: sh
     args: ["-c", "touch ` + marker + `"]

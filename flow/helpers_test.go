@@ -8,10 +8,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/flow"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/memory"
@@ -141,13 +143,33 @@ func runFlow(t testing.TB, ts *testServer, src string, opts ...flow.RunOption) *
 func runFlowCtx(t testing.TB, ctx context.Context, ts *testServer, src string, opts ...flow.RunOption) *flow.Result {
 	t.Helper()
 	f := parse(t, header+src)
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, testwait.Limit) // a hang bound, not a speed check
 	defer cancel()
 	res, err := f.Flows[0].Run(ctx, append([]flow.RunOption{flow.WithClient("srv", ts.connect(t))}, opts...)...)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	return res
+}
+
+// quiesce, in a synctest bubble, lets the bubble's clock move on by a
+// second (the server hands a running request's reading on after its 1ms
+// inline budget, so every message sent is read; the slow calls of the
+// tests last 5s) and waits until every goroutine is blocked.
+func quiesce() {
+	time.Sleep(time.Second)
+	synctest.Wait()
+}
+
+// settled, in a synctest bubble, quiesces and fails the test if a call is
+// still running on the server: a run that ended has cancelled the calls it
+// no longer waits for.
+func settled(t *testing.T, ts *testServer) {
+	t.Helper()
+	quiesce()
+	if n := ts.inFlight.Load(); n != 0 {
+		t.Errorf("%d calls still running on the server after the run ended", n)
+	}
 }
 
 // mustPass fails the test when the flow failed.

@@ -5,11 +5,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolwire/toolwire/flow"
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // TestCallAssert: a call's result feeds an assert and the outputs.
@@ -163,8 +165,15 @@ outputs:
 
 // TestForEachConcurrency: for_each with concurrency overlaps the calls and
 // keeps the results in item order; as and index are in scope.
-func TestForEachConcurrency(t *testing.T) {
+// In a synctest bubble the clock moves only when every goroutine waits, so
+// the four calls are all in flight before any of their 150ms ends: they
+// overlap fully, and the loop takes about 150ms, not 600ms, of the bubble's
+// time.
+func TestForEachConcurrency(t *testing.T) { synctest.Test(t, testForEachConcurrency) }
+
+func testForEachConcurrency(t *testing.T) {
 	ts := newTestServer(t)
+	start := time.Now()
 	res := runFlow(t, ts, `
 steps:
   - name: loop
@@ -182,14 +191,20 @@ outputs:
 	if diff := cmp.Diff([]any{int64(30), int64(11), int64(22), int64(3)}, res.Outputs["all"]); diff != "" {
 		t.Fatal(diff)
 	}
-	if p := ts.peak.Load(); p < 2 {
-		t.Fatalf("at most %d calls overlapped, want several", p)
+	if p := ts.peak.Load(); p != 4 {
+		t.Fatalf("at most %d calls overlapped, want 4", p)
+	}
+	if took := time.Since(start); took >= 300*time.Millisecond {
+		t.Fatalf("the loop took %v, want about the 150ms of one call, not 600ms of four in turn", took)
 	}
 }
 
 // TestForEachFailureCancels: with concurrency the first failure cancels
-// the other iterations and is raised.
-func TestForEachFailureCancels(t *testing.T) {
+// the other iterations and is raised. In a synctest bubble the calls of
+// the other iterations would end after exactly 5s; the run ends before.
+func TestForEachFailureCancels(t *testing.T) { synctest.Test(t, testForEachFailureCancels) }
+
+func testForEachFailureCancels(t *testing.T) {
 	ts := newTestServer(t)
 	start := time.Now()
 	res := runFlow(t, ts, `
@@ -205,9 +220,15 @@ steps:
 	if e.Message != "item 2" {
 		t.Fatalf("message %q", e.Message)
 	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Fatalf("the other iterations were not cancelled: %v", d)
+	if d := time.Since(start); d >= 5*time.Second {
+		t.Fatalf("the other iterations were not cancelled: the run lasted %v", d)
 	}
+	// The throw races the other iterations' requests onto the wire: the
+	// client can send a request's cancellation before the request itself,
+	// which then runs its 5s on the server. Let such calls end before the
+	// bubble does.
+	quiesce()
+	testwait.WaitFor(t, "the calls on the server to end", func() bool { return ts.inFlight.Load() == 0 })
 }
 
 // TestWhile: while counts iterations and stops at max_iterations with
@@ -290,8 +311,11 @@ steps:
 	}
 }
 
-// TestWhenSleep: when false skips, sleep waits.
-func TestWhenSleep(t *testing.T) {
+// TestWhenSleep: when false skips, sleep waits (in a synctest bubble, for
+// exactly its duration).
+func TestWhenSleep(t *testing.T) { synctest.Test(t, testWhenSleep) }
+
+func testWhenSleep(t *testing.T) {
 	ts := newTestServer(t)
 	start := time.Now()
 	res := runFlow(t, ts, `
@@ -304,8 +328,8 @@ steps:
   - sleep: 50ms
 `)
 	mustPass(t, res)
-	if time.Since(start) < 50*time.Millisecond {
-		t.Fatal("sleep did not wait")
+	if took := time.Since(start); took != 50*time.Millisecond {
+		t.Fatalf("sleep: 50ms waited %v", took)
 	}
 	if res.Steps[0].Status != flow.StatusSkipped || res.Steps[1].Status != flow.StatusSkipped || res.Steps[2].Status != flow.StatusOK {
 		t.Fatalf("%+v", res.Steps)
@@ -313,8 +337,11 @@ steps:
 }
 
 // TestTimeout: a step over its timeout fails with ERR_STEP_TIMEOUT, also
-// for a compound step, and can be caught.
-func TestTimeout(t *testing.T) {
+// for a compound step, and can be caught. The timeouts are the subject: in
+// a synctest bubble they fire at their time whatever the machine's load.
+func TestTimeout(t *testing.T) { synctest.Test(t, testTimeout) }
+
+func testTimeout(t *testing.T) {
 	ts := newTestServer(t)
 	res := runFlow(t, ts, `
 steps:
@@ -344,13 +371,19 @@ steps:
 			t.Errorf("step %s failed with %+v, want ERR_STEP_TIMEOUT", rep.Path, rep.Err)
 		}
 	}
+	settled(t, ts)
 }
 
 // TestTimeoutAroundACall: a call cut short by an enclosing step's timeout
 // reports ERR_STEP_TIMEOUT naming that step (not the client's
 // ERR_MCP_TRANSPORT), and a run cancelled during a call ends with
 // ERR_CANCELLED.
-func TestTimeoutAroundACall(t *testing.T) {
+//
+// In a synctest bubble the call's 5s, the step's 100ms and the cancellation
+// at 100ms are exact: the cancellation comes while the call is in flight.
+func TestTimeoutAroundACall(t *testing.T) { synctest.Test(t, testTimeoutAroundACall) }
+
+func testTimeoutAroundACall(t *testing.T) {
 	ts := newTestServer(t)
 	res := runFlow(t, ts, `
 steps:
@@ -371,15 +404,17 @@ steps:
 	if inner == nil || inner.Err == nil || inner.Err.Code != flow.CodeStepTimeout || !strings.Contains(inner.Err.Message, "outer") {
 		t.Fatalf("the inner call: %+v", inner)
 	}
+	settled(t, ts)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	time.AfterFunc(100*time.Millisecond, cancel)
 	res = runFlowCtx(t, ctx, ts, `
 steps:
   - name: long
     call: {tool: slow, arguments: {ms: 5000}}
 `)
 	mustFail(t, res, flow.CodeCancelled)
+	settled(t, ts)
 }
 
 // TestRetry: a step failing once succeeds on its second attempt;
@@ -507,8 +542,11 @@ func TestDefaultCostLimit(t *testing.T) {
 	containsAll(t, e.Message, "cost")
 }
 
-// TestCancelled: a run whose context ends fails with ERR_CANCELLED.
-func TestCancelled(t *testing.T) {
+// TestCancelled: a run whose context ends fails with ERR_CANCELLED (in a
+// synctest bubble: at 20ms, long before the step's 10s sleep ends).
+func TestCancelled(t *testing.T) { synctest.Test(t, testCancelled) }
+
+func testCancelled(t *testing.T) {
 	f := parse(t, "steps:\n  - sleep: 10s\n")
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
