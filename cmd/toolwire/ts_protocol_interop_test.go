@@ -34,8 +34,8 @@ import (
 // answer the SDK got must match the one toolwire's own client gets from an
 // in-process reference server (the oracle). Where the reference answers are
 // fixed (its prompts, simulate-research-query) they are also checked
-// literally. A feature the reference package does not register at all is
-// reported as a skip naming it.
+// literally. A feature the reference package stopped registering (its
+// resources, completions, toggle-simulated-logging) fails the check.
 
 // tsProtocolPlan is what the script is asked to do (TS_PROTOCOL_PLAN).
 type tsProtocolPlan struct {
@@ -424,9 +424,6 @@ func checkTSElicitation(t *testing.T, run tsProtocolRun) {
 
 func checkTSResources(t *testing.T, o *tsOracle, run tsProtocolRun) {
 	resources, templates := o.ref.Resources(), o.ref.ResourceTemplates()
-	if len(resources) == 0 && len(templates) == 0 {
-		t.Skip("NOT YET: the reference package registers no resources or resource templates")
-	}
 	if run.Resources.Thrown != "" || run.ResourceTemplates.Thrown != "" {
 		t.Fatalf("resources/list: %+v; resources/templates/list: %+v", run.Resources.tsFailure, run.ResourceTemplates.tsFailure)
 	}
@@ -548,9 +545,6 @@ func checkTSResources(t *testing.T, o *tsOracle, run tsProtocolRun) {
 }
 
 func checkTSCompletion(t *testing.T, o *tsOracle, run tsProtocolRun) {
-	if o.ref.Capabilities().Completions == nil {
-		t.Skip("NOT YET: the reference package registers no completions (no completions capability)")
-	}
 	if len(run.Completions) == 0 {
 		t.Fatal("no completion requests made")
 	}
@@ -595,9 +589,6 @@ func checkTSLogging(t *testing.T, o *tsOracle, plan tsProtocolPlan, run tsProtoc
 		if !sameJSON(t, string(run.SetLevel[string(l)]), `"ok"`) {
 			t.Errorf("logging/setLevel %s: %s", l, run.SetLevel[string(l)])
 		}
-	}
-	if plan.LogTool == nil {
-		t.Skip("NOT YET: the reference package has no toggle-simulated-logging tool")
 	}
 	for _, level := range plan.LogLevels {
 		calls := run.LogCalls[string(level)]
