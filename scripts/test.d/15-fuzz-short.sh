@@ -7,12 +7,15 @@
 # `go test`; this looks a little further on every run. A finding fails the
 # script; the failing input is left under the package's testdata/fuzz/ for
 # `go test -run=FuzzName/<id>` to replay. The targets are listed explicitly,
-# and a target missing from the list fails the script, so none is forgotten.
+# and a target missing from the list fails the script (after the listed ones
+# ran), so none is forgotten. Under scripts/test each target counts as a test.
 # FUZZTIME (default 4s) sets the time per target, or with an x suffix the
 # executions (FUZZTIME=1000000x is the long run RELIABILITY.md records);
 # FUZZ_ONLY, a regular expression, picks targets by name.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+
+source scripts/lib/results.sh
 
 fuzztime=${FUZZTIME:-4s}
 
@@ -66,13 +69,11 @@ while IFS=: read -r file name; do
   pkg="./$(dirname "${file#./}")"
   if ! printf '%s\n' "${targets[@]}" | grep -qx "$pkg $name"; then
     echo "fuzz target $name in $file is not listed in $0" >&2
+    result fail "$name ($pkg)" "not listed in $0"
     missing=1
   fi
 done < <(grep -roE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' --exclude-dir=bench --exclude-dir=node_modules . |
   sed -E 's/:func /:/')
-if [[ $missing -ne 0 ]]; then
-  exit 1
-fi
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -95,21 +96,26 @@ for t in "${targets[@]}"; do
   after=$(ls "$corpus" 2>/dev/null | sort || true)
   if [[ $rc -eq 0 ]]; then
     echo "-- $name ($pkg): ok, ${execs:-execs: ?} in $((SECONDS - start))s (budget $fuzztime)"
+    result pass "$name ($pkg)"
   elif [[ $before == "$after" ]] && ! grep -q 'Failing input written' "$log" &&
     [[ $(grep -v -e '^fuzz: ' -e '^warning: ' -e '^--- FAIL: ' -e '^FAIL' -e '^exit status ' "$log" | tr -d ' \t') == contextdeadlineexceeded ]]; then
     # Go's fuzz coordinator (up to go1.26) can report the end of a
     # -fuzztime budget as a failure when a worker is mid-call under CPU
     # contention: golang/go#75804. No input failed; nothing was written.
     echo "-- $name ($pkg): ok, ${execs:-execs: ?} in $((SECONDS - start))s (budget $fuzztime) (ignored the coordinator's spurious \"context deadline exceeded\", golang/go#75804)"
+    result pass "$name ($pkg)"
   else
     echo "-- $name ($pkg): FAILED" >&2
     grep -v '^fuzz: elapsed: ' "$log" >&2 || true
     failed+=("$name")
+    result fail "$name ($pkg)" "see its output above"
   fi
 done
 
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "fuzzing found failures in: ${failed[*]}" >&2
+fi
+if [[ ${#failed[@]} -gt 0 || $missing -ne 0 ]]; then
   exit 1
 fi
 echo "fuzz-short: ${#targets[@]} targets, $fuzztime each, no findings"

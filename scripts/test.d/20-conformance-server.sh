@@ -4,10 +4,12 @@
 # (stateful sessions) and 2026-07-28 (stateless), --suite all. Each run may
 # fail only the scenarios listed in conformance/server/expected-failures-*.yml;
 # anything else failing, or a listed scenario passing, fails this script.
+# Under scripts/test each scenario of each run counts as a test.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 source scripts/lib/conformance.sh
+source scripts/lib/results.sh
 
 work=$(mktemp -d)
 server_pid=""
@@ -30,6 +32,7 @@ for _ in $(seq 1 300); do
   [[ -n $url ]] && break
   if ! kill -0 "$server_pid" 2>/dev/null; then
     echo "conformance server exited:" >&2
+    result fail "conformance server" "exited before it reported its URL"
     cat "$work/server.log" >&2
     exit 1
   fi
@@ -52,6 +55,7 @@ for version in 2025-11-25 2026-07-28; do
   set -e
   # The summary and the baseline verdict; the per-scenario log is long.
   sed -n '/=== SUMMARY ===/,$p' "$work/run-$version.log"
+  conformance_summary "$rc" "$version" "$work/run-$version.log"
   if [[ $rc -ne 0 ]]; then
     echo "conformance $version: FAILED (exit $rc); full log:" >&2
     cat "$work/run-$version.log" >&2
@@ -74,6 +78,7 @@ mapfile -t task_scenarios < <("$NODE" "$SUITE" list 2>/dev/null |
   sed -n '/^Server scenarios/,/^Client scenarios/p' | sed -n 's/^  - \(tasks-[a-z0-9-]*\) \[extension\]$/\1/p')
 if [[ ${#task_scenarios[@]} -lt 10 ]]; then
   echo "expected at least 10 tasks scenarios in the suite's list, found ${#task_scenarios[@]}" >&2
+  result fail "2026-07-28 tasks scenarios" "the suite lists ${#task_scenarios[@]}, expected at least 10"
   status=1
 fi
 for sc in "${task_scenarios[@]}"; do
@@ -85,15 +90,21 @@ for sc in "${task_scenarios[@]}"; do
   if [[ $rc -ne 0 || -z $summary || ! $summary =~ \ 0\ failed,\ 0\ warnings ]]; then
     echo "conformance $sc: FAILED (exit $rc)" >&2
     cat "$work/$sc.log" >&2
+    result fail "2026-07-28 $sc" "${summary:-no summary} (exit $rc)"
     status=1
+  elif [[ $summary =~ ^Passed:\ 0/0, ]]; then
+    echo "conformance $sc (extension): $summary (skipped by the suite)"
+    result skip "2026-07-28 $sc" "the suite skips it: no check ran"
   else
     echo "conformance $sc (extension): $summary"
+    result pass "2026-07-28 $sc"
   fi
 done
 
 if ! kill -0 "$server_pid" 2>/dev/null; then
   echo "conformance server died during the run:" >&2
   cat "$work/server.log" >&2
+  result fail "conformance server" "died during the run"
   status=1
 fi
 exit $status

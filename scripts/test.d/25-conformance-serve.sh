@@ -5,11 +5,13 @@
 # that needs no test_* fixture tool, prompt or resource must pass with no
 # failed check and no warning. The scenarios left out are listed below with
 # the reason; a scenario the suite lists that is in neither list fails the
-# script, so a new one gets a decision.
+# script, so a new one gets a decision. Under scripts/test each scenario run
+# counts as a test.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 source scripts/lib/conformance.sh
+source scripts/lib/results.sh
 
 # version:scenario, run one by one.
 run=(
@@ -93,6 +95,7 @@ for version in 2025-11-25 2026-07-28; do
   while read -r scenario; do
     if [[ -z ${skip[$scenario]+x} ]] && ! printf '%s\n' "${run[@]}" | grep -qx "$version:$scenario"; then
       echo "conformance serve: $version scenario $scenario is neither run nor skipped: decide" >&2
+      result fail "$version $scenario" "neither run nor left out in $0: decide"
       status=1
     fi
   done < <("$NODE" "$SUITE" list --server --spec-version "$version" | sed -n 's/^ *- \([^ ]*\).*/\1/p')
@@ -132,14 +135,17 @@ for entry in "${run[@]}"; do
   if [[ $rc -ne 0 ]] || ! grep -qE '^Passed: [1-9][0-9]*/[0-9]+, 0 failed, 0 warnings' <<<"$summary"; then
     echo "FAIL $version $scenario (exit $rc): ${summary:-no summary}; log:" >&2
     cat "$log" >&2
+    result fail "$version $scenario" "${summary:-no summary} (exit $rc)"
     status=1
   else
     echo "ok   $version $scenario: $summary"
+    result pass "$version $scenario"
   fi
 done
 if ! kill -0 "$server_pid" 2>/dev/null; then
   echo "toolwire serve died during the run:" >&2
   cat "$work/server.log" >&2
+  result fail "toolwire serve" "died during the run"
   status=1
 fi
 exit $status

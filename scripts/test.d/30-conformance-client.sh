@@ -4,11 +4,12 @@
 # (conformance/client). Only the scenarios listed in
 # conformance/client/expected-failures.yml (none) may fail; anything else
 # failing, or a listed scenario passing, fails this script. Prints the suite's
-# summary.
+# summary. Under scripts/test each scenario counts as a test.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 source scripts/lib/conformance.sh
+source scripts/lib/results.sh
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -21,6 +22,7 @@ status=0
   --suite all \
   --expected-failures conformance/client/expected-failures.yml \
   -o "$work/results" >"$work/out.log" 2>&1 || status=$?
+conformance_summary "$status" "" "$work/out.log"
 
 # The full log is long (every check of every scenario); show the summary, and
 # everything when the run failed.
