@@ -8,9 +8,12 @@
 # they are there.
 # Otherwise, as root with apt-get, it runs `apt-get update` and one
 # `apt-get install --no-install-recommends` for all that is missing; without
-# root or apt-get it says what is missing and how to install it, and fails
-# only in CI (CI set), where the tests would fail on it anyway.
+# root or apt-get it says once what is not installed and how to install it,
+# and fails only in CI (CI set), where the tests would fail on it anyway.
 set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+source scripts/lib/results.sh
 
 # Debian puts the server binaries off PATH, in /usr/lib/postgresql/<N>/bin.
 have_postgres() {
@@ -33,11 +36,21 @@ if [[ ${#missing[@]} -eq 0 ]]; then
 fi
 
 if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
-  echo "missing Debian packages: ${missing[*]}; install them as root with: apt-get install ${missing[*]}" >&2
+  why="not root"
+  command -v apt-get >/dev/null 2>&1 || why="no apt-get"
+  note "not installed: ${missing[*]}"
+  {
+    echo "Debian packages NOT INSTALLED ($why): ${missing[*]}"
+    echo "  install them as root with: apt-get install --no-install-recommends ${missing[*]}"
+    if [[ -n ${CI:-} ]]; then
+      echo "  In CI (CI is set) this fails, and so do the tests that need them."
+    else
+      echo "  Not in CI, so the run goes on: the tests that need them skip (the summary lists them); in CI this fails."
+    fi
+  } >&2
   if [[ -n ${CI:-} ]]; then
     exit 1
   fi
-  echo "(the tests that need them will skip)" >&2
   exit 0
 fi
 
@@ -49,6 +62,7 @@ if ! apt-get update -qq >"$log" 2>&1 ||
   ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >>"$log" 2>&1; then
   cat "$log" >&2
   echo "apt-get could not install: ${missing[*]}" >&2
+  note "apt-get could not install: ${missing[*]}"
   exit 1
 fi
 if ! have_postgres; then
