@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/toolwire/toolwire/internal/wirejson"
@@ -173,11 +174,22 @@ func (s *Server) capabilities(era mcp.Era) mcp.ServerCapabilities {
 			caps[m.Capability] = v
 		}
 	}
+	// Each capability is read on its own by the strict reader, so that one
+	// a method declares wrongly (a member named twice, a value of the wrong
+	// kind, a case variant of a capability's name) is left out, and logged,
+	// without taking the others with it.
 	var out mcp.ServerCapabilities
-	if raw, err := json.Marshal(caps); err == nil {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			s.cfg.logger.Error("server capabilities do not decode", "error", err)
+	for _, name := range slices.Sorted(maps.Keys(caps)) {
+		one, err := json.Marshal(map[string]json.RawMessage{name: caps[name]})
+		next := out
+		if err == nil {
+			err = wirejson.Unmarshal(one, &next)
 		}
+		if err != nil {
+			s.cfg.logger.Error("a server capability does not decode: it is not declared", "capability", name, "error", err)
+			continue
+		}
+		out = next
 	}
 	if len(exts) > 0 {
 		out.Extensions = exts

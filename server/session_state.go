@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
+	"strings"
 
-	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -35,6 +38,18 @@ type sessionState struct {
 	LogLevel      mcp.LoggingLevel       `json:"logLevel,omitempty"`
 	Subscriptions []string               `json:"subscriptions,omitempty"`
 }
+
+// snapshotMembers are the member names of sessionState: a snapshot holding
+// any other was not written by Snapshot.
+var snapshotMembers = func() map[string]bool {
+	names := map[string]bool{}
+	t := reflect.TypeFor[sessionState]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names[name] = true
+	}
+	return names
+}()
 
 var (
 	_ jsonrpc.StatefulSession = (*Session)(nil)
@@ -114,15 +129,23 @@ func (ss *Session) ApplySnapshot(state []byte) error {
 	return nil
 }
 
-// decodeState reads a snapshot exactly (members named as written, none
-// unknown or repeated), within the server's limits.
+// decodeState reads a snapshot by the strict reader (members named as
+// written, none repeated at any depth, none unknown at the top), within the
+// server's limits.
 func (s *Server) decodeState(state []byte) (*sessionState, error) {
 	if len(state) > MaxSnapshotSize {
 		return nil, fmt.Errorf("server: session snapshot of %d bytes, more than %d", len(state), MaxSnapshotSize)
 	}
 	var st sessionState
-	if err := jsonv2.Unmarshal(state, &st, jsonv2.RejectUnknownMembers(true)); err != nil {
+	if err := wirejson.Unmarshal(state, &st); err != nil {
 		return nil, fmt.Errorf("server: session snapshot: %w", err)
+	}
+	var top map[string]jsontext.Value
+	_ = wirejson.Unmarshal(state, &top) // read above
+	for name := range top {
+		if !snapshotMembers[name] {
+			return nil, fmt.Errorf("server: session snapshot: unknown member %q", name)
+		}
 	}
 	if !slices.Contains(mcp.LegacyVersions(), st.Version) {
 		return nil, fmt.Errorf("server: session snapshot of revision %q, which this server does not speak", st.Version)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolwire/toolwire/internal/jsonscan"
 	"github.com/toolwire/toolwire/internal/jsonstr"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -173,10 +174,12 @@ func (s *Server) stampAppend(raw json.RawMessage, kind mcp.ResultType, hasType, 
 	return append(out, '}')
 }
 
-// stampSlow stamps a result the scanner declines, through a decoded map.
+// stampSlow stamps a result the scanner declines, through a map decoded by
+// the strict reader: a result naming a member twice is an error, not sent
+// as whichever of its readings a lenient decoder would keep.
 func (s *Server) stampSlow(raw json.RawMessage, kind mcp.ResultType, cacheable bool) (json.RawMessage, error) {
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := wirejson.Unmarshal(raw, &m); err != nil {
 		return nil, err
 	}
 	if _, ok := m["resultType"]; !ok {
@@ -192,7 +195,7 @@ func (s *Server) stampSlow(raw json.RawMessage, kind mcp.ResultType, cacheable b
 	}
 	var meta map[string]json.RawMessage
 	if raw, ok := m["_meta"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &meta); err != nil {
+		if err := wirejson.Unmarshal(raw, &meta); err != nil {
 			return nil, errors.New("result _meta is not an object")
 		}
 	}

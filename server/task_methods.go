@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/taskstore"
@@ -48,8 +49,9 @@ func detailed(rec *taskstore.Record) *mcp.DetailedTask {
 			d.Result = rec.Result
 		}
 	case mcp.TaskInputRequired:
-		if len(rec.InputRequests) > 0 {
-			_ = json.Unmarshal(rec.InputRequests, &d.InputRequests)
+		var reqs map[string]mcp.InputRequest
+		if len(rec.InputRequests) > 0 && wirejson.Unmarshal(rec.InputRequests, &reqs) == nil {
+			d.InputRequests = reqs
 		}
 	}
 	return d
@@ -60,7 +62,7 @@ func detailed(rec *taskstore.Record) *mcp.DetailedTask {
 // out) gets an internal error carrying its status message.
 func taskErrorOf(rec *taskstore.Record) *mcp.TaskError {
 	var te mcp.TaskError
-	if len(rec.Error) > 0 && json.Unmarshal(rec.Error, &te) == nil {
+	if len(rec.Error) > 0 && wirejson.Unmarshal(rec.Error, &te) == nil {
 		return &te
 	}
 	msg := rec.StatusMessage
@@ -196,12 +198,12 @@ func (s *Server) taskResult(ctx context.Context, r *Request, p *mcp.TaskIDParams
 // setMeta returns the object raw with _meta[key] = value added.
 func setMeta(raw json.RawMessage, key string, value any) (json.RawMessage, error) {
 	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
+	if err := wirejson.Unmarshal(raw, &obj); err != nil {
 		return nil, err
 	}
 	meta := map[string]json.RawMessage{}
 	if m, ok := obj["_meta"]; ok && string(m) != "null" {
-		if err := json.Unmarshal(m, &meta); err != nil {
+		if err := wirejson.Unmarshal(m, &meta); err != nil {
 			return nil, err
 		}
 	}
