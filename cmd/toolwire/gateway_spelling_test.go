@@ -124,11 +124,11 @@ func (u *witnessUpstream) take() []string {
 
 // denied is what the persona forbids, as the upstream names it.
 var deniedAtUpstream = map[string]bool{
-	mcp.MethodCallTool + " get-env":          true,
-	mcp.MethodGetPrompt + " secret":          true,
-	mcp.MethodReadResource + " mem://secret": true,
-	mcp.MethodComplete + " secret":           true,
-	mcp.MethodComplete + " mem://hidden/{x}": true,
+	mcp.MethodCallTool + " get-env":            true,
+	mcp.MethodGetPrompt + " secret":            true,
+	mcp.MethodReadResource + " mem://secret":   true,
+	mcp.MethodComplete + " secret":             true,
+	mcp.MethodComplete + " mem://hidden/{x}":   true,
 	mcp.MethodReadResource + " mem://hidden/a": true,
 }
 
