@@ -145,8 +145,8 @@ func (s *Server) checkHeaders(c *call, req *jsonrpc.Request) *jsonrpc.Error {
 		return nil
 	}
 	m := (*s.table.Load())[req.Method]
-	if m == nil || m.NameParam == "" {
-		return nil
+	if m == nil || m.NameParam == "" || !m.Eras.Has(c.Peer.Era) {
+		return nil // an unknown method is answered -32601 first, by route
 	}
 	return checkNameHeader(c.http.Header, req.Params, m.NameParam)
 }
