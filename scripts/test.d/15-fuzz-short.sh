@@ -52,6 +52,7 @@ targets=(
   "./gateway/config FuzzParse"
   "./gateway/config FuzzParseDuration"
   "./gateway FuzzClean"
+  "./gateway FuzzTargetDecidedIsForwarded"
   "./gateway/policy FuzzGlob"
   "./gateway/audit FuzzRedact"
   "./gateway/audit FuzzJournalEntry"
