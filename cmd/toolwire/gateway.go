@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -8,11 +9,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -27,6 +31,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/config"
+	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/reference"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/streamable"
@@ -42,8 +47,17 @@ type gatewayFlags struct {
 	shutdownTimeout time.Duration
 	startTimeout    time.Duration
 	watchInterval   time.Duration
+	reloadSettle    time.Duration
 	debugAddr       string
 }
+
+// defaultReloadSettle is how long the config file must stay the same
+// before a reload applies it (--reload-settle).
+const defaultReloadSettle = 500 * time.Millisecond
+
+// maxSettleReads bounds the reads of a file that keeps changing: a reload
+// gives up after them, and the next change or SIGHUP tries again.
+const maxSettleReads = 20
 
 func newGatewayCmd() *cobra.Command {
 	var f gatewayFlags
@@ -70,8 +84,10 @@ who may use what (with auth configured, callers without credentials are refused 
 persona says anonymous: true), and exits: 0 when every upstream answered, 1 otherwise.
 
 SIGHUP, or a change to the config file (checked every --watch-interval), reloads it: upstreams
-added, removed or changed, the others and their calls untouched; an invalid file is logged and
-the running config stays.
+added, removed or changed, the others and their calls untouched. The file is applied only once it
+has stopped changing (the same content in two reads --reload-settle apart) and only whole: an
+invalid or empty file is logged and the running config stays. The log names the upstreams,
+personas and API keys added, removed or changed (names only).
 
 OpenTelemetry traces are off unless the standard environment asks for them: OTEL_TRACES_EXPORTER
 (otlp or console) or an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT,
@@ -90,22 +106,34 @@ to HTTP upstreams in the traceparent header.`,
 	fl.StringVar(&f.logFormat, "log-format", "", "log format: text or json (default: the config's log_format, else text)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long calls in flight may take to finish")
 	fl.DurationVar(&f.watchInterval, "watch-interval", 2*time.Second, "how often the config file is checked for changes, which reload it like SIGHUP (0: only on SIGHUP)")
+	fl.DurationVar(&f.reloadSettle, "reload-settle", defaultReloadSettle, "a reload applies the config file only once two reads this far apart agree, so that a file being written is never applied half-written")
 	fl.DurationVar(&f.startTimeout, "start-timeout", 10*time.Second, "how long the first connection to each upstream may take before the gateway serves without it")
 	fl.StringVar(&f.debugAddr, "debug-addr", "", "serve Go runtime profiles (/debug/pprof/) on this address, loopback only (default: off)")
 	cmd.AddCommand(newHashKeyCmd(), newExplainCmd())
 	return cmd
 }
 
-// loadGatewayConfig reads --config, or builds the embedded default.
-func loadGatewayConfig(ctx context.Context, f *gatewayFlags) (*config.File, error) {
+// loadGatewayConfig reads --config, or builds the embedded default; data
+// is the file's content as read (nil for the default), what a reload
+// compares the file with.
+func loadGatewayConfig(ctx context.Context, f *gatewayFlags) (file *config.File, data []byte, err error) {
 	if f.config == "" {
-		return defaultGatewayConfig(ctx)
+		file, err = defaultGatewayConfig(ctx)
+		return file, nil, err
 	}
-	file, err := config.Load(f.config)
-	if err != nil {
-		return nil, err
+	if data, err = readConfigFile(f.config); err != nil {
+		return nil, nil, err
 	}
-	return file, nil
+	if file, err = parseGatewayConfig(f.config, data); err != nil {
+		return nil, nil, err
+	}
+	return file, data, nil
+}
+
+// parseGatewayConfig decodes the content of the config file at path,
+// relative paths in it relative to the file's directory.
+func parseGatewayConfig(path string, data []byte) (*config.File, error) {
+	return config.Parse(data, path, config.WithBaseDir(filepath.Dir(path)))
 }
 
 // defaultGatewayConfig is the gateway a fresh machine can run: the
@@ -134,7 +162,7 @@ func defaultGatewayConfig(ctx context.Context) (*config.File, error) {
 
 func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 	ctx := cmd.Context()
-	file, err := loadGatewayConfig(ctx, f)
+	file, data, err := loadGatewayConfig(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -154,8 +182,8 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 	} else if f.adminListen != "" {
 		file.AdminListen = f.adminListen
 	}
-	if f.shutdownTimeout <= 0 || f.startTimeout <= 0 {
-		return usageError{"--shutdown-timeout and --start-timeout must be positive"}
+	if f.shutdownTimeout <= 0 || f.startTimeout <= 0 || f.reloadSettle <= 0 {
+		return usageError{"--shutdown-timeout, --start-timeout and --reload-settle must be positive"}
 	}
 	tp, err := gatewayTracerProvider(ctx, logger)
 	if err != nil {
@@ -250,7 +278,9 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 		if f.watchInterval < 0 {
 			return usageError{"--watch-interval must be 0 (off) or more"}
 		}
-		stopReload := reloadOnHUP(ctx, f.config, f.watchInterval, g, &loaded, shared, logger)
+		w := &reloader{path: f.config, settle: f.reloadSettle, g: g, started: &loaded, applied: &loaded,
+			seen: sha256.Sum256(data), shared: shared, logger: logger}
+		stopReload := w.run(ctx, f.watchInterval)
 		defer stopReload()
 	}
 	if file.OTCListen != "" {
@@ -384,10 +414,25 @@ func serveAdmin(ctx context.Context, addr string, g *gateway.Gateway, page http.
 	}, nil
 }
 
-// reloadOnHUP reloads path on SIGHUP, and when its content changes (read
-// every interval; 0: only on SIGHUP); an invalid file is logged and the
-// running config stays until the file changes again.
-func reloadOnHUP(ctx context.Context, path string, interval time.Duration, g *gateway.Gateway, running *config.File, shared *sharedStore, logger *slog.Logger) (stop func()) {
+// reloader reloads the config file on SIGHUP and when its content
+// changes. It applies a file only once it has stopped changing (two reads
+// settle apart agree: a file caught in the middle of a write is never
+// applied) and only whole (parsed and validated; an invalid or empty file
+// is logged and the running config stays), then logs what changed.
+type reloader struct {
+	path    string
+	settle  time.Duration
+	g       *gateway.Gateway
+	started *config.File // as loaded at start: what only a restart changes
+	applied *config.File // the config last applied
+	seen    [sha256.Size]byte
+	shared  *sharedStore
+	logger  *slog.Logger
+}
+
+// run reloads on SIGHUP, and when the file's content differs from the
+// last one tried (read every interval; 0: only on SIGHUP), until stop.
+func (w *reloader) run(ctx context.Context, interval time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -397,31 +442,6 @@ func reloadOnHUP(ctx context.Context, path string, interval time.Duration, g *ga
 		context.AfterFunc(ctx, t.Stop)
 		tick = t.C
 	}
-	data, _ := readConfigFile(path)
-	seen := sha256.Sum256(data)
-	// reload applies the bytes read (once, so that what is compared and
-	// what is loaded are the same version of the file).
-	reload := func(why string, data []byte, err error) {
-		seen = sha256.Sum256(data)
-		var file *config.File
-		if err == nil {
-			file, err = config.Parse(data, path, config.WithBaseDir(filepath.Dir(path)))
-		}
-		if err == nil {
-			err = shared.shareLimits(file.RateLimits, &file.Gateway)
-		}
-		if err == nil {
-			err = g.Reload(file.Gateway)
-		}
-		if err != nil {
-			logger.Error("gateway: reload refused; the running config stays", "config", path, "cause", why, "error", err)
-			return
-		}
-		logger.Info("gateway: config reloaded", "config", path, "cause", why, "upstreams", len(file.Gateway.Upstreams))
-		if keys := restartOnly(running, file); len(keys) > 0 {
-			logger.Warn("gateway: these settings changed and take effect only on a restart", "keys", strings.Join(keys, ", "))
-		}
-	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -430,13 +450,17 @@ func reloadOnHUP(ctx context.Context, path string, interval time.Duration, g *ga
 			case <-ctx.Done():
 				return
 			case <-hup:
-				data, err := readConfigFile(path)
-				reload("SIGHUP", data, err)
+				w.reload(ctx, "SIGHUP")
 			case <-tick:
 				// A file that cannot be read (being replaced) is tried
 				// again at the next tick.
-				if data, err := readConfigFile(path); err == nil && sha256.Sum256(data) != seen {
-					reload("file changed", data, nil)
+				data, err := readConfigFile(w.path)
+				switch {
+				case err != nil:
+				case sha256.Sum256(data) != w.seen:
+					w.reload(ctx, "file changed")
+				default:
+					w.logger.Debug("gateway: config file unchanged", "config", w.path)
 				}
 			}
 		}
@@ -446,6 +470,160 @@ func reloadOnHUP(ctx context.Context, path string, interval time.Duration, g *ga
 		cancel()
 		<-done
 	}
+}
+
+// reload reads the file once it has settled and applies it.
+func (w *reloader) reload(ctx context.Context, why string) {
+	data, err := settledRead(ctx, w.path, w.settle)
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		// Not remembered as tried: the next tick reads it again.
+		w.logger.Error("gateway: reload refused; the running config stays", "config", w.path, "cause", why, "error", err)
+		return
+	}
+	// Tried, valid or not: an invalid file is not retried until it changes.
+	w.seen = sha256.Sum256(data)
+	file, err := parseGatewayConfig(w.path, data)
+	if err == nil {
+		err = w.shared.shareLimits(file.RateLimits, &file.Gateway)
+	}
+	if err == nil {
+		err = w.g.Reload(file.Gateway)
+	}
+	if err != nil {
+		w.logger.Error("gateway: reload refused; the running config stays", "config", w.path, "cause", why, "error", err)
+		return
+	}
+	attrs := append([]any{"config", w.path, "cause", why, "upstreams", len(file.Gateway.Upstreams)}, configChanges(w.applied, file)...)
+	w.logger.Info("gateway: config reloaded", attrs...)
+	w.applied = file
+	if keys := restartOnly(w.started, file); len(keys) > 0 {
+		w.logger.Warn("gateway: these settings changed and take effect only on a restart", "keys", strings.Join(keys, ", "))
+	}
+}
+
+// settledRead reads path until two reads settle apart agree and returns
+// that content: a writer still at work changes it in between. It gives up
+// after maxSettleReads reads of a file that keeps changing.
+func settledRead(ctx context.Context, path string, settle time.Duration) ([]byte, error) {
+	data, err := readConfigFile(path)
+	if err != nil {
+		return nil, err
+	}
+	t := time.NewTimer(settle)
+	defer t.Stop()
+	for range maxSettleReads {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		again, err := readConfigFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Equal(data, again) {
+			return data, nil
+		}
+		data = again
+		t.Reset(settle)
+	}
+	return nil, fmt.Errorf("the file kept changing for %d reads %v apart; it is read again on its next change or SIGHUP", maxSettleReads, settle)
+}
+
+// configChanges are the log attributes naming what next changes from
+// prev: upstreams, personas and API keys added, removed or changed, by
+// name only (never a key's hash or a header's value); personas whose
+// order changed (the first that matches decides).
+func configChanges(prev, next *config.File) []any {
+	var attrs []any
+	add := func(key string, names []string) {
+		if len(names) > 0 {
+			attrs = append(attrs, key, strings.Join(names, ","))
+		}
+	}
+	ups := func(f *config.File) (names []string, by map[string]gateway.Upstream) {
+		by = map[string]gateway.Upstream{}
+		for _, u := range f.Gateway.Upstreams {
+			names, by[u.Name] = append(names, u.Name), u
+		}
+		return names, by
+	}
+	pn, pu := ups(prev)
+	nn, nu := ups(next)
+	added, removed, changed := diffNames(pn, nn, func(n string) bool { return sameUpstream(pu[n], nu[n]) })
+	add("upstreams_added", added)
+	add("upstreams_removed", removed)
+	add("upstreams_changed", changed)
+
+	personas := func(f *config.File) (names []string, by map[string]policy.Persona) {
+		by = map[string]policy.Persona{}
+		for _, p := range f.Personas {
+			names, by[p.Name] = append(names, p.Name), p
+		}
+		return names, by
+	}
+	pp, ppBy := personas(prev)
+	np, npBy := personas(next)
+	added, removed, changed = diffNames(pp, np, func(n string) bool { return reflect.DeepEqual(ppBy[n], npBy[n]) })
+	add("personas_added", added)
+	add("personas_removed", removed)
+	add("personas_changed", changed)
+	var keptBefore, keptAfter []string
+	for _, n := range pp {
+		if _, ok := npBy[n]; ok {
+			keptBefore = append(keptBefore, n)
+		}
+	}
+	for _, n := range np {
+		if _, ok := ppBy[n]; ok {
+			keptAfter = append(keptAfter, n)
+		}
+	}
+	if !slices.Equal(keptBefore, keptAfter) {
+		add("personas_order", np)
+	}
+
+	added, removed, changed = diffNames(slices.Sorted(maps.Keys(prev.Auth.APIKeys)), slices.Sorted(maps.Keys(next.Auth.APIKeys)),
+		func(n string) bool { return prev.Auth.APIKeys[n] == next.Auth.APIKeys[n] })
+	add("api_keys_added", added)
+	add("api_keys_removed", removed)
+	add("api_keys_changed", changed)
+	return attrs
+}
+
+// diffNames says which of next's names are not in prev (added), which of
+// prev's are not in next (removed), and which are in both but not same.
+func diffNames(prev, next []string, same func(string) bool) (added, removed, changed []string) {
+	in := func(list []string, n string) bool { return slices.Contains(list, n) }
+	for _, n := range next {
+		switch {
+		case !in(prev, n):
+			added = append(added, n)
+		case !same(n):
+			changed = append(changed, n)
+		}
+	}
+	for _, n := range prev {
+		if !in(next, n) {
+			removed = append(removed, n)
+		}
+	}
+	return added, removed, changed
+}
+
+// sameUpstream reports whether two upstream specs are alike: every field
+// equal, the authorizer and in-process server the same ones.
+func sameUpstream(a, b gateway.Upstream) bool {
+	sameAuth := a.Auth == nil && b.Auth == nil
+	if a.Auth != nil && b.Auth != nil && reflect.TypeOf(a.Auth).Comparable() && reflect.TypeOf(a.Auth) == reflect.TypeOf(b.Auth) {
+		sameAuth = a.Auth == b.Auth
+	}
+	sameServer := a.Server == b.Server
+	a.Auth, b.Auth, a.Server, b.Server = nil, nil, nil, nil
+	return sameAuth && sameServer && reflect.DeepEqual(a, b)
 }
 
 // readConfigFile reads path, at most one byte past the largest config

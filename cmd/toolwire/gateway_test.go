@@ -304,7 +304,8 @@ func TestGatewayReloadOnHUP(t *testing.T) {
 
 // TestGatewayReloadOnFileChange: a change to the config file reloads it
 // without a signal; an invalid change is refused once and the running
-// config stays.
+// config stays. Every step waits for the gateway's log of the reload
+// applied or refused, never for time.
 func TestGatewayReloadOnFileChange(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	dir := t.TempDir()
@@ -312,24 +313,29 @@ func TestGatewayReloadOnFileChange(t *testing.T) {
 		return "  " + name + ":\n    command: [\"" + bin + "\", serve, --stdio, --data-dir, \"\"]\n"
 	}
 	cfg := writeConfig(t, dir, "upstreams:\n"+upstream("one"))
-	g := startGateway(t, "--config", cfg, "--watch-interval", "100ms")
+	g := startGateway(t, "--config", cfg, "--watch-interval", "100ms", "--log-level", "debug")
+	count := func(s string) int { return strings.Count(g.log.String(), s) }
 	writeConfig(t, dir, "upstreams:\n"+upstream("one")+upstream("two"))
-	waitFor(t, func() bool { return slices.Contains(toolNames(t, g.url, mcp.EraModern), "two__echo") }, g)
-	// The reload is logged once it has finished, which may be just after
-	// the new tools become visible.
-	waitFor(t, func() bool { return strings.Contains(g.log.String(), `msg="gateway: config reloaded"`) }, g)
-	if !strings.Contains(g.log.String(), `cause="file changed"`) {
-		t.Fatalf("reload not attributed to the file change:\n%s", g.log.String())
+	waitFor(t, func() bool { return count(`msg="gateway: config reloaded"`) > 0 }, g)
+	if !strings.Contains(g.log.String(), `cause="file changed" upstreams=2 upstreams_added=two`) {
+		t.Fatalf("the reload does not say it was the file's change adding two:\n%s", g.log.String())
 	}
+	waitFor(t, func() bool { return slices.Contains(toolNames(t, g.url, mcp.EraModern), "two__echo") }, g)
+
 	writeConfig(t, dir, "upstreams:\n  Bad Name:\n    url: http://x/mcp\n")
-	waitFor(t, func() bool { return strings.Contains(g.log.String(), "reload refused") }, g)
+	waitFor(t, func() bool { return count("reload refused") > 0 }, g)
+	if n := count(`msg="gateway: config reloaded"`); n != 1 {
+		t.Fatalf("%d reloads applied; the invalid file (or a part of it) was applied:\n%s", n, g.log.String())
+	}
 	if names := toolNames(t, g.url, mcp.EraModern); !slices.Contains(names, "two__echo") || !slices.Contains(names, "one__echo") {
 		t.Fatalf("after an invalid change: %v", names)
 	}
-	// The invalid file is not retried until it changes again.
-	time.Sleep(500 * time.Millisecond)
-	if n := strings.Count(g.log.String(), "reload refused"); n != 1 {
-		t.Fatalf("an unchanged invalid file was reloaded %d times", n)
+	// The invalid file is not retried until it changes again: the watcher
+	// reads it unchanged three times more, and refuses nothing more.
+	mark := len(g.log.String())
+	waitFor(t, func() bool { return strings.Count(g.log.String()[mark:], `msg="gateway: config file unchanged"`) >= 3 }, g)
+	if n := count("reload refused"); n != 1 {
+		t.Fatalf("an unchanged invalid file was reloaded %d times:\n%s", n, g.log.String())
 	}
 }
 

@@ -69,6 +69,10 @@ type File struct {
 	Admin Admin
 	// Store is where replicas share state (store); zero: this process.
 	Store Store
+	// Personas are the personas as decoded, in file order, that
+	// Gateway.Policy was built from (nil when the file has none): what a
+	// reload compares to say which personas changed.
+	Personas []policy.Persona
 	// RateLimits is rate_limits as decoded, nil when the file has none:
 	// Gateway.Limits is the in-process limiter built from it, and a
 	// replica sharing its buckets builds its own (redisstore.Limiter).

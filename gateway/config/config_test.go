@@ -65,7 +65,7 @@ func TestReadmeExample(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
-	for _, src := range []string{"", "# nothing\n", "{}\n", "upstreams:\nnaming:\n", "---\n"} {
+	for _, src := range []string{"{}\n", "upstreams:\nnaming:\n", "# a comment\nupstreams: {}\n"} {
 		f, err := Parse([]byte(src), "gateway.yaml")
 		if err != nil {
 			t.Fatalf("%q: %v", src, err)
@@ -82,6 +82,27 @@ func TestDefaults(t *testing.T) {
 		if diff := cmp.Diff(want, f); diff != "" {
 			t.Errorf("%q (-want +got):\n%s", src, diff)
 		}
+	}
+}
+
+// An empty file (whitespace, comments, null) is refused, by Parse and
+// Load: it is what a reload sees of a file caught in the middle of a
+// write, and loading it as the defaults would drop every upstream and
+// persona.
+func TestEmptyFileRefused(t *testing.T) {
+	const want = `g.yaml: the file is empty (nothing but whitespace, comments or null); a config has at least one key: write "upstreams: {}" for a gateway without upstreams`
+	for _, src := range []string{"", "  \n\n", "\t\n", "# nothing\n", "# a\n# b\n", "---\n", "---\n# x\n...\n", "~\n", "null\n"} {
+		f, err := Parse([]byte(src), "g.yaml")
+		if err == nil || err.Error() != want || f != nil {
+			t.Errorf("%q: %v, %v; want the error %s", src, f, err, want)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "g.yaml")
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "the file is empty") {
+		t.Errorf("Load of an empty file: %v", err)
 	}
 }
 
@@ -313,7 +334,7 @@ func TestLimits(t *testing.T) {
 		t.Errorf("%d upstreams: %v", MaxUpstreams, err)
 	}
 
-	big := []byte("# " + strings.Repeat("x", 100) + "\n")
+	big := []byte("upstreams: {}\n# " + strings.Repeat("x", 100) + "\n")
 	if _, err := Parse(big, "g.yaml", WithMaxSize(50)); err == nil || err.Error() != "g.yaml: file is larger than 50 bytes" {
 		t.Errorf("Parse of a big file: %v", err)
 	}

@@ -94,6 +94,13 @@ func (d *decoder) decode(data []byte) *File {
 		}
 		body = doc.Body
 	}
+	if _, null := body.(*ast.NullNode); body == nil || null {
+		// Never a config meant as one: most likely a file caught in the
+		// middle of a write, which must not load as no upstreams.
+		d.errs = append(d.errs, &Error{File: d.name, Msg: `the file is empty (nothing but whitespace, comments or null); ` +
+			`a config has at least one key: write "upstreams: {}" for a gateway without upstreams`})
+		return nil
+	}
 	top, ok := d.mapping(body, "the file")
 	if !ok || top == nil {
 		d.trust(&trustNodes{}, f)

@@ -414,6 +414,7 @@ func (d *decoder) personas(n ast.Node, f *File) *policy.Policy {
 		d.errorf(n, "personas: %v", err)
 		return nil
 	}
+	f.Personas = list
 	return p
 }
 

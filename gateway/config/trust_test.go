@@ -478,3 +478,22 @@ func TestNesting(t *testing.T) {
 		}
 	}
 }
+
+// File.Personas keeps the personas as decoded, in file order, for a
+// reload to say which changed; nil without the key.
+func TestPersonasKept(t *testing.T) {
+	f, err := Parse([]byte("personas:\n  b:\n    anonymous: true\n    tools: {allow: [x]}\n  a:\n    identities: [alice, \"oauth:u:1\"]\n"), "g.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []policy.Persona{
+		{Name: "b", Match: policy.Match{Anonymous: true}, Tools: policy.Rules{Allow: []string{"x"}}},
+		{Name: "a", Match: policy.Match{Identities: []string{"alice", "oauth:u:1"}}},
+	}
+	if diff := cmp.Diff(want, f.Personas); diff != "" {
+		t.Errorf("Personas (-want +got):\n%s", diff)
+	}
+	if f, err := Parse([]byte("upstreams: {}\n"), "g.yaml"); err != nil || f.Personas != nil {
+		t.Errorf("without personas: %v, %v", f.Personas, err)
+	}
+}
