@@ -3,7 +3,6 @@ package streamable
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/auth"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/transport"
@@ -477,7 +477,9 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, req *jsonrp
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	_ = json.Unmarshal(resp.Result, &res)
+	if wirejson.Unmarshal(resp.Result, &res) != nil {
+		res.ProtocolVersion = ""
+	}
 	ls.mu.Lock()
 	ls.prime = res.ProtocolVersion >= mcp.Version20251125
 	ls.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -96,10 +97,11 @@ func (ls *legacySession) publish(m busMessage) {
 // busPublishTimeout bounds one publish.
 const busPublishTimeout = 2 * time.Second
 
-// onBus handles a message another replica published.
+// onBus handles a message another replica published, read by the strict
+// reader: one naming a member twice is dropped, not read as either.
 func (h *Handler) onBus(session string, raw []byte) {
 	var m busMessage
-	if json.Unmarshal(raw, &m) != nil || m.From == h.replica {
+	if wirejson.Unmarshal(raw, &m) != nil || m.From == h.replica {
 		return
 	}
 	ls := h.lookup(session)
