@@ -33,6 +33,7 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // For infers the schema of T. Struct fields become properties named as
@@ -190,7 +191,7 @@ func parseTagValue(t reflect.Type, s string) (any, error) {
 		return strconv.ParseFloat(s, 64)
 	}
 	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
+	if err := wirejson.Unmarshal([]byte(s), &v); err != nil {
 		return nil, fmt.Errorf("not valid JSON for a %s: %w", t, err)
 	}
 	return v, nil

@@ -65,6 +65,14 @@ func TestForRejectsBadTags(t *testing.T) {
 	if _, err := schema.For[bad](); err == nil || !strings.Contains(err.Error(), "default") {
 		t.Errorf("bad default accepted: %v", err)
 	}
+	// A default that names a member twice would publish a schema whose
+	// readers disagree on it.
+	type dup struct {
+		M map[string]int `json:"m" default:"{\"a\":1,\"a\":2}"`
+	}
+	if _, err := schema.For[dup](); err == nil || !strings.Contains(err.Error(), "duplicate member name") {
+		t.Errorf("default naming a member twice accepted: %v", err)
+	}
 	type ch struct {
 		C chan int `json:"c"`
 	}
