@@ -304,40 +304,6 @@ func sameJSON(a, b any) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
-// declare makes the server declare tools, prompts and resources (with
-// listChanged) and completions (complete.go) from the start, even before any upstream is ready: the
-// server adds those methods, and so the capabilities, with the first item
-// registered, and keeps them after the item is removed. No session exists
-// yet, so no list_changed is sent.
-func declare(s *server.Server) error {
-	placeholder := "toolwire-gateway-placeholder"
-	if err := server.AddRawTool(s, &mcp.Tool{Name: placeholder, InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *server.CallRequest) (*mcp.CallToolResult, error) { return nil, nil }); err != nil {
-		return err
-	}
-	s.RemoveTool(placeholder)
-	if err := server.AddPrompt(s, &mcp.Prompt{Name: placeholder},
-		func(context.Context, *server.PromptRequest, map[string]string) (*mcp.GetPromptResult, error) {
-			return nil, nil
-		}); err != nil {
-		return err
-	}
-	s.RemovePrompt(placeholder)
-	uri := "toolwire-gateway:placeholder"
-	if err := server.AddResource(s, &mcp.Resource{URI: uri, Name: placeholder},
-		func(context.Context, *server.ResourceRequest) (*mcp.ReadResourceResult, error) { return nil, nil }); err != nil {
-		return err
-	}
-	s.RemoveResource(uri)
-	tmpl := "toolwire-gateway:placeholder/{x}"
-	if err := server.AddResourceTemplate(s, &mcp.ResourceTemplate{URITemplate: tmpl, Name: placeholder},
-		func(context.Context, *server.ResourceRequest) (*mcp.ReadResourceResult, error) { return nil, nil }); err != nil {
-		return err
-	}
-	s.RemoveResourceTemplate(tmpl)
-	return nil
-}
-
 // declareCompletions adds the gateway's completion/complete.
 func (g *Gateway) declareCompletions() error {
 	return server.AddMethod(g.srv, completeSpec, g.complete)

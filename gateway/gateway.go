@@ -119,11 +119,15 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 	g.inputs.max = g.opts.maxPending
 	g.cat.Store(newCatalog())
 	g.setTrust(cfg)
+	// Tools, prompts and resources (with listChanged) are declared from
+	// the start, whatever the upstreams serve yet; completions too
+	// (complete.go).
 	sopts := append([]server.Option{server.WithLogger(g.opts.logger), server.WithListFilter(g.listFilter),
+		server.WithCapabilities(server.FeatureTools, server.FeaturePrompts, server.FeatureResources),
 		server.WithMiddleware(g.traceMiddleware(), g.trustMiddleware, g.middleware)}, g.opts.serverOpts...)
 	g.srv = server.New(g.opts.info, sopts...)
 	g.metrics = newMetrics(g)
-	if err := errors.Join(declare(g.srv), g.declareCompletions()); err != nil {
+	if err := g.declareCompletions(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	ups := make([]*upstream, len(cfg.Upstreams))

@@ -18,6 +18,7 @@ const (
 )
 
 type config struct {
+	features []Feature // WithCapabilities
 	instructions   string
 	pageSize       int
 	timeout        time.Duration
@@ -64,6 +65,27 @@ type toolConfig struct {
 type serverOption func(*config)
 
 func (f serverOption) applyServer(c *config) { f(c) }
+
+// Feature is a server feature whose capability can be declared before any
+// item of it is registered (WithCapabilities).
+type Feature string
+
+// Features WithCapabilities declares.
+const (
+	FeatureTools       Feature = "tools"
+	FeaturePrompts     Feature = "prompts"
+	FeatureResources   Feature = "resources"
+	FeatureCompletions Feature = "completions"
+)
+
+// WithCapabilities declares features from the start, with their methods
+// served (empty lists, unknown names refused as usual), instead of with
+// the first item registered: for a server whose items come and go, such
+// as a gateway's, which must declare the same capabilities while its
+// catalog is empty. A feature the server does not know is ignored.
+func WithCapabilities(features ...Feature) Option {
+	return serverOption(func(c *config) { c.features = append(c.features, features...) })
+}
 
 // WithInstructions sets the instructions initialize and server/discover return.
 func WithInstructions(s string) Option {

@@ -83,6 +83,7 @@ func New(info mcp.Implementation, opts ...Option) *Server {
 			func(context.Context, *Request, *struct{}) (*mcp.DiscoverResult, error) { return s.discover(), nil }),
 		s.addMethod(MethodSpec{Name: mcp.MethodSubscriptionListen, Eras: Modern}, s.listen),
 		AddMethod(s, MethodSpec{Name: mcp.MethodSetLevel, Eras: Legacy, Capability: "logging"}, s.setLevel),
+		s.declareFeatures(),
 	} {
 		if err != nil {
 			s.cfg.logger.Error("built-in method not registered", "error", err)
@@ -202,6 +203,28 @@ func (s *Server) register(t *tool) error {
 		return &RegistrationError{Kind: "tool", Name: t.name, Reason: "a tool with this name is already registered"}
 	}
 	s.listChanged(changedTools)
+	return nil
+}
+
+// declareFeatures serves the methods of the features WithCapabilities
+// names.
+func (s *Server) declareFeatures() error {
+	for _, f := range s.cfg.features {
+		var err error
+		switch f {
+		case FeatureTools:
+			err = s.ensureToolMethods()
+		case FeaturePrompts:
+			err = s.ensurePromptMethods()
+		case FeatureResources:
+			err = s.ensureResourceMethods("resource")
+		case FeatureCompletions:
+			err = s.ensureCompletionMethod()
+		}
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
