@@ -24,11 +24,12 @@ import (
 // catalog (catalog.go) that is registered on the gateway's server with
 // AddRawTool, AddPrompt, AddResource and AddResourceTemplate, so that the
 // server's own paging, capabilities and coalesced list_changed apply; the
-// registered handlers are only a fallback. A receiving middleware
-// (forward.go) answers tools/call, prompts/get and resources/read of the
-// catalog's names before the server's handlers run, forwarding the
-// arguments as received and returning the upstream's result bytes as
-// they are (no decoding and re-encoding of content or structuredContent,
+// registered handlers are only a fallback. Each tools/call, prompts/get,
+// resources/read and completion/complete is parsed once, strictly
+// (target.go), and tracing, personas, rate limits, audit and forwarding all
+// use that one value. A receiving middleware (forward.go) answers the
+// catalog's names before the server's handlers run, forwarding what was
+// parsed and returning the upstream's result bytes as they are (no decoding and re-encoding of content or structuredContent,
 // no output validation: the upstream is the authority on its own tools).
 // Tasks are not passed through: tools are served without taskSupport and
 // a call is forwarded as an ordinary call.
