@@ -2,13 +2,14 @@ package oauthtest
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // Resource protects an MCP handler with a simple bearer check against an
@@ -104,7 +105,9 @@ func (rs *Resource) Handler() http.Handler {
 			var msg struct {
 				Method string `json:"method"`
 			}
-			_ = json.Unmarshal(body, &msg)
+			if wirejson.Unmarshal(body, &msg) != nil {
+				msg.Method = ""
+			}
 			for _, need := range rs.Required[msg.Method] {
 				if !slices.Contains(info.Scopes, need) {
 					w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="%s", resource_metadata="%s"`,

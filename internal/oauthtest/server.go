@@ -16,6 +16,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -27,6 +28,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // Options shape the server; the zero value is a well-behaved server with
@@ -482,7 +484,11 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		RedirectURIs []string `json:"redirect_uris"`
 		Method       string   `json:"token_endpoint_auth_method"`
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&req); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<10))
+	if err == nil {
+		err = wirejson.Unmarshal(body, &req)
+	}
+	if err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "bad JSON")
 		return
 	}
