@@ -117,7 +117,7 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{opts: newOptions(opts), naming: cfg.Naming, done: make(chan struct{})}
-	g.inputs.max = g.opts.maxPending
+	g.inputs.limits = g.opts.inputs
 	g.cat.Store(newCatalog())
 	g.setTrust(cfg)
 	// Tools, prompts and resources (with listChanged) are declared from
@@ -362,6 +362,9 @@ func (g *Gateway) Close(ctx context.Context) error {
 	}
 	ups := g.ups
 	g.mu.Unlock()
+	// Calls parked for their callers' input wait for no one now: their
+	// questions are answered with an error, so that they end.
+	g.inputs.endAll(errClosing)
 	var err error
 	if wait != nil {
 		select {

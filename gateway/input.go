@@ -146,6 +146,11 @@ func (f *forwarded) ask(ctx context.Context, method string, params json.RawMessa
 	if f.modern {
 		return f.askModern(ctx, method, params)
 	}
+	// A 2025-era caller is asked on its call's stream; one that does not
+	// answer holds the upstream's question no longer than the input
+	// timeout.
+	ctx, cancel := context.WithTimeoutCause(ctx, f.g.opts.inputs.Timeout, errInputTimeout)
+	defer cancel()
 	out, err := req.Input(ctx, map[string]mcp.InputRequest{inputKey: {Method: method, Params: params}})
 	if err != nil {
 		return nil, downstreamError(method, err)
@@ -228,6 +233,9 @@ func (u *upstream) inputOptions() []client.Option {
 	return []client.Option{
 		client.WithCapabilities(upstreamCapabilities),
 		client.WithReceivingMiddleware(u.receiving),
+		// Questions parked for their callers never take the capacity
+		// the upstream's other requests need.
+		client.WithMaxServerRequests(client.DefaultMaxServerRequests + u.g.opts.inputs.Pending),
 	}
 }
 

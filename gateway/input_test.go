@@ -199,14 +199,14 @@ func replace(m map[string]json.RawMessage, key, value string) json.RawMessage {
 
 func asJSONRPC(err error, je **client.JSONRPCError) bool { return errors.As(err, je) }
 
-// TestInputPendingLimit: beyond WithMaxPendingInputs calls (to 2025-era
+// TestInputPendingLimit: beyond InputLimits.Pending calls (to 2025-era
 // upstreams) waiting for their clients' answers, an upstream's question is
 // refused (the call ends
 // as the upstream then decides: here a tool error); the parked call still
 // completes when its client answers.
 func TestInputPendingLimit(t *testing.T) {
 	u, opts := askUpstream(t, mcp.EraLegacy, 1)
-	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, append(opts, gateway.WithMaxPendingInputs(1))...)
+	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, append(opts, gateway.WithInputLimits(gateway.InputLimits{Pending: 1}))...)
 	asked := make(chan struct{})
 	release := make(chan struct{})
 	slow := downstream(t, g, client.WithEra(mcp.EraModern),

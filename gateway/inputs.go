@@ -34,48 +34,148 @@ import (
 // input_required result, and of its answer.
 const inputKey = "input"
 
-// DefaultMaxPendingInputs bounds the calls parked waiting for their
-// 2026-07-28 clients' answers (WithMaxPendingInputs).
-const DefaultMaxPendingInputs = 1024
+// Defaults of InputLimits.
+const (
+	DefaultMaxPendingInputs = 1024
+	DefaultPendingPerCaller = 16
+	DefaultInputTimeout     = 30 * time.Second
+)
 
-// WithMaxPendingInputs bounds how many forwarded calls may wait at once for
-// a 2026-07-28 client's answer to an upstream's question; beyond it the
-// upstream's request is refused with an error (default
-// DefaultMaxPendingInputs).
-func WithMaxPendingInputs(n int) Option {
-	return option(func(o *options) { o.maxPending = n })
+// InputLimits bound the forwarded calls parked waiting for a 2026-07-28
+// client's answer to an upstream's question (and, for Timeout, a 2025-era
+// client's answer too). A zero field takes its default.
+type InputLimits struct {
+	// Pending is how many calls may wait at once, for every caller
+	// together (default DefaultMaxPendingInputs); past it the upstream's
+	// question is refused with an error.
+	Pending int
+	// PerCaller is how many of them one caller (an identity; anonymous
+	// callers share one) may hold (default DefaultPendingPerCaller), so
+	// that a caller that never answers cannot take the others' share.
+	PerCaller int
+	// Timeout is how long an upstream's question waits for the caller's
+	// answer (default DefaultInputTimeout, well under the upstream
+	// timeout): an abandoned round then ends, the upstream's question is
+	// answered with an error and its call goes on or ends as the upstream
+	// decides, and a late retry is refused as expired.
+	Timeout time.Duration
 }
+
+func (l InputLimits) withDefaults() InputLimits {
+	if l.Pending <= 0 {
+		l.Pending = DefaultMaxPendingInputs
+	}
+	if l.PerCaller <= 0 {
+		l.PerCaller = DefaultPendingPerCaller
+	}
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultInputTimeout
+	}
+	return l
+}
+
+// WithInputLimits bounds the calls waiting for their clients' input
+// (InputLimits). Parked calls never take the upstream session's own
+// capacity for server requests: each upstream client answers Pending more
+// of them at once than client.DefaultMaxServerRequests.
+func WithInputLimits(l InputLimits) Option {
+	return option(func(o *options) { o.inputs = l })
+}
+
+// errInputTimeout answers an upstream question its caller did not answer
+// in time.
+var errInputTimeout = errors.New("gateway: the calling client did not answer in time (the gateway's input timeout)")
 
 // errCallEnded answers an upstream question whose call has ended.
 var errCallEnded = errors.New("gateway: the call this request belongs to has ended")
 
 // parkedCalls are the forwarded calls waiting for a client's retry, by
-// requestState.
+// requestState, with how many each caller holds.
 type parkedCalls struct {
-	mu    sync.Mutex
-	max   int
-	calls map[string]*forwarded
+	mu      sync.Mutex
+	limits  InputLimits
+	calls   map[string]*forwarded
+	byOwner map[string]int
 }
 
-// put parks f, which waits on a, and returns its requestState; false when
-// the limit is reached.
-func (p *parkedCalls) put(f *forwarded, a *inputAsk) (string, bool) {
+// put parks f, which waits on a, and returns its requestState; a
+// JSON-RPC error naming the limit when one is reached. The call is unparked
+// and its question answered with errInputTimeout if no retry takes it
+// within the input timeout.
+func (p *parkedCalls) put(f *forwarded, a *inputAsk) (string, *jsonrpc.Error) {
 	var b [18]byte
 	_, _ = rand.Read(b[:])
 	state := statePrefix + base64.RawURLEncoding.EncodeToString(b[:])
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.calls) >= p.max {
-		return "", false
+	if len(p.calls) >= p.limits.Pending {
+		return "", jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"gateway: %d calls already wait for their clients' input, the limit; %s is refused", p.limits.Pending, a.method)
+	}
+	if p.byOwner[f.owner] >= p.limits.PerCaller {
+		return "", jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"gateway: this caller already has %d calls waiting for its input, the limit per caller; %s is refused", p.limits.PerCaller, a.method)
 	}
 	if p.calls == nil {
-		p.calls = map[string]*forwarded{}
+		p.calls, p.byOwner = map[string]*forwarded{}, map[string]int{}
 	}
 	p.calls[state] = f
+	p.byOwner[f.owner]++
 	f.mu.Lock()
 	f.pending, f.state = a, state
 	f.mu.Unlock()
-	return state, true
+	time.AfterFunc(p.limits.Timeout, func() {
+		if p.expire(f, state) {
+			a.reply <- inputAnswer{err: errInputTimeout}
+		}
+	})
+	return state, nil
+}
+
+// expire unparks f if it is still parked under state; true if it was.
+func (p *parkedCalls) expire(f *forwarded, state string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.calls[state] != f {
+		return false
+	}
+	p.removeLocked(state, f)
+	return true
+}
+
+// errClosing answers the questions of calls parked when the gateway
+// closes.
+var errClosing = errors.New("gateway: closing; the calling client can no longer answer")
+
+// endAll unparks every parked call, answering its question with err.
+func (p *parkedCalls) endAll(err error) {
+	p.mu.Lock()
+	var asks []*inputAsk
+	for state, f := range p.calls {
+		f.mu.Lock()
+		if a := f.pending; a != nil {
+			asks = append(asks, a)
+		}
+		f.mu.Unlock()
+		p.removeLocked(state, f)
+	}
+	p.mu.Unlock()
+	for _, a := range asks {
+		a.reply <- inputAnswer{err: err}
+	}
+}
+
+// removeLocked forgets the call parked under state.
+func (p *parkedCalls) removeLocked(state string, f *forwarded) {
+	delete(p.calls, state)
+	if p.byOwner[f.owner]--; p.byOwner[f.owner] <= 0 {
+		delete(p.byOwner, f.owner)
+	}
+	f.mu.Lock()
+	if f.state == state {
+		f.pending, f.state = nil, ""
+	}
+	f.mu.Unlock()
 }
 
 // take unparks the call state names, when it is one of tool's and the
@@ -90,11 +190,10 @@ func (p *parkedCalls) take(state, tool, owner string) (*forwarded, *inputAsk, *j
 	if f.name != tool {
 		return nil, nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "requestState belongs to a call of another tool, not %s", tool)
 	}
-	delete(p.calls, state)
 	f.mu.Lock()
 	a := f.pending
-	f.pending, f.state = nil, ""
 	f.mu.Unlock()
+	p.removeLocked(state, f)
 	return f, a, nil
 }
 
@@ -108,7 +207,7 @@ func (p *parkedCalls) drop(f *forwarded) {
 	}
 	p.mu.Lock()
 	if p.calls[state] == f {
-		delete(p.calls, state)
+		p.removeLocked(state, f)
 	}
 	p.mu.Unlock()
 }
@@ -206,10 +305,9 @@ func (f *forwarded) await(ctx context.Context, req *server.Request, token json.R
 				a.reply <- inputAnswer{err: errCallEnded}
 				continue
 			}
-			state, ok := f.g.inputs.put(f, a)
-			if !ok {
-				a.reply <- inputAnswer{err: jsonrpc.NewError(jsonrpc.CodeInternalError,
-					"gateway: %d calls already wait for their clients' input, the limit; %s is refused", f.g.opts.maxPending, a.method)}
+			state, jerr := f.g.inputs.put(f, a)
+			if jerr != nil {
+				a.reply <- inputAnswer{err: jerr}
 				continue
 			}
 			stop() // the upstream call outlives this request now

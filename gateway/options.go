@@ -54,7 +54,7 @@ type options struct {
 	clientOpts   []client.Option
 	tracing      *tracing // nil: no spans (trace.go)
 	conns        int
-	maxPending   int // inputs.go
+	inputs       InputLimits // inputs.go
 	maxMessage   int
 
 	audit         AuditLog // trust.go; nil: no audit trail
@@ -166,9 +166,7 @@ func newOptions(opts []Option) options {
 	if o.maxMessage <= 0 {
 		o.maxMessage = DefaultMaxUpstreamMessage
 	}
-	if o.maxPending <= 0 {
-		o.maxPending = DefaultMaxPendingInputs
-	}
+	o.inputs = o.inputs.withDefaults()
 	if o.auditMaxValue == 0 {
 		o.auditMaxValue = DefaultAuditMaxValue
 	}
