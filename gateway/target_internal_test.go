@@ -94,3 +94,15 @@ func TestParseTarget(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkParseTarget is the cost of the one strict parse each forwarded
+// call pays: a typical tools/call with a progress token.
+func BenchmarkParseTarget(b *testing.B) {
+	params := json.RawMessage(`{"name":"files__read","arguments":{"path":"/var/log/syslog","lines":200,"follow":false},"_meta":{"progressToken":"p-1"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseTarget(mcp.MethodCallTool, params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
