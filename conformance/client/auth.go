@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/oauth"
 )
 
@@ -42,10 +43,10 @@ func authFor(scenario, endpoint string, logger *slog.Logger) (client.HTTPAuth, e
 	}
 	cx := &authContext{}
 	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
-		if err := json.Unmarshal([]byte(raw), cx); err != nil {
+		if err := wirejson.Unmarshal([]byte(raw), cx); err != nil {
 			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
-		_ = json.Unmarshal([]byte(raw), &cx.Raw)
+		_ = wirejson.Unmarshal([]byte(raw), &cx.Raw) // read above
 	}
 	cfg := oauth.Config{
 		Endpoint:          endpoint,

@@ -77,6 +77,7 @@ import (
 	"strings"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/oauth"
 )
 
@@ -114,7 +115,7 @@ func configureExtension(scenario string, raw map[string]json.RawMessage, cfg *oa
 	var cx extContext
 	if raw != nil {
 		b, _ := json.Marshal(raw)
-		if err := json.Unmarshal(b, &cx); err != nil {
+		if err := wirejson.Unmarshal(b, &cx); err != nil {
 			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
 	}

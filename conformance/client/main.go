@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -150,7 +151,9 @@ func placeholderArgs(inputSchema json.RawMessage) map[string]any {
 		} `json:"properties"`
 		Required []string `json:"required"`
 	}
-	_ = json.Unmarshal(inputSchema, &s)
+	if wirejson.Unmarshal(inputSchema, &s) != nil {
+		s.Properties, s.Required = nil, nil
+	}
 	args := map[string]any{}
 	for _, name := range s.Required {
 		p := s.Properties[name]
@@ -203,7 +206,7 @@ func everyMethod(ctx context.Context, c *client.Client) error {
 			URI string `json:"uri"`
 		} `json:"resources"`
 	}
-	if err := json.Unmarshal(raw, &rl); err != nil {
+	if err := wirejson.Unmarshal(raw, &rl); err != nil {
 		return err
 	}
 	for _, r := range rl.Resources {
@@ -224,7 +227,7 @@ func everyMethod(ctx context.Context, c *client.Client) error {
 			} `json:"arguments"`
 		} `json:"prompts"`
 	}
-	if err := json.Unmarshal(raw, &pl); err != nil {
+	if err := wirejson.Unmarshal(raw, &pl); err != nil {
 		return err
 	}
 	for _, p := range pl.Prompts {
@@ -250,7 +253,7 @@ func customHeaders(ctx context.Context, c *client.Client) error {
 			Arguments json.RawMessage `json:"arguments"`
 		} `json:"toolCalls"`
 	}
-	if err := json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &cx); err != nil {
+	if err := wirejson.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &cx); err != nil {
 		return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 	}
 	if _, err := c.ListTools(ctx); err != nil {
@@ -294,7 +297,7 @@ func elicitWithDefaults(_ context.Context, method string, params json.RawMessage
 			} `json:"properties"`
 		} `json:"requestedSchema"`
 	}
-	if err := json.Unmarshal(params, &p); err != nil {
+	if err := wirejson.Unmarshal(params, &p); err != nil {
 		return nil, err
 	}
 	content := map[string]json.RawMessage{}
