@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"os"
 	"strings"
 	"testing"
@@ -180,15 +181,9 @@ func text(res *mcp.CallToolResult) string {
 }
 
 // waitFor polls cond until it holds (the test's own timeout bounds it).
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.WaitFor(t, what, cond)
 }
 
 func stateOf(g *gateway.Gateway, name string) gateway.UpstreamStatus {

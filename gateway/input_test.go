@@ -248,7 +248,8 @@ func TestInputParkedCallExpires(t *testing.T) {
 	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, opts...)
 	late := downstream(t, g, client.WithEra(mcp.EraModern),
 		client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			time.Sleep(time.Second)
+			// Answer only once the upstream's timeout has ended the call.
+			waitFor(t, "the parked call ended by the upstream's timeout", func() bool { return pendingInputs(g) == "0" })
 			return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil
 		}))
 	_, err := late.CallTool(t.Context(), "q__ask", nil)

@@ -395,11 +395,10 @@ func TestCancelledCallIsAuditedAsCancelled(t *testing.T) {
 		t.Fatal("the cancelled call returned a result")
 	}
 	var recs []*audit.Record
-	deadline := time.Now().Add(30 * time.Second)
-	for len(recs) == 0 && time.Now().Before(deadline) {
+	waitFor(t, "the cancelled call's audit record", func() bool {
 		recs = records(t, store, audit.Filter{Tool: "slow__wait"})
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(recs) > 0
+	})
 	if len(recs) != 1 || recs[0].Outcome != audit.OutcomeCancelled {
 		t.Fatalf("audit records of the cancelled call: %+v", recs)
 	}
