@@ -279,8 +279,16 @@ func (v *Verifier) Add(r *Record) bool {
 // Report finishes the walk: it checks that the chain ended at the head and
 // returns the report.
 func (v *Verifier) Report() *VerifyReport {
+	v.reached(v.rep.Head)
+	v.rep.OK = !v.Broken()
+	rep := v.rep
+	return &rep
+}
+
+// reached checks that the records added so far end at h: the head, or a
+// point the records added next continue from.
+func (v *Verifier) reached(h Anchor) {
 	if !v.Broken() {
-		h := v.rep.Head
 		switch {
 		case v.prev.Seq < h.Seq:
 			v.fail(v.prev.Seq+1, BreakMissing, "records %d to %d are missing (deleted): the head is %d", v.prev.Seq+1, h.Seq, h.Seq)
@@ -290,7 +298,4 @@ func (v *Verifier) Report() *VerifyReport {
 			v.fail(h.Seq, BreakHead, "the last record's hash %s is not the head's %s", v.prev.Hash, h.Hash)
 		}
 	}
-	v.rep.OK = !v.Broken()
-	rep := v.rep
-	return &rep
 }

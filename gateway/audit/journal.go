@@ -22,8 +22,9 @@ import (
 // in batches and empties the file once all of it is in. Opening the store
 // moves whatever a killed process left in the journal into the database
 // first. The journal's owner holds an exclusive lock on it, so one process
-// at a time appends (a second opens the store read-only: it can query and
-// verify what is in the database, and Append fails).
+// at a time appends (a second opens the store read-only: it queries and
+// verifies every record the owner acknowledged, stored or still journaled
+// (journal_read.go), and Append fails).
 type journal struct {
 	s    *SQLite
 	f    *os.File
@@ -42,6 +43,7 @@ type journal struct {
 	done     chan struct{}
 	buf      []byte
 	maxBatch int
+	restart  int64 // journalRestart; smaller in tests
 }
 
 // Timing of the background writer.
@@ -78,7 +80,7 @@ func openJournal(s *SQLite) (*journal, error) {
 		}
 		return nil, fmt.Errorf("audit: journal: lock: %w", err)
 	}
-	j := &journal{s: s, f: f, path: path, wake: make(chan struct{}, 1), kick: make(chan struct{}, 1), done: make(chan struct{}), maxBatch: s.cfg.maxBatch}
+	j := &journal{s: s, f: f, path: path, wake: make(chan struct{}, 1), kick: make(chan struct{}, 1), done: make(chan struct{}), maxBatch: s.cfg.maxBatch, restart: journalRestart}
 	j.changed = sync.NewCond(&j.mu)
 	if err := j.recover(); err != nil {
 		f.Close()
@@ -248,7 +250,7 @@ func (j *journal) run() {
 		if err == nil {
 			j.queue = j.queue[len(batch):]
 			j.stored = batch[len(batch)-1].Seq
-			if len(j.queue) == 0 && j.written >= journalRestart {
+			if len(j.queue) == 0 && j.written >= j.restart {
 				// All of the file is in the database: start it over.
 				if terr := j.f.Truncate(0); terr == nil {
 					j.written = 0

@@ -347,17 +347,44 @@ func (s *SQLite) prepare() (err error) {
 	return nil
 }
 
-// Query implements Store. The rows are read as they are yielded, on one
-// read-only connection held until the loop ends.
+// Query implements Store. The rows are read as they are yielded, in one
+// read transaction on a read-only connection held until the loop ends;
+// beside another process's journal, the records it holds past that
+// snapshot's head follow them (journal_read.go).
 func (s *SQLite) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error] {
 	return func(yield func(*Record, error) bool) {
+		fail := func(err error) { yield(nil, fmt.Errorf("audit: query: %w", err)) }
 		if s.closed.Load() {
 			yield(nil, ErrClosed)
 			return
 		}
 		if err := s.flush(ctx); err != nil {
-			yield(nil, fmt.Errorf("audit: query: %w", err))
+			fail(err)
 			return
+		}
+		var journaled []*Record
+		if s.j == nil {
+			var err error
+			if journaled, err = s.journaled(ctx); err != nil {
+				fail(err)
+				return
+			}
+		}
+		tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			fail(err)
+			return
+		}
+		defer tx.Rollback()
+		if len(journaled) > 0 {
+			_, head, err := readAnchors(ctx, tx)
+			if err == nil {
+				journaled, err = continuing(journaled, head)
+			}
+			if err != nil {
+				fail(err)
+				return
+			}
 		}
 		q := `SELECT ` + columns + ` FROM audit WHERE seq > ?`
 		args := []any{f.AfterSeq}
@@ -390,36 +417,59 @@ func (s *SQLite) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error] 
 			q += ` LIMIT ?`
 			args = append(args, f.Limit)
 		}
-		rows, err := s.r.QueryContext(ctx, q, args...)
+		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
-			yield(nil, fmt.Errorf("audit: query: %w", err))
+			fail(err)
 			return
 		}
 		defer rows.Close()
+		n := 0
 		for rows.Next() {
 			r, err := scanRecord(rows)
 			if err != nil {
-				yield(nil, fmt.Errorf("audit: query: %w", err))
+				fail(err)
 				return
 			}
+			n++
 			if !yield(r, nil) {
 				return
 			}
 		}
 		if err := rows.Err(); err != nil {
-			yield(nil, fmt.Errorf("audit: query: %w", err))
+			fail(err)
+			return
+		}
+		for _, r := range journaled {
+			if f.Limit > 0 && n >= f.Limit {
+				return
+			}
+			if r.Seq <= f.AfterSeq || !f.match(r) {
+				continue
+			}
+			n++
+			if !yield(r, nil) {
+				return
+			}
 		}
 	}
 }
 
 // Verify implements Store. It reads the chain table and the records in one
-// read transaction, so appends running meanwhile do not disturb it.
+// read transaction, so appends running meanwhile do not disturb it; beside
+// another process's journal, the chain goes on through the records it
+// holds past that snapshot's head, the last of them the head.
 func (s *SQLite) Verify(ctx context.Context) (_ *VerifyReport, err error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
 	if err := s.flush(ctx); err != nil {
 		return nil, fmt.Errorf("audit: verify: %w", err)
+	}
+	var journaled []*Record
+	if s.j == nil {
+		if journaled, err = s.journaled(ctx); err != nil {
+			return nil, fmt.Errorf("audit: verify: %w", err)
+		}
 	}
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -429,6 +479,12 @@ func (s *SQLite) Verify(ctx context.Context) (_ *VerifyReport, err error) {
 	anchor, head, err := readAnchors(ctx, tx)
 	if err != nil {
 		return nil, fmt.Errorf("audit: verify: %w", err)
+	}
+	stored := head
+	journaled, _ = continuing(journaled, stored) // a break is the Verifier's to report
+	if len(journaled) > 0 {
+		last := journaled[len(journaled)-1]
+		head = Anchor{Seq: last.Seq, Hash: last.Hash}
 	}
 	v := NewVerifier(anchor, head)
 	rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM audit ORDER BY seq`)
@@ -452,6 +508,14 @@ func (s *SQLite) Verify(ctx context.Context) (_ *VerifyReport, err error) {
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("audit: verify: %w", err)
+	}
+	if len(journaled) > 0 {
+		v.reached(stored)
+		for _, r := range journaled {
+			if !v.Add(r) {
+				break
+			}
+		}
 	}
 	return v.Report(), nil
 }
