@@ -294,7 +294,8 @@ func (h *handler) setLoginCookie(w http.ResponseWriter, r *http.Request) string 
 }
 
 // login checks the admin key (in constant time, through its hash) and
-// starts a session. Failed logins are limited per client.
+// starts a session. Failed logins are limited per client: an attempt takes
+// one before its key is checked and gives it back unless the key was wrong.
 func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	client := clientOf(r.RemoteAddr)
 	if why := crossOrigin(r); why != "" {
@@ -303,27 +304,30 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := h.opts.now()
-	if h.limits.blocked(client, now) {
+	refund, ok := h.limits.take(client, now)
+	if !ok {
 		w.Header().Set("Retry-After", fmt.Sprint(int(h.opts.loginEvery.Seconds()+0.5)))
 		h.fail(w, r, nil, http.StatusTooManyRequests, "Too many failed logins from your address; try again later.")
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
+		refund()
 		h.fail(w, r, nil, http.StatusBadRequest, "The login form could not be read.")
 		return
 	}
 	c, err := r.Cookie(loginCookie)
 	if err != nil || !tokenOK(r.PostFormValue("csrf"), h.sess.token("login", c.Value)) {
+		refund()
 		h.renderLogin(w, r, http.StatusForbidden, "The login form expired or came from elsewhere; please try again.")
 		return
 	}
 	if _, ok := h.keys.Lookup(r.PostFormValue("key")); !ok {
-		h.limits.failed(client, now)
 		h.log.Warn("admin: failed login", "client", client)
 		h.renderLogin(w, r, http.StatusUnauthorized, "Wrong admin key.")
 		return
 	}
+	refund()
 	id, s := h.sess.create(now)
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: id, Path: "/admin", Expires: s.expires,
 		MaxAge: int(h.opts.lifetime.Seconds()), HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})

@@ -141,6 +141,10 @@ func newLoginLimits(burst int, every time.Duration) *loginLimits {
 func (l *loginLimits) limiter(client string, now time.Time) *rate.Limiter {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.limiterLocked(client, now)
+}
+
+func (l *loginLimits) limiterLocked(client string, now time.Time) *rate.Limiter {
 	if lim, ok := l.m[client]; ok {
 		return lim
 	}
@@ -163,14 +167,20 @@ func (l *loginLimits) limiter(client string, now time.Time) *rate.Limiter {
 	return lim
 }
 
-// blocked reports whether client has no failed login left at now.
-func (l *loginLimits) blocked(client string, now time.Time) bool {
-	return l.limiter(client, now).TokensAt(now) < 1
-}
-
-// failed counts a failed login of client at now.
-func (l *loginLimits) failed(client string, now time.Time) {
-	l.limiter(client, now).AllowN(now, 1)
+// take spends one of client's failed logins at now, before its key is
+// checked, so that parallel attempts cannot all be checked before any is
+// counted; false when none is left. refund gives the login back when the
+// attempt turns out not to be a failed one (the right key, a form that
+// could not be read).
+func (l *loginLimits) take(client string, now time.Time) (refund func(), ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lim := l.limiterLocked(client, now)
+	if lim.TokensAt(now) < 1 {
+		return nil, false
+	}
+	r := lim.ReserveN(now, 1) // a token is there: it acts at now
+	return func() { r.CancelAt(now) }, true
 }
 
 // clientOf names the client of a request for login limits: its IP address
