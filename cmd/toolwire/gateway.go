@@ -235,7 +235,7 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 	}
 	// Whether callers without credentials are let in is asked of the
 	// personas running at the time, so that a reload counts.
-	serveOpts, err := endpointAuth(file, func() bool { return g.Policy().AdmitsAnonymous() }, logger)
+	serveOpts, authenticate, err := endpointAuth(file, func() bool { return g.Policy().AdmitsAnonymous() }, logger)
 	if err != nil {
 		closeGateway(g, f.shutdownTimeout, logger)
 		return err
@@ -285,8 +285,11 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 	}
 	if file.OTCListen != "" {
 		// The merged tools over Open Tool Calling 1.0 as well; the OTC
-		// listener answers to the same Host policy as the MCP endpoint.
-		otcFlags := &otcServeFlags{addr: file.OTCListen, allowedHosts: defaultAllowedHosts(file.OTCListen, logger)}
+		// listener answers to the same Host policy as the MCP endpoint,
+		// and to the same authentication: with auth configured, a caller
+		// without credentials gets 401 there too unless a persona admits it.
+		otcFlags := &otcServeFlags{addr: file.OTCListen, allowedHosts: defaultAllowedHosts(file.OTCListen, logger),
+			authenticate: authenticate}
 		otcCtx, stopOTC := context.WithCancel(ctx)
 		defer stopOTC()
 		if _, err := serveOTC(otcCtx, g.Server(), otcFlags, logger); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/toolwire/toolwire/internal/oauthtest"
 	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/otc"
 )
 
 // postInitialize sends an initialize request to url with the headers
@@ -208,5 +210,61 @@ upstreams:
 	out, _, code := runToolwire(t, "gateway", "explain", "--config", cfg, "--identity", "oauth:api_key:alice")
 	if code != 0 || !strings.Contains(out, "persona (none)") {
 		t.Errorf("explain oauth:api_key:alice: exit %d\n%s", code, out)
+	}
+}
+
+// TestGatewayOTCWithAuth: the gateway's OTC listener authenticates like
+// its MCP endpoint: with auth.api_keys configured, a caller without a key
+// gets 401 there too, and one with a key (as a bearer token) may list and
+// call.
+func TestGatewayOTCWithAuth(t *testing.T) {
+	bin := testenv.Toolwire(t)
+	key, _ := policy.NewKey()
+	otcAddr := closedPort(t)
+	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
+otc_listen: %s
+auth:
+  api_keys:
+    alice: %q
+upstreams:
+  one:
+    command: [%q, serve, --stdio, --data-dir, ""]
+`, otcAddr, policy.HashKey(key), bin))
+	startGateway(t, "--config", cfg)
+	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
+	defer cancel()
+
+	anon, err := otc.NewClient("http://" + otcAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var he *otc.HTTPError
+	if _, err := anon.ListTools(ctx); !errors.As(err, &he) || he.Status != http.StatusUnauthorized {
+		t.Fatalf("OTC tools without a key: %v", err)
+	}
+	if _, err := anon.Call(ctx, "toolwire_gateway.one__get_env", map[string]any{}); !errors.As(err, &he) || he.Status != http.StatusUnauthorized {
+		t.Fatalf("OTC call without a key: %v", err)
+	}
+
+	alice, err := otc.NewClient("http://"+otcAddr, otc.WithBearerToken(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := alice.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ""
+	for _, tl := range tools {
+		if strings.HasSuffix(tl.Name, "one__get_sum") {
+			id = tl.ID
+		}
+	}
+	if id == "" {
+		t.Fatalf("OTC tools: %+v", tools)
+	}
+	res, err := alice.Call(ctx, id, map[string]any{"a": 1, "b": 2})
+	if err != nil || !res.Success {
+		t.Fatalf("OTC call with the key: %v %+v", err, res)
 	}
 }

@@ -149,21 +149,21 @@ func (a *gatewayAudit) close(timeout time.Duration, logger *slog.Logger) {
 
 // endpointAuth returns the MCP endpoint's authentication (API keys and
 // OAuth access tokens, as configured) and the Protected Resource Metadata
-// routes that tell OAuth clients where to get tokens. Without either kind
-// of credential configured every caller is anonymous; with one, a request
-// without a credential gets 401 unless anonymous reports true (a persona
-// admits such callers).
-func endpointAuth(file *config.File, anonymous func() bool, logger *slog.Logger) ([]streamable.ServerOption, error) {
+// routes that tell OAuth clients where to get tokens, and the same
+// authentication as a middleware for the OTC listener. Without either
+// kind of credential configured every caller is anonymous (and mw is
+// nil); with one, a request without a credential gets 401 unless
+// anonymous reports true (a persona admits such callers).
+func endpointAuth(file *config.File, anonymous func() bool, logger *slog.Logger) (opts []streamable.ServerOption, mw func(http.Handler) http.Handler, err error) {
 	keys, err := file.KeySet()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	o := file.Auth.OAuth
 	if keys == nil && o == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var tokens auth.TokenVerifier
-	var opts []streamable.ServerOption
 	var requireOpts []auth.RequireOption
 	if o != nil {
 		var jopts []auth.JWTOption
@@ -172,12 +172,12 @@ func endpointAuth(file *config.File, anonymous func() bool, logger *slog.Logger)
 		}
 		v, err := auth.NewJWTVerifier(o.Issuer, o.Audience, jopts...)
 		if err != nil {
-			return nil, fmt.Errorf("auth.oauth: %w", err)
+			return nil, nil, fmt.Errorf("auth.oauth: %w", err)
 		}
 		tokens = v
 		prm, err := auth.MetadataURL(o.Audience)
 		if err != nil {
-			return nil, fmt.Errorf("auth.oauth.audience: %w", err)
+			return nil, nil, fmt.Errorf("auth.oauth.audience: %w", err)
 		}
 		requireOpts = append(requireOpts, auth.WithResourceMetadata(prm), auth.WithScopes(o.Scopes...), auth.WithRequireLogger(logger))
 		md := auth.MetadataHandler(auth.ResourceMetadata{Resource: o.Audience, AuthorizationServers: []string{o.Issuer},
@@ -189,7 +189,8 @@ func endpointAuth(file *config.File, anonymous func() bool, logger *slog.Logger)
 		n = keys.Len()
 	}
 	logger.Info("callers authenticated", "api_keys", n, "oauth", o != nil)
-	return append(opts, streamable.WithHTTPMiddleware(policy.Authenticate(keys, tokens, anonymous, requireOpts...))), nil
+	mw = policy.Authenticate(keys, tokens, anonymous, requireOpts...)
+	return append(opts, streamable.WithHTTPMiddleware(mw)), mw, nil
 }
 
 // authConfigured reports whether the file authenticates callers (API keys

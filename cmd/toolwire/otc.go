@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/otc"
 	"github.com/toolwire/toolwire/server"
 )
@@ -30,6 +31,10 @@ type otcServeFlags struct {
 	allowedHosts   []string
 	allowedOrigins []string
 	writeTimeout   time.Duration
+
+	// authenticate, when set, wraps the whole OTC handler: the gateway's
+	// own authentication of callers.
+	authenticate func(http.Handler) http.Handler
 }
 
 // guard gives the OTC listener the Host and Origin policy and the write
@@ -87,7 +92,11 @@ func serveOTC(ctx context.Context, srv *server.Server, f *otcServeFlags, logger 
 	if err != nil {
 		return nil, fmt.Errorf("--otc-addr: %w", err)
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	var handler http.Handler = h
+	if f.authenticate != nil {
+		handler = f.authenticate(h)
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() {
 		err := hs.Serve(ln)
@@ -220,7 +229,7 @@ func findOTCTool(defs []otc.ToolDefinition, id string) (*otc.ToolDefinition, []s
 func printOTCValue(cmd *cobra.Command, v json.RawMessage) {
 	out := cmd.OutOrStdout()
 	var s string
-	if err := json.Unmarshal(v, &s); err == nil {
+	if err := wirejson.Unmarshal(v, &s); err == nil {
 		fmt.Fprintln(out, s)
 		return
 	}

@@ -98,7 +98,10 @@
 //     /metrics). Default 127.0.0.1:8091; the value off disables it
 //     (File.AdminListen is then empty).
 //   - otc_listen: host:port of the OTC endpoint. Default off (not served);
-//     File.OTCListen is empty then.
+//     File.OTCListen is empty then. With auth it authenticates callers as
+//     the MCP endpoint does (a key or token as Authorization: Bearer; none:
+//     401 unless a persona says anonymous: true), but its calls reach the
+//     personas as anonymous ones.
 //   - data_dir: the directory the gateway keeps state in. Default
 //     ./toolwire-data. A relative path is relative to the directory holding
 //     the config file (Load), or to WithBaseDir's directory (Parse), not to
