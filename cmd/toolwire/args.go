@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // parseArgs builds a tool call's arguments from the command line: one JSON
@@ -109,27 +113,57 @@ func typedValue(v string, types []string) (json.RawMessage, error) {
 	return nil, fmt.Errorf("want %s", strings.Join(errs, " or "))
 }
 
-// parseJSONArg parses a JSON value, pointing at the error on a typo.
+// parseJSONArg parses a JSON value as a server reads one (exact member
+// names, none twice, valid UTF-8, nothing after it), pointing at the error
+// on a typo.
 func parseJSONArg(s string) (json.RawMessage, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
 	var v any
-	err := dec.Decode(&v)
+	err := wirejson.UnmarshalUseNumber([]byte(s), &v)
 	if err == nil {
-		if dec.More() {
-			return nil, usageError{"arguments: trailing data after the JSON value" + caret(s, int(dec.InputOffset()))}
-		}
 		var buf bytes.Buffer
 		if cerr := json.Compact(&buf, []byte(s)); cerr != nil {
 			return nil, cerr
 		}
 		return buf.Bytes(), nil
 	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return nil, usageError{fmt.Sprintf("arguments: invalid JSON %s: %v", position(s, int(se.Offset)), err) + caret(s, int(se.Offset))}
+	// The strict reader names a JSON location; for a line, a column and a
+	// caret, the tokenizer it is built on finds the byte.
+	if off, reason, ok := syntaxAt(s); ok {
+		return nil, usageError{fmt.Sprintf("arguments: invalid JSON %s: %s", position(s, off+1), reason) + caret(s, off+1)}
 	}
 	return nil, usageError{fmt.Sprintf("arguments: invalid JSON: %v", err)}
+}
+
+// syntaxAt returns the byte offset of the first error in the JSON value s
+// (nothing but whitespace may follow it), and what is wrong there.
+func syntaxAt(s string) (off int, reason string, ok bool) {
+	dec := jsontext.NewDecoder(strings.NewReader(s))
+	_, err := dec.ReadValue()
+	if err == nil {
+		end := int(dec.InputOffset())
+		rest := strings.TrimLeft(s[end:], " \t\r\n")
+		if rest == "" {
+			return 0, "", false
+		}
+		return len(s) - len(rest), "unexpected data after the JSON value", true
+	}
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) {
+		return 0, "", false
+	}
+	switch {
+	case errors.Is(se.Err, jsontext.ErrDuplicateName):
+		reason = fmt.Sprintf("duplicate member name %q", se.JSONPointer.LastToken())
+	case errors.Is(se.Err, io.ErrUnexpectedEOF):
+		reason = "unexpected end of input"
+	case se.Err != nil && se.Err.Error() == "invalid UTF-8":
+		reason = "invalid UTF-8 in a string"
+	case se.Err != nil:
+		reason = se.Err.Error()
+	default:
+		reason = "invalid JSON"
+	}
+	return int(se.ByteOffset), reason, true
 }
 
 // position names the 1-based line and column of a byte offset; the decoder
@@ -162,7 +196,7 @@ func schemaProps(inputSchema json.RawMessage) (map[string][]string, bool) {
 		AdditionalProperties json.RawMessage            `json:"additionalProperties"`
 	}
 	props := map[string][]string{}
-	if json.Unmarshal(inputSchema, &s) != nil {
+	if wirejson.Unmarshal(inputSchema, &s) != nil {
 		return props, false
 	}
 	for name, raw := range s.Properties {
@@ -180,15 +214,15 @@ func propTypes(raw json.RawMessage) []string {
 		OneOf []json.RawMessage `json:"oneOf"`
 		Enum  []any             `json:"enum"`
 	}
-	if json.Unmarshal(raw, &p) != nil {
+	if wirejson.Unmarshal(raw, &p) != nil {
 		return nil
 	}
 	var types []string
 	var one string
-	if json.Unmarshal(p.Type, &one) == nil && one != "" {
+	if wirejson.Unmarshal(p.Type, &one) == nil && one != "" {
 		types = []string{one}
 	} else {
-		_ = json.Unmarshal(p.Type, &types)
+		_ = wirejson.Unmarshal(p.Type, &types)
 	}
 	for _, sub := range append(p.AnyOf, p.OneOf...) {
 		for _, t := range propTypes(sub) {

@@ -38,6 +38,19 @@ func TestParseJSONArgPointsAtTypo(t *testing.T) {
 	if err != nil || string(got) != `{"a":[1,2]}` {
 		t.Fatalf("got %s, %v", got, err)
 	}
+	// Arguments are read as the server will read them: a member named
+	// twice is refused, pointed at, rather than sent for the server to
+	// pick one; so is invalid UTF-8 and anything after the value.
+	for arg, want := range map[string]string{
+		`{"a": 1, "a": 2}`:        "line 1, column 10: duplicate member name \"a\"",
+		`{"a": {"b": 1, "b": 2}}`: "line 1, column 16: duplicate member name \"b\"",
+		"{\"a\": \"\xff\"}":       "invalid UTF-8",
+		`{"a": 1} {"b": 2}`:       "line 1, column 10: unexpected data after the JSON value",
+	} {
+		if _, err := parseArgs([]string{arg}, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", arg, err, want)
+		}
+	}
 }
 
 func TestClosest(t *testing.T) {

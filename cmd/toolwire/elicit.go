@@ -17,7 +17,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -251,7 +253,7 @@ func parseForm(raw json.RawMessage) ([]*formField, error) {
 		Properties json.RawMessage `json:"properties"`
 		Required   []string        `json:"required"`
 	}
-	if err := json.Unmarshal(raw, &root); err != nil {
+	if err := wirejson.Unmarshal(raw, &root); err != nil {
 		return nil, fmt.Errorf("elicitation schema: %w", err)
 	}
 	names, err := objectKeys(root.Properties)
@@ -260,7 +262,7 @@ func parseForm(raw json.RawMessage) ([]*formField, error) {
 	}
 	var props map[string]propSchema
 	if len(root.Properties) > 0 {
-		if err := json.Unmarshal(root.Properties, &props); err != nil {
+		if err := wirejson.Unmarshal(root.Properties, &props); err != nil {
 			return nil, fmt.Errorf("elicitation schema properties: %w", err)
 		}
 	}
@@ -279,9 +281,7 @@ func parseForm(raw json.RawMessage) ([]*formField, error) {
 			fd.choices = p.choices()
 		}
 		if len(p.Default) > 0 {
-			dec := json.NewDecoder(bytes.NewReader(p.Default))
-			dec.UseNumber()
-			if err := dec.Decode(&fd.def); err != nil {
+			if err := wirejson.UnmarshalUseNumber(p.Default, &fd.def); err != nil {
 				return nil, fmt.Errorf("elicitation schema: %q default: %w", name, err)
 			}
 		}
@@ -290,26 +290,27 @@ func parseForm(raw json.RawMessage) ([]*formField, error) {
 	return fields, nil
 }
 
-// objectKeys lists the member names of a JSON object in order.
+// objectKeys lists the member names of a JSON object in order. The object
+// was read by the strict reader already (names exact, none twice); this
+// only walks its tokens for their order.
 func objectKeys(raw json.RawMessage) ([]string, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, errors.New("not an object")
 	}
 	var keys []string
-	for dec.More() {
-		tok, err := dec.Token()
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return nil, err
 		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
+		keys = append(keys, tok.String()) // before the next read reuses tok
+		if err := dec.SkipValue(); err != nil {
 			return nil, err
 		}
-		keys = append(keys, tok.(string))
 	}
 	return keys, nil
 }

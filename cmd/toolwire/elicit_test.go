@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -81,6 +82,25 @@ func TestFormOrderAndEscapes(t *testing.T) {
 	}
 }
 
+// TestFormReadExactly: a requested schema is read as the wire is: one
+// naming a property twice, or a property's member twice, is refused, not
+// asked in one of its readings.
+func TestFormReadExactly(t *testing.T) {
+	for _, schema := range []string{
+		`{"type":"object","properties":{"a":{"type":"string"},"a":{"type":"boolean"}}}`,
+		`{"type":"object","properties":{"a":{"type":"string","default":"x","default":"y"}}}`,
+		`{"type":"object","properties":{"a":{"type":"string"}},"properties":{}}`,
+	} {
+		if fields, err := parseForm(json.RawMessage(schema)); err == nil {
+			t.Errorf("%s: read as %d fields", schema, len(fields))
+		}
+	}
+	fields, err := parseForm(json.RawMessage(`{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"integer","default":9007199254740993}}}`))
+	if err != nil || len(fields) != 2 || fields[0].name != "b" || fields[1].name != "a" || fmt.Sprint(fields[1].def) != "9007199254740993" {
+		t.Fatalf("fields %+v, %v", fields, err)
+	}
+}
+
 func TestURLMode(t *testing.T) {
 	p := &mcp.ElicitParams{Mode: mcp.ElicitURL, Message: "Log in", URL: "https://example.com/login", ElicitationID: "e1"}
 	for input, want := range map[string]string{"x\na\n": mcp.ActionAccept, "d\n": mcp.ActionDecline, ":cancel\n": mcp.ActionCancel, "": mcp.ActionCancel} {
@@ -123,6 +143,10 @@ func TestFormatLog(t *testing.T) {
 		{client.LogMessage{Level: "error", Data: json.RawMessage(`{ "a": [1, 2] }`)}, `[error] {"a":[1,2]}`},
 		{client.LogMessage{Level: "debug", Logger: "x", Data: json.RawMessage(`"plain text"`)}, "[debug] x: plain text"},
 		{client.LogMessage{Level: "notice", Data: json.RawMessage(`42`)}, "[notice] 42"},
+		// A message naming "msg" twice, or spelling it "Msg", is shown as
+		// it came, not as one of its readings.
+		{client.LogMessage{Level: "info", Data: json.RawMessage(`{"msg":"ok","msg":"all clear"}`)}, `[info] {"msg":"ok","msg":"all clear"}`},
+		{client.LogMessage{Level: "info", Data: json.RawMessage(`{"Msg":"all clear"}`)}, `[info] {"Msg":"all clear"}`},
 	} {
 		if got := formatLog(tc.m); got != tc.want {
 			t.Errorf("formatLog(%s) = %q, want %q", tc.m.Data, got, tc.want)

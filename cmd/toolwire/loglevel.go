@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -79,14 +80,14 @@ func logData(raw json.RawMessage) string {
 	switch raw[0] {
 	case '"':
 		var s string
-		if json.Unmarshal(raw, &s) == nil {
+		if wirejson.Unmarshal(raw, &s) == nil {
 			return s
 		}
 	case '{':
 		var obj struct {
 			Msg *string `json:"msg"`
 		}
-		if json.Unmarshal(raw, &obj) == nil && obj.Msg != nil {
+		if wirejson.Unmarshal(raw, &obj) == nil && obj.Msg != nil {
 			return *obj.Msg
 		}
 	}

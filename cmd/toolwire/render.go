@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -227,7 +228,7 @@ func params(inputSchema json.RawMessage) string {
 	var s struct {
 		Required []string `json:"required"`
 	}
-	_ = json.Unmarshal(inputSchema, &s)
+	_ = wirejson.Unmarshal(inputSchema, &s)
 	props, _ := schemaProps(inputSchema)
 	var parts []string
 	for _, name := range sortedKeys(props) {
