@@ -1,0 +1,140 @@
+package sqlitestore
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/server"
+	"github.com/toolwire/toolwire/transport/streamable"
+)
+
+const (
+	initBody   = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	readyBody  = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	echoBody   = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`
+	logBody    = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"log-error","arguments":{}}}`
+	levelBody  = `{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":"critical"}}`
+	echoResult = "Echo: hi"
+)
+
+// endpoint serves an echo tool and a tool logging at error behind a
+// Streamable HTTP handler on loopback, with opts.
+func endpoint(tb testing.TB, opts ...streamable.HandlerOption) (url string, stop func()) {
+	tb.Helper()
+	s := server.New(mcp.Implementation{Name: "restart", Version: "1"})
+	type in struct {
+		Message string `json:"message"`
+	}
+	if err := server.AddTool(s, &mcp.Tool{Name: "echo", Description: "echoes"}, func(_ context.Context, _ *server.CallRequest, x in) (string, error) {
+		return "Echo: " + x.Message, nil
+	}); err != nil {
+		tb.Fatal(err)
+	}
+	if err := server.AddTool(s, &mcp.Tool{Name: "log-error", Description: "logs at error"}, func(ctx context.Context, req *server.CallRequest, _ struct{}) (string, error) {
+		return "logged", req.Log(ctx, mcp.LevelError, "test", "something failed")
+	}); err != nil {
+		tb.Fatal(err)
+	}
+	h := streamable.NewHandler(s, append(opts, streamable.WithMaxSessions(1<<20))...)
+	ts := httptest.NewServer(h)
+	var once bool
+	stop = func() {
+		if !once {
+			once = true
+			h.Close()
+			ts.Close()
+		}
+	}
+	tb.Cleanup(stop)
+	return ts.URL, stop
+}
+
+// post sends one 2025-era message on session sid ("" for none) and
+// returns the status, the body and the session id answered.
+func post(tb testing.TB, hc *http.Client, url, sid, body string) (int, string, string) {
+	tb.Helper()
+	r, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		r.Header.Set(streamable.HeaderSessionID, sid)
+		r.Header.Set(streamable.HeaderProtocolVersion, "2025-11-25")
+	}
+	resp, err := hc.Do(r)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header.Get(streamable.HeaderSessionID)
+}
+
+// TestSessionSurvivesRestart: a session opened on one handler and store
+// is served, on its id and with the state its client set (its log level),
+// by a new server, handler and store on the same file, as after a process
+// restart, with no second initialize; once deleted it stays gone through
+// the next restart.
+func TestSessionSurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	hc := &http.Client{}
+	start := func() (string, func()) {
+		st, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		url, stop := endpoint(t, streamable.WithSessionStore(st))
+		return url, func() {
+			stop()
+			if err := st.Close(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	url, stop := start()
+	status, _, sid := post(t, hc, url, "", initBody)
+	if status != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d, session %q", status, sid)
+	}
+	for _, body := range []string{readyBody, levelBody} {
+		if status, b, _ := post(t, hc, url, sid, body); status/100 != 2 {
+			t.Fatalf("%s: %d %s", body, status, b)
+		}
+	}
+	if status, b, _ := post(t, hc, url, sid, echoBody); status != http.StatusOK || !strings.Contains(b, echoResult) {
+		t.Fatalf("a call before the restart: %d %s", status, b)
+	}
+	stop()
+
+	url, stop = start()
+	if status, b, _ := post(t, hc, url, sid, echoBody); status != http.StatusOK || !strings.Contains(b, echoResult) {
+		t.Fatalf("a call on the old session after the restart: %d %s", status, b)
+	}
+	if status, b, _ := post(t, hc, url, sid, logBody); status != http.StatusOK || !strings.Contains(b, "logged") ||
+		strings.Contains(b, "notifications/message") {
+		t.Errorf("the client's log level (critical) was not kept: an error was logged to it: %d %s", status, b)
+	}
+	r, _ := http.NewRequest(http.MethodDelete, url, nil)
+	r.Header.Set(streamable.HeaderSessionID, sid)
+	r.Header.Set(streamable.HeaderProtocolVersion, "2025-11-25")
+	resp, err := hc.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE: %d", resp.StatusCode)
+	}
+	stop()
+
+	url, stop = start()
+	defer stop()
+	if status, b, _ := post(t, hc, url, sid, echoBody); status != http.StatusNotFound {
+		t.Errorf("a call on a deleted session after a restart: %d %s, want 404", status, b)
+	}
+}
