@@ -205,13 +205,22 @@ func toolResult(ctx context.Context, u *upstream, tool string, raw json.RawMessa
 	return clean(raw)
 }
 
+// toolFailure is the isError result of a call that failed at or beyond the
+// gateway, naming the upstream; an upstream that is reconnecting adds retry
+// guidance (_meta dev.toolwire/retry) saying when to try again.
 func toolFailure(u *upstream, tool string, err error) *mcp.CallToolResult {
 	msg := fmt.Sprintf("upstream %q failed calling %q: %v", u.spec.Name, tool, err)
 	var je *client.JSONRPCError
 	if errors.As(err, &je) {
 		msg = fmt.Sprintf("upstream %q refused calling %q: %s (JSON-RPC error %d)", u.spec.Name, tool, je.Message, je.Code)
 	}
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+	var nr *NotReadyError
+	if errors.As(err, &nr) {
+		res.Content = []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("tool %q is unavailable: %v", tool, err)}}
+		res.Meta = res.Meta.SetRetryGuidance(mcp.RetryGuidance{CanRetry: true, RetryAfterMs: max(nr.RetryAfter.Milliseconds(), 1)})
+	}
+	return res
 }
 
 // forwardRaw forwards a request whose answer passes through as it is; an

@@ -77,6 +77,7 @@ type upstream struct {
 	c        *client.Client // nil unless ready
 	readyCh  chan struct{}  // closed, and replaced, when a session becomes ready
 	list     listing
+	nextTry  time.Time // when the supervisor connects next (zero: now)
 	inflight int
 	active   map[uint64]*forwarded // downstream tools/call requests in flight (input.go)
 	seq      uint64
@@ -122,18 +123,36 @@ func (u *upstream) status() UpstreamStatus {
 	return st
 }
 
-// session returns the ready session, or nil and why there is none.
+// NotReadyError is why a request to a configured upstream could not be
+// sent: it has no session now (it is starting, reconnecting or down). Its
+// items stay listed meanwhile; RetryAfter says when it is next tried.
+type NotReadyError struct {
+	Upstream   string
+	State      State
+	RetryAfter time.Duration
+	Err        error // why the last connection failed or ended; nil if none
+}
+
+func (e *NotReadyError) Error() string {
+	why := fmt.Sprintf("upstream %q is not ready (%s; next attempt in %d ms)", e.Upstream, e.State, e.RetryAfter.Milliseconds())
+	if e.Err != nil {
+		why += ": " + e.Err.Error()
+	}
+	return why
+}
+
+func (e *NotReadyError) Unwrap() error { return e.Err }
+
+// session returns the ready session, or nil and why there is none (a
+// *NotReadyError).
 func (u *upstream) session() (*client.Client, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.c != nil {
 		return u.c, nil
 	}
-	why := fmt.Sprintf("upstream %q is not ready (%s)", u.spec.Name, u.state)
-	if u.lastErr != nil {
-		why += ": " + u.lastErr.Error()
-	}
-	return nil, errors.New(why)
+	after := max(time.Until(u.nextTry), u.g.opts.minBackoff)
+	return nil, &NotReadyError{Upstream: u.spec.Name, State: u.state, RetryAfter: after, Err: u.lastErr}
 }
 
 // callLog is the option that routes an upstream's log messages sent with
@@ -394,9 +413,20 @@ func (u *upstream) healthy(c *client.Client) error {
 }
 
 // run is the supervisor: connect, serve, watch, reconnect.
+//
+// A lost session leaves the upstream's items listed (its last listing
+// stays in the catalog while it reconnects; a call gets a NotReadyError).
+// Reconnection delays double from the minimum backoff, with jitter, up to
+// the maximum, counted from the last ready session. The crash-loop limit
+// counts sessions lost after they were established, and, for an upstream
+// that has never been ready, every failed attempt: a server restarting
+// under a running gateway is never declared down by its own restart, a
+// misconfigured one is.
 func (u *upstream) run() {
 	defer close(u.exited)
 	var failures []time.Time
+	everReady := false
+	attempts := 0 // failed attempts since the last ready session
 	firstDone := false
 	markFirst := func() {
 		if !firstDone {
@@ -406,6 +436,7 @@ func (u *upstream) run() {
 	}
 	defer markFirst()
 	for u.ctx.Err() == nil {
+		established := false
 		c, err := u.connect()
 		if err == nil {
 			sub := u.listen(c)
@@ -419,6 +450,7 @@ func (u *upstream) run() {
 				}
 				_ = c.Close()
 			} else {
+				established, everReady, attempts = true, true, 0
 				u.mu.Lock()
 				u.c, u.list, u.state, u.since = c, l, StateReady, time.Now()
 				close(u.readyCh)
@@ -431,11 +463,15 @@ func (u *upstream) run() {
 				if sub != nil {
 					_ = sub.Close()
 				}
+				// The listing stays: the items remain served (a call
+				// gets a NotReadyError) until a new session lists again.
 				u.mu.Lock()
-				u.c, u.list = nil, listing{}
+				u.c, u.lastErr, u.nextTry = nil, err, time.Time{}
+				if u.ctx.Err() == nil {
+					u.state, u.since = StateStarting, time.Now()
+				}
 				u.mu.Unlock()
 				_ = c.Close()
-				u.g.rebuild()
 			}
 		}
 		if u.ctx.Err() != nil {
@@ -443,12 +479,15 @@ func (u *upstream) run() {
 		}
 		u.restarts.Add(1)
 		now := time.Now()
-		failures = append(failures, now)
+		if established || !everReady {
+			failures = append(failures, now)
+		}
 		for len(failures) > 0 && now.Sub(failures[0]) > u.g.opts.crashWindow {
 			failures = failures[1:]
 		}
 		n := len(failures)
-		state, delay := StateStarting, u.g.opts.minBackoff<<min(n-1, 30)
+		attempts++
+		state, delay := StateStarting, u.g.opts.minBackoff<<min(attempts-1, 30)
 		if delay > u.g.opts.maxBackoff || delay <= 0 {
 			delay = u.g.opts.maxBackoff
 		}
@@ -457,7 +496,7 @@ func (u *upstream) run() {
 		}
 		delay = delay/2 + rand.N(delay/2+1) // jitter: between half and all of it
 		u.mu.Lock()
-		u.lastErr = err
+		u.lastErr, u.nextTry = err, now.Add(delay)
 		if u.state != state {
 			u.state, u.since = state, now
 		}
