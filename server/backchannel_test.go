@@ -6,8 +6,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
+	"testing/synctest"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -143,7 +144,9 @@ func TestServerCallCancelledTellsClient(t *testing.T) {
 
 // 2026-07-28 has no server-to-client requests: the handler is told so and
 // nothing is sent.
-func TestModernHasNoBackChannel(t *testing.T) {
+func TestModernHasNoBackChannel(t *testing.T) { synctest.Test(t, testModernHasNoBackChannel) }
+
+func testModernHasNoBackChannel(t *testing.T) {
 	s := server.New(mcp.Implementation{Name: "back", Version: "1"})
 	type none struct{}
 	var got error
@@ -158,17 +161,25 @@ func TestModernHasNoBackChannel(t *testing.T) {
 	if r.Error != nil || !errors.Is(got, server.ErrNoBackChannel) {
 		t.Fatalf("modern ping: %v (result %s %v)", got, r.Result, r.Error)
 	}
+	quiesce()
 	select {
 	case req := <-p.reqs:
 		t.Errorf("sent %s to a 2026-07-28 client", req.Method)
-	case <-time.After(20 * time.Millisecond):
+	default:
 	}
 }
 
 // Closing the session fails a pending server-to-client request at once.
 func TestSessionCloseFailsServerCalls(t *testing.T) {
 	s := server.New(mcp.Implementation{Name: "back", Version: "1"})
-	ss := s.NewSession(jsonrpc.SenderFunc(func(context.Context, jsonrpc.Message) error { return nil }))
+	sent := make(chan jsonrpc.Message, 1)
+	ss := s.NewSession(jsonrpc.SenderFunc(func(_ context.Context, m jsonrpc.Message) error {
+		select {
+		case sent <- m:
+		default:
+		}
+		return nil
+	}))
 	init := &jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "initialize",
 		Params: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)}
 	if r := ss.HandleRequest(context.Background(), init, nil); r.Error != nil {
@@ -176,14 +187,9 @@ func TestSessionCloseFailsServerCalls(t *testing.T) {
 	}
 	errc := make(chan error, 1)
 	go func() { _, err := ss.Call(context.Background(), "ping", nil); errc <- err }()
-	time.Sleep(10 * time.Millisecond)
+	testwait.Recv(t, sent, "the ping to be sent")
 	ss.Close()
-	select {
-	case err := <-errc:
-		if err == nil {
-			t.Error("pending call succeeded after close")
-		}
-	case <-time.After(waitLimit):
-		t.Fatal("pending call not failed by Close")
+	if err := testwait.Recv(t, errc, "the pending call to fail on Close"); err == nil {
+		t.Error("pending call succeeded after close")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -152,7 +153,7 @@ func TestExactJSONOverStdio(t *testing.T) {
 						t.Fatal("server closed its output")
 					}
 					return l
-				case <-time.After(waitLimit):
+				case <-time.After(testwait.Limit): // a hang bound, not a speed check
 					t.Fatal("no reply")
 					return ""
 				}

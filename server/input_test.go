@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -230,10 +231,12 @@ func TestRequestStateIsTamperProof(t *testing.T) {
 	}
 }
 
-func TestRequestStateExpires(t *testing.T) {
-	p := connect(t, inputServer(t, server.WithInputStateTTL(time.Millisecond)))
+func TestRequestStateExpires(t *testing.T) { synctest.Test(t, testRequestStateExpires) }
+
+func testRequestStateExpires(t *testing.T) {
+	p := connect(t, inputServer(t, server.WithInputStateTTL(time.Minute)))
 	r1 := inputRequired(t, retry(p, "two-steps", nil, ""))
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(time.Minute + time.Second) // the bubble's clock: the TTL is the subject
 	if e := wantError(t, retry(p, "two-steps", map[string]any{"step1": alice}, r1.RequestState), jsonrpc.CodeInvalidParams); !strings.Contains(e.Message, "expired") {
 		t.Errorf("expired: %q", e.Message)
 	}
@@ -293,6 +296,10 @@ func TestInputResponsesAreValidated(t *testing.T) {
 // -32021 names the capability. A legacy client without it is not sent the
 // request and the tool sees *MissingCapabilityError.
 func TestElicitationRefusedForUndeclaredCapability(t *testing.T) {
+	synctest.Test(t, testElicitationRefusedForUndeclaredCapability)
+}
+
+func testElicitationRefusedForUndeclaredCapability(t *testing.T) {
 	p := connect(t, inputServer(t))
 	r := p.call("tools/call", map[string]any{"name": "greet", "arguments": map[string]any{},
 		"_meta": metaWith(map[string]any{"sampling": map[string]any{}})})
@@ -307,10 +314,11 @@ func TestElicitationRefusedForUndeclaredCapability(t *testing.T) {
 	if !res.IsError || !strings.Contains(text(t, res), `did not declare the "elicitation" capability`) {
 		t.Errorf("legacy: %+v", res)
 	}
+	quiesce()
 	select {
 	case req := <-lp.reqs:
 		t.Errorf("sent %s to a client without the capability", req.Method)
-	case <-time.After(20 * time.Millisecond):
+	default:
 	}
 }
 
@@ -338,6 +346,10 @@ func TestInputInLegacySessionIsARequest(t *testing.T) {
 // Cancelling a tool call cancels the sampling request it is waiting on:
 // the client is told with notifications/cancelled naming that request.
 func TestSamplingCancelledWithTheCall(t *testing.T) {
+	synctest.Test(t, testSamplingCancelledWithTheCall)
+}
+
+func testSamplingCancelledWithTheCall(t *testing.T) {
 	p := connect(t, inputServer(t))
 	r := p.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": allCaps,
 		"clientInfo": map[string]any{"name": "test", "version": "1"}})
@@ -356,10 +368,11 @@ func TestSamplingCancelledWithTheCall(t *testing.T) {
 	if n.Method != mcp.NotificationCancelled || json.Unmarshal(n.Params, &c) != nil || c.RequestID == nil || *c.RequestID != sampling.ID {
 		t.Fatalf("want notifications/cancelled for %s, got %s %s", sampling.ID, n.Method, n.Params)
 	}
+	quiesce()
 	select {
 	case resp := <-done:
 		t.Fatalf("a cancelled call was answered: %+v", resp)
-	case <-time.After(20 * time.Millisecond):
+	default:
 	}
 }
 

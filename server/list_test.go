@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -111,7 +113,9 @@ func TestModernListCarriesCaching(t *testing.T) {
 	}
 }
 
-func TestLegacyListChanged(t *testing.T) {
+func TestLegacyListChanged(t *testing.T) { synctest.Test(t, testLegacyListChanged) }
+
+func testLegacyListChanged(t *testing.T) {
 	s := newTestServer(t)
 	p := connect(t, s)
 	p.initialize("2025-11-25")
@@ -129,10 +133,12 @@ func TestLegacyListChanged(t *testing.T) {
 	if s.RemoveTool("new-tool") {
 		t.Error("removing a missing tool reported success")
 	}
-	p.noNote(50 * time.Millisecond)
+	p.noNote()
 }
 
-func TestModernListenSubscription(t *testing.T) {
+func TestModernListenSubscription(t *testing.T) { synctest.Test(t, testModernListenSubscription) }
+
+func testModernListenSubscription(t *testing.T) {
 	s := newTestServer(t)
 	p := connect(t, s)
 	id, ch := p.start("subscriptions/listen", map[string]any{"_meta": modernMeta(),
@@ -160,13 +166,14 @@ func TestModernListenSubscription(t *testing.T) {
 	}
 	// Cancelling the listen request ends it with no reply.
 	p.send(&jsonrpc.Notification{Method: mcp.NotificationCancelled, Params: json.RawMessage(fmt.Sprintf(`{"requestId":%d}`, id.Int()))})
+	quiesce()
 	select {
 	case r := <-ch:
 		t.Errorf("cancelled listen answered: %+v", r)
-	case <-time.After(50 * time.Millisecond):
+	default:
 	}
 	addNamed(t, s, "after-cancel")
-	p.noNote(50 * time.Millisecond)
+	p.noNote()
 }
 
 func TestListenEndsGracefullyOnClose(t *testing.T) {
@@ -174,14 +181,12 @@ func TestListenEndsGracefullyOnClose(t *testing.T) {
 	ss := s.NewSession(nil)
 	w := &recorder{}
 	req := &jsonrpc.Request{ID: jsonrpc.StringID("L"), Method: "subscriptions/listen",
-		Params: mustJSON(t, map[string]any{"_meta": modernMeta(), "notifications": map[string]any{"toolsListChanged": true}})}
+		Params: testwait.MustJSON(t, map[string]any{"_meta": modernMeta(), "notifications": map[string]any{"toolsListChanged": true}})}
 	done := make(chan *jsonrpc.Response)
 	go func() { done <- ss.HandleRequest(context.Background(), req, w) }()
-	for w.count() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.WaitFor(t, "the acknowledgement", func() bool { return w.count() > 0 })
 	ss.Close()
-	r := <-done
+	r := testwait.Recv(t, done, "the listen request to end")
 	if r == nil || r.Error != nil {
 		t.Fatalf("graceful end: %+v", r)
 	}
@@ -224,19 +229,13 @@ func TestListenKnownBeforeAcknowledged(t *testing.T) {
 	defer ss.Close()
 	w := &ackProbe{s: s, tracked: make(chan int, 1)}
 	req := &jsonrpc.Request{ID: jsonrpc.StringID("L"), Method: "subscriptions/listen",
-		Params: mustJSON(t, map[string]any{"_meta": modernMeta(), "notifications": map[string]any{"toolsListChanged": true}})}
+		Params: testwait.MustJSON(t, map[string]any{"_meta": modernMeta(), "notifications": map[string]any{"toolsListChanged": true}})}
 	go ss.HandleRequest(context.Background(), req, w)
-	if n := <-w.tracked; n != 1 {
+	if n := testwait.Recv(t, w.tracked, "the acknowledgement"); n != 1 {
 		t.Fatalf("sessions the server notifies when the subscription is acknowledged: %d, want 1", n)
 	}
 	addNamed(t, s, "right-after")
-	deadline := time.Now().Add(10 * time.Second)
-	for w.count() < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("no list_changed after the acknowledgement")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.WaitFor(t, "a list_changed after the acknowledgement", func() bool { return w.count() >= 2 })
 	w.mu.Lock()
 	second := w.msgs[1].(*jsonrpc.Notification)
 	w.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -277,36 +278,38 @@ func TestModernInvalidLogLevel(t *testing.T) {
 
 // Nothing is sent once the request has been answered, in either era.
 func TestNoLogAfterResponse(t *testing.T) {
-	var saved *server.CallRequest
-	s := logServer(t, &saved, server.WithLogLevel(mcp.LevelDebug))
 	eras := map[string]map[string]any{
 		"2025-11-25": {},
 		"2026-07-28": {"_meta": modernLogMeta("debug")},
 	}
 	for era, params := range eras {
 		t.Run(era, func(t *testing.T) {
-			p := connect(t, s)
-			if era == "2025-11-25" {
-				p.initialize(era)
-			}
-			if got := callChatty(t, p, params); len(got) != len(allLevels) {
-				t.Fatalf("got %v", got)
-			}
-			if err := saved.Log(context.Background(), mcp.LevelEmergency, "late", "too late"); !errors.Is(err, server.ErrLogDone) {
-				t.Errorf("Log after the response: %v, want ErrLogDone", err)
-			}
-			saved.Logger().Error("too late")
-			// A request that never logged is closed all the same.
-			params["name"] = "quiet"
-			callResult(t, p.call("tools/call", params))
-			if err := saved.Log(context.Background(), mcp.LevelEmergency, "late", "too late"); !errors.Is(err, server.ErrLogDone) {
-				t.Errorf("Log after the response of a quiet call: %v, want ErrLogDone", err)
-			}
-			if got := saved.LogLevel(); got != mcp.LevelDebug {
-				t.Errorf("LogLevel() after the response = %q", got)
-			}
-			saved.Logger().Error("too late")
-			p.noNote(50 * time.Millisecond)
+			synctest.Test(t, func(t *testing.T) {
+				var saved *server.CallRequest
+				s := logServer(t, &saved, server.WithLogLevel(mcp.LevelDebug))
+				p := connect(t, s)
+				if era == "2025-11-25" {
+					p.initialize(era)
+				}
+				if got := callChatty(t, p, params); len(got) != len(allLevels) {
+					t.Fatalf("got %v", got)
+				}
+				if err := saved.Log(context.Background(), mcp.LevelEmergency, "late", "too late"); !errors.Is(err, server.ErrLogDone) {
+					t.Errorf("Log after the response: %v, want ErrLogDone", err)
+				}
+				saved.Logger().Error("too late")
+				// A request that never logged is closed all the same.
+				params["name"] = "quiet"
+				callResult(t, p.call("tools/call", params))
+				if err := saved.Log(context.Background(), mcp.LevelEmergency, "late", "too late"); !errors.Is(err, server.ErrLogDone) {
+					t.Errorf("Log after the response of a quiet call: %v, want ErrLogDone", err)
+				}
+				if got := saved.LogLevel(); got != mcp.LevelDebug {
+					t.Errorf("LogLevel() after the response = %q", got)
+				}
+				saved.Logger().Error("too late")
+				p.noNote()
+			})
 		})
 	}
 }
@@ -315,6 +318,10 @@ func TestNoLogAfterResponse(t *testing.T) {
 // either ahead of the response or not sent at all: each call's messages
 // carry its number, and none turns up after its response.
 func TestConcurrentLogsStayAheadOfResponse(t *testing.T) {
+	synctest.Test(t, testConcurrentLogsStayAheadOfResponse)
+}
+
+func testConcurrentLogsStayAheadOfResponse(t *testing.T) {
 	s := server.New(mcp.Implementation{Name: "race", Version: "1"})
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait)
@@ -350,7 +357,7 @@ func TestConcurrentLogsStayAheadOfResponse(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	p.noNote(50 * time.Millisecond)
+	p.noNote()
 }
 
 // Request.Logger maps slog levels and turns attributes and groups into data.
@@ -530,6 +537,10 @@ func ExampleRequest_Logger() {
 // session at or above its level, on the session's own stream, and no
 // 2026-07-28 client.
 func TestSlogHandlerReachesLegacySessions(t *testing.T) {
+	synctest.Test(t, testSlogHandlerReachesLegacySessions)
+}
+
+func testSlogHandlerReachesLegacySessions(t *testing.T) {
 	s := server.New(mcp.Implementation{Name: "bridge", Version: "1"})
 	warnOnly := connect(t, s)
 	warnOnly.initialize("2025-11-25")
@@ -565,7 +576,7 @@ func TestSlogHandlerReachesLegacySessions(t *testing.T) {
 		t.Errorf("default session second got %s", n.Params)
 	}
 	for _, p := range []*peer{warnOnly, byDefault, modern, notReady} {
-		p.noNote(50 * time.Millisecond)
+		p.noNote()
 	}
 	if h.Dropped() != 0 {
 		t.Errorf("Dropped() = %d", h.Dropped())
@@ -583,6 +594,6 @@ func TestSlogHandlerReachesLegacySessions(t *testing.T) {
 		if n := p.note(); string(n.Params) != want {
 			t.Errorf("got %s, want %s", n.Params, want)
 		}
-		p.noNote(50 * time.Millisecond)
+		p.noNote()
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -57,20 +57,13 @@ func TestSlowClientGetsCoalescedChanges(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	deadline := time.Now().Add(5 * time.Second)
-	for out.sends.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.WaitFor(t, "the first notification to be sent", func() bool { return out.sends.Load() > 0 })
 	close(out.release)
-	for time.Now().Before(deadline) {
+	testwait.WaitFor(t, "the sending goroutine to end", func() bool {
 		ss.mu.Lock()
-		busy := ss.notifier
-		ss.mu.Unlock()
-		if !busy {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer ss.mu.Unlock()
+		return !ss.notifier
+	})
 	if got := out.sends.Load(); got < 1 || got > 2 {
 		t.Errorf("%d notifications for 800 changes; want 1 or 2", got)
 	}

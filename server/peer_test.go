@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
+	"github.com/toolwire/toolwire/transport"
 	"github.com/toolwire/toolwire/transport/memory"
 )
 
@@ -26,20 +29,34 @@ type peer struct {
 	reqs  chan *jsonrpc.Request  // requests the server sends us
 }
 
-const waitLimit = 10 * time.Second // a failure bound, never an assertion on speed
-
+// connect serves s to a new peer over the in-memory transport. When the
+// test ends the peer closes its side and waits until the server has ended
+// the session (requests still open, such as a subscription, are cancelled
+// after a short drain), so that nothing outlives the test, or its synctest
+// bubble.
 func connect(t *testing.T, s *server.Server) *peer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	conn := memory.Serve(ctx, s)
+	conn := memory.Serve(ctx, s, transport.WithDrainTimeout(10*time.Millisecond))
 	p := &peer{t: t, conn: conn, resps: map[string]chan *jsonrpc.Response{},
 		notes: make(chan *jsonrpc.Notification, 100), other: make(chan *jsonrpc.Response, 10), reqs: make(chan *jsonrpc.Request, 10)}
-	t.Cleanup(func() { conn.Close(); cancel() })
-	go p.readLoop(ctx)
+	closing, done := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() {
+		close(closing)
+		conn.Close()
+		testwait.Closed(t, done, "the server to end the session")
+		cancel()
+	})
+	go func() {
+		defer close(done)
+		p.readLoop(ctx, closing)
+	}()
 	return p
 }
 
-func (p *peer) readLoop(ctx context.Context) {
+// readLoop sorts what the server sends until its side ends; once closing,
+// what the test did not take is dropped.
+func (p *peer) readLoop(ctx context.Context, closing <-chan struct{}) {
 	for {
 		b, err := p.conn.Read(ctx)
 		if err != nil {
@@ -48,21 +65,31 @@ func (p *peer) readLoop(ctx context.Context) {
 		msg, _, derr := jsonrpc.Decode(b)
 		if derr != nil {
 			p.t.Errorf("server sent an invalid message %s: %v", b, derr)
-			return
+			continue
 		}
 		switch m := msg.(type) {
 		case *jsonrpc.Request:
-			p.reqs <- m
+			select {
+			case p.reqs <- m:
+			case <-closing:
+			}
+			continue
 		case *jsonrpc.Notification:
-			p.notes <- m
+			select {
+			case p.notes <- m:
+			case <-closing:
+			}
+			continue
 		case *jsonrpc.Response:
 			p.mu.Lock()
 			ch := p.resps[m.ID.String()]
 			p.mu.Unlock()
 			if ch == nil {
-				p.other <- m
-			} else {
-				ch <- m
+				ch = p.other
+			}
+			select {
+			case ch <- m:
+			case <-closing:
 			}
 		}
 	}
@@ -125,44 +152,40 @@ func (p *peer) call(method string, params any) *jsonrpc.Response {
 
 func (p *peer) wait(ch chan *jsonrpc.Response) *jsonrpc.Response {
 	p.t.Helper()
-	select {
-	case r := <-ch:
-		return r
-	case <-time.After(waitLimit):
-		p.t.Fatal("no response")
-		return nil
-	}
+	return testwait.Recv(p.t, ch, "a response")
 }
 
 func (p *peer) note() *jsonrpc.Notification {
 	p.t.Helper()
-	select {
-	case n := <-p.notes:
-		return n
-	case <-time.After(waitLimit):
-		p.t.Fatal("no notification")
-		return nil
-	}
+	return testwait.Recv(p.t, p.notes, "a notification")
 }
 
 // request waits for the next request the server sends.
 func (p *peer) request() *jsonrpc.Request {
 	p.t.Helper()
-	select {
-	case r := <-p.reqs:
-		return r
-	case <-time.After(waitLimit):
-		p.t.Fatal("no request from the server")
-		return nil
-	}
+	return testwait.Recv(p.t, p.reqs, "a request from the server")
 }
 
-func (p *peer) noNote(d time.Duration) {
+// quiesce, in a synctest bubble (the test, its server and its peers in
+// it), lets the bubble's clock move on by a second and waits until every
+// goroutine is blocked: what the server was to send by then has been read
+// into the peers' channels, however slow the machine. (The server passes
+// reading on from a running request after its 1ms inline budget: a
+// cancellation sent meanwhile is read once the clock moves.)
+func quiesce() {
+	time.Sleep(time.Second)
+	synctest.Wait()
+}
+
+// noNote fails the test if a notification has come or is on its way; it
+// runs in a synctest bubble (see quiesce).
+func (p *peer) noNote() {
 	p.t.Helper()
+	quiesce()
 	select {
 	case n := <-p.notes:
 		p.t.Fatalf("unexpected notification %s %s", n.Method, n.Params)
-	case <-time.After(d):
+	default:
 	}
 }
 

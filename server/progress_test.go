@@ -8,8 +8,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -34,16 +36,9 @@ func (r *recorder) count() int {
 	return len(r.msgs)
 }
 
-func mustJSON(t *testing.T, v any) json.RawMessage {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func TestProgressRules(t *testing.T) { synctest.Test(t, testProgressRules) }
 
-func TestProgressRules(t *testing.T) {
+func testProgressRules(t *testing.T) {
 	s := newTestServer(t)
 	var after error
 	var saved *server.CallRequest
@@ -90,7 +85,7 @@ func TestProgressRules(t *testing.T) {
 	if !errors.Is(after, server.ErrProgressDone) {
 		t.Errorf("progress after the response: %v", after)
 	}
-	p.noNote(20 * time.Millisecond)
+	p.noNote()
 }
 
 func TestProgressTokenEchoedExactly(t *testing.T) {
@@ -105,7 +100,7 @@ func TestProgressTokenEchoedExactly(t *testing.T) {
 	if !strings.Contains(string(n.Params), `"progressToken":12345678901234`) {
 		t.Errorf("token changed: %s", n.Params)
 	}
-	<-p.other
+	testwait.Recv(t, p.other, "the response")
 }
 
 func TestCancellationStopsHandlerAndSuppressesReply(t *testing.T) {
@@ -121,15 +116,10 @@ func TestCancellationStopsHandlerAndSuppressesReply(t *testing.T) {
 	p := connect(t, s)
 	p.initialize("2025-11-25")
 	id, ch := p.start("tools/call", map[string]any{"name": "slow"})
-	<-started
-	p.send(&jsonrpc.Notification{Method: mcp.NotificationCancelled, Params: mustJSON(t, map[string]any{"requestId": id.Int(), "reason": "user gave up"})})
-	select {
-	case err := <-stopped:
-		if err == nil || !strings.Contains(err.Error(), "cancelled") {
-			t.Errorf("cause %v", err)
-		}
-	case <-time.After(waitLimit):
-		t.Fatal("handler context not cancelled")
+	testwait.Closed(t, started, "the handler to start")
+	p.send(&jsonrpc.Notification{Method: mcp.NotificationCancelled, Params: testwait.MustJSON(t, map[string]any{"requestId": id.Int(), "reason": "user gave up"})})
+	if err := testwait.Recv(t, stopped, "the handler's context to be cancelled"); err == nil || !strings.Contains(err.Error(), "cancelled") {
+		t.Errorf("cause %v", err)
 	}
 	// Nothing answers the cancelled request; the next request is served.
 	if r := p.call("ping", nil); r.Error != nil {
@@ -141,14 +131,18 @@ func TestCancellationStopsHandlerAndSuppressesReply(t *testing.T) {
 	default:
 	}
 	// Cancelling an unknown or finished request is ignored.
-	p.send(&jsonrpc.Notification{Method: mcp.NotificationCancelled, Params: mustJSON(t, map[string]any{"requestId": 999})})
+	p.send(&jsonrpc.Notification{Method: mcp.NotificationCancelled, Params: testwait.MustJSON(t, map[string]any{"requestId": 999})})
 	p.sendRaw(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":null}}`)
 	if r := p.call("ping", nil); r.Error != nil {
 		t.Fatal(r.Error)
 	}
 }
 
-func TestTimeouts(t *testing.T) {
+// The timeouts are the subject: in a synctest bubble they fire at their
+// time, however busy the machine.
+func TestTimeouts(t *testing.T) { synctest.Test(t, testTimeouts) }
+
+func testTimeouts(t *testing.T) {
 	s := newTestServer(t, server.WithTimeout(time.Hour))
 	causes := make(chan error, 1)
 	_ = server.AddTool(s, &mcp.Tool{Name: "polite"}, func(ctx context.Context, req *server.CallRequest, in struct{}) (string, error) {

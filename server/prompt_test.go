@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -264,7 +264,9 @@ func TestGetPromptErrors(t *testing.T) {
 	wantError(t, resp, jsonrpc.CodeInvalidParams)
 }
 
-func TestPromptListChangedBothEras(t *testing.T) {
+func TestPromptListChangedBothEras(t *testing.T) { synctest.Test(t, testPromptListChangedBothEras) }
+
+func testPromptListChangedBothEras(t *testing.T) {
 	s := promptServer(t)
 	h := func(context.Context, *server.PromptRequest, map[string]string) (*mcp.GetPromptResult, error) {
 		return nil, nil
@@ -311,7 +313,7 @@ func TestPromptListChangedBothEras(t *testing.T) {
 	if n := legacy.note(); n.Method != mcp.NotificationToolsListChanged {
 		t.Errorf("legacy got %s", n.Method)
 	}
-	modern.noNote(50 * time.Millisecond)
+	modern.noNote()
 	wantError(t, legacy.call(mcp.MethodGetPrompt, map[string]any{"name": "later"}), jsonrpc.CodeInvalidParams)
 	if got := s.Prompts(); len(got) != 1 || got[0].Name != "review" {
 		t.Errorf("Prompts() = %v", got)

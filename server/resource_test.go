@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -286,7 +286,9 @@ func TestHostileURI(t *testing.T) {
 	}
 }
 
-func TestSubscribeLegacy(t *testing.T) {
+func TestSubscribeLegacy(t *testing.T) { synctest.Test(t, testSubscribeLegacy) }
+
+func testSubscribeLegacy(t *testing.T) {
 	s := resourceServer(t, server.WithMaxSubscriptions(2))
 	p := connect(t, s)
 	p.initialize("2025-11-25")
@@ -303,7 +305,7 @@ func TestSubscribeLegacy(t *testing.T) {
 	if err := json.Unmarshal(n.Params, &np); err != nil || n.Method != mcp.NotificationResourceUpdated || np.URI != "test://watched-resource" {
 		t.Errorf("got %s %s", n.Method, n.Params)
 	}
-	other.noNote(50 * time.Millisecond)
+	other.noNote()
 	// Subscribing twice is one subscription; the limit counts URIs.
 	p.call(mcp.MethodSubscribe, map[string]any{"uri": "test://watched-resource"})
 	p.call(mcp.MethodSubscribe, map[string]any{"uri": "test://second"})
@@ -318,14 +320,16 @@ func TestSubscribeLegacy(t *testing.T) {
 	}
 	p.call(mcp.MethodUnsubscribe, map[string]any{"uri": "test://never"})
 	s.NotifyResourceUpdated("test://watched-resource")
-	p.noNote(50 * time.Millisecond)
+	p.noNote()
 	s.NotifyResourceUpdated("test://second")
 	if n := p.note(); !strings.Contains(string(n.Params), "test://second") {
 		t.Errorf("got %s", n.Params)
 	}
 }
 
-func TestListenResourceSubscriptions(t *testing.T) {
+func TestListenResourceSubscriptions(t *testing.T) { synctest.Test(t, testListenResourceSubscriptions) }
+
+func testListenResourceSubscriptions(t *testing.T) {
 	s := resourceServer(t, server.WithMaxSubscriptions(2))
 	p := connect(t, s)
 	id, _ := p.start("subscriptions/listen", map[string]any{"_meta": modernMeta(),
@@ -350,7 +354,7 @@ func TestListenResourceSubscriptions(t *testing.T) {
 	if n := p.note(); n.Method != mcp.NotificationResourcesListChanged || !strings.Contains(string(n.Params), mcp.MetaSubscriptionID) {
 		t.Errorf("got %s %s", n.Method, n.Params)
 	}
-	p.noNote(50 * time.Millisecond)
+	p.noNote()
 
 	// A server without resources acknowledges neither.
 	s2 := newTestServer(t)

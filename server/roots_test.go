@@ -3,8 +3,8 @@ package server_test
 import (
 	"context"
 	"testing"
-	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -19,13 +19,8 @@ func TestRootsChangedHandler(t *testing.T) {
 	p := connect(t, s)
 	initializeWithRoots(p)
 	p.send(&jsonrpc.Notification{Method: mcp.NotificationRootsListChanged})
-	select {
-	case ss := <-got:
-		if !ss.Peer().ClientCapabilities.Has("roots") {
-			t.Errorf("handler got a session without roots: %+v", ss.Peer())
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("roots list change not delivered")
+	if ss := testwait.Recv(t, got, "the roots list change"); !ss.Peer().ClientCapabilities.Has("roots") {
+		t.Errorf("handler got a session without roots: %+v", ss.Peer())
 	}
 
 	p2 := connect(t, s)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -139,7 +139,7 @@ func TestSnapshotResumesElsewhere(t *testing.T) {
 	}
 	b.NotifyResourceUpdated("file:///a")
 	b.NotifyResourceUpdated("file:///zzz")
-	waitFor(t, func() bool { return len(out.methods()) > 0 })
+	testwait.WaitFor(t, "a notification to the resumed session", func() bool { return len(out.methods()) > 0 })
 	if got := out.methods(); len(got) != 1 || got[0] != "notifications/resources/updated" {
 		t.Errorf("the resumed session was told %v, want one update (of file:///a)", got)
 	}
@@ -241,17 +241,4 @@ func FuzzResumeSession(f *testing.F) {
 			t.Fatalf("snapshots differ:\n%s\n%s", one, two)
 		}
 	})
-}
-
-// waitFor polls cond until it holds, failing the test after a generous
-// bound (a hang detector, not a timing assertion).
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met after 30s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

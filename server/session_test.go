@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -156,10 +157,10 @@ func TestDuplicateInFlightID(t *testing.T) {
 	p.initialize("2025-11-25")
 	p.sendRaw(`{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"block"}}`)
 	p.sendRaw(`{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"block"}}`)
-	r := <-p.other
+	r := testwait.Recv(t, p.other, "the refusal of the duplicate id")
 	wantError(t, r, jsonrpc.CodeInvalidRequest)
 	close(block)
-	r = <-p.other
+	r = testwait.Recv(t, p.other, "the first request's response")
 	if r.Error != nil {
 		t.Errorf("first request failed: %v", r.Error)
 	}

@@ -8,8 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+	"testing/synctest"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -43,18 +44,6 @@ func (k *logSink) len() int {
 	return len(k.notes)
 }
 
-// eventually polls cond until it holds or the bound passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func sending(ss *Session) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -86,11 +75,7 @@ func TestSlogHandlerStuckClientIsBounded(t *testing.T) {
 			l.Warn("warn", "i", i)
 		}
 	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("logging blocked on a client that does not read")
-	}
+	testwait.Closed(t, done, "logging to finish beside a client that does not read")
 	stuckSS.mu.Lock()
 	queued := len(stuckSS.logs.queue)
 	stuckSS.mu.Unlock()
@@ -108,7 +93,7 @@ func TestSlogHandlerStuckClientIsBounded(t *testing.T) {
 
 	// The healthy session read everything it wanted, in order (the queue
 	// of 4 may have overflowed there too: whatever arrived is in order).
-	eventually(t, "the healthy session is drained", func() bool { return !sending(healthy) })
+	testwait.WaitFor(t, "the healthy session is drained", func() bool { return !sending(healthy) })
 	sink.mu.Lock()
 	last := -1
 	for _, n := range sink.notes {
@@ -130,7 +115,7 @@ func TestSlogHandlerStuckClientIsBounded(t *testing.T) {
 	// Once the client reads again, what was queued goes out and the
 	// goroutine ends; sent plus dropped is everything.
 	close(stuck.release)
-	eventually(t, "the stuck session is drained", func() bool { return !sending(stuckSS) })
+	testwait.WaitFor(t, "the stuck session is drained", func() bool { return !sending(stuckSS) })
 	if sent, dropped := uint64(stuck.sends.Load())+uint64(got), h.Dropped(); sent+dropped != 3*records {
 		t.Errorf("sent %d + dropped %d != %d", sent, dropped, 3*records)
 	}
@@ -146,14 +131,14 @@ func TestSlogHandlerDeliversInOrder(t *testing.T) {
 	for i := range DefaultLogQueue {
 		l.Info("m", "i", i)
 	}
-	eventually(t, "all delivered", func() bool { return sink.len() == DefaultLogQueue })
+	testwait.WaitFor(t, "all delivered", func() bool { return sink.len() == DefaultLogQueue })
 	for i, n := range sink.notes {
 		var p struct{ Data struct{ I int } }
 		if err := json.Unmarshal(n.Params, &p); err != nil || p.Data.I != i {
 			t.Fatalf("record %d: %s", i, n.Params)
 		}
 	}
-	eventually(t, "the sender ends", func() bool { return !sending(ss) })
+	testwait.WaitFor(t, "the sender ends", func() bool { return !sending(ss) })
 	if h.Dropped() != 0 {
 		t.Errorf("Dropped() = %d", h.Dropped())
 	}
@@ -167,8 +152,11 @@ func (f *failingSender) Send(context.Context, jsonrpc.Message) error {
 	return errors.New("gone")
 }
 
-// A send that fails drops its batch: counted, never retried forever.
-func TestSlogHandlerFailedSendDrops(t *testing.T) {
+// A send that fails drops its batch: counted, never retried forever. In a
+// synctest bubble, once every goroutine is blocked, nothing more is sent.
+func TestSlogHandlerFailedSendDrops(t *testing.T) { synctest.Test(t, testSlogHandlerFailedSendDrops) }
+
+func testSlogHandlerFailedSendDrops(t *testing.T) {
 	s := New(mcp.Implementation{Name: "fail", Version: "1"})
 	out := &failingSender{}
 	ss := readySession(s, out)
@@ -176,7 +164,7 @@ func TestSlogHandlerFailedSendDrops(t *testing.T) {
 	for range 10 {
 		slog.New(h).Error("x")
 	}
-	eventually(t, "the sender ends", func() bool { return !sending(ss) })
+	testwait.WaitFor(t, "the sender ends", func() bool { return !sending(ss) })
 	if d := h.Dropped(); d != 10 {
 		t.Errorf("Dropped() = %d, want 10", d)
 	}
@@ -187,7 +175,7 @@ func TestSlogHandlerFailedSendDrops(t *testing.T) {
 	ss.Close()
 	before := out.sends.Load()
 	slog.New(h).Error("after close")
-	time.Sleep(20 * time.Millisecond)
+	synctest.Wait()
 	if out.sends.Load() != before || h.Dropped() != 10 {
 		t.Error("a closed session was sent to")
 	}

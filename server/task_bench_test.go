@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -82,19 +83,13 @@ func BenchmarkTasks(b *testing.B) {
 			})
 			// Let the handlers finish so that the task read is a completed one.
 			get := []byte(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"` + last.Task.TaskID + `",` + meta + `}}`)
-			for deadline := time.Now().Add(time.Minute); ; {
+			testwait.WaitFor(b, "the last task to complete", func() bool {
 				var d mcp.DetailedTask
 				if err := json.Unmarshal(do(get), &d); err != nil {
 					b.Fatal(err)
 				}
-				if d.Status == mcp.TaskCompleted {
-					break
-				}
-				if time.Now().After(deadline) {
-					b.Fatalf("task still %s", d.Status)
-				}
-				time.Sleep(time.Millisecond)
-			}
+				return d.Status == mcp.TaskCompleted
+			})
 			b.Run("get", func(b *testing.B) {
 				b.ReportAllocs()
 				start := time.Now()

@@ -3,10 +3,12 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -89,22 +91,22 @@ func startTask(t *testing.T, p *peer, tool string, extra map[string]any) mcp.Tas
 // waitStatus polls tasks/get until the task has status want.
 func waitStatus(t *testing.T, p *peer, id string, want mcp.TaskStatus, meta map[string]any) *mcp.DetailedTask {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
+	var d mcp.DetailedTask
+	seen := mcp.TaskStatus("")
+	testwait.WaitFor(t, fmt.Sprintf("task %s to be %s", id, want), func() bool {
 		params := map[string]any{"taskId": id}
 		if meta != nil {
 			params["_meta"] = meta
 		}
-		var d mcp.DetailedTask
+		d = mcp.DetailedTask{}
 		decodeResult(t, p.call("tasks/get", params), &d)
-		if d.Status == want {
-			return &d
+		if d.Status != seen && d.Status != want {
+			seen = d.Status
+			t.Logf("task %s is %s (%s), waiting for %s", id, d.Status, d.StatusMessage, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s is %s (%s), want %s", id, d.Status, d.StatusMessage, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return d.Status == want
+	})
+	return &d
 }
 
 func TestTaskCapabilitiesPerEra(t *testing.T) {
@@ -149,7 +151,7 @@ func TestTaskLegacyLifecycle(t *testing.T) {
 	}
 	p.send(&jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)})
 	res := callResult(t, p.wait(resultCh))
-	if text(t, res) != "Hello, Ada!" || !strings.Contains(string(mustJSON(t, res.Meta)), task.TaskID) {
+	if text(t, res) != "Hello, Ada!" || !strings.Contains(string(testwait.MustJSON(t, res.Meta)), task.TaskID) {
 		t.Errorf("tasks/result: %q meta %v", text(t, res), res.Meta)
 	}
 	waitStatus(t, p, task.TaskID, mcp.TaskCompleted, nil)
@@ -163,21 +165,22 @@ func TestTaskLegacyLifecycle(t *testing.T) {
 	wantError(t, p.call("tasks/get", map[string]any{"taskId": "nope"}), jsonrpc.CodeInvalidParams)
 	wantError(t, p.call("tasks/list", map[string]any{"cursor": "bogus"}), jsonrpc.CodeInvalidParams)
 
-	// Status changes were announced to the session.
+	// Status changes were announced to the session (the last may still be
+	// on its way).
 	seen := map[mcp.TaskStatus]bool{}
-	for len(p.notes) > 0 {
-		n := <-p.notes
-		if n.Method == mcp.NotificationTaskStatus {
-			var d mcp.DetailedTask
-			if err := json.Unmarshal(n.Params, &d); err != nil || d.TaskID != task.TaskID {
-				t.Errorf("status notification %s: %v", n.Params, err)
+	testwait.WaitFor(t, "a completed status notification", func() bool {
+		for len(p.notes) > 0 {
+			n := <-p.notes
+			if n.Method == mcp.NotificationTaskStatus {
+				var d mcp.DetailedTask
+				if err := json.Unmarshal(n.Params, &d); err != nil || d.TaskID != task.TaskID {
+					t.Errorf("status notification %s: %v", n.Params, err)
+				}
+				seen[d.Status] = true
 			}
-			seen[d.Status] = true
 		}
-	}
-	if !seen[mcp.TaskCompleted] {
-		t.Errorf("no completed status notification; saw %v", seen)
-	}
+		return seen[mcp.TaskCompleted]
+	})
 }
 
 func TestTaskSupportEnforced(t *testing.T) {
@@ -245,13 +248,8 @@ func TestTaskCancel(t *testing.T) {
 	if d.Status != mcp.TaskCancelled {
 		t.Errorf("tasks/cancel answered %s", d.Status)
 	}
-	select {
-	case cause := <-ended:
-		if cause == nil || !strings.Contains(cause.Error(), "cancelled") {
-			t.Errorf("handler's context ended with %v", cause)
-		}
-	case <-time.After(waitLimit):
-		t.Fatal("the handler was not cancelled")
+	if cause := testwait.Recv(t, ended, "the handler to be cancelled"); cause == nil || !strings.Contains(cause.Error(), "cancelled") {
+		t.Errorf("handler's context ended with %v", cause)
 	}
 	waitStatus(t, p, task.TaskID, mcp.TaskCancelled, nil) // not overwritten by the handler's end
 	wantError(t, p.call("tasks/result", map[string]any{"taskId": task.TaskID}), jsonrpc.CodeInvalidParams)
@@ -266,13 +264,8 @@ func TestTaskTTLEndsTheWork(t *testing.T) {
 	if created.Task.TTL == nil || *created.Task.TTL != 50*time.Millisecond {
 		t.Fatalf("ttl %v, want the server's maximum", created.Task.TTL)
 	}
-	select {
-	case cause := <-ended:
-		if cause == nil || !strings.Contains(cause.Error(), "expired") {
-			t.Errorf("handler's context ended with %v", cause)
-		}
-	case <-time.After(waitLimit):
-		t.Fatal("the TTL did not stop the handler")
+	if cause := testwait.Recv(t, ended, "the TTL to stop the handler"); cause == nil || !strings.Contains(cause.Error(), "expired") {
+		t.Errorf("handler's context ended with %v", cause)
 	}
 }
 
@@ -282,12 +275,11 @@ func TestTaskShutdownAndRestart(t *testing.T) {
 	s := taskServer(t, ended, server.WithTaskStore(store))
 	p, _ := legacyTaskPeer(t, s)
 	task := startTask(t, p, "block", nil)
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
+	ctx := testwait.Context(t)
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if cause := <-ended; cause != server.ErrServerShutdown {
+	if cause := testwait.Recv(t, ended, "the handler to end"); cause != server.ErrServerShutdown {
 		t.Errorf("handler ended with %v", cause)
 	}
 	d := waitStatus(t, p, task.TaskID, mcp.TaskFailed, nil)
