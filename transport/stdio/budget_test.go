@@ -3,11 +3,13 @@ package stdio_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport"
@@ -75,17 +77,10 @@ func (p *pipeSession) reply(id string) reply {
 	return reply{}
 }
 
-// waitInUse waits (10 s at most, a failure bound) for the budget to hold n
-// bytes.
+// waitInUse waits for the budget to hold n bytes.
 func waitInUse(t *testing.T, b *transport.MemoryBudget, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for b.InUse() != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("the budget holds %d bytes, want %d", b.InUse(), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.WaitFor(t, fmt.Sprintf("the budget to hold %d bytes", n), func() bool { return b.InUse() == n })
 }
 
 // Past the memory budget, a request is refused with CodeOverloaded and its
@@ -102,7 +97,7 @@ func TestMemoryBudgetRefusesPastItOverStdio(t *testing.T) {
 
 	hold := padded("1", "hold", 950, false)
 	p.write(hold)
-	<-started
+	testwait.Recv(t, started, "the hold call to start")
 	if got := b.InUse(); got != int64(len(hold)) {
 		t.Fatalf("a running request of %d bytes holds %d", len(hold), got)
 	}
@@ -171,7 +166,7 @@ func TestMemoryBudgetReleasedAfterEveryRequest(t *testing.T) {
 	// One running, one queued, one refused as busy, the queued one
 	// cancelled; then the running one is cancelled too.
 	p.write(call("10", "hold"))
-	<-started
+	testwait.Recv(t, started, "the hold call to start")
 	p.write(call("11", "count"), call("12", "count"))
 	if r := p.reply("12"); r.Error == nil || !strings.Contains(r.Error.Message, "server busy") {
 		t.Fatalf("want 12 refused as busy, got %+v", r)
@@ -182,7 +177,7 @@ func TestMemoryBudgetReleasedAfterEveryRequest(t *testing.T) {
 	// Serving ends with one request running and one queued: the drain
 	// timeout cancels the first and drops the second.
 	p.write(call("13", "hold"))
-	<-started
+	testwait.Recv(t, started, "the hold call to start")
 	p.write(call("14", "count"))
 	p.finish()
 	if b.InUse() != 0 || b.Refused() != 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport"
@@ -56,35 +57,25 @@ func (p *pipeSession) replyIDs() []string {
 	return ids
 }
 
-// waitReply waits (10 s at most, a failure bound) for a line with the given id.
+// waitReply waits for a line with the given id.
 func (p *pipeSession) waitReply(id string) {
 	p.t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
+	testwait.WaitFor(p.t, "a reply for id "+id, func() bool {
 		for _, got := range p.replyIDs() {
 			if got == id {
-				return
+				return true
 			}
 		}
-		select {
-		case <-deadline:
-			p.t.Fatalf("no reply for id %s within 10 s; output:\n%s", id, p.out.String())
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
+		return false
+	})
 }
 
 // finish ends the input and waits for Serve to return.
 func (p *pipeSession) finish() {
 	p.t.Helper()
 	p.in.Close()
-	select {
-	case err := <-p.done:
-		if err != nil {
-			p.t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		p.t.Fatal("Serve did not return at EOF")
+	if err := testwait.Recv(p.t, p.done, "Serve to return at EOF"); err != nil {
+		p.t.Fatal(err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport"
@@ -38,13 +39,8 @@ func runLines(t *testing.T, s *server.Server, input string, opts ...transport.Se
 	var out strings.Builder
 	done := make(chan error, 1)
 	go func() { done <- stdio.Serve(context.Background(), s, strings.NewReader(input), &out, opts...) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Serve returned %v; EOF must be a clean exit", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return at EOF")
+	if err := testwait.Recv(t, done, "Serve to return at EOF"); err != nil {
+		t.Fatalf("Serve returned %v; EOF must be a clean exit", err)
 	}
 	var lines []string
 	sc := bufio.NewScanner(strings.NewReader(out.String()))
@@ -121,17 +117,10 @@ func TestQueueBoundRefusesExcess(t *testing.T) {
 		write(`{"jsonrpc":"2.0","id":` + itoa(i) + `,"method":"tools/call","params":{"name":"wait"}}`)
 	}
 	// The third request exceeds one running plus one queued.
-	deadline := time.After(10 * time.Second)
-	for !strings.Contains(out.String(), "server busy") {
-		select {
-		case <-deadline:
-			t.Fatalf("no busy reply; output so far:\n%s", out.String())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	testwait.WaitFor(t, "the busy reply", func() bool { return strings.Contains(out.String(), "server busy") })
 	close(release)
 	pw.Close()
-	if err := <-done; err != nil {
+	if err := testwait.Recv(t, done, "Serve to return at EOF"); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
@@ -150,11 +139,7 @@ func TestDrainCancelsStragglersAtEOF(t *testing.T) {
 	})
 	input := initLine + "\n" + `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"forever"}}` + "\n"
 	runLines(t, s, input, transport.WithDrainTimeout(20*time.Millisecond))
-	select {
-	case <-cancelled:
-	case <-time.After(10 * time.Second):
-		t.Error("the straggling request's context was never cancelled")
-	}
+	testwait.Closed(t, cancelled, "the straggling request's context to be cancelled")
 }
 
 func TestWriteFailureEndsServe(t *testing.T) {
