@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -20,7 +21,7 @@ type serveFlags struct {
 	stdio          bool
 	redisURL       string // --redis: state shared with other replicas
 	redisPrefix    string
-	shared         *sharedStore // opened from --redis
+	shared         *sharedStore // opened from --redis, or the data directory's sessions
 	pageSize       int
 	toolTimeout    time.Duration
 	maxMessageSize int
@@ -131,6 +132,15 @@ func newServeCmd() *cobra.Command {
 			// stopped, running tasks are stopped and recorded as failed, then
 			// the store is closed.
 			defer tasks.close(srv, f.shutdownTimeout, logger)
+			if shared == nil && !f.stdio {
+				// Without Redis, sessions are kept in the data directory
+				// with the tasks (closed before it is unlocked).
+				if shared, err = openDataDirSessions(tasks, logger); err != nil {
+					return fmt.Errorf("--data-dir: %w", err)
+				}
+				defer shared.close()
+				f.shared = shared
+			}
 			// A signal stops the tasks at once, so that tasks/result
 			// requests waiting on them end before the HTTP server's graceful
 			// shutdown waits for them.

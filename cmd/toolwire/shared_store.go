@@ -5,21 +5,46 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"path/filepath"
 	"time"
 
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/ratelimit"
 	"github.com/toolwire/toolwire/redisstore"
 	"github.com/toolwire/toolwire/transport/streamable"
+	"github.com/toolwire/toolwire/transport/streamable/sqlitestore"
 )
 
-// sharedStore is a replica's connection to the state every replica of one
-// endpoint shares in Redis (the gateway's store.redis, serve's --redis):
-// 2025-era sessions, stream events and the messages between replicas,
-// tasks, and the gateway's rate limits.
+// sharedStore is where a process keeps the state that outlives it: with
+// Redis (the gateway's store.redis, serve's --redis), what every replica
+// of one endpoint shares (2025-era sessions, stream events and the
+// messages between replicas, tasks, and the gateway's rate limits);
+// without it, its 2025-era sessions in the data directory, so that their
+// clients go on with them after a restart.
 type sharedStore struct {
-	rc     *redisstore.Client
-	logger *slog.Logger
+	rc       *redisstore.Client // nil without Redis
+	sessions *sqlitestore.Store // the data directory's sessions, without Redis
+	logger   *slog.Logger
+}
+
+// sessionsFileName is the session database inside the data directory.
+const sessionsFileName = "sessions.db"
+
+// openDataDirSessions keeps 2025-era sessions in the data directory the
+// task store holds locked (one process per directory); nil when it holds
+// none (--data-dir "", or a directory another process is using), and
+// sessions then stay in memory.
+func openDataDirSessions(tasks *taskStore, logger *slog.Logger) (*sharedStore, error) {
+	if tasks.dir == "" {
+		return nil, nil
+	}
+	path := filepath.Join(tasks.dir, sessionsFileName)
+	st, err := sqlitestore.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
+	logger.Info("keeping 2025-era sessions on disk: their clients go on with them after a restart", "db", path)
+	return &sharedStore{sessions: st, logger: logger}, nil
 }
 
 // sharedStoreTimeout bounds connecting to the shared store at start.
@@ -48,6 +73,9 @@ func (s *sharedStore) handlerOptions() []streamable.HandlerOption {
 	if s == nil {
 		return nil
 	}
+	if s.rc == nil {
+		return []streamable.HandlerOption{streamable.WithSessionStore(s.sessions)}
+	}
 	return []streamable.HandlerOption{
 		streamable.WithSessionStore(s.rc.SessionStore()),
 		streamable.WithEventStore(s.rc.EventStore()),
@@ -58,7 +86,7 @@ func (s *sharedStore) handlerOptions() []streamable.HandlerOption {
 // shareLimits replaces the in-process rate limiter of cfg (when the file
 // sets rate_limits) with one whose buckets every replica shares.
 func (s *sharedStore) shareLimits(cfg *ratelimit.Config, g *gateway.Config) error {
-	if s == nil || cfg == nil {
+	if s == nil || s.rc == nil || cfg == nil {
 		return nil
 	}
 	l, err := s.rc.Limiter(*cfg)
@@ -81,12 +109,19 @@ func (s *sharedStore) taskStore() (*taskStore, error) {
 	return &taskStore{store: ts, unlock: func() {}}, nil
 }
 
-// close disconnects.
+// close disconnects, or closes the session database.
 func (s *sharedStore) close() {
 	if s == nil {
 		return
 	}
-	if err := s.rc.Close(); err != nil {
-		s.logger.Warn("closing the shared store", "error", err)
+	if s.sessions != nil {
+		if err := s.sessions.Close(); err != nil {
+			s.logger.Warn("closing the session database", "error", err)
+		}
+	}
+	if s.rc != nil {
+		if err := s.rc.Close(); err != nil {
+			s.logger.Warn("closing the shared store", "error", err)
+		}
 	}
 }
