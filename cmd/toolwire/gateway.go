@@ -215,6 +215,12 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 		}
 		defer tasks.close(nil, 0, logger) // after the gateway's close, which stops the tasks
 		gopts = append(gopts, gateway.WithServerOptions(tasks.serverOptions()...))
+		if shared == nil { // without Redis, 2025-era sessions are kept in data_dir too
+			if shared, err = openDataDirSessions(tasks, logger); err != nil {
+				return fmt.Errorf("data_dir: %w", err)
+			}
+			defer shared.close() // before data_dir is unlocked
+		}
 	}
 	if tp != nil {
 		gopts = append(gopts, gateway.WithTracerProvider(tp))
