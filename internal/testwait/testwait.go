@@ -53,18 +53,36 @@ func limit() time.Duration {
 // does not after Limit. Call it from the test's goroutine.
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
+	if d, ok := poll(cond); !ok {
+		t.Fatalf("still waiting for %s after %v", what, d)
+	}
+}
+
+// WaitForNil polls f as WaitFor polls its condition, until f returns nil,
+// and fails the test with what and f's last error if it has not after
+// Limit. Call it from the test's goroutine.
+func WaitForNil(t testing.TB, what string, f func() error) {
+	t.Helper()
+	var err error
+	if d, ok := poll(func() bool { err = f(); return err == nil }); !ok {
+		t.Fatalf("still waiting for %s after %v: %v", what, d, err)
+	}
+}
+
+// poll calls cond until it holds (ok) or limit() has passed (the limit).
+func poll(cond func() bool) (time.Duration, bool) {
 	if cond() {
-		return
+		return 0, true
 	}
 	d := limit()
 	deadline := time.Now().Add(d)
 	for pause := time.Millisecond; ; pause = min(2*pause, 20*time.Millisecond) {
 		time.Sleep(pause)
 		if cond() {
-			return
+			return 0, true
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("still waiting for %s after %v", what, d)
+			return d, false
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package testwait
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"runtime"
@@ -66,6 +67,27 @@ func TestWaitForHang(t *testing.T) {
 		}
 		if took := time.Since(start); took < Limit {
 			t.Errorf("gave up after %v, before Limit", took)
+		}
+	})
+}
+
+func TestWaitForNil(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		failed := run(t, func(ft *fakeT) {
+			WaitForNil(ft, "two", func() error {
+				if time.Since(start) < 2*time.Second {
+					return errors.New("not yet")
+				}
+				return nil
+			})
+		})
+		if failed != "" {
+			t.Fatalf("failed: %s", failed)
+		}
+		failed = run(t, func(ft *fakeT) { WaitForNil(ft, "never", func() error { return errors.New("still broken") }) })
+		if !strings.Contains(failed, "still waiting for never after 1m0s: still broken") {
+			t.Errorf("failed with %q", failed)
 		}
 	})
 }
