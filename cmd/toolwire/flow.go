@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -105,8 +107,12 @@ func loadProblems(err error) []string {
 }
 
 // flowFiles expands the paths: a directory stands for every *.flow.yaml
-// under it (recursively, sorted), a file for itself.
-func flowFiles(paths []string) ([]string, error) {
+// under it (recursively, sorted), a file for itself. Under a directory only
+// regular files count (a symbolic link, by what it names): reading a named
+// pipe or a device would block or never end, so each of those is skipped
+// with a line on warn. A path given by name is read whatever it is (a
+// pipe from <(...) among them).
+func flowFiles(paths []string, warn io.Writer) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	add := func(p string) {
@@ -129,9 +135,14 @@ func flowFiles(paths []string) ([]string, error) {
 			if err != nil {
 				return err
 			}
-			if !d.IsDir() && strings.HasSuffix(d.Name(), ".flow.yaml") {
-				found = append(found, path)
+			if d.IsDir() || !strings.HasSuffix(d.Name(), ".flow.yaml") {
+				return nil
 			}
+			if what := notRegular(path, d); what != "" {
+				fmt.Fprintf(warn, "toolwire: skipping %s: %s, not a regular file\n", path, what)
+				return nil
+			}
+			found = append(found, path)
 			return nil
 		})
 		if err != nil {
@@ -146,6 +157,80 @@ func flowFiles(paths []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// notRegular says what the entry at path is when it is not a regular file
+// (following a symbolic link), "" when it is one.
+func notRegular(path string, d fs.DirEntry) string {
+	mode := d.Type()
+	if mode&fs.ModeSymlink != 0 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return "a broken symbolic link"
+		}
+		mode = fi.Mode().Type()
+	}
+	switch {
+	case mode.IsRegular():
+		return ""
+	case mode&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	case mode&fs.ModeDevice != 0:
+		return "a device"
+	case mode.IsDir():
+		return "a directory"
+	}
+	return "a special file"
+}
+
+// loadFlow is flow.Load given up when ctx ends (errInterrupted): opening a
+// named pipe blocks until something writes to it, and no context reaches
+// into that.
+func loadFlow(ctx context.Context, path string) (*flow.File, error) {
+	type loaded struct {
+		file *flow.File
+		err  error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		f, err := flow.Load(path)
+		done <- loaded{f, err}
+	}()
+	select {
+	case l := <-done:
+		return l.file, l.err
+	case <-ctx.Done():
+		return nil, errInterrupted
+	}
+}
+
+// exitOnSecondSignal makes a second SIGINT or SIGTERM end the process at
+// once (status 130): the first cancels the command's context (main), and
+// whatever does not heed it (a server that will not stop) is not waited for
+// after another. stop ends the watch.
+func exitOnSecondSignal() (stop func()) {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for seen := 0; ; {
+			select {
+			case <-ch:
+				if seen++; seen == 2 {
+					fmt.Fprintln(os.Stderr, "toolwire: interrupted again: exiting now")
+					os.Exit(130)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
 }
 
 // ---- check
@@ -176,18 +261,22 @@ func runCheck(cmd *cobra.Command, f *inputFlags, connect bool, args []string) er
 	if len(args) == 0 {
 		return usageError{"no manifest given: toolwire check FILE..."}
 	}
+	defer exitOnSecondSignal()()
 	inputs, err := f.parse()
 	if err != nil {
 		return err
 	}
-	files, err := flowFiles(args)
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	files, err := flowFiles(args, errOut)
 	if err != nil {
 		return err
 	}
-	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	bad := 0
 	for _, path := range files {
-		file, err := flow.Load(path)
+		file, err := loadFlow(cmd.Context(), path)
+		if err == errInterrupted {
+			return err
+		}
 		if err == nil && connect {
 			opts := []flow.RunOption{flow.WithConnect(true), f.clientOptions(errOut)}
 			in := map[string]string{}
@@ -200,6 +289,9 @@ func runCheck(cmd *cobra.Command, f *inputFlags, connect bool, args []string) er
 				opts = append(opts, flow.WithInputs(in))
 			}
 			err = flow.Check(cmd.Context(), file, opts...)
+			if cmd.Context().Err() != nil {
+				return errInterrupted
+			}
 		}
 		if err != nil {
 			bad++
@@ -260,8 +352,12 @@ func runFlowCmd(cmd *cobra.Command, f *inputFlags, name, output string, args []s
 	if err != nil {
 		return err
 	}
+	defer exitOnSecondSignal()()
 	out, errOut := cmd.OutOrStdout(), syncWriter(cmd.ErrOrStderr())
-	file, err := flow.Load(args[0])
+	file, err := loadFlow(cmd.Context(), args[0])
+	if err == errInterrupted {
+		return err
+	}
 	if err != nil {
 		problems := loadProblems(err)
 		for _, p := range problems {
@@ -397,11 +493,12 @@ func runTestCmd(cmd *cobra.Command, f *testFlags, args []string) error {
 		}
 		filter = re
 	}
+	defer exitOnSecondSignal()()
 	inputs, err := f.parse()
 	if err != nil {
 		return err
 	}
-	paths, err := flowFiles(args)
+	paths, err := flowFiles(args, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
@@ -415,7 +512,10 @@ func runTestCmd(cmd *cobra.Command, f *testFlags, args []string) error {
 	declared := map[string]bool{}
 	for i, path := range paths {
 		reports[i] = junitFile{Path: path}
-		file, err := flow.Load(path)
+		file, err := loadFlow(cmd.Context(), path)
+		if err == errInterrupted {
+			return err
+		}
 		if err != nil {
 			problems := loadProblems(err)
 			reports[i].Tests = []junitTest{{Name: filepath.Base(path), Errored: true, Type: "load",
