@@ -30,12 +30,14 @@ type ServerBackend struct{ s *server.Server }
 // NewServerBackend returns a Backend calling s in process.
 func NewServerBackend(s *server.Server) *ServerBackend { return &ServerBackend{s: s} }
 
-// ListTools returns the server's tools as a 2026-07-28 client sees them.
+// ListTools returns the server's tools as a 2026-07-28 client sees them:
+// those the caller ctx carries (auth.PrincipalFrom) may see, when the server
+// filters its lists by caller.
 func (b *ServerBackend) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
-	return b.s.Tools(), nil
+	return b.s.ToolsFor(ctx), nil
 }
 
-// CallTool runs the tool in process.
+// CallTool runs the tool in process, as the caller ctx carries.
 func (b *ServerBackend) CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	return b.s.CallTool(ctx, name, args, nil)
 }
