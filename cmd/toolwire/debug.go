@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"log/slog"
 	"net"
 	"net/http"
@@ -33,27 +33,20 @@ func serveDebug(ctx context.Context, addr string, logger *slog.Logger) (stop fun
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !loopbackHost(r.Host) {
-				http.Error(w, "Host not allowed", http.StatusForbidden)
-				return
-			}
-			mux.ServeHTTP(w, r)
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("debug server failed", "error", err)
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host) {
+			http.Error(w, "Host not allowed", http.StatusForbidden)
+			return
 		}
-	}()
+		mux.ServeHTTP(w, r)
+	})
+	// The auxiliary listeners' bounds, with time to write a CPU profile
+	// or trace of up to 90 s (pprof's seconds parameter).
+	limits := httpguard.AuxLimits
+	limits.WriteTimeout = 2 * time.Minute
+	stop = limits.Serve(ln, handler, nil, func(err error) { logger.Error("debug server failed", "error", err) })
 	logger.Info("serving runtime profiles at /debug/pprof/", "address", ln.Addr().String())
-	return func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}, nil
+	return stop, nil
 }
 
 // loopbackHost reports whether a Host header names the loopback interface.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"io"
 	"log/slog"
 	"maps"
@@ -408,19 +409,13 @@ func serveAdmin(ctx context.Context, addr string, g *gateway.Gateway, page http.
 		mux.Handle("/admin/", page)
 		paths += " /admin/"
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second,
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("admin listener", "error", err)
-		}
-	}()
-	logger.Info("admin endpoints", "url", "http://"+ln.Addr().String(), "paths", paths)
-	return func() {
-		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(c)
-	}, nil
+	// Bounded in connections and time (httpguard.AuxLimits), so that
+	// whoever reaches the admin port can never take the descriptors or
+	// the memory the MCP listener needs.
+	stop = httpguard.AuxLimits.Serve(ln, mux, slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		func(err error) { logger.Error("admin listener", "error", err) })
+	logger.Info("admin endpoints", "url", "http://"+ln.Addr().String(), "paths", paths, "max_conns", httpguard.AuxLimits.MaxConns)
+	return stop, nil
 }
 
 // reloader reloads the config file on SIGHUP and when its content

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolwire/toolwire/internal/httpguard"
+	"github.com/toolwire/toolwire/transport/streamable"
 	"log/slog"
 	"net"
 	"net/http"
@@ -96,10 +98,13 @@ func serveOTC(ctx context.Context, srv *server.Server, f *otcServeFlags, logger 
 	if f.authenticate != nil {
 		handler = f.authenticate(h)
 	}
-	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	// Calls may run as long as their tools (no write timeout); the
+	// connections held at once are bounded like the MCP listener's.
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: httpguard.AuxLimits.MaxHeaderBytes}
 	errc := make(chan error, 1)
 	go func() {
-		err := hs.Serve(ln)
+		err := hs.Serve(httpguard.LimitListener(ln, streamable.DefaultMaxConns))
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"log/slog"
 	"net"
 	"net/http"
@@ -227,7 +228,7 @@ func serveAuthHTTP(ctx context.Context, srv *server.Server, f *serveFlags, h *st
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(httpguard.LimitListener(ln, streamable.DefaultMaxConns)) }()
 	logger.Info("serving reference tools over Streamable HTTP", "url", endpoint, "tools", len(srv.Tools()),
 		"auth_issuer", a.issuer, "audience", audience, "resource_metadata", prm)
 	select {

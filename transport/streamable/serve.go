@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,6 +19,11 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultShutdownTimeout   = 30 * time.Second
 	DefaultMaxHeaderBytes    = 64 << 10
+	// DefaultMaxConns bounds the connections the endpoint holds at once
+	// (WithMaxConns): past it new ones wait in the kernel's backlog, so
+	// that a flood of idle connections cannot exhaust the process's
+	// descriptors.
+	DefaultMaxConns = 4096
 )
 
 type serverConfig struct {
@@ -25,6 +31,7 @@ type serverConfig struct {
 	readHeaderTimeout time.Duration
 	idleTimeout       time.Duration
 	maxHeaderBytes    int
+	maxConns          int
 	shutdownTimeout   time.Duration
 	onListen          func(url string)
 	logger            *slog.Logger
@@ -64,6 +71,13 @@ func WithIdleTimeout(d time.Duration) ServerOption {
 // 64 KiB). Values of zero or less mean the default.
 func WithMaxHeaderBytes(n int) ServerOption {
 	return serverOption(func(c *serverConfig) { c.maxHeaderBytes = n })
+}
+
+// WithMaxConns bounds the connections held at once (default
+// DefaultMaxConns); past it a new connection waits to be accepted until
+// one closes. Values of zero or less mean the default.
+func WithMaxConns(n int) ServerOption {
+	return serverOption(func(c *serverConfig) { c.maxConns = n })
 }
 
 // WithShutdownTimeout sets how long requests in flight may finish once the
@@ -117,6 +131,9 @@ func newServerConfig(opts []ServerOption) serverConfig {
 	if c.maxHeaderBytes <= 0 {
 		c.maxHeaderBytes = DefaultMaxHeaderBytes
 	}
+	if c.maxConns <= 0 {
+		c.maxConns = DefaultMaxConns
+	}
 	if c.shutdownTimeout <= 0 {
 		c.shutdownTimeout = DefaultShutdownTimeout
 	}
@@ -163,7 +180,7 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, opts ...ServerOptio
 		ErrorLog:          slog.NewLogLogger(o.logger.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(httpguard.LimitListener(ln, o.maxConns)) }()
 	if o.onListen != nil {
 		o.onListen("http://" + ln.Addr().String() + o.path)
 	}
