@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -46,10 +47,17 @@ const CodeOverloaded int64 = -32005
 // and HTTP connections alike), making the bound server-wide. It is safe for
 // concurrent use, and TryAcquire and Release neither allocate nor block. A
 // nil *MemoryBudget admits everything.
+//
+// A Share of a budget is a budget too: what it admits is taken from its
+// parent, and it never holds more than its own limit, so one class of
+// callers (those without credentials, one client address) cannot take the
+// whole of its parent.
 type MemoryBudget struct {
 	limit   int64
 	inUse   atomic.Int64
 	refused atomic.Int64
+	parent  *MemoryBudget // a share's budget; nil for a budget of its own
+	name    string        // who holds a share, for Refusal
 }
 
 // NewMemoryBudget returns a budget of limit bytes; a limit of 0 or less
@@ -70,11 +78,27 @@ var sharedBudget = sync.OnceValue(func() *MemoryBudget { return NewMemoryBudget(
 // together. An HTTP handler can share it too.
 func SharedMemoryBudget() *MemoryBudget { return sharedBudget() }
 
+// Share returns a share of b named name (who holds it, as a refusal says:
+// "requests without credentials"): a budget of limit bytes whose takes are
+// taken from b as well, so that its holders never hold more than limit of
+// b, whatever b has left. A limit of 0 or less, or past b's, is b's. A
+// share of a nil budget is nil (no budget).
+func (b *MemoryBudget) Share(name string, limit int64) *MemoryBudget {
+	if b == nil {
+		return nil
+	}
+	if limit <= 0 || limit > b.limit {
+		limit = b.limit
+	}
+	return &MemoryBudget{limit: limit, parent: b, name: name}
+}
+
 // TryAcquire takes n bytes from the budget and reports true, or reports
 // false, taking nothing, when that would pass the limit (a request larger
-// than the whole limit never fits). n of 0 or less takes nothing and
-// succeeds. Every successful TryAcquire must be matched by a Release of the
-// same n.
+// than the whole limit never fits); a share takes from its parent too, and
+// refuses when either would pass its limit. n of 0 or less takes nothing
+// and succeeds. Every successful TryAcquire must be matched by a Release of
+// the same n.
 func (b *MemoryBudget) TryAcquire(n int64) bool {
 	if b == nil || n <= 0 {
 		return true
@@ -86,13 +110,19 @@ func (b *MemoryBudget) TryAcquire(n int64) bool {
 			return false
 		}
 		if b.inUse.CompareAndSwap(cur, cur+n) {
-			return true
+			break
 		}
 	}
+	if !b.parent.TryAcquire(n) {
+		b.inUse.Add(-n)
+		return false
+	}
+	return true
 }
 
-// Release gives back n bytes taken by TryAcquire. Giving back more than was
-// taken never makes the budget larger than its limit.
+// Release gives back n bytes taken by TryAcquire (for a share, to its
+// parent too). Giving back more than was taken never makes the budget
+// larger than its limit.
 func (b *MemoryBudget) Release(n int64) {
 	if b == nil || n <= 0 {
 		return
@@ -100,9 +130,21 @@ func (b *MemoryBudget) Release(n int64) {
 	for {
 		cur := b.inUse.Load()
 		if b.inUse.CompareAndSwap(cur, max(cur-n, 0)) {
-			return
+			break
 		}
 	}
+	b.parent.Release(n)
+}
+
+// Available returns the bytes a TryAcquire could take now: what is left of
+// the limit, and for a share of its parent's, whichever is less. It is a
+// snapshot: another goroutine may take them first. A nil budget has no
+// bound (math.MaxInt64).
+func (b *MemoryBudget) Available() int64 {
+	if b == nil {
+		return math.MaxInt64
+	}
+	return min(max(b.limit-b.inUse.Load(), 0), b.parent.Available())
 }
 
 // InUse returns the bytes taken now.
@@ -121,7 +163,9 @@ func (b *MemoryBudget) Limit() int64 {
 	return b.limit
 }
 
-// Refused returns how many times TryAcquire has refused.
+// Refused returns how many times a take did not fit this budget's own
+// limit: a TryAcquire on it, or on a share of it that its own limit let
+// through.
 func (b *MemoryBudget) Refused() int64 {
 	if b == nil {
 		return 0
@@ -130,8 +174,20 @@ func (b *MemoryBudget) Refused() int64 {
 }
 
 // Refusal is the error answering a request of n bytes the budget refused:
-// CodeOverloaded, saying why in protocol terms.
+// CodeOverloaded, saying why in protocol terms. For a share it names the
+// limit that does not fit n now: the share's own, or its parent's.
 func (b *MemoryBudget) Refusal(n int64) *jsonrpc.Error {
+	for s := b; s != nil && s.parent != nil; s = s.parent {
+		if n > s.limit {
+			return jsonrpc.NewError(CodeOverloaded, "server overloaded: a request of %d bytes exceeds the share of %d bytes of the memory budget that %s may hold; it was not read", n, s.limit, s.name)
+		}
+		if n > s.limit-s.inUse.Load() {
+			return jsonrpc.NewError(CodeOverloaded, "server overloaded: %s hold their share of %d bytes of the memory budget; this request of %d bytes was not read: retry once their earlier requests are answered", s.name, s.limit, n)
+		}
+		if s.parent.parent == nil {
+			b = s.parent
+		}
+	}
 	if n > b.Limit() {
 		return jsonrpc.NewError(CodeOverloaded, "server overloaded: a request of %d bytes exceeds the memory budget of %d bytes for requests in flight; it was not read", n, b.Limit())
 	}
