@@ -94,7 +94,7 @@ func TestMemoryBudgetShareConcurrent(t *testing.T) {
 
 // Taking through a share allocates nothing.
 func TestMemoryBudgetShareDoesNotAllocate(t *testing.T) {
-	addr := NewMemoryBudget(1 << 20).Share("anonymous", 1<<19).Share("address", 1<<18)
+	addr := NewMemoryBudget(1<<20).Share("anonymous", 1<<19).Share("address", 1<<18)
 	if n := testing.AllocsPerRun(100, func() {
 		if addr.TryAcquire(512) {
 			addr.Release(512)
