@@ -3,11 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"github.com/toolwire/toolwire/internal/wirejson"
 
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/gateway/enrich"
 	"github.com/toolwire/toolwire/gateway/policy"
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // Enricher adds context to a tool's successful result before it leaves

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolwire/toolwire/internal/wirejson"
 	"io"
 	"maps"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // DefaultMaxResponseBytes bounds a response the client reads.

@@ -3,12 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/toolwire/toolwire/internal/httpguard"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/httpguard"
 )
 
 // serveDebug serves the Go runtime's profiles (heap, goroutines, CPU) at

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolwire/toolwire/internal/httpguard"
-	"github.com/toolwire/toolwire/transport/streamable"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,9 +14,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/otc"
 	"github.com/toolwire/toolwire/server"
+	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 // otcServeFlags configure the Open Tool Calling endpoint `serve` runs next

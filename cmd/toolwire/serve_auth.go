@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"github.com/toolwire/toolwire/internal/httpguard"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolwire/toolwire/auth"
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/streamable"
 )

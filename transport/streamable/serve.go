@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/toolwire/toolwire/internal/httpguard"
 	"log/slog"
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/httpguard"
 )
 
 // Defaults for ListenAndServe and the ServerOption constructors.
