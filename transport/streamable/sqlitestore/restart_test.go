@@ -1,11 +1,13 @@
 package sqlitestore
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -75,11 +77,53 @@ func post(tb testing.TB, hc *http.Client, url, sid, body string) (int, string, s
 	return resp.StatusCode, string(b), resp.Header.Get(streamable.HeaderSessionID)
 }
 
+var eventIDRE = regexp.MustCompile(`(?m)^id: ?(\S+)$`)
+
+// get sends a GET for sid's stream, resuming after lastID if set; the
+// response's body is closed when the test ends.
+func get(t *testing.T, hc *http.Client, url, sid, lastID string) *http.Response {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	r, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	r.Header.Set("Accept", "text/event-stream")
+	r.Header.Set(streamable.HeaderSessionID, sid)
+	r.Header.Set(streamable.HeaderProtocolVersion, "2025-11-25")
+	if lastID != "" {
+		r.Header.Set(streamable.HeaderLastEventID, lastID)
+	}
+	resp, err := hc.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); resp.Body.Close() })
+	return resp
+}
+
+// firstEventID opens sid's GET stream and returns the id of its first
+// event (the priming event), then closes it.
+func firstEventID(t *testing.T, hc *http.Client, url, sid string) string {
+	t.Helper()
+	resp := get(t, hc, url, sid, "")
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if m := eventIDRE.FindStringSubmatch(sc.Text()); m != nil {
+			return m[1]
+		}
+	}
+	t.Fatalf("the GET stream ended with no event id: %v", sc.Err())
+	return ""
+}
+
 // TestSessionSurvivesRestart: a session opened on one handler and store
 // is served, on its id and with the state its client set (its log level),
-// by a new server, handler and store on the same file, as after a process
-// restart, with no second initialize; once deleted it stays gone through
-// the next restart.
+// by a new server, handler and stores on the same file, as after a process
+// restart, with no second initialize; its GET stream resumes from an
+// event id of before the restart; once deleted it stays gone through the
+// next restart.
 func TestSessionSurvivesRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	hc := &http.Client{}
@@ -88,7 +132,7 @@ func TestSessionSurvivesRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		url, stop := endpoint(t, streamable.WithSessionStore(st))
+		url, stop := endpoint(t, streamable.WithSessionStore(st), streamable.WithEventStore(NewEventStore(streamable.NewMemoryEventStore())))
 		return url, func() {
 			stop()
 			if err := st.Close(); err != nil {
@@ -101,10 +145,19 @@ func TestSessionSurvivesRestart(t *testing.T) {
 	if status != http.StatusOK || sid == "" {
 		t.Fatalf("initialize: %d, session %q", status, sid)
 	}
-	for _, body := range []string{readyBody, levelBody} {
-		if status, b, _ := post(t, hc, url, sid, body); status/100 != 2 {
-			t.Fatalf("%s: %d %s", body, status, b)
-		}
+	if status, b, _ := post(t, hc, url, sid, readyBody); status/100 != 2 {
+		t.Fatalf("notifications/initialized: %d %s", status, b)
+	}
+	// An event id of the GET stream, and one of a POST stream (a call
+	// that logs, at the default level, answers on SSE).
+	getID := firstEventID(t, hc, url, sid)
+	status, b, _ := post(t, hc, url, sid, logBody)
+	postID := eventIDRE.FindStringSubmatch(b)
+	if status != http.StatusOK || !strings.Contains(b, "notifications/message") || postID == nil {
+		t.Fatalf("a call that logs: %d %s", status, b)
+	}
+	if status, b, _ := post(t, hc, url, sid, levelBody); status != http.StatusOK {
+		t.Fatalf("logging/setLevel: %d %s", status, b)
 	}
 	if status, b, _ := post(t, hc, url, sid, echoBody); status != http.StatusOK || !strings.Contains(b, echoResult) {
 		t.Fatalf("a call before the restart: %d %s", status, b)
@@ -118,6 +171,15 @@ func TestSessionSurvivesRestart(t *testing.T) {
 	if status, b, _ := post(t, hc, url, sid, logBody); status != http.StatusOK || !strings.Contains(b, "logged") ||
 		strings.Contains(b, "notifications/message") {
 		t.Errorf("the client's log level (critical) was not kept: an error was logged to it: %d %s", status, b)
+	}
+	// The GET stream resumes from its id of before the restart, with
+	// nothing to replay; the POST stream, whose request ended with the
+	// process, does not.
+	if resp := get(t, hc, url, sid, getID); resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Errorf("resuming the GET stream after the restart: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if resp := get(t, hc, url, sid, postID[1]); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("resuming a POST stream of before the restart: %d, want 400", resp.StatusCode)
 	}
 	r, _ := http.NewRequest(http.MethodDelete, url, nil)
 	r.Header.Set(streamable.HeaderSessionID, sid)

@@ -3,7 +3,8 @@
 // holding a session goes on with it, on the same id, once the process is
 // back (toolwire serve --data-dir, a gateway's data_dir). Replicas that
 // serve one endpoint together share sessions through Redis instead
-// (package redisstore).
+// (package redisstore). Stream events stay in memory: EventStore wraps
+// their store so that a client's GET stream resumes after a restart.
 //
 // A request on an established session costs no SQLite operation most of
 // the time: the store keeps the records it holds in memory too, and writes
