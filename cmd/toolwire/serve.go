@@ -283,7 +283,7 @@ func serveHTTP(cmd *cobra.Command, srv *server.Server, f *serveFlags, logger *sl
 		httpBudgetOption(f.memoryBudget),
 		streamable.WithReadTimeout(f.readTimeout),
 		streamable.WithWriteTimeout(f.writeTimeout),
-		logOpt}, f.shared.handlerOptions()...)...)
+		logOpt}, f.shared.handlerOptions(streamable.WithMaxBytes(f.eventStoreBytes))...)...)
 	if f.authOn {
 		return serveAuthHTTP(cmd.Context(), srv, f, h, logger)
 	}

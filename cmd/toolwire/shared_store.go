@@ -68,13 +68,16 @@ func openSharedStore(ctx context.Context, rawURL, prefix string, logger *slog.Lo
 }
 
 // handlerOptions make the MCP endpoint serve sessions opened on any
-// replica and resume any replica's streams.
-func (s *sharedStore) handlerOptions() []streamable.HandlerOption {
+// replica and resume any replica's streams; without Redis, serve the
+// sessions opened before a restart, whose stream events (in memory,
+// bounded by events) are not kept through it.
+func (s *sharedStore) handlerOptions(events ...streamable.MemoryEventStoreOption) []streamable.HandlerOption {
 	if s == nil {
 		return nil
 	}
 	if s.rc == nil {
-		return []streamable.HandlerOption{streamable.WithSessionStore(s.sessions)}
+		return []streamable.HandlerOption{streamable.WithSessionStore(s.sessions),
+			streamable.WithEventStore(sqlitestore.NewEventStore(streamable.NewMemoryEventStore(events...)))}
 	}
 	return []streamable.HandlerOption{
 		streamable.WithSessionStore(s.rc.SessionStore()),
