@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/toolwire/toolwire"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -32,9 +33,6 @@ const (
 	// (WithMaxServerRequests).
 	DefaultMaxServerRequests = 16
 )
-
-// Version is the client's default clientInfo version.
-const Version = "0.1.0"
 
 // RequestHandler answers what a server asks of the client: legacy
 // server-to-client requests (elicitation/create, sampling/createMessage,
@@ -124,7 +122,7 @@ func newConfig(opts []Option) config {
 		}
 	}
 	if c.clientInfo.Name == "" {
-		c.clientInfo = mcp.Implementation{Name: "toolwire-client", Version: Version}
+		c.clientInfo = mcp.Implementation{Name: "toolwire-client", Version: toolwire.Version()}
 	}
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
@@ -178,7 +176,7 @@ func (f clientOption) applyClient(c *config) { f(c) }
 
 // WithClientInfo sets the clientInfo sent in initialize and in every
 // 2026-07-28 request's _meta. By default, and when info.Name is empty, it is
-// {toolwire-client, Version}.
+// {toolwire-client, toolwire.Version()}.
 func WithClientInfo(info mcp.Implementation) Option {
 	return clientOption(func(c *config) { c.clientInfo = info })
 }

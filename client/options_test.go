@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -21,7 +22,7 @@ var (
 
 func TestConfigDefaults(t *testing.T) {
 	c := newConfig(nil)
-	if c.clientInfo.Name != "toolwire-client" || c.clientInfo.Version != Version {
+	if c.clientInfo.Name != "toolwire-client" || c.clientInfo.Version != toolwire.Version() {
 		t.Errorf("clientInfo = %+v", c.clientInfo)
 	}
 	if c.era != mcp.EraAuto || c.protocolVersion != "" || c.noValidate {
@@ -52,7 +53,7 @@ func TestConfigOutOfRange(t *testing.T) {
 		WithMaxServerRequests(-1),
 		WithLogger(nil),
 	})
-	if c.clientInfo.Name != "toolwire-client" || c.clientInfo.Version != Version {
+	if c.clientInfo.Name != "toolwire-client" || c.clientInfo.Version != toolwire.Version() {
 		t.Errorf("clientInfo = %+v", c.clientInfo)
 	}
 	if c.probeTimeout != DefaultProbeTimeout || c.maxMessageSize != DefaultMaxMessageSize ||

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolwire/toolwire"
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/mcp"
@@ -136,7 +137,7 @@ func newOptions(opts []Option) options {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
 	if o.info.Name == "" {
-		o.info = mcp.Implementation{Name: "toolwire-gateway", Version: client.Version}
+		o.info = mcp.Implementation{Name: "toolwire-gateway", Version: toolwire.Version()}
 	}
 	if o.timeout <= 0 {
 		o.timeout = DefaultTimeout

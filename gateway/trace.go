@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolwire/toolwire"
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/jsonscan"
 	"github.com/toolwire/toolwire/internal/wirejson"
@@ -63,7 +64,7 @@ type tracing struct {
 }
 
 func newTracing(tp trace.TracerProvider) *tracing {
-	return &tracing{tracer: tp.Tracer("github.com/toolwire/toolwire/gateway", trace.WithInstrumentationVersion(client.Version))}
+	return &tracing{tracer: tp.Tracer("github.com/toolwire/toolwire/gateway", trace.WithInstrumentationVersion(toolwire.Version()))}
 }
 
 // upstreamKey carries, from the SERVER span's middleware to the upstream

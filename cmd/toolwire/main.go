@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/toolwire/toolwire"
 )
 
 func main() {
@@ -27,7 +29,10 @@ func newRootCmd() *cobra.Command {
 		Short:         "Serve MCP tools, and list and call tools on MCP servers",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       toolwire.Version(),
 	}
+	root.SetVersionTemplate("toolwire {{.Version}}\n")
+	root.AddCommand(newVersionCmd())
 	root.AddCommand(newServeCmd(), newToolsCmd(), newCallCmd())
 	root.AddCommand(newResourcesCmd(), newReadCmd(), newPromptsCmd(), newPromptCmd())
 	root.AddCommand(newTasksCmd(), newTaskCmd())

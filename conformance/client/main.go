@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire"
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/mcp"
@@ -42,7 +43,7 @@ func main() {
 func run(ctx context.Context, scenario, url string, logger *slog.Logger) error {
 	version := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION")
 	opts := []client.Option{
-		client.WithClientInfo(mcp.Implementation{Name: "toolwire-conformance-client", Version: client.Version}),
+		client.WithClientInfo(mcp.Implementation{Name: "toolwire-conformance-client", Version: toolwire.Version()}),
 		client.WithLogger(logger),
 		client.WithTimeout(20 * time.Second),
 	}
