@@ -3,7 +3,9 @@ package sqlitestore
 import (
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/toolwire/toolwire/transport/streamable"
 )
@@ -11,35 +13,45 @@ import (
 // BenchmarkSessionStore is what keeping 2025-era sessions in SQLite costs:
 // W1 (sequential tools/call of an echo tool on an open session) and open
 // (initialize and notifications/initialized), over HTTP on loopback,
-// against the same endpoint with sessions in memory only. sqlite-ops/op
-// counts the SQLite statements of one operation:
+// against the same endpoint with sessions in memory only (none), and with
+// the in-memory SessionStore (memstore: the handler's work for a store,
+// without SQLite's). sqlite-ops/op counts the SQLite statements of one
+// operation:
 // go test -run '^$' -bench SessionStore -benchtime 2000x ./transport/streamable/sqlitestore/
 func BenchmarkSessionStore(b *testing.B) {
-	for _, store := range []string{"memory", "sqlite"} {
-		var opts []streamable.HandlerOption
-		var st *Store
-		if store == "sqlite" {
-			var err error
-			if st, err = Open(filepath.Join(b.TempDir(), "sessions.db")); err != nil {
-				b.Fatal(err)
+	for _, store := range []string{"none", "memstore", "sqlite"} {
+		// Each run gets an endpoint of its own: an endpoint admits a few
+		// thousand anonymous sessions.
+		setup := func(b *testing.B) (url string, ops func() int64) {
+			var opts []streamable.HandlerOption
+			var st *Store
+			switch store {
+			case "memstore":
+				opts = []streamable.HandlerOption{streamable.WithSessionStore(streamable.NewMemorySessionStore())}
+			case "sqlite":
+				var err error
+				if st, err = Open(filepath.Join(b.TempDir(), "sessions.db")); err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { st.Close() })
+				opts = []streamable.HandlerOption{streamable.WithSessionStore(st)}
 			}
-			b.Cleanup(func() { st.Close() })
-			opts = []streamable.HandlerOption{streamable.WithSessionStore(st)}
+			url, _ = endpoint(b, opts...)
+			return url, func() int64 {
+				if st == nil {
+					return -1
+				}
+				return st.ops.Load()
+			}
 		}
-		url, _ := endpoint(b, opts...)
 		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-		ops := func() int64 {
-			if st == nil {
-				return 0
-			}
-			return st.ops.Load()
-		}
-		report := func(b *testing.B, before int64) {
-			if st != nil {
+		report := func(b *testing.B, ops func() int64, before int64) {
+			if before >= 0 {
 				b.ReportMetric(float64(ops()-before)/float64(b.N), "sqlite-ops/op")
 			}
 		}
 		b.Run(store+"/W1", func(b *testing.B) {
+			url, ops := setup(b)
 			sid := benchOpen(b, hc, url)
 			benchPost(b, hc, url, sid, echoBody)
 			before := ops()
@@ -48,9 +60,10 @@ func BenchmarkSessionStore(b *testing.B) {
 				benchPost(b, hc, url, sid, echoBody)
 			}
 			b.StopTimer()
-			report(b, before)
+			report(b, ops, before)
 		})
 		b.Run(store+"/open", func(b *testing.B) {
+			url, ops := setup(b)
 			benchOpen(b, hc, url)
 			before := ops()
 			b.ResetTimer()
@@ -58,7 +71,7 @@ func BenchmarkSessionStore(b *testing.B) {
 				benchOpen(b, hc, url)
 			}
 			b.StopTimer()
-			report(b, before)
+			report(b, ops, before)
 		})
 	}
 }
@@ -73,9 +86,49 @@ func benchOpen(b *testing.B, hc *http.Client, url string) string {
 
 // benchPost sends one message and returns the session id answered.
 func benchPost(b *testing.B, hc *http.Client, url, sid, body string) string {
-	status, _, answered := post(b, hc, url, sid, body)
+	status, got, answered := post(b, hc, url, sid, body)
 	if status/100 != 2 {
-		b.Fatalf("status %d for %s", status, body)
+		b.Fatalf("status %d for %s: %s", status, body, got)
 	}
 	return answered
+}
+
+// BenchmarkStore is the store's own cost per operation, without HTTP:
+// Touch of an established session (in memory, no statement), Update (one
+// UPDATE) and Create (one INSERT):
+// go test -run '^$' -bench 'Store$' ./transport/streamable/sqlitestore/
+func BenchmarkStore(b *testing.B) {
+	ctx := b.Context()
+	st, err := Open(filepath.Join(b.TempDir(), "sessions.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	state := []byte(`{"version":"2025-11-25","clientInfo":{"name":"bench","version":"1"},"capabilities":{},"ready":true}`)
+	if err := st.Create(ctx, &streamable.SessionRecord{ID: "s", State: state}, time.Hour); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Touch", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := st.Touch(ctx, "s", time.Hour); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Update", func(b *testing.B) {
+		for b.Loop() {
+			if err := st.Update(ctx, "s", state, time.Hour); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	i := 0 // ids stay unique across the runs of Create
+	b.Run("Create", func(b *testing.B) {
+		for b.Loop() {
+			i++
+			if err := st.Create(ctx, &streamable.SessionRecord{ID: "c" + strconv.Itoa(i), State: state}, time.Hour); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
