@@ -480,8 +480,9 @@ func (s *Store) sweepLocked(ctx context.Context, now int64) error {
 		return fmt.Errorf("sqlitestore: sweeping: %w", err)
 	}
 	defer tx.Rollback()
+	del := tx.StmtContext(ctx, s.del)
 	for _, id := range gone {
-		if _, err := tx.StmtContext(ctx, s.del).ExecContext(ctx, id); err != nil {
+		if _, err := del.ExecContext(ctx, id); err != nil {
 			return fmt.Errorf("sqlitestore: sweeping: %w", err)
 		}
 	}

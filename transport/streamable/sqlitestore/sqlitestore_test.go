@@ -208,6 +208,36 @@ func TestCap(t *testing.T) {
 	}
 }
 
+// TestSweep: once the file holds enough rows, a Create drops the expired
+// sessions, those whose expiry was written ahead of their ttl too, and no
+// later store brings them back.
+func TestSweep(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	clk := sessionstoretest.NewClock()
+	s := open(t, path, clk)
+	for i := range 64 {
+		if err := s.Create(ctx, &streamable.SessionRecord{ID: fmt.Sprintf("old%d", i)}, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Advance(61 * time.Second) // expired; the file says so only 15 s later
+	if err := s.Create(ctx, &streamable.SessionRecord{ID: "new"}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Len(); n != 1 {
+		t.Errorf("after the sweep: %d sessions, want 1", n)
+	}
+	s.Close()
+	s = open(t, path, clk)
+	if n := s.Len(); n != 1 {
+		t.Errorf("reopened: %d sessions, want 1", n)
+	}
+	if _, err := s.Touch(ctx, "old7", time.Minute); !errors.Is(err, streamable.ErrSessionNotFound) {
+		t.Errorf("a swept session after reopening: %v", err)
+	}
+}
+
 // TestBounds: ids and states past the bounds are refused, never stored.
 func TestBounds(t *testing.T) {
 	ctx := context.Background()
