@@ -27,27 +27,14 @@ import (
 // its calls before and after succeed on the same session id, with no
 // second initialize.
 
-var (
-	buildOnce sync.Once
-	toolwire  string
-	buildErr  error
-)
-
-// toolwireBin builds ./cmd/toolwire of the work tree once.
-func toolwireBin(t *testing.T) string {
+// buildToolwire builds ./cmd/toolwire of the work tree for one test.
+func buildToolwire(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "interop-toolwire-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		toolwire, buildErr = procs.Build(dir)
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	bin, err := procs.Build(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
-	return toolwire
+	return bin
 }
 
 // freeAddr returns a loopback address nothing listens on now, for a
@@ -79,9 +66,9 @@ func (p *proc) logText() string {
 
 // startToolwire runs toolwire with args and waits until its log says it
 // serves (ready matches a line). The test's end kills it if still running.
-func startToolwire(t *testing.T, ready *regexp.Regexp, args ...string) *proc {
+func startToolwire(t *testing.T, bin string, ready *regexp.Regexp, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(toolwireBin(t), args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -179,28 +166,28 @@ func (w *wire) count(method string) (posts int, gets []int) {
 	return posts, append([]int(nil), w.gets...)
 }
 
-// restartable is how to start one kind of toolwire endpoint on addr with
-// its state in dir, and the name of its echo tool.
+// restartable is how to start one kind of toolwire endpoint (the binary
+// bin) on addr with its state in dir, and the name of its echo tool.
 type restartable struct {
 	name  string
-	start func(t *testing.T, addr, dir string) *proc
+	start func(t *testing.T, bin, addr, dir string) *proc
 	echo  string
 }
 
 var serveReady = regexp.MustCompile(`msg="serving reference tools over Streamable HTTP"`)
 
 var restartables = []restartable{
-	{"serve", func(t *testing.T, addr, dir string) *proc {
-		return startToolwire(t, serveReady, "serve", "--addr", addr, "--data-dir", dir)
+	{"serve", func(t *testing.T, bin, addr, dir string) *proc {
+		return startToolwire(t, bin, serveReady, "serve", "--addr", addr, "--data-dir", dir)
 	}, "echo"},
-	{"gateway", func(t *testing.T, addr, dir string) *proc {
+	{"gateway", func(t *testing.T, bin, addr, dir string) *proc {
 		cfg := filepath.Join(dir, "gateway.yaml")
 		text := fmt.Sprintf("listen: %q\ndata_dir: %q\nupstreams:\n  ref:\n    command: [%q, serve, --stdio, --data-dir, \"\"]\n",
-			addr, filepath.Join(dir, "data"), toolwireBin(t))
+			addr, filepath.Join(dir, "data"), bin)
 		if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		return startToolwire(t, regexp.MustCompile(`msg="gateway serving"`), "gateway", "--config", cfg, "--admin-listen", "off")
+		return startToolwire(t, bin, regexp.MustCompile(`msg="gateway serving"`), "gateway", "--config", cfg, "--admin-listen", "off")
 	}, "ref__echo"},
 }
 
@@ -211,10 +198,11 @@ var restartables = []restartable{
 // id, its standalone GET stream is served again after the restart, and it
 // never initializes a second time.
 func TestGoSDKSessionSurvivesRestart(t *testing.T) {
+	bin := buildToolwire(t)
 	for _, r := range restartables {
 		t.Run(r.name, func(t *testing.T) {
 			addr, dir := freeAddr(t), t.TempDir()
-			p := r.start(t, addr, dir)
+			p := r.start(t, bin, addr, dir)
 			w := &wire{base: http.DefaultTransport}
 			ctx := t.Context()
 			c := mcp.NewClient(&mcp.Implementation{Name: "restart-go-sdk", Version: "1.0.0"}, nil)
@@ -245,7 +233,7 @@ func TestGoSDKSessionSurvivesRestart(t *testing.T) {
 			})
 			_, before := w.count("")
 			p.stop(t)
-			p = r.start(t, addr, dir)
+			p = r.start(t, bin, addr, dir)
 			// The client reconnects its GET stream by itself once the
 			// process is back; the session must be served on it too.
 			testwait.WaitFor(t, "the client's GET stream after the restart", func() bool {
