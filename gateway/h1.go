@@ -13,7 +13,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -24,7 +23,7 @@ const (
 	h1TLSTimeout  = 10 * time.Second
 	h1IdleTimeout = 90 * time.Second // a pooled connection idle longer is closed
 	h1KeepAlive   = 30 * time.Second // TCP keep-alive probes on every connection
-	h1ProbeIdle   = time.Second      // a connection idle longer is checked for a close by the server before reuse
+	h1ProbeIdle   = time.Second      // where the socket cannot be read without waiting: a connection idle longer is probed before reuse
 	h1Max1xx      = 5                // informational responses skipped before the final one
 	h1BufferSize  = 8 << 10
 	h1ProbeWait   = 100 * time.Microsecond // how long the liveness probe waits for a byte or the end
@@ -42,12 +41,16 @@ var h1Past = time.Unix(1, 0)
 // A connection returns to the pool once its response body has been read
 // to the end and closed, unless the request or the response said
 // Connection: close; a body closed early, a failed read or a cancelled
-// request closes it. At most maxIdle connections per origin are kept;
-// calls in flight beyond that open connections closed afterwards. https
-// uses crypto/tls with HTTP/1.1 (no HTTP/2), no response is decompressed
-// (no Accept-Encoding is sent), and an origin that HTTP_PROXY, HTTPS_PROXY
-// and NO_PROXY send through a proxy goes through a net/http.Transport
-// instead.
+// request closes it. A pooled connection the server has closed is not
+// used (see alive); one that fails before the request is written whole is
+// replaced, and the request sent again, once. A request written whole is
+// never sent again, whatever follows: the server may have acted on it (as
+// net/http, which does not replay a POST it has written). At most maxIdle
+// connections per origin are kept; calls in flight beyond that open
+// connections closed afterwards. https uses crypto/tls with HTTP/1.1 (no
+// HTTP/2), no response is decompressed (no Accept-Encoding is sent), and
+// an origin that HTTP_PROXY, HTTPS_PROXY and NO_PROXY send through a
+// proxy goes through a net/http.Transport instead.
 type h1Transport struct {
 	maxIdle  int
 	dialer   net.Dialer
@@ -73,15 +76,9 @@ type h1Conn struct {
 	nc     net.Conn
 	br     *bufio.Reader
 	bw     *bufio.Writer
-	read   int64     // bytes read from nc so far (see retryable)
 	since  time.Time // when it was last put in the pool
 	reused bool      // taken from the pool: its server may have closed it meanwhile
-}
-
-func (c *h1Conn) Read(p []byte) (int, error) {
-	n, err := c.nc.Read(p)
-	c.read += int64(n)
-	return n, err
+	werr   error     // why writing a request failed; the connection is then closed
 }
 
 func newH1Transport(maxIdle int) *h1Transport {
@@ -162,11 +159,12 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err == nil {
 			return resp, nil
 		}
-		if retried || !c.reused || !retryable(err) || ctx.Err() != nil || !replayable(req) {
+		if retried || !c.reused || !unsent(err) || ctx.Err() != nil || !replayable(req) {
 			return nil, err
 		}
-		// The server closed the pooled connection before it could have
-		// read the request: send it again on a new one.
+		// The pooled connection failed before the whole request was
+		// written: the server cannot have acted on it. Send it again on
+		// a new connection, once.
 		if req.GetBody != nil {
 			body, gerr := req.GetBody()
 			if gerr != nil {
@@ -228,14 +226,13 @@ func (t *h1Transport) exchange(ctx context.Context, c *h1Conn, req *http.Request
 		err = c.bw.Flush()
 	}
 	if err != nil {
-		if !errors.Is(err, errH1Write) {
-			// req.Write reports the body's errors as they are, and the
-			// connection's wrapped in errH1Write (see Write).
-			return fail(err)
+		if c.werr == nil {
+			return fail(err) // the body's own error
 		}
-		return fail(&h1Error{err: err, unsent: true})
+		// req.Write reports the connection's error past the head as if
+		// the body's, hence c.werr.
+		return fail(&h1Error{err: fmt.Errorf("writing the request: %w", c.werr), unsent: true})
 	}
-	before := c.read
 	resp, err := http.ReadResponse(c.br, req)
 	for n := 0; err == nil && resp.StatusCode >= 100 && resp.StatusCode < 200; n++ {
 		if resp.StatusCode == http.StatusSwitchingProtocols || n == h1Max1xx {
@@ -244,7 +241,7 @@ func (t *h1Transport) exchange(ctx context.Context, c *h1Conn, req *http.Request
 		resp, err = http.ReadResponse(c.br, req)
 	}
 	if err != nil {
-		return fail(&h1Error{err: err, unsent: c.read == before})
+		return fail(&h1Error{err: err})
 	}
 	if tc, ok := c.nc.(*tls.Conn); ok {
 		st := tc.ConnectionState()
@@ -266,42 +263,43 @@ func (t *h1Transport) exchange(ctx context.Context, c *h1Conn, req *http.Request
 // h1NoStop is the cancellation watch of a request that cannot be cancelled.
 func h1NoStop() bool { return true }
 
-// errH1Write marks an error of the connection while writing a request,
-// as opposed to one of reading its body.
-var errH1Write = errors.New("writing the request")
-
-// h1Writer is the connection as the request writer sees it.
+// h1Writer is the connection as the request writer sees it: it keeps
+// the connection's write error apart from the body's read errors.
 type h1Writer struct{ c *h1Conn }
 
 func (w h1Writer) Write(p []byte) (int, error) {
 	n, err := w.c.nc.Write(p)
 	if err != nil {
-		err = fmt.Errorf("%w: %w", errH1Write, err)
+		w.c.werr = err
 	}
 	return n, err
 }
 
-// h1Error is a failed exchange; unsent says that nothing of the response
-// arrived, or the request could not be written, so that the server
-// cannot have acted on it if the connection was closed under it.
+// h1Error is a connection failing an exchange. unsent: the request could
+// not be written whole, so the server cannot have acted on it; otherwise
+// it was written, and the server may have acted on it even though no
+// response came (a server that ran a tool call and died before answering
+// looks, from here, like one that closed the connection unread).
 type h1Error struct {
 	err    error
 	unsent bool
 }
 
-func (e *h1Error) Error() string { return e.err.Error() }
+func (e *h1Error) Error() string {
+	if e.unsent {
+		return e.err.Error()
+	}
+	return "the connection failed after the request was sent and before a response; not sent again, since the server may have acted on it: " + e.err.Error()
+}
+
 func (e *h1Error) Unwrap() error { return e.err }
 
-// retryable says whether err is a pooled connection's close by the server
-// before it could have read the request: the write failed, or the
-// connection ended or was reset before any byte of the response.
-func retryable(err error) bool {
+// unsent says whether err is the failure to write a request whole, the
+// only failure after which a request is sent again (as net/http, which
+// never replays a POST it has written).
+func unsent(err error) bool {
 	var he *h1Error
-	if !errors.As(err, &he) || !he.unsent {
-		return false
-	}
-	return errors.Is(err, errH1Write) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	return errors.As(err, &he) && he.unsent
 }
 
 // replayable says whether req's body can be sent again.
@@ -333,13 +331,13 @@ func (t *h1Transport) dial(ctx context.Context, k h1Key, p *h1Pool) (*h1Conn, er
 		}
 		c.nc = tc
 	}
-	c.br = bufio.NewReaderSize(c, h1BufferSize)
+	c.br = bufio.NewReaderSize(c.nc, h1BufferSize)
 	c.bw = bufio.NewWriterSize(h1Writer{c}, h1BufferSize)
 	return c, nil
 }
 
 // get takes the most recently used idle connection of the pool, skipping
-// those idle too long or, after h1ProbeIdle, closed by the server.
+// those idle too long or closed by the server (see alive).
 func (t *h1Transport) get(p *h1Pool) *h1Conn {
 	for {
 		t.mu.Lock()
@@ -352,8 +350,7 @@ func (t *h1Transport) get(p *h1Pool) *h1Conn {
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 		t.mu.Unlock()
-		idle := time.Since(c.since)
-		if idle < h1ProbeIdle || (idle < h1IdleTimeout && c.alive()) {
+		if idle := time.Since(c.since); idle < h1IdleTimeout && c.alive(idle) {
 			c.reused = true
 			return c
 		}
@@ -391,13 +388,26 @@ func (t *h1Transport) put(p *h1Pool, c *h1Conn) {
 	}
 }
 
-// alive says whether an idle connection can still carry a request: the
-// server has neither closed it nor sent anything unasked. The probe is a
-// read that waits h1ProbeWait at most.
-func (c *h1Conn) alive() bool {
+// alive says whether a connection idle for idle can still carry a
+// request: the server has neither closed it nor sent anything unasked.
+// Every reuse checks, since a request written on a connection the server
+// had already closed fails without being sent again (see unsent). Where
+// the socket can be read without waiting (peerClosed) that read decides;
+// elsewhere a connection idle past h1ProbeIdle is probed with a read that
+// waits h1ProbeWait at most, and a younger one is taken as alive.
+func (c *h1Conn) alive(idle time.Duration) bool {
 	if c.br.Buffered() > 0 {
 		return false
 	}
+	if closed, ok := peerClosed(c.nc); ok {
+		return !closed
+	}
+	return idle < h1ProbeIdle || c.probe()
+}
+
+// probe is a read that waits h1ProbeWait at most: a connection with
+// nothing to read by then is alive.
+func (c *h1Conn) probe() bool {
 	if c.nc.SetReadDeadline(time.Now().Add(h1ProbeWait)) != nil {
 		return false
 	}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -399,141 +400,208 @@ func readRequest(br *bufio.Reader) (string, error) {
 	return string(b), err
 }
 
-// TestH1StaleConnRetried: a pooled connection the server closed while it
-// was idle is replaced by a new one, and the request sent again, when
-// nothing of it can have been processed; a request whose body cannot be
-// replayed, or an exchange on a new connection, is not retried.
-func TestH1StaleConnRetried(t *testing.T) {
+// TestH1WrittenRequestNotReplayed: a request written whole is never sent
+// again, whatever follows: a reused connection closed without a byte of
+// the response (the server may have run the request and died) or after
+// part of its head, or a new connection closed without a byte. The error
+// says the request was sent and not sent again.
+func TestH1WrittenRequestNotReplayed(t *testing.T) {
 	h1Leaks(t)
-	var got sync.Map // request bodies seen, by connection
-	srv := newRawServer(t, func(n int64, c net.Conn) {
-		// One exchange per connection, then the server closes it without
-		// saying so (as an idle timeout does).
-		br := bufio.NewReader(c)
-		body, err := readRequest(br)
-		if err != nil {
-			return
-		}
-		got.Store(n, body)
-		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-	})
-	tr := newTestH1(t, 4)
-	for i := range 3 {
-		msg := "call" + strconv.Itoa(i)
-		// The server has closed the pooled connection by the time of the
-		// next request: wait for its FIN to arrive, within the
-		// probe-free window (h1ProbeIdle).
-		time.Sleep(20 * time.Millisecond)
-		_, body := h1Do(t, tr, http.MethodPost, srv.url(), []byte(msg))
-		if body != msg {
-			t.Fatalf("request %d: body %q, want %q", i, body, msg)
-		}
-	}
-	if n := srv.conns.Load(); n != 3 {
-		t.Fatalf("%d connections, want 3 (each pooled one found closed)", n)
-	}
-	seen := 0
-	got.Range(func(_, _ any) bool { seen++; return true })
-	if seen != 3 {
-		t.Fatalf("the server read %d requests, want 3 (each once)", seen)
-	}
-
-	// Not replayable: the body has no GetBody.
-	time.Sleep(20 * time.Millisecond)
-	req, _ := http.NewRequest(http.MethodPost, srv.url(), io.NopCloser(strings.NewReader("once")))
-	req.ContentLength = 4
-	if _, err := tr.RoundTrip(req); err == nil {
-		t.Fatal("a request with a body that cannot be replayed was retried on a stale connection")
-	}
-}
-
-// TestH1NoRetryAfterResponseStarted: a connection that fails after part of
-// the response, or a new connection that fails, is not retried: the
-// server may have acted on the request.
-func TestH1NoRetryAfterResponseStarted(t *testing.T) {
-	h1Leaks(t)
-	var requests atomic.Int64
+	var seen sync.Map // X-Id: *atomic.Int64, times the server read that request whole
 	srv := newRawServer(t, func(n int64, c net.Conn) {
 		br := bufio.NewReader(c)
 		for {
-			if _, err := readRequest(br); err != nil {
+			req, err := http.ReadRequest(br)
+			if err != nil {
 				return
 			}
-			switch requests.Add(1) {
-			case 1: // a whole response: the connection is pooled
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-			case 2: // half a head, then the end
+			if _, err := io.Copy(io.Discard, req.Body); err != nil {
+				return
+			}
+			v, _ := seen.LoadOrStore(req.Header.Get("X-Id"), new(atomic.Int64))
+			v.(*atomic.Int64).Add(1)
+			switch req.Header.Get("X-Then") {
+			case "close": // read and acted on, then gone without a byte
+				return
+			case "half":
 				io.WriteString(c, "HTTP/1.1 200 O")
 				return
-			default: // the end without a byte, on a new connection
-				return
 			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		}
 	})
 	tr := newTestH1(t, 4)
-	h1Do(t, tr, http.MethodPost, srv.url(), []byte("a"))
-	req, _ := http.NewRequest(http.MethodPost, srv.url(), strings.NewReader("b"))
-	if _, err := tr.RoundTrip(req); err == nil {
-		t.Fatal("an exchange whose response was cut off succeeded")
+	send := func(id, then string) error {
+		req, _ := http.NewRequest(http.MethodPost, srv.url(), strings.NewReader("call "+id))
+		req.Header.Set("X-Id", id)
+		req.Header.Set("X-Then", then)
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return err
 	}
-	if n := requests.Load(); n != 2 {
-		t.Fatalf("the server saw %d requests, want 2 (no retry after the response began)", n)
+	times := func(id string) int64 {
+		v, ok := seen.Load(id)
+		if !ok {
+			return 0
+		}
+		return v.(*atomic.Int64).Load()
 	}
-	req, _ = http.NewRequest(http.MethodPost, srv.url(), strings.NewReader("c"))
-	if _, err := tr.RoundTrip(req); err == nil {
-		t.Fatal("an exchange closed without a response succeeded")
-	}
-	if n := requests.Load(); n != 3 {
-		t.Fatalf("the server saw %d requests, want 3 (no retry on a new connection)", n)
+	for _, tc := range []struct {
+		id, then string
+		pooled   bool // sent on a pooled connection
+	}{
+		{"closed-reused", "close", true},
+		{"half-head-reused", "half", true},
+		{"closed-new", "close", false},
+	} {
+		if tc.pooled {
+			if err := send("pool-"+tc.id, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := srv.conns.Load()
+		err := send(tc.id, tc.then)
+		if err == nil {
+			t.Fatalf("%s: the exchange succeeded", tc.id)
+		}
+		if tc.then == "close" && !strings.Contains(err.Error(), "not sent again") {
+			t.Errorf("%s: error %q does not say the request was sent and not sent again", tc.id, err)
+		}
+		if n := times(tc.id); n != 1 {
+			t.Fatalf("%s: the server read the request %d times, want 1", tc.id, n)
+		}
+		want := before
+		if !tc.pooled {
+			want++
+		}
+		if n := srv.conns.Load(); n != want {
+			t.Fatalf("%s: %d connections, want %d (no new one for a retry)", tc.id, n, want)
+		}
 	}
 }
 
-// TestH1ProbeDropsClosedIdle: a connection idle past h1ProbeIdle that the
-// server closed meanwhile is found closed before it is used.
-func TestH1ProbeDropsClosedIdle(t *testing.T) {
+// patternBody is a request body of n bytes made as it is read, never held.
+type patternBody struct{ left int64 }
+
+func (b *patternBody) Read(p []byte) (int, error) {
+	if b.left == 0 {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), b.left))
+	for i := range p[:n] {
+		p[i] = 'x'
+	}
+	b.left -= int64(n)
+	return n, nil
+}
+
+// bodyBeyondBuffers is a body size no pair of loopback socket buffers can
+// hold: a server that stops reading partway makes the writer wait, so
+// that its close fails the write rather than the read after it.
+func bodyBeyondBuffers() int64 {
+	size := int64(64 << 20)
+	var sum int64
+	for _, f := range []string{"/proc/sys/net/ipv4/tcp_wmem", "/proc/sys/net/ipv4/tcp_rmem"} {
+		b, err := os.ReadFile(f)
+		if fields := strings.Fields(string(b)); err == nil && len(fields) == 3 {
+			n, _ := strconv.ParseInt(fields[2], 10, 64)
+			sum += n
+		}
+	}
+	return max(size, 4*sum)
+}
+
+// TestH1WriteFailureRetried: a pooled connection the server closes while
+// the request is being written (it read the head and closed with the body
+// unread, as a server closing an idle connection the moment it is used
+// would) fails the write: the server cannot have acted on a request it
+// did not receive whole, so the request is sent again on a new
+// connection, once, and succeeds. A second failure is not retried, nor is
+// a request whose body cannot be replayed.
+func TestH1WriteFailureRetried(t *testing.T) {
 	h1Leaks(t)
-	var requests atomic.Int64
-	firstClosed := make(chan struct{})
+	size := bodyBeyondBuffers()
+	var cut sync.Map // X-Id: true, once the server has cut that request short
+	var heads, whole atomic.Int64
 	srv := newRawServer(t, func(n int64, c net.Conn) {
 		br := bufio.NewReader(c)
-		if _, err := readRequest(br); err != nil {
-			return
-		}
-		requests.Add(1)
-		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-		if n == 1 {
-			c.Close()
-			close(firstClosed)
-		}
-		if n == 2 { // the second connection stays open for another exchange
-			if _, err := readRequest(br); err == nil {
-				requests.Add(1)
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
 			}
+			switch id := req.Header.Get("X-Id"); {
+			case req.Header.Get("X-Cut") == "always":
+				heads.Add(1)
+				return // closed with the body unread: a reset
+			case req.Header.Get("X-Cut") == "once":
+				if _, done := cut.LoadOrStore(id, true); !done {
+					heads.Add(1)
+					return
+				}
+			}
+			got, err := io.Copy(io.Discard, req.Body)
+			if err != nil {
+				return
+			}
+			if got == req.ContentLength {
+				whole.Add(1)
+			}
+			s := strconv.FormatInt(got, 10)
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(s), s)
 		}
 	})
 	tr := newTestH1(t, 4)
-	h1Do(t, tr, http.MethodPost, srv.url(), []byte("a"))
-	<-firstClosed
-	time.Sleep(10 * time.Millisecond) // the FIN's way over loopback
-	k, _ := h1Origin(httptest.NewRequest(http.MethodGet, srv.url(), nil))
-	tr.mu.Lock()
-	p := tr.pools[k]
-	p.idle[0].since = time.Now().Add(-2 * h1ProbeIdle)
-	c := p.idle[0]
-	tr.mu.Unlock()
-	if c.alive() {
-		t.Fatal("alive: true for a connection the server closed")
+	big := func(id, how string, replayable bool) *http.Request {
+		req, _ := http.NewRequest(http.MethodPost, srv.url(), io.NopCloser(&patternBody{left: size}))
+		req.ContentLength = size
+		if replayable {
+			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(&patternBody{left: size}), nil }
+		}
+		req.Header.Set("X-Id", id)
+		req.Header.Set("X-Cut", how)
+		return req
 	}
-	h1Do(t, tr, http.MethodPost, srv.url(), []byte("b"))
-	// The second connection, idle past the probe threshold but open,
-	// passes the probe and is reused.
-	tr.mu.Lock()
-	p.idle[0].since = time.Now().Add(-2 * h1ProbeIdle)
-	tr.mu.Unlock()
-	h1Do(t, tr, http.MethodPost, srv.url(), []byte("c"))
-	if n, r := srv.conns.Load(), requests.Load(); n != 2 || r != 3 {
-		t.Fatalf("%d connections, %d requests; want 2 and 3", n, r)
+	pool := func() {
+		t.Helper()
+		if _, got := h1Do(t, tr, http.MethodPost, srv.url(), []byte("abc")); got != "3" {
+			t.Fatalf("a small exchange: body %q, want \"3\"", got)
+		}
+	}
+
+	pool() // connection 1, pooled
+	resp, err := tr.RoundTrip(big("once", "once", true))
+	if err != nil {
+		t.Fatalf("a request whose write failed on a pooled connection: %v, want it sent again and answered", err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(b) != strconv.FormatInt(size, 10) {
+		t.Fatalf("answer %q, %v; want the %d bytes received whole", b, err, size)
+	}
+	if h, w, n := heads.Load(), whole.Load(), srv.conns.Load(); h != 1 || w != 2 || n != 2 {
+		t.Fatalf("cut %d, received whole %d, connections %d; want 1, 2 (the small one and the retry), 2", h, w, n)
+	}
+
+	// Connection 2, pooled after the retry, is cut, and so is the retry's
+	// connection 3: no third attempt.
+	if _, err := tr.RoundTrip(big("always", "always", true)); err == nil {
+		t.Fatal("a request cut on every connection succeeded")
+	}
+	if h, n := heads.Load(), srv.conns.Load(); h != 3 || n != 3 {
+		t.Fatalf("cut %d times, %d connections; want 3 and 3 (one retry only)", h, n)
+	}
+
+	// A body without GetBody cannot be sent again.
+	pool() // connection 4
+	if _, err := tr.RoundTrip(big("unreplayable", "once", false)); err == nil {
+		t.Fatal("a request whose body cannot be replayed succeeded after its write failed")
+	}
+	if h, n := heads.Load(), srv.conns.Load(); h != 4 || n != 4 {
+		t.Fatalf("cut %d times, %d connections; want 4 and 4 (no retry)", h, n)
 	}
 }
 
