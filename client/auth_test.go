@@ -10,9 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -87,14 +87,13 @@ func authServer(t *testing.T) (*httptest.Server, *[]string) {
 }
 
 func authOpts() []client.Option {
-	return []client.Option{client.WithEra(mcp.EraLegacy), client.WithProtocolVersion("2025-11-25"), client.WithTimeout(5 * time.Second)}
+	return []client.Option{client.WithEra(mcp.EraLegacy), client.WithProtocolVersion("2025-11-25"), client.WithTimeout(testwait.Limit)}
 }
 
 func TestHTTPAuthRetriesWithBodyReplayed(t *testing.T) {
 	srv, bodies := authServer(t)
 	a := &stubAuth{tokens: []string{"stale", "good"}}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx := testwait.Context(t)
 	c, err := client.Connect(ctx, &client.HTTP{URL: srv.URL, Auth: a}, authOpts()...)
 	if err != nil {
 		t.Fatal(err)
@@ -114,8 +113,7 @@ func TestHTTPAuthRetriesWithBodyReplayed(t *testing.T) {
 
 func TestHTTP401WithoutAuthKeepsChallenge(t *testing.T) {
 	srv, _ := authServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx := testwait.Context(t)
 	_, err := client.Connect(ctx, &client.HTTP{URL: srv.URL}, authOpts()...)
 	var te *client.TransportError
 	if !errors.As(err, &te) || te.StatusCode != http.StatusUnauthorized || te.WWWAuthenticate != `Bearer resource_metadata="http://x/prm"` {
@@ -129,8 +127,7 @@ func TestHTTP401WithoutAuthKeepsChallenge(t *testing.T) {
 func TestHTTPAuthRetriesAreBounded(t *testing.T) {
 	srv, bodies := authServer(t)
 	a := &stubAuth{tokens: []string{"a", "b", "c", "d", "e", "f", "good"}}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx := testwait.Context(t)
 	_, err := client.Connect(ctx, &client.HTTP{URL: srv.URL, Auth: a}, authOpts()...)
 	var te *client.TransportError
 	if !errors.As(err, &te) || te.StatusCode != http.StatusUnauthorized {
@@ -144,8 +141,7 @@ func TestHTTPAuthRetriesAreBounded(t *testing.T) {
 func TestHTTPAuthChallengeError(t *testing.T) {
 	srv, _ := authServer(t)
 	a := &stubAuth{tokens: []string{"x"}, err: errors.New("no browser")}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx := testwait.Context(t)
 	_, err := client.Connect(ctx, &client.HTTP{URL: srv.URL, Auth: a}, authOpts()...)
 	var te *client.TransportError
 	if !errors.As(err, &te) || te.StatusCode != http.StatusUnauthorized || !strings.Contains(err.Error(), "no browser") {

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -120,9 +122,7 @@ func TestServerRequestsEveryTransport(t *testing.T) {
 			if c.Era() != mcp.EraLegacy {
 				t.Fatalf("era %v", c.Era())
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			res, err := c.CallTool(ctx, "roots", nil)
+			res, err := c.CallTool(testwait.Context(t), "roots", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,25 +224,24 @@ func TestConnInProcess(t *testing.T) {
 }
 
 // TestConnCancelSendsCancelled: cancelling a call over a Conn sends
-// notifications/cancelled, which cancels the handler's context.
+// notifications/cancelled, which cancels the handler's context. The call's
+// timeout is the subject: in a synctest bubble it fires once the request
+// is on its way, at its time, however busy the machine.
 func TestConnCancelSendsCancelled(t *testing.T) {
 	for _, era := range []mcp.Era{mcp.EraModern, mcp.EraLegacy} {
 		t.Run(era.String(), func(t *testing.T) {
-			cancelled := make(chan error, 1)
-			c := connect(t, inProcess(t, serverRequestsServer(cancelled)), client.WithEra(era))
-			_, err := c.CallTool(context.Background(), "wait", nil, client.WithTimeout(100*time.Millisecond))
-			if !errors.Is(err, context.DeadlineExceeded) || client.CodeOf(err) != client.CodeTransport ||
-				!strings.Contains(err.Error(), "no response within 100ms") {
-				t.Fatalf("err = %v", err)
-			}
-			select {
-			case cause := <-cancelled:
-				if !strings.Contains(fmt.Sprint(cause), "cancelled by the client") {
+			synctest.Test(t, func(t *testing.T) {
+				cancelled := make(chan error, 1)
+				c := connect(t, inProcess(t, serverRequestsServer(cancelled)), client.WithEra(era))
+				_, err := c.CallTool(context.Background(), "wait", nil, client.WithTimeout(100*time.Millisecond))
+				if !errors.Is(err, context.DeadlineExceeded) || client.CodeOf(err) != client.CodeTransport ||
+					!strings.Contains(err.Error(), "no response within 100ms") {
+					t.Fatalf("err = %v", err)
+				}
+				if cause := testwait.Recv(t, cancelled, "the handler to be cancelled"); !strings.Contains(fmt.Sprint(cause), "cancelled by the client") {
 					t.Errorf("handler context ended with %v", cause)
 				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("the handler was never cancelled")
-			}
+			})
 		})
 	}
 }
@@ -263,11 +262,7 @@ func TestConnClose(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-served:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the server never saw the connection close")
-	}
+	testwait.Recv(t, served, "the server to see the connection close")
 	if _, err := c.ListTools(context.Background()); client.CodeOf(err) != client.CodeTransport {
 		t.Fatalf("after Close: %v", err)
 	}
@@ -339,7 +334,7 @@ func TestConnMalformedOversizedAndEnd(t *testing.T) {
 		}
 		return "close"
 	})
-	c := connect(t, &client.Conn{Conn: conn}, client.WithEra(mcp.EraLegacy), client.WithMaxMessageSize(1024), client.WithTimeout(10*time.Second))
+	c := connect(t, &client.Conn{Conn: conn}, client.WithEra(mcp.EraLegacy), client.WithMaxMessageSize(1024), client.WithTimeout(testwait.Limit))
 	ctx := context.Background()
 	if _, err := c.CallTool(ctx, "x", nil, client.WithoutOutputValidation()); client.CodeOf(err) != client.CodeProtocol {
 		t.Fatalf("malformed: %v", err)
@@ -362,6 +357,16 @@ func TestServerCancelsItsRequest(t *testing.T) {
 	cl, sv := memory.NewPipe(16)
 	t.Cleanup(func() { sv.Close() })
 	answers := make(chan string, 4)
+	handling, handled := make(chan struct{}), make(chan struct{})
+	// within waits for ch to close, for as long as a test waits.
+	within := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		case <-time.After(testwait.Limit):
+			return false
+		}
+	}
 	go func() {
 		ctx := context.Background()
 		for {
@@ -379,10 +384,17 @@ func TestServerCancelsItsRequest(t *testing.T) {
 				case "initialize":
 					sv.Write(ctx, []byte(`{"jsonrpc":"2.0","id":`+m.ID.String()+`,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`))
 				case "tools/call":
+					// The request, its cancellation once the client's
+					// handler runs, and the call's result once the handler
+					// has returned.
 					sv.Write(ctx, []byte(`{"jsonrpc":"2.0","id":"s1","method":"roots/list"}`))
-					time.Sleep(50 * time.Millisecond)
+					if !within(handling) {
+						return
+					}
 					sv.Write(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1","reason":"no longer needed"}}`))
-					time.Sleep(50 * time.Millisecond)
+					if !within(handled) {
+						return
+					}
 					sv.Write(ctx, []byte(`{"jsonrpc":"2.0","id":`+m.ID.String()+`,"result":`+textResult("done")+`}`))
 				}
 			}
@@ -393,6 +405,8 @@ func TestServerCancelsItsRequest(t *testing.T) {
 		client.WithEra(mcp.EraLegacy),
 		client.WithCapabilities(mcp.ClientCapabilities{Roots: &mcp.ListChangedCapability{}}),
 		client.WithRequestHandler(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+			defer close(handled)
+			close(handling)
 			<-ctx.Done()
 			ended <- ctx.Err()
 			return mcp.ListRootsResult{}, nil
@@ -401,13 +415,8 @@ func TestServerCancelsItsRequest(t *testing.T) {
 	if _, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation()); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-ended:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("handler context ended with %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the handler's context was not cancelled")
+	if err := testwait.Recv(t, ended, "the handler's context to be cancelled"); !errors.Is(err, context.Canceled) {
+		t.Errorf("handler context ended with %v", err)
 	}
 	select {
 	case a := <-answers:
@@ -436,7 +445,7 @@ func TestConnMalformedResponseFailsOnlyItsCall(t *testing.T) {
 		return `{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{},"error":{"code":1,"message":"x"}}` + msgSep +
 			`{"jsonrpc":"2.0","id":` + held.ID.String() + `,"result":` + textResult("first") + `}`
 	})
-	c := connect(t, &client.Conn{Conn: conn}, client.WithEra(mcp.EraLegacy), client.WithTimeout(10*time.Second))
+	c := connect(t, &client.Conn{Conn: conn}, client.WithEra(mcp.EraLegacy), client.WithTimeout(testwait.Limit))
 	first := make(chan error, 1)
 	go func() {
 		res, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
@@ -445,19 +454,15 @@ func TestConnMalformedResponseFailsOnlyItsCall(t *testing.T) {
 		}
 		first <- err
 	}()
-	for {
+	testwait.WaitFor(t, "the first call to reach the server", func() bool {
 		mu.Lock()
-		ready := held != nil
-		mu.Unlock()
-		if ready {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer mu.Unlock()
+		return held != nil
+	})
 	if _, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation()); client.CodeOf(err) != client.CodeProtocol {
 		t.Fatalf("second call, answered malformed: %v", err)
 	}
-	if err := <-first; err != nil {
+	if err := testwait.Recv(t, first, "the first call"); err != nil {
 		t.Fatalf("the first call failed with the second's malformed answer: %v", err)
 	}
 }

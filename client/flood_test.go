@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/transport/memory"
 )
@@ -41,16 +42,6 @@ func flood(w http.ResponseWriter, last string, peak *atomic.Int64) error {
 	}
 	w.(http.Flusher).Flush()
 	return nil
-}
-
-// waitFor polls cond every 10 ms for up to 10 s.
-func waitFor(cond func() bool) bool {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
 }
 
 // A server that floods the client with requests (20,000 pings) and never
@@ -104,15 +95,10 @@ func TestHTTPServerRequestFlood(t *testing.T) {
 						}
 					}
 					connect(t, f.transport(), opts...)
-					select {
-					case <-reached:
-					case <-time.After(30 * time.Second):
-						t.Fatal("the client did not read the flood to its end within 30 s")
-					}
+					testwait.Recv(t, reached, "the client to read the flood to its end")
 				}
-				if !waitFor(func() bool { return answers.Load() >= int64(limit) }) {
-					t.Errorf("%d answers POSTed, want %d: the requests within the limit are answered", answers.Load(), limit)
-				}
+				testwait.WaitFor(t, fmt.Sprintf("%d answers POSTed (the requests within the limit are answered)", limit),
+					func() bool { return answers.Load() >= int64(limit) })
 				now := int64(runtime.NumGoroutine())
 				peak.Store(max(peak.Load(), now))
 				t.Logf("%d requests: %d answers POSTed; goroutines %d before, at most %d during, %d after", floodSize, answers.Load(), before, peak.Load(), now)
@@ -158,11 +144,7 @@ func TestConnServerRequestFlood(t *testing.T) {
 	before := runtime.NumGoroutine()
 	connect(t, &client.Conn{Conn: cl}, legacy(), client.WithMaxServerRequests(limit),
 		client.WithLogHandler(func(client.LogMessage) { reached <- struct{}{} }))
-	select {
-	case <-reached:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the client did not read the flood to its end within 30 s")
-	}
+	testwait.Recv(t, reached, "the client to read the flood to its end")
 	now := runtime.NumGoroutine()
 	t.Logf("%d requests: goroutines %d before, %d after", floodSize, before, now)
 	if want := before + limit + 16; now > want {

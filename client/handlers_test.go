@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -306,7 +307,7 @@ func TestLegacyUndeclaredRequestRefused(t *testing.T) {
 		case a := <-answered:
 			io := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, textResult(a))
 			w.Write([]byte(sseData(io)))
-		case <-time.After(5 * time.Second):
+		case <-time.After(testwait.Limit): // a hang bound
 		}
 		return true
 	}

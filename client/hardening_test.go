@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 )
 
@@ -38,11 +39,11 @@ func (g *getLog) add() {
 	}
 }
 
-// wait returns the first n arrival times, failing the test if they do not
-// come within limit.
-func (g *getLog) wait(t *testing.T, n int, limit time.Duration) []time.Time {
+// wait returns the first n arrival times, failing the test if they have
+// not come after testwait.Limit (a hang bound).
+func (g *getLog) wait(t *testing.T, n int) []time.Time {
 	t.Helper()
-	deadline := time.After(limit)
+	deadline := time.After(testwait.Limit)
 	for {
 		g.mu.Lock()
 		if len(g.times) >= n {
@@ -55,7 +56,7 @@ func (g *getLog) wait(t *testing.T, n int, limit time.Duration) []time.Time {
 		select {
 		case <-g.more:
 		case <-deadline:
-			t.Fatalf("%d GETs within %v, want %d", got, limit, n)
+			t.Fatalf("%d GETs after %v, want %d", got, testwait.Limit, n)
 		}
 	}
 }
@@ -72,7 +73,7 @@ func TestHTTPStandaloneStreamBacksOff(t *testing.T) {
 		writeSSE(w, "retry: 0\n"+sseData(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"one event"}}`))
 	}
 	connect(t, f.transport(), legacy())
-	times := gets.wait(t, 5, 20*time.Second)
+	times := gets.wait(t, 5)
 	floor := 100 * time.Millisecond // client.DefaultMinReconnectDelay
 	for i := 1; i < len(times); i++ {
 		want := floor << (i - 1)
@@ -91,7 +92,7 @@ func TestHTTPReconnectDelayOption(t *testing.T) {
 		writeSSE(w, "retry: 0\n"+sseData(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"one event"}}`))
 	}
 	connect(t, f.transport(), legacy(), client.WithReconnectDelay(300*time.Millisecond, 400*time.Millisecond))
-	times := gets.wait(t, 3, 20*time.Second)
+	times := gets.wait(t, 3)
 	for i, want := range []time.Duration{300 * time.Millisecond, 400 * time.Millisecond} {
 		if gap := times[i+1].Sub(times[i]); gap < want {
 			t.Errorf("GET %d came %v after the previous one, want at least %v", i+2, gap, want)
@@ -224,13 +225,8 @@ func TestHTTPSameOriginGETRedirectFollowed(t *testing.T) {
 		<-r.Context().Done()
 	}
 	connect(t, f.transport(), legacy())
-	select {
-	case h := <-opened:
-		if h.Get("Mcp-Session-Id") != "session-1" {
-			t.Errorf("redirected GET headers: %v", h)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the same-origin redirect was not followed")
+	if h := testwait.Recv(t, opened, "the redirected GET (the same-origin redirect followed)"); h.Get("Mcp-Session-Id") != "session-1" {
+		t.Errorf("redirected GET headers: %v", h)
 	}
 }
 
@@ -288,10 +284,7 @@ func TestHTTPRefusedAnswerFailsTheCall(t *testing.T) {
 			return false
 		}
 		writeSSE(w, "id: 1\ndata: \n\n", sseData(`{"jsonrpc":"2.0","id":"srv-1","method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{}}}}`))
-		select { // the response never comes: the server is waiting for the answer
-		case <-r.Context().Done():
-		case <-time.After(time.Minute):
-		}
+		<-r.Context().Done() // the response never comes: the server is waiting for the answer
 		return true
 	}
 	f.answer = func(w http.ResponseWriter, r *http.Request, resp *jsonrpc.Response) bool {
@@ -301,21 +294,19 @@ func TestHTTPRefusedAnswerFailsTheCall(t *testing.T) {
 	handler := client.WithRequestHandler(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 		return map[string]any{"action": "decline"}, nil
 	})
-	c := connect(t, f.transport(), legacy(), handler)
+	// A call that waited for its timeout (half the test's bound; the
+	// server never answers) would end with context.DeadlineExceeded.
+	c := connect(t, f.transport(), legacy(), handler, client.WithTimeout(testwait.Limit/2))
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.CallTool(context.Background(), "ask", nil, client.WithoutOutputValidation())
 		done <- err
 	}()
-	select {
-	case err := <-done:
-		var te *client.TransportError
-		if !errors.As(err, &te) || te.StatusCode != 400 || errors.Is(err, context.DeadlineExceeded) ||
-			!strings.Contains(err.Error(), "answer to elicitation/create") || !strings.Contains(err.Error(), "unexpected response") {
-			t.Fatalf("err = %v, want a transport error naming the refused answer", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the call still waits 10 s after the server refused the answer to its request")
+	err := testwait.Recv(t, done, "the call to fail")
+	var te *client.TransportError
+	if !errors.As(err, &te) || te.StatusCode != 400 || errors.Is(err, context.DeadlineExceeded) ||
+		!strings.Contains(err.Error(), "answer to elicitation/create") || !strings.Contains(err.Error(), "unexpected response") {
+		t.Fatalf("err = %v, want a transport error naming the refused answer", err)
 	}
 }
 

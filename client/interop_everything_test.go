@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -356,7 +357,10 @@ func TestInteropEverythingLogging(t *testing.T) {
 				}
 			}
 			// drive toggles the simulated logging on and off until done holds
-			// of the messages received (each start sends one at once).
+			// of the messages received (each start sends one, of a random
+			// level, at once), at most 40 times, then waits for the messages
+			// of those starts still on their way. The pause between starts
+			// only paces them; a level filter lets some messages never come.
 			drive := func(done func([]client.LogMessage) bool) []client.LogMessage {
 				t.Helper()
 				for i := 0; i < 40 && !done(snapshot()); i++ {
@@ -364,15 +368,8 @@ func TestInteropEverythingLogging(t *testing.T) {
 					toggle("Stopped simulated")
 					time.Sleep(20 * time.Millisecond)
 				}
-				deadline := time.Now().Add(10 * time.Second)
-				for !done(snapshot()) && time.Now().Before(deadline) {
-					time.Sleep(20 * time.Millisecond)
-				}
-				got := snapshot()
-				if !done(got) {
-					t.Fatalf("after 40 starts: %+v", got)
-				}
-				return got
+				testwait.WaitFor(t, "the messages that 40 starts send", func() bool { return done(snapshot()) })
+				return snapshot()
 			}
 			check := func(m client.LogMessage) {
 				t.Helper()
@@ -449,16 +446,10 @@ func TestInteropEverythingElicitation(t *testing.T) {
 			// The tool is registered once the session is initialized.
 			var res *mcp.CallToolResult
 			var err error
-			for deadline := time.Now().Add(10 * time.Second); ; {
+			testwait.WaitForNil(t, "trigger-elicitation-request to be registered", func() error {
 				res, err = c.CallTool(ctx, "trigger-elicitation-request", nil)
-				if err == nil || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+				return err
+			})
 			got := texts(res)
 			wantLines := "User inputs:\n- Name: Ada Lovelace\n- Agreed to terms: true\n- Email: ada@example.com\n" +
 				"- Homepage: https://example.com/ada\n- Birthdate: 1815-12-10\n- Favorite Integer: 7\n- Favorite Number: 2.5"

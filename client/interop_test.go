@@ -12,10 +12,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/reference"
@@ -111,16 +111,11 @@ func startEverythingHTTP(t *testing.T, port string) (addr string, stop func()) {
 			}
 		}
 	}()
-	select {
-	case a := <-addrc:
-		if !strings.HasPrefix(a, "127.0.0.1:") {
-			t.Fatalf("server-everything bound %s, not 127.0.0.1", a)
-		}
-		return a, stop
-	case <-time.After(30 * time.Second):
-		t.Fatal("server-everything did not start listening")
+	a := testwait.Recv(t, addrc, "server-everything to start listening")
+	if !strings.HasPrefix(a, "127.0.0.1:") {
+		t.Fatalf("server-everything bound %s, not 127.0.0.1", a)
 	}
-	return "", stop
+	return a, stop
 }
 
 // server-everything forgets every session when it restarts and answers the
@@ -143,7 +138,7 @@ func TestInteropServerEverythingRestart(t *testing.T) {
 	c := connect(t, &client.HTTP{URL: url}, client.WithEra(mcp.EraLegacy), client.WithMiddleware(count))
 	ctx := context.Background()
 	echo := func() (*mcp.CallToolResult, error) {
-		return c.CallTool(ctx, "echo", map[string]string{"message": "again"}, client.WithTimeout(20*time.Second))
+		return c.CallTool(ctx, "echo", map[string]string{"message": "again"}, client.WithTimeout(testwait.Limit))
 	}
 	if _, err := echo(); err != nil {
 		t.Fatal(err)

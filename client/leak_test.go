@@ -5,11 +5,11 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/memory"
@@ -52,17 +52,14 @@ func cycle(t *testing.T, tr client.Transport, opts ...client.Option) {
 	}
 }
 
-// verifyNoGoroutines is goleak.VerifyNone, after waiting up to 5 s for
-// goroutines that end on a timer of their own once idle (the Streamable
-// HTTP handler's watchdog ends at its next tick, within a second, which
-// outlasts VerifyNone's own retries).
+// verifyNoGoroutines waits until no goroutine is left but those ignore
+// names, failing with goleak's report of them after testwait.Limit (some
+// end on a timer of their own once idle: the Streamable HTTP handler's
+// watchdog ends at its next tick, which outlasts goleak's own retries).
 func verifyNoGoroutines(t *testing.T, ignore goleak.Option, before int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); goleak.Find(ignore) != nil && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.WaitForNil(t, "the goroutines of the cycles to end", func() error { return goleak.Find(ignore) })
 	t.Logf("goroutines: %d before, %d after", before, runtime.NumGoroutine())
-	goleak.VerifyNone(t, ignore)
 }
 
 // cycles runs n cycles after a few to warm caches up, and returns the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -288,11 +289,7 @@ func TestTimeoutCancelsModernByClosingStream(t *testing.T) {
 	if client.CodeOf(err) != client.CodeTransport || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
 	}
-	select {
-	case <-closed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the server never saw the stream close")
-	}
+	testwait.Recv(t, closed, "the server to see the stream close")
 	if n := len(f.calls("notifications/cancelled")); n != 0 {
 		t.Errorf("modern HTTP sent %d notifications/cancelled; closing the stream is the cancellation", n)
 	}
@@ -300,9 +297,11 @@ func TestTimeoutCancelsModernByClosingStream(t *testing.T) {
 
 func TestCancelLegacyHTTPSendsCancelled(t *testing.T) {
 	f := newFake(t)
+	arrived := make(chan struct{}, 1)
 	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
 		if req.Method == "tools/call" {
 			writeSSE(w, "id: 1\ndata: \n\n")
+			arrived <- struct{}{}
 			<-r.Context().Done()
 			return true
 		}
@@ -310,7 +309,14 @@ func TestCancelLegacyHTTPSendsCancelled(t *testing.T) {
 	}
 	c := connect(t, f.transport(), legacy())
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
+	go func() { // cancelled once the server has the call
+		select {
+		case <-arrived:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	defer cancel()
 	_, err := c.CallTool(ctx, "slow", nil, client.WithoutOutputValidation())
 	if !errors.Is(err, context.Canceled) || client.CodeOf(err) != client.CodeTransport {
 		t.Fatalf("err = %v", err)
@@ -334,13 +340,9 @@ func TestStdioCancelSendsCancelled(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(logs.String(), "CANCELLED ") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the child never received notifications/cancelled; its stderr: %s", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.WaitFor(t, "the child to receive notifications/cancelled (its stderr says CANCELLED)", func() bool {
+		return strings.Contains(logs.String(), "CANCELLED ")
+	})
 }
 
 func TestInputRequiredRounds(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/reference"
@@ -124,8 +125,7 @@ func toolwireServe(t *testing.T) *client.Command {
 
 func connect(t *testing.T, tr client.Transport, opts ...client.Option) *client.Client {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testwait.Context(t)
 	c, err := client.Connect(ctx, tr, opts...)
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
@@ -213,8 +213,7 @@ func TestStdioProgress(t *testing.T) {
 
 func TestStdioChildDiesMidCall(t *testing.T) {
 	c := connect(t, fakeCommand(t, "die"), client.WithEra(mcp.EraLegacy))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	ctx := testwait.Context(t)
 	_, err := c.CallTool(ctx, "work", nil, client.WithoutOutputValidation())
 	if client.CodeOf(err) != client.CodeTransport {
 		t.Fatalf("err = %v (code %q), want a transport error", err, client.CodeOf(err))
@@ -234,7 +233,7 @@ func TestStdioChildDiesMidCall(t *testing.T) {
 }
 
 func TestStdioMalformedReply(t *testing.T) {
-	c := connect(t, fakeCommand(t, "garbage"), client.WithEra(mcp.EraLegacy), client.WithTimeout(10*time.Second))
+	c := connect(t, fakeCommand(t, "garbage"), client.WithEra(mcp.EraLegacy), client.WithTimeout(testwait.Limit))
 	_, err := c.CallTool(context.Background(), "work", nil, client.WithoutOutputValidation())
 	if client.CodeOf(err) != client.CodeProtocol {
 		t.Fatalf("err = %v, want a protocol error", err)

@@ -1,13 +1,13 @@
 package client_test
 
 import (
-	"context"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -34,8 +34,7 @@ func strictLegacyCommand(t *testing.T, mode string) *client.Command {
 func TestAutoEraSurvivesStrictLegacyChild(t *testing.T) {
 	for _, mode := range []string{"exit", "close"} {
 		t.Run(mode, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
+			ctx := testwait.Context(t)
 			c, err := client.Connect(ctx, strictLegacyCommand(t, mode), client.WithEra(mcp.EraAuto), client.WithProbeTimeout(2*time.Second))
 			if err != nil {
 				t.Fatalf("Connect: %v", err)
@@ -58,8 +57,7 @@ func TestAutoEraSurvivesStrictLegacyChild(t *testing.T) {
 // TestModernEraStrictLegacyChildFails: with the era forced to modern there
 // is no fallback: the child's death is the answer.
 func TestModernEraStrictLegacyChildFails(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	ctx := testwait.Context(t)
 	c, err := client.Connect(ctx, strictLegacyCommand(t, "exit"), client.WithEra(mcp.EraModern))
 	if err == nil {
 		c.Close()

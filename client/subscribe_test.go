@@ -9,9 +9,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -59,13 +61,8 @@ func TestListen(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, sb := range subs {
-		select {
-		case m := <-sb.got:
-			if m != "notifications/prompts/list_changed" {
-				t.Errorf("%s: got %s", name, m)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: no list_changed on the subscription", name)
+		if m := testwait.Recv(t, sb.got, name+": a list_changed on the subscription"); m != "notifications/prompts/list_changed" {
+			t.Errorf("%s: got %s", name, m)
 		}
 		if err := sb.s.Close(); err != nil {
 			t.Error(err)
@@ -124,35 +121,26 @@ func TestListenResourceUpdates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if listenBody := <-bodies; !strings.Contains(listenBody, `"notifications":{"resourceSubscriptions":["file:///a","file:///b"]}`) {
+	if listenBody := testwait.Recv(t, bodies, "the listen request"); !strings.Contains(listenBody, `"notifications":{"resourceSubscriptions":["file:///a","file:///b"]}`) {
 		t.Errorf("listen params %s", listenBody)
 	}
 	if fmt.Sprint(sc.Filter().ResourceSubscriptions) != "[file:///a]" {
 		t.Errorf("acknowledged %+v", sc.Filter())
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testwait.WaitForNil(t, "the update to reach the handler and the subscription", func() error {
 		mu.Lock()
-		u, o := fmt.Sprint(updated), fmt.Sprint(onSub)
-		mu.Unlock()
-		if u == "[file:///a]" && o == "[notifications/resources/updated]" {
-			break
+		defer mu.Unlock()
+		if u, o := fmt.Sprint(updated), fmt.Sprint(onSub); u != "[file:///a]" || o != "[notifications/resources/updated]" {
+			return fmt.Errorf("updated %s, subscription saw %s", u, o)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("updated %s, subscription saw %s", u, o)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	sc.Close()
-	select {
-	case <-closed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the listen stream is still open after Close")
-	}
+	testwait.Closed(t, closed, "the listen stream to close after Close")
 }
 
 // TestListenRefused: a server refusing subscriptions/listen fails Listen
-// with its error; one that never acknowledges fails it after WithTimeout.
+// with its error.
 func TestListenRefused(t *testing.T) {
 	f := modernFake(t, `[]`, nil)
 	modern := f.handle
@@ -160,30 +148,42 @@ func TestListenRefused(t *testing.T) {
 		if req.Method != "subscriptions/listen" {
 			return modern(w, r, req)
 		}
-		var p struct {
-			Notifications struct {
-				ToolsListChanged bool `json:"toolsListChanged"`
-			} `json:"notifications"`
-		}
-		json.Unmarshal(req.Params, &p)
-		if p.Notifications.ToolsListChanged {
-			writeJSON(w, 400, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"no"}}`, req.ID))
-			return true
-		}
-		writeSSE(w, ": nothing\n\n")
-		<-r.Context().Done()
+		writeJSON(w, 400, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"no"}}`, req.ID))
 		return true
 	}
-	c := connect(t, f.transport(), client.WithTimeout(300*time.Millisecond))
+	c := connect(t, f.transport())
 	_, err := c.Listen(context.Background(), mcp.SubscriptionFilter{ToolsListChanged: true}, nil)
 	var je *client.JSONRPCError
 	if !errors.As(err, &je) || je.Code != -32602 {
 		t.Errorf("refused: %v", err)
 	}
-	_, err = c.Listen(context.Background(), mcp.SubscriptionFilter{PromptsListChanged: true}, nil)
-	if client.CodeOf(err) != client.CodeTransport || !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("never acknowledged: %v", err)
-	}
+}
+
+// TestListenNeverAcknowledged: a server that never acknowledges
+// subscriptions/listen fails Listen after WithTimeout, and the request ends
+// on the server. The timeout is the subject: the server is in memory and
+// the test in a synctest bubble, where the timeout fires at its time
+// however busy the machine.
+func TestListenNeverAcknowledged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 300 * time.Millisecond
+		ended := make(chan struct{})
+		s := standInServer(t, map[string]standIn{mcp.MethodSubscriptionListen: func(ctx context.Context, _ *server.Request, _ json.RawMessage) (any, error) {
+			<-ctx.Done()
+			close(ended)
+			return nil, ctx.Err()
+		}})
+		c := connect(t, inProcess(t, s), client.WithEra(mcp.EraModern), client.WithTimeout(timeout))
+		start := time.Now()
+		_, err := c.Listen(context.Background(), mcp.SubscriptionFilter{PromptsListChanged: true}, nil)
+		if client.CodeOf(err) != client.CodeTransport || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("never acknowledged: %v", err)
+		}
+		if took := time.Since(start); took < timeout {
+			t.Errorf("Listen gave up after %v, before WithTimeout (%v)", took, timeout)
+		}
+		testwait.Closed(t, ended, "the listen request to end on the server")
+	})
 }
 
 // TestSubscribeLegacy: resources/subscribe and unsubscribe in a legacy
@@ -222,13 +222,8 @@ func TestSubscribeLegacy(t *testing.T) {
 		if err := c.Subscribe(ctx, "file:///a"); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		select {
-		case u := <-updated:
-			if u != "file:///a" {
-				t.Errorf("%s: updated %s", name, u)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: no resources/updated", name)
+		if u := testwait.Recv(t, updated, name+": resources/updated"); u != "file:///a" {
+			t.Errorf("%s: updated %s", name, u)
 		}
 		if err := c.Unsubscribe(ctx, "file:///a"); err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -72,8 +73,7 @@ func TestTasksAgainstToolwireServer(t *testing.T) {
 	})
 	for name, c := range promptTransports(t, s, handler, client.WithTaskPolling(time.Millisecond, 10*time.Millisecond)) {
 		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
+			ctx := testwait.Context(t)
 			for tool, want := range map[string]string{"slow": "slept", "ask": "hello Ada", "must": "as a task: true"} {
 				start, err := c.CallToolTask(ctx, tool, nil)
 				if err != nil {
@@ -127,8 +127,7 @@ func TestCancelTaskAgainstToolwireServer(t *testing.T) {
 	s := taskToolServer(t, release)
 	for name, c := range promptTransports(t, s, client.WithTaskPolling(time.Millisecond, 10*time.Millisecond)) {
 		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
+			ctx := testwait.Context(t)
 			start, err := c.CallToolTask(ctx, "slow", nil)
 			if err != nil || start.Task == nil {
 				t.Fatalf("%+v %v", start, err)

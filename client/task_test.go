@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -389,9 +390,7 @@ func TestWaitTaskPollPacing(t *testing.T) {
 				}
 				gets.Store(0)
 				poll.Store(int64(tc.poll))
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				_, err := c.CallTool(ctx, "slow", nil, client.WithoutOutputValidation())
-				cancel()
+				_, err := c.CallTool(testwait.Context(t), "slow", nil, client.WithoutOutputValidation())
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
