@@ -56,6 +56,7 @@ type options struct {
 	tracing      *tracing // nil: no spans (trace.go)
 	conns        int
 	inputs       InputLimits // inputs.go
+	lists        ListLimits  // upstream.go
 	maxMessage   int
 
 	audit         AuditLog // trust.go; nil: no audit trail
@@ -168,6 +169,7 @@ func newOptions(opts []Option) options {
 		o.maxMessage = DefaultMaxUpstreamMessage
 	}
 	o.inputs = o.inputs.withDefaults()
+	o.lists = o.lists.withDefaults()
 	if o.auditMaxValue == 0 {
 		o.auditMaxValue = DefaultAuditMaxValue
 	}

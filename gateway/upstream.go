@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -29,7 +30,8 @@ const (
 	// StateReady: a session is open; its tools are served.
 	StateReady State = "ready"
 	// StateDown: it failed the crash-loop limit (WithCrashLimit) times in a
-	// row within the window; it is still retried, at the maximum backoff.
+	// row within the window, or one of its lists went past ListLimits; it
+	// is still retried, at the maximum backoff.
 	StateDown State = "down"
 )
 
@@ -291,7 +293,7 @@ func (u *upstream) connect() (*client.Client, error) {
 		client.WithMaxMessageSize(maxMessage), // an upstream cannot make the gateway buffer without bound
 		client.WithLogger(u.log),
 		client.WithTimeout(u.timeout()),
-		client.WithMaxPages(1<<30), // no limit on what an upstream lists
+		client.WithMaxPages(1<<30), // list bounds lists by ListLimits
 		client.WithNotificationHandler(u.listChanged),
 		client.WithLogHandler(u.upstreamLog),
 	)
@@ -332,16 +334,104 @@ func (u *upstream) upstreamLog(m client.LogMessage) {
 	}
 }
 
-// list reads everything the session lists, following every page.
-func list(ctx context.Context, c *client.Client) (listing, error) {
+// Defaults of ListLimits.
+const (
+	DefaultMaxListPages = 100
+	DefaultMaxListItems = 10_000
+	DefaultMaxListBytes = 32 << 20
+)
+
+// ListLimits bound each list the gateway follows from an upstream, page
+// by page (its tools, its prompts, its resources, its resource templates),
+// since one upstream's list could otherwise hold the gateway's memory
+// without end (the per-message limit, WithMaxUpstreamMessage, bounds one
+// page only). An upstream whose list goes past a bound is marked down at
+// once (StateDown), with the bound as its last error, its session closed
+// and its items served no more; it is tried again every maximum backoff.
+// The other upstreams are untouched. A zero field takes its default.
+type ListLimits struct {
+	// Pages is how many pages one list may take (default
+	// DefaultMaxListPages).
+	Pages int
+	// Items is how many items one list may hold (default
+	// DefaultMaxListItems).
+	Items int
+	// Bytes is how large one list's items may be, in bytes of their JSON
+	// encoding (default DefaultMaxListBytes, 32 MiB).
+	Bytes int64
+}
+
+func (l ListLimits) withDefaults() ListLimits {
+	if l.Pages <= 0 {
+		l.Pages = DefaultMaxListPages
+	}
+	if l.Items <= 0 {
+		l.Items = DefaultMaxListItems
+	}
+	if l.Bytes <= 0 {
+		l.Bytes = DefaultMaxListBytes
+	}
+	return l
+}
+
+// WithListLimits bounds each list the gateway follows from an upstream
+// (ListLimits).
+func WithListLimits(l ListLimits) Option { return option(func(o *options) { o.lists = l }) }
+
+// listBoundError is an upstream's list past ListLimits.
+type listBoundError struct {
+	method string // tools/list...
+	what   string // "more than 100 pages"
+}
+
+func (e *listBoundError) Error() string {
+	return fmt.Sprintf("%s: %s, past the gateway's bound on a list (ListLimits)", e.method, e.what)
+}
+
+// follow appends every item of pages to out, within lim: past a bound it
+// stops reading and returns a *listBoundError.
+func follow[P, T any](method string, lim ListLimits, pages iter.Seq2[P, error], items func(P) []T, out *[]T) error {
+	var size countingWriter
+	enc := json.NewEncoder(&size)
+	n := 0
+	for page, err := range pages {
+		if err != nil {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+		if n++; n > lim.Pages {
+			return &listBoundError{method, fmt.Sprintf("more than %d pages", lim.Pages)}
+		}
+		its := items(page)
+		if len(*out)+len(its) > lim.Items {
+			return &listBoundError{method, fmt.Sprintf("more than %d items", lim.Items)}
+		}
+		for _, it := range its {
+			_ = enc.Encode(it) // what the gateway keeps, as it would send it
+		}
+		if size.n > lim.Bytes {
+			return &listBoundError{method, fmt.Sprintf("more than %d bytes of items", lim.Bytes)}
+		}
+		*out = append(*out, its...)
+	}
+	return nil
+}
+
+// countingWriter counts what is written to it, and keeps nothing.
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return len(p), nil
+}
+
+// list reads everything the session lists, following every page, each
+// list within lim.
+func list(ctx context.Context, c *client.Client, lim ListLimits) (listing, error) {
 	var l listing
 	caps := c.ServerCapabilities()
 	if caps.Tools != nil {
-		for page, err := range c.ToolPages(ctx) {
-			if err != nil {
-				return l, fmt.Errorf("tools/list: %w", err)
-			}
-			l.tools = append(l.tools, page.Tools...)
+		if err := follow(mcp.MethodListTools, lim, c.ToolPages(ctx), func(p *mcp.ListToolsResult) []*mcp.Tool { return p.Tools }, &l.tools); err != nil {
+			return l, err
 		}
 		if _, ok := caps.Extensions[mcp.ExtensionTasks]; ok && c.Era() == mcp.EraModern {
 			// 2026-07-28 lists no execution: a server with the tasks
@@ -354,25 +444,16 @@ func list(ctx context.Context, c *client.Client) (listing, error) {
 		}
 	}
 	if caps.Prompts != nil {
-		for page, err := range c.PromptPages(ctx) {
-			if err != nil {
-				return l, fmt.Errorf("prompts/list: %w", err)
-			}
-			l.prompts = append(l.prompts, page.Prompts...)
+		if err := follow(mcp.MethodListPrompts, lim, c.PromptPages(ctx), func(p *mcp.ListPromptsResult) []*mcp.Prompt { return p.Prompts }, &l.prompts); err != nil {
+			return l, err
 		}
 	}
 	if caps.Resources != nil {
-		for page, err := range c.ResourcePages(ctx) {
-			if err != nil {
-				return l, fmt.Errorf("resources/list: %w", err)
-			}
-			l.resources = append(l.resources, page.Resources...)
+		if err := follow(mcp.MethodListResources, lim, c.ResourcePages(ctx), func(p *mcp.ListResourcesResult) []*mcp.Resource { return p.Resources }, &l.resources); err != nil {
+			return l, err
 		}
-		for page, err := range c.ResourceTemplatePages(ctx) {
-			if err != nil {
-				return l, fmt.Errorf("resources/templates/list: %w", err)
-			}
-			l.templates = append(l.templates, page.ResourceTemplates...)
+		if err := follow(mcp.MethodListResourceTemplates, lim, c.ResourceTemplatePages(ctx), func(p *mcp.ListResourceTemplatesResult) []*mcp.ResourceTemplate { return p.ResourceTemplates }, &l.templates); err != nil {
+			return l, err
 		}
 	}
 	return l, nil
@@ -382,7 +463,7 @@ func list(ctx context.Context, c *client.Client) (listing, error) {
 func (u *upstream) refresh(c *client.Client) error {
 	ctx, cancel := context.WithTimeout(u.ctx, u.timeout())
 	defer cancel()
-	l, err := list(ctx, c)
+	l, err := list(ctx, c, u.g.opts.lists)
 	if err != nil {
 		return err
 	}
@@ -442,7 +523,7 @@ func (u *upstream) run() {
 			sub := u.listen(c)
 			var l listing
 			ctx, cancel := context.WithTimeout(u.ctx, u.timeout())
-			l, err = list(ctx, c)
+			l, err = list(ctx, c, u.g.opts.lists)
 			cancel()
 			if err != nil {
 				if sub != nil {
@@ -491,7 +572,9 @@ func (u *upstream) run() {
 		if delay > u.g.opts.maxBackoff || delay <= 0 {
 			delay = u.g.opts.maxBackoff
 		}
-		if n >= u.g.opts.crashLimit {
+		overList := bounded(err)
+		if n >= u.g.opts.crashLimit || overList {
+			// A list past its bound is no passing failure: down at once.
 			state, delay = StateDown, u.g.opts.maxBackoff
 		}
 		delay = delay/2 + rand.N(delay/2+1) // jitter: between half and all of it
@@ -500,7 +583,15 @@ func (u *upstream) run() {
 		if u.state != state {
 			u.state, u.since = state, now
 		}
+		if overList {
+			// What it listed before is no longer what it lists: unlike a
+			// lost session's, its items are not served meanwhile.
+			u.list = listing{}
+		}
 		u.mu.Unlock()
+		if overList {
+			u.g.rebuild()
+		}
 		u.log.Warn("upstream failed; reconnecting", "error", err, "state", string(state), "retry_in", delay)
 		markFirst()
 		t := time.NewTimer(delay)
@@ -533,8 +624,8 @@ func (u *upstream) listen(c *client.Client) *client.Subscription {
 	return sub
 }
 
-// watch serves a ready session until it is lost (the error says why) or
-// the upstream stops (nil).
+// watch serves a ready session until it is lost or a list goes past its
+// bound (the error says why), or the upstream stops (nil).
 func (u *upstream) watch(c *client.Client, sub *client.Subscription) error {
 	var subDone <-chan struct{}
 	if sub != nil {
@@ -566,10 +657,16 @@ func (u *upstream) watch(c *client.Client, sub *client.Subscription) error {
 				subDone = sub.Done()
 			}
 			if err := u.refresh(c); err != nil {
+				if bounded(err) {
+					return err
+				}
 				u.log.Warn("cannot refresh the upstream's lists", "error", err)
 			}
 		case <-u.refreshCh:
 			if err := u.refresh(c); err != nil {
+				if bounded(err) {
+					return err
+				}
 				u.log.Warn("cannot refresh the upstream's lists", "error", err)
 				if herr := u.healthy(c); herr != nil {
 					return fmt.Errorf("session lost: %w", herr)
@@ -584,6 +681,12 @@ func (u *upstream) watch(c *client.Client, sub *client.Subscription) error {
 			}
 		}
 	}
+}
+
+// bounded says whether err is a list past ListLimits.
+func bounded(err error) bool {
+	var b *listBoundError
+	return errors.As(err, &b)
 }
 
 // stop ends supervision and closes the session; it returns once done.
