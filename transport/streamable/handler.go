@@ -13,8 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/toolwire/toolwire/transport"
-	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +33,7 @@ type Handler struct {
 	policy  *httpguard.Policy
 	wd      *watchdog        // read and write timeouts
 	workers *workers         // goroutines serving 2025-era requests
+	shares  *budgetShares    // who a body is charged to
 	now     func() time.Time // a test hook: session expiry reads this clock
 
 	mu       sync.Mutex
@@ -59,8 +60,9 @@ func NewHandler(opener jsonrpc.SessionOpener, opts ...HandlerOption) *Handler {
 	h := &Handler{
 		opener: opener, o: o,
 		policy:   httpguard.NewPolicy(o.allowedHosts, o.allowedOrigins),
-		wd:       newWatchdog(o.readTimeout, o.writeTimeout),
+		wd:       newWatchdog(o.readTimeout, o.writeTimeout, o.bodyGrace),
 		workers:  newWorkers(),
+		shares:   newBudgetShares(&o),
 		now:      time.Now,
 		sessions: map[string]*legacySession{},
 		listens:  map[jsonrpc.Session]struct{}{},
@@ -86,7 +88,8 @@ func NewHandler(opener jsonrpc.SessionOpener, opts ...HandlerOption) *Handler {
 //     a 2025-era JSON-RPC error, and a 2026-era one whose code has no
 //     status of its own);
 //   - 202, no body: a notification or a response accepted;
-//   - 400: a body that is not one valid JSON-RPC message, a missing
+//   - 400: a body that is not one valid JSON-RPC message, or that did not
+//     arrive in time (WithMinBodyRate, WithReadTimeout), a missing
 //     Mcp-Session-Id, an unsupported MCP-Protocol-Version, 2026-era headers
 //     that do not match the body, invalid params;
 //   - 403: a Host or Origin not allowed, or another principal's session;
@@ -96,7 +99,9 @@ func NewHandler(opener jsonrpc.SessionOpener, opts ...HandlerOption) *Handler {
 //   - 415: a Content-Type other than application/json;
 //   - 429: a session at WithMaxInFlightPerSession;
 //   - 500: a 2026-era internal error;
-//   - 503: shutting down, or at WithMaxSessions or WithMaxInFlight.
+//   - 503: shutting down; at WithMaxSessions or WithMaxInFlight; past the
+//     memory budget (WithMemoryBudget, WithAnonymousShare,
+//     WithAddressShare).
 //
 // An error response carries the id of the request it refuses whenever the
 // body was read and its id could be, even when the message is otherwise
@@ -135,39 +140,35 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Accept must list both application/json and text/event-stream"))
 		return
 	}
-	// The body's bytes are charged to the memory budget before it is
-	// decoded: before it is read when its declared length cannot fit, else
-	// once it is read. A small message that is not a request (a
-	// cancellation, a reply to the server's own request) is still handled
-	// uncharged when the budget is spent, since a cancellation is what
-	// frees it.
-	var held int64
-	if r.ContentLength > uncharged && r.ContentLength <= h.o.maxBodyBytes {
-		if !h.o.budget.TryAcquire(r.ContentLength) {
-			refuseOverBudget(w, h.o.budget.Refusal(r.ContentLength))
-			return
-		}
-		held = r.ContentLength
-	}
+	// The body is charged to the memory budget as it arrives, a request
+	// without a principal to its own share (budgetShares), so a connection
+	// holds what it has sent and no more; a declared length that cannot fit
+	// now is refused before a byte is read. A small message that is not a
+	// request (a cancellation, a reply to the server's own request) is
+	// still handled uncharged when the budget is spent, since a
+	// cancellation is what frees it.
+	c := h.shares.charge(r)
 	handedOff := false
 	defer func() {
 		if !handedOff {
-			h.o.budget.Release(held)
+			c.release()
 		}
 	}()
-	body, ok := h.readBody(w, r)
+	if r.ContentLength > uncharged && r.ContentLength <= h.o.maxBodyBytes && r.ContentLength > c.pool.Available() {
+		refuseOverBudget(w, c.pool.Refusal(r.ContentLength))
+		return
+	}
+	body, ok := h.readBody(w, r, c)
 	if !ok {
 		return
 	}
-	if n := int64(len(body)); n != held {
+	if n := int64(len(body)); n != c.held {
 		switch {
-		case n < held:
-			h.o.budget.Release(held - n) // a shorter body than declared
-			held = n
-		case h.o.budget.TryAcquire(n - held):
-			held = n
+		case n < c.held:
+			c.trim(n) // a shorter body than its buffer
+		case c.take(n - c.held):
 		case n > uncharged || transport.RequestIDOf(body).IsValid():
-			writeUnavailable(w, transport.RequestIDOf(body), h.o.budget.Refusal(n))
+			writeUnavailable(w, transport.RequestIDOf(body), c.pool.Refusal(n))
 			return
 		}
 	}
@@ -176,8 +177,8 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, id, derr)
 		return
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && held < int64(len(body)) {
-		writeUnavailable(w, req.ID, h.o.budget.Refusal(int64(len(body))))
+	if req, ok := msg.(*jsonrpc.Request); ok && c.held < int64(len(body)) {
+		writeUnavailable(w, req.ID, c.pool.Refusal(int64(len(body))))
 		return
 	}
 	if h.isModern(r, msg) {
@@ -186,7 +187,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	// A 2025-era call outlives its POST when the client drops it: its
 	// worker releases the bytes when the call ends.
-	handedOff = h.postLegacy(w, r, msg, held)
+	handedOff = h.postLegacy(w, r, msg, c)
 }
 
 // uncharged is the size up to which a message that is not a request is
@@ -201,11 +202,14 @@ func refuseOverBudget(w http.ResponseWriter, e *jsonrpc.Error) {
 	writeUnavailable(w, jsonrpc.ID{}, e)
 }
 
-// readBody reads a POST body within the size and time limits. A
-// Content-Length past the limit gets 413 at once, before any byte is read;
-// a body that passes the limit while being read gets 413 then, and is not
-// read any further (refuseTooLarge).
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+// readBody reads a POST body within the size and time limits, charging c
+// for it as it arrives (readCharged). A Content-Length past the limit gets
+// 413 at once, before any byte is read; a body that passes the limit while
+// being read gets 413 then, and is not read any further (refuseTooLarge).
+// One that does not arrive at WithMinBodyRate, or within WithReadTimeout,
+// gets 400 and its connection is closed; one whose next bytes do not fit
+// the memory budget gets 503, its id recovered from what was read.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, c *charge) ([]byte, bool) {
 	if r.ContentLength > h.o.maxBodyBytes {
 		// Refused before reading: a declared length past the limit cannot
 		// become an acceptable body, and waiting for it would hold the
@@ -214,24 +218,46 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		return nil, false
 	}
 	var watch *watched
+	var progress func(int64)
 	if supportsDeadlines(w) {
+		start := time.Now()
 		watch = &watched{rc: http.NewResponseController(w)}
-		h.wd.start(watch, h.o.readTimeout)
+		h.wd.startAt(watch, h.o.bodyDeadline(start, 0))
+		if h.o.minBodyRate > 0 {
+			progress = func(got int64) { h.wd.extend(watch, h.o.bodyDeadline(start, got)) }
+		}
 	}
-	body, err := readBodySized(http.MaxBytesReader(w, r.Body, h.o.maxBodyBytes), r.ContentLength, h.o.maxBodyBytes)
+	body, err := readCharged(http.MaxBytesReader(w, r.Body, h.o.maxBodyBytes), r.ContentLength, h.o.maxBodyBytes, c, progress)
 	if watch != nil {
 		h.wd.stop(watch)
 	}
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.As(err, &mbe):
 			refuseTooLarge(w, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "request body exceeds the limit of %d bytes", mbe.Limit))
-			return nil, false
+		case err == errOverBudget:
+			w.Header().Set("Connection", "close")
+			writeUnavailable(w, transport.RequestIDOf(body), c.pool.Refusal(min(max(r.ContentLength, int64(len(body))+1), h.o.maxBodyBytes)))
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, h.slowBody(len(body)))
+		default:
+			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "cannot read request body: %v", err))
 		}
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "cannot read request body: %v", err))
 		return nil, false
 	}
 	return body, true
+}
+
+// slowBody is the error answering a body that did not arrive in time,
+// having sent got bytes.
+func (h *Handler) slowBody(got int) *jsonrpc.Error {
+	if h.o.minBodyRate > 0 {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "request body too slow: %d bytes received; a body must arrive at %d bytes a second after its first %v, and whole within %v",
+			got, h.o.minBodyRate, h.o.bodyGrace, h.o.readTimeout)
+	}
+	return jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "request body too slow: %d bytes received; a body must arrive whole within %v", got, h.o.readTimeout)
 }
 
 // closeLinger is how long a connection refused with 413 stays open, its
@@ -273,29 +299,6 @@ func refuseTooLarge(w http.ResponseWriter, e *jsonrpc.Error) {
 		_ = cw.CloseWrite()
 	}
 	time.AfterFunc(closeLinger, func() { _ = conn.Close() })
-}
-
-// readBodySized reads r to the end into a buffer sized by the declared length (when
-// it is within the limit), so a body is read without regrowing.
-func readBodySized(r io.Reader, declared, limit int64) ([]byte, error) {
-	size := int64(512)
-	if declared > 0 && declared < limit {
-		size = declared + 1 // room to see the end without growing
-	}
-	b := make([]byte, 0, size)
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-	}
 }
 
 // isModern decides the era of a POST: a 2026-era MCP-Protocol-Version

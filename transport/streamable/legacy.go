@@ -342,8 +342,8 @@ func legacyVersionOK(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) bool
 }
 
 // postLegacy serves one 2025-era POST. It reports whether a call took over
-// the held bytes of the memory budget (its worker releases them).
-func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, held int64) bool {
+// the body's charge to the memory budget (its worker releases it).
+func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, c *charge) bool {
 	var id jsonrpc.ID
 	req, isReq := msg.(*jsonrpc.Request)
 	if isReq {
@@ -392,7 +392,7 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc
 		w.Header().Set(HeaderSessionID, ls.id)
 		w.WriteHeader(http.StatusAccepted)
 	case *jsonrpc.Request:
-		return h.serveLegacyRequest(w, r, ls, m, held)
+		return h.serveLegacyRequest(w, r, ls, m, c)
 	}
 	return false
 }
@@ -404,7 +404,7 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, msg jsonrpc
 // the event store for a GET with Last-Event-ID; when it got none (a plain
 // JSON reply not yet begun), nothing could ever resume the stream, so its
 // events are not stored at all.
-func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls *legacySession, req *jsonrpc.Request, held int64) bool {
+func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls *legacySession, req *jsonrpc.Request, charged *charge) bool {
 	if !ls.beginCall() {
 		w.Header().Set("Retry-After", retryAfterBusy)
 		w.Header().Set(HeaderSessionID, ls.id)
@@ -427,7 +427,7 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 	}
 	ctx := context.WithValue(requestContext(r), streamKey{}, st)
 	h.workers.run(func() {
-		defer h.o.budget.Release(held)
+		defer charged.release()
 		defer h.finish()
 		defer ls.endCall()
 		defer ls.release()

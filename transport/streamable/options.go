@@ -1,10 +1,11 @@
 package streamable
 
 import (
-	"github.com/toolwire/toolwire/transport"
 	"log/slog"
 	"slices"
 	"time"
+
+	"github.com/toolwire/toolwire/transport"
 )
 
 // Defaults for the HandlerOption constructors; every limit can be changed.
@@ -21,6 +22,12 @@ const (
 	// an agent fanning out tool calls uses, yet one sixteenth of
 	// DefaultMaxInFlight, so one session cannot take every slot.
 	DefaultMaxInFlightPerSession = 256
+	// DefaultMinBodyRate and DefaultBodyGrace: a POST body must come at 4
+	// KiB a second (a poor mobile link) once its first 5 s have passed,
+	// so a body that stalls is refused in seconds, not at the read
+	// timeout.
+	DefaultMinBodyRate = 4 << 10
+	DefaultBodyGrace   = 5 * time.Second
 )
 
 // HandlerOption configures NewHandler. Options apply in order, so a later
@@ -48,6 +55,10 @@ type handlerConfig struct {
 	readTimeout        time.Duration
 	budget             *transport.MemoryBudget
 	noBudget           bool
+	anonShare          int64 // 0: the default; below 0: none
+	addrShare          int64 // 0: the default; below 0: none
+	minBodyRate        int64 // below 0: none
+	bodyGrace          time.Duration
 	logger             *slog.Logger
 }
 
@@ -138,14 +149,17 @@ func WithMaxInFlightPerSession(n int) HandlerOption {
 	return handlerOption(func(c *handlerConfig) { c.maxPerSession = n })
 }
 
-// WithMemoryBudget charges the body of every POST to b from before it is
-// decoded until its request is answered (for a 2025-era call whose POST
-// connection dropped, until the call ends), so that requests in flight
-// cannot hold more memory than the budget allows whatever their content
-// would cost decoded. Past it a POST gets 503 with Retry-After and a
-// JSON-RPC error with transport.CodeOverloaded: refused before its body is
-// read when its Content-Length shows it does not fit (id null), else after
-// reading it, undecoded, with the id its bytes show. One budget may be
+// WithMemoryBudget charges the body of every POST to b as it arrives, until
+// its request is answered (for a 2025-era call whose POST connection
+// dropped, until the call ends), so that requests in flight cannot hold
+// more memory than the budget allows whatever their content would cost
+// decoded, and a body announced but not sent holds next to nothing. A
+// request without a principal is charged to a share of b
+// (WithAnonymousShare, WithAddressShare). Past it a POST gets 503 with
+// Retry-After and a JSON-RPC error with transport.CodeOverloaded: refused
+// before its body is read when its Content-Length shows it does not fit
+// now (id null), else once the bytes read do not fit, undecoded, with the
+// id its bytes show. One budget may be
 // shared with stdio and other handlers. By default, and when b is nil, the
 // handler uses transport.SharedMemoryBudget (transport.DefaultMemoryBudget,
 // 32 MiB, shared by the whole process); WithoutMemoryBudget turns it off.
@@ -159,6 +173,41 @@ func WithMemoryBudget(b *transport.MemoryBudget) HandlerOption {
 // still apply).
 func WithoutMemoryBudget() HandlerOption {
 	return handlerOption(func(c *handlerConfig) { c.budget, c.noBudget = nil, true })
+}
+
+// WithAnonymousShare bounds the bytes of the memory budget that the bodies
+// of requests without a principal (none in the request's context, see
+// auth.WithPrincipal: no credentials, or a server that checks none) may
+// hold together, so that callers without credentials cannot starve those
+// with them, whose requests draw on the whole budget. By default, and for
+// 0, it is half the budget's limit, and never less than WithMaxBodyBytes
+// (one body of the largest size); a negative n gives them no share of
+// their own. Each handler has its own share, of the budget it charges.
+func WithAnonymousShare(n int64) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.anonShare = n })
+}
+
+// WithAddressShare bounds what the bodies of requests without a principal
+// from one client address (the host of Request.RemoteAddr; an IPv6 address
+// by its /64) may hold at once, within WithAnonymousShare, so that one
+// client cannot take the whole anonymous share. By default, and for 0, it
+// is an eighth of the budget's limit, and never less than WithMaxBodyBytes
+// (under the defaults, one 4 MiB body); a negative n means no bound per
+// address. Behind a proxy every client has the proxy's address.
+func WithAddressShare(n int64) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.addrShare = n })
+}
+
+// WithMinBodyRate refuses a POST body that arrives slower than bytesPerSecond
+// once grace has passed (defaults DefaultMinBodyRate, DefaultBodyGrace): the
+// body's deadline starts grace after its read begins and moves a second
+// later for every bytesPerSecond bytes received, never past WithReadTimeout.
+// A body that stalls thus holds its connection and memory for grace, not the
+// whole read timeout; it gets 400 and its connection is closed. A rate of 0
+// and a grace of zero or less mean the defaults; a negative rate leaves
+// only WithReadTimeout.
+func WithMinBodyRate(bytesPerSecond int64, grace time.Duration) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.minBodyRate, c.bodyGrace = bytesPerSecond, grace })
 }
 
 // WithEventStore sets where the events of 2025-era SSE streams are kept for
@@ -252,6 +301,13 @@ func newHandlerConfig(opts []HandlerOption) handlerConfig {
 	if c.budget == nil && !c.noBudget {
 		c.budget = transport.SharedMemoryBudget()
 	}
+	if c.minBodyRate == 0 {
+		c.minBodyRate = DefaultMinBodyRate
+	}
+	if c.bodyGrace <= 0 {
+		c.bodyGrace = DefaultBodyGrace
+	}
+
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}

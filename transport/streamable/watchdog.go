@@ -44,13 +44,26 @@ func newWatchdog(timeouts ...time.Duration) *watchdog {
 }
 
 // start registers w, due after d.
-func (wd *watchdog) start(w *watched, d time.Duration) {
-	w.due = time.Now().Add(d)
+func (wd *watchdog) start(w *watched, d time.Duration) { wd.startAt(w, time.Now().Add(d)) }
+
+// startAt registers w, due at due.
+func (wd *watchdog) startAt(w *watched, due time.Time) {
+	w.due = due
 	wd.mu.Lock()
 	wd.ops[w] = struct{}{}
 	if !wd.running {
 		wd.running = true
 		go wd.run()
+	}
+	wd.mu.Unlock()
+}
+
+// extend moves the time w is due to due, if w is still registered (not
+// already overdue).
+func (wd *watchdog) extend(w *watched, due time.Time) {
+	wd.mu.Lock()
+	if _, ok := wd.ops[w]; ok {
+		w.due = due
 	}
 	wd.mu.Unlock()
 }
