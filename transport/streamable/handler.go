@@ -36,13 +36,15 @@ type Handler struct {
 	shares  *budgetShares    // who a body is charged to
 	now     func() time.Time // a test hook: session expiry reads this clock
 
-	mu       sync.Mutex
-	sessions map[string]*legacySession
-	listens  map[jsonrpc.Session]struct{} // open 2026-era subscriptions/listen requests
-	active   int                          // requests being served, both eras
-	idle     chan struct{}                // closed when active drops to 0 while draining
-	draining bool
-	closed   bool
+	mu        sync.Mutex
+	sessions  map[string]*legacySession
+	owners    map[string]int               // sessions open per owner ("" for anonymous)
+	lastSweep time.Time                    // of a sweep at a session cap
+	listens   map[jsonrpc.Session]struct{} // open 2026-era subscriptions/listen requests
+	active    int                          // requests being served, both eras
+	idle      chan struct{}                // closed when active drops to 0 while draining
+	draining  bool
+	closed    bool
 
 	storeLogged time.Time // the last log line of a session store outage
 	replica     string    // this handler's name on the session bus
@@ -65,6 +67,7 @@ func NewHandler(opener jsonrpc.SessionOpener, opts ...HandlerOption) *Handler {
 		shares:   newBudgetShares(&o),
 		now:      time.Now,
 		sessions: map[string]*legacySession{},
+		owners:   map[string]int{},
 		listens:  map[jsonrpc.Session]struct{}{},
 		stopJan:  make(chan struct{}),
 		replica:  newReplicaID(),
@@ -92,16 +95,17 @@ func NewHandler(opener jsonrpc.SessionOpener, opts ...HandlerOption) *Handler {
 //     arrive in time (WithMinBodyRate, WithReadTimeout), a missing
 //     Mcp-Session-Id, an unsupported MCP-Protocol-Version, 2026-era headers
 //     that do not match the body, invalid params;
-//   - 403: a Host or Origin not allowed, or another principal's session;
+//   - 403: a Host or Origin not allowed, another principal's session, or
+//     an initialize WithSessionAdmission refused;
 //   - 404: an unknown or ended session, a 2026-era method not found;
 //   - 406: an Accept header without application/json and text/event-stream;
 //   - 413: a body past WithMaxBodyBytes;
 //   - 415: a Content-Type other than application/json;
 //   - 429: a session at WithMaxInFlightPerSession;
 //   - 500: a 2026-era internal error;
-//   - 503: shutting down; at WithMaxSessions or WithMaxInFlight; past the
-//     memory budget (WithMemoryBudget, WithAnonymousShare,
-//     WithAddressShare).
+//   - 503: shutting down; at WithMaxSessions, WithMaxAnonymousSessions,
+//     WithMaxSessionsPerPrincipal or WithMaxInFlight; past the memory
+//     budget (WithMemoryBudget, WithAnonymousShare, WithAddressShare).
 //
 // An error response carries the id of the request it refuses whenever the
 // body was read and its id could be, even when the message is otherwise
@@ -415,7 +419,7 @@ func (h *Handler) closeAll() {
 	sessions := make([]*legacySession, 0, len(h.sessions))
 	for id, ls := range h.sessions {
 		sessions = append(sessions, ls)
-		delete(h.sessions, id)
+		h.dropLocked(id, ls)
 	}
 	var modern []jsonrpc.Session
 	for s := range h.listens {

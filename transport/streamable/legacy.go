@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolwire/toolwire/auth"
@@ -40,6 +41,7 @@ type legacySession struct {
 	inFlight   int      // requests running, for WithMaxInFlightPerSession
 	lastActive time.Time
 	closed     bool
+	used       atomic.Bool // a request named it since initialize
 
 	// With a SessionStore: the state revision of sess last stored or
 	// applied, and the stored state that revision matches.
@@ -67,7 +69,7 @@ func (h *Handler) openSession(owner string) (*legacySession, *jsonrpc.Error) {
 // one opened elsewhere (resume rebuilds its jsonrpc.Session).
 func (h *Handler) register(id, owner string, resume func(out jsonrpc.Sender) (jsonrpc.Session, error)) (*legacySession, *jsonrpc.Error) {
 	h.mu.Lock()
-	full := len(h.sessions) >= h.o.maxSessions
+	full := h.sessions[id] == nil && h.noRoomLocked(owner) != nil && h.sweepDueLocked()
 	h.mu.Unlock()
 	if full {
 		h.sweep()
@@ -108,13 +110,13 @@ func (h *Handler) register(id, owner string, resume func(out jsonrpc.Sender) (js
 		}
 		return nil, errShuttingDown
 	}
-	if len(h.sessions) >= h.o.maxSessions && h.sessions[ls.id] == nil {
+	if e := h.noRoomLocked(owner); e != nil && h.sessions[ls.id] == nil {
 		h.mu.Unlock()
 		cancel()
 		if ls.sess != nil {
 			ls.sess.Close()
 		}
-		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions: the limit of %d is reached; try again later", h.o.maxSessions)
+		return nil, e
 	}
 	if other := h.sessions[ls.id]; other != nil {
 		// Resumed by another request meanwhile: use that copy.
@@ -129,12 +131,55 @@ func (h *Handler) register(id, owner string, resume func(out jsonrpc.Sender) (js
 		return other, nil
 	}
 	h.sessions[ls.id] = ls
+	h.owners[owner]++
 	h.janitor.Do(h.startJanitor)
 	h.mu.Unlock()
 	if ls.sess == nil {
 		ls.sess = h.opener.OpenSession(out)
 	}
 	return ls, nil
+}
+
+// noRoomLocked returns the error refusing one more session for owner:
+// WithMaxSessions, WithMaxAnonymousSessions or WithMaxSessionsPerPrincipal
+// reached; nil when there is room. h.mu is held.
+func (h *Handler) noRoomLocked(owner string) *jsonrpc.Error {
+	switch n := h.owners[owner]; {
+	case len(h.sessions) >= h.o.maxSessions:
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions: the limit of %d is reached; try again later", h.o.maxSessions)
+	case owner == "" && n >= h.o.maxAnonymous:
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions without credentials: their limit of %d is reached; try again later, or authenticate", h.o.maxAnonymous)
+	case owner != "" && n >= h.o.maxPerPrincipal:
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions for this principal: its limit of %d is reached; end one (DELETE) or try again later", h.o.maxPerPrincipal)
+	}
+	return nil
+}
+
+// sweepDueLocked reports whether a session cap may sweep for expired
+// sessions now: at most once per janitor interval of the handler's clock,
+// so a flood of refused initializes does not walk the table each. h.mu is
+// held.
+func (h *Handler) sweepDueLocked() bool {
+	now := h.now()
+	if !h.lastSweep.IsZero() && now.Sub(h.lastSweep) < h.sweepEvery() && !now.Before(h.lastSweep) {
+		return false
+	}
+	h.lastSweep = now
+	return true
+}
+
+// sweepEvery is how often expired sessions are looked for: a quarter of
+// the shorter expiry, at least 10 ms.
+func (h *Handler) sweepEvery() time.Duration {
+	return max(min(h.o.sessionIdleTimeout, h.o.unusedTimeout)/4, 10*time.Millisecond)
+}
+
+// dropLocked unregisters the session under id. h.mu is held.
+func (h *Handler) dropLocked(id string, ls *legacySession) {
+	delete(h.sessions, id)
+	if h.owners[ls.owner]--; h.owners[ls.owner] <= 0 {
+		delete(h.owners, ls.owner)
+	}
 }
 
 func (h *Handler) lookup(id string) *legacySession {
@@ -147,7 +192,7 @@ func (h *Handler) lookup(id string) *legacySession {
 func (h *Handler) endSession(ls *legacySession) {
 	h.mu.Lock()
 	if h.sessions[ls.id] == ls {
-		delete(h.sessions, ls.id)
+		h.dropLocked(ls.id, ls)
 	}
 	h.mu.Unlock()
 	ls.close()
@@ -178,6 +223,9 @@ func (h *Handler) sessionFor(w http.ResponseWriter, r *http.Request, id jsonrpc.
 	if auth.PrincipalFrom(r.Context()).Key() != ls.owner {
 		h.forbidden(w, id, ls.id)
 		return nil
+	}
+	if !ls.used.Load() {
+		ls.used.Store(true)
 	}
 	return ls
 }
@@ -450,6 +498,16 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 // initialize opens a session, bound to the request's principal, and answers
 // the handshake with its id.
 func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+	if admit := h.o.admit; admit != nil {
+		if err := admit(r, auth.PrincipalFrom(r.Context())); err != nil {
+			var je *jsonrpc.Error
+			if !errors.As(err, &je) {
+				je = jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "%s", err.Error())
+			}
+			writeError(w, http.StatusForbidden, req.ID, je)
+			return
+		}
+	}
 	if e := h.begin(); e != nil {
 		writeUnavailable(w, req.ID, e)
 		return
@@ -798,8 +856,12 @@ func (ls *legacySession) retire(id string) {
 	}
 }
 
-// idleFor reports whether the session has been unused for longer than ttl.
-func (ls *legacySession) idleFor(now time.Time, ttl time.Duration) bool {
+// idleFor reports whether the session has been idle for longer than ttl,
+// or than unused when no request has named it since initialize.
+func (ls *legacySession) idleFor(now time.Time, ttl, unused time.Duration) bool {
+	if !ls.used.Load() {
+		ttl = min(ttl, unused)
+	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	return ls.busy == 0 && now.Sub(ls.lastActive) > ttl
@@ -847,9 +909,9 @@ func (h *Handler) sweep() {
 	var expired []*legacySession
 	h.mu.Lock()
 	for id, ls := range h.sessions {
-		if ls.idleFor(now, h.o.sessionIdleTimeout) {
+		if ls.idleFor(now, h.o.sessionIdleTimeout, h.o.unusedTimeout) {
 			expired = append(expired, ls)
-			delete(h.sessions, id)
+			h.dropLocked(id, ls)
 		}
 	}
 	h.mu.Unlock()
@@ -902,10 +964,7 @@ const storeKeepTimeout = 5 * time.Second
 
 // startJanitor sweeps expired sessions in the background until Close.
 func (h *Handler) startJanitor() {
-	every := h.o.sessionIdleTimeout / 4
-	if every < 10*time.Millisecond {
-		every = 10 * time.Millisecond
-	}
+	every := h.sweepEvery()
 	h.janitorW.Add(1)
 	go func() {
 		defer h.janitorW.Done()

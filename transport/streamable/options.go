@@ -2,9 +2,11 @@ package streamable
 
 import (
 	"log/slog"
+	"net/http"
 	"slices"
 	"time"
 
+	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/transport"
 )
 
@@ -28,6 +30,15 @@ const (
 	// timeout.
 	DefaultMinBodyRate = 4 << 10
 	DefaultBodyGrace   = 5 * time.Second
+	// DefaultMaxSessionsPerPrincipal and DefaultMaxAnonymousSessions: one
+	// principal may hold half of DefaultMaxSessions, callers without
+	// credentials together a quarter, so neither can take every session.
+	DefaultMaxSessionsPerPrincipal = 5000
+	DefaultMaxAnonymousSessions    = 2500
+	// DefaultUnusedSessionTimeout ends, after 30 s, a session whose client
+	// sent nothing after initialize (not even notifications/initialized):
+	// a client that means to use it does so at once.
+	DefaultUnusedSessionTimeout = 30 * time.Second
 )
 
 // HandlerOption configures NewHandler. Options apply in order, so a later
@@ -59,6 +70,10 @@ type handlerConfig struct {
 	addrShare          int64 // 0: the default; below 0: none
 	minBodyRate        int64 // below 0: none
 	bodyGrace          time.Duration
+	maxPerPrincipal    int
+	maxAnonymous       int
+	unusedTimeout      time.Duration
+	admit              func(*http.Request, *auth.Principal) error
 	logger             *slog.Logger
 }
 
@@ -112,7 +127,8 @@ func WithMaxBodyBytes(n int64) HandlerOption {
 
 // WithSessionIdleTimeout ends a 2025-era session that has had no request and
 // no open stream for d (default 10 minutes); its id then gets 404. Values of
-// zero or less mean the default.
+// zero or less mean the default. A session never used after initialize
+// ends sooner (WithUnusedSessionTimeout).
 func WithSessionIdleTimeout(d time.Duration) HandlerOption {
 	return handlerOption(func(c *handlerConfig) { c.sessionIdleTimeout = d })
 }
@@ -208,6 +224,49 @@ func WithAddressShare(n int64) HandlerOption {
 // only WithReadTimeout.
 func WithMinBodyRate(bytesPerSecond int64, grace time.Duration) HandlerOption {
 	return handlerOption(func(c *handlerConfig) { c.minBodyRate, c.bodyGrace = bytesPerSecond, grace })
+}
+
+// WithMaxSessionsPerPrincipal bounds the 2025-era sessions one principal
+// (auth.Principal.Key) may have open at once (default
+// DefaultMaxSessionsPerPrincipal), so that one identity cannot take every
+// session of WithMaxSessions; past it its initialize gets 503 with
+// Retry-After and a JSON-RPC error naming the limit. Values below 1 mean the
+// default.
+func WithMaxSessionsPerPrincipal(n int) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.maxPerPrincipal = n })
+}
+
+// WithMaxAnonymousSessions bounds the 2025-era sessions opened without a
+// principal, all together (default DefaultMaxAnonymousSessions), so that
+// callers without credentials cannot take every session of
+// WithMaxSessions; past it an anonymous initialize gets 503 with
+// Retry-After and a JSON-RPC error naming the limit. Values below 1 mean
+// the default.
+func WithMaxAnonymousSessions(n int) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.maxAnonymous = n })
+}
+
+// WithUnusedSessionTimeout ends a 2025-era session whose client has sent
+// nothing naming it since initialize (no notifications/initialized, no
+// request, no GET) once it has been idle for d (default
+// DefaultUnusedSessionTimeout), rather than WithSessionIdleTimeout: opening
+// sessions and leaving them holds a slot for seconds, not minutes. Values
+// of zero or less mean the default; a d past the idle timeout is that
+// timeout.
+func WithUnusedSessionTimeout(d time.Duration) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.unusedTimeout = d })
+}
+
+// WithSessionAdmission decides whether the caller of an initialize may
+// have a 2025-era session at all, before anything is counted or opened: it
+// gets the HTTP request and its principal (nil without credentials) and
+// returns nil to admit it. A refused initialize gets 403 with the error as
+// its JSON-RPC error: a *jsonrpc.Error as it is, any other error with code
+// -32600 and the error's text, which the client sees. An authorization
+// layer in front (a gateway's personas) uses it so that a caller it would
+// refuse everything holds no session either.
+func WithSessionAdmission(admit func(r *http.Request, p *auth.Principal) error) HandlerOption {
+	return handlerOption(func(c *handlerConfig) { c.admit = admit })
 }
 
 // WithEventStore sets where the events of 2025-era SSE streams are kept for
@@ -307,7 +366,16 @@ func newHandlerConfig(opts []HandlerOption) handlerConfig {
 	if c.bodyGrace <= 0 {
 		c.bodyGrace = DefaultBodyGrace
 	}
-
+	if c.maxPerPrincipal <= 0 {
+		c.maxPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
+	if c.maxAnonymous <= 0 {
+		c.maxAnonymous = DefaultMaxAnonymousSessions
+	}
+	if c.unusedTimeout <= 0 {
+		c.unusedTimeout = DefaultUnusedSessionTimeout
+	}
+	c.unusedTimeout = min(c.unusedTimeout, c.sessionIdleTimeout)
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
