@@ -223,3 +223,75 @@ upstreams:
 		t.Errorf("the trail is still readable beside its writer: exit %d\n%s", code, out)
 	}
 }
+
+// TestGatewayAuditReadersSeeEveryAnsweredCall: while the gateway runs with
+// the default audit (no fsync: a record is acknowledged once journaled,
+// and stored in the database later), `toolwire audit query`, `tail`,
+// `export` and `verify` run right after a call's answer see that call's
+// record, every time.
+func TestGatewayAuditReadersSeeEveryAnsweredCall(t *testing.T) {
+	bin := testenv.Toolwire(t)
+	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
+data_dir: state
+upstreams:
+  local:
+    command: [%q, serve, --stdio, --data-dir, ""]
+`, bin))
+	g := startGateway(t, "--config", cfg)
+	c := connectAs(t, g.url, "", mcp.EraModern)
+	// last returns the newest record of the JSON Lines a reader printed.
+	last := func(what, out string) audit.Record {
+		t.Helper()
+		var r audit.Record
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
+			t.Fatalf("%s printed %q: %v", what, out, err)
+		}
+		return r
+	}
+	const calls = 50
+	for i := range calls {
+		msg := fmt.Sprintf("call-%d", i)
+		ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
+		res, err := c.CallTool(ctx, "local__echo", map[string]any{"message": msg})
+		cancel()
+		if err != nil || res.IsError {
+			t.Fatalf("call %d: %+v %v", i, res, err)
+		}
+		// The answer is in: its record is the newest, record i+1.
+		want := fmt.Sprintf(`{"message":%q}`, msg)
+		recs := auditJSONL(t, "--config", cfg)
+		if n := len(recs); n != i+1 || string(recs[n-1].Arguments) != want {
+			t.Fatalf("query right after call %d: %d records, the last %s", i, n, recordArgs(recs))
+		}
+		var args []string
+		switch i % 3 {
+		case 0:
+			args = []string{"audit", "tail", "--config", cfg, "-n", "1", "--format", "jsonl"}
+		case 1:
+			args = []string{"audit", "export", "--config", cfg, "--format", "jsonl"}
+		case 2:
+			out, stderr, code := runToolwire(t, "audit", "verify", "--config", cfg)
+			if code != 0 || !strings.HasPrefix(out, fmt.Sprintf("ok: %d records, 1 to %d, unbroken", i+1, i+1)) {
+				t.Fatalf("verify right after call %d: exit %d\n%s%s", i, code, out, stderr)
+			}
+			continue
+		}
+		out, stderr, code := runToolwire(t, args...)
+		if code != 0 {
+			t.Fatalf("%s right after call %d: exit %d\n%s", args[1], i, code, stderr)
+		}
+		if r := last(args[1], out); r.Seq != int64(i+1) || string(r.Arguments) != want {
+			t.Fatalf("%s right after call %d: the newest record is %s", args[1], i, recordArgs([]audit.Record{r}))
+		}
+	}
+}
+
+// recordArgs shows the last of recs as its seq and arguments.
+func recordArgs(recs []audit.Record) string {
+	if len(recs) == 0 {
+		return "none"
+	}
+	r := recs[len(recs)-1]
+	return fmt.Sprintf("%d %s", r.Seq, r.Arguments)
+}
