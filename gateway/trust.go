@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
+	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/internal/jsonscan"
@@ -364,6 +366,23 @@ func (g *Gateway) setTrust(cfg Config) {
 	if old != nil && old.policy != cfg.Policy && g.srv != nil {
 		g.srv.NotifyListsChanged()
 	}
+}
+
+// AdmitSession is the gateway's session admission (for
+// streamable.WithSessionAdmission): a caller that no persona matches may
+// use nothing, so it is given no session; with no personas configured
+// everyone is admitted (who reaches the gateway at all is the
+// authentication's to decide).
+func (g *Gateway) AdmitSession(_ *http.Request, p *auth.Principal) error {
+	pol := g.trust.Load().policy
+	if pol == nil {
+		return nil
+	}
+	id := policy.FromPrincipal(p)
+	if _, ok := pol.PersonaOf(id); !ok {
+		return fmt.Errorf("no persona admits %s: nothing here is for this caller", id)
+	}
+	return nil
 }
 
 // Policy returns the personas in force now (nil: none configured, every

@@ -306,7 +306,8 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 		}
 	}
 	h := streamable.NewHandler(g.Server(), append([]streamable.HandlerOption{streamable.WithLogger(logger),
-		streamable.WithAllowedHosts(defaultAllowedHosts(file.Listen, logger)...)}, shared.handlerOptions()...)...)
+		streamable.WithAllowedHosts(defaultAllowedHosts(file.Listen, logger)...),
+		streamable.WithSessionAdmission(g.AdmitSession)}, shared.handlerOptions()...)...)
 	err = streamable.Serve(ctx, ln, h, append(serveOpts,
 		streamable.WithShutdownTimeout(f.shutdownTimeout),
 		streamable.WithLogger(logger),
