@@ -18,8 +18,8 @@ import (
 )
 
 // TestAnonymousInitializeFloodLeavesKeyedSessions: 10,000 initialize
-// requests without credentials, 32 at a time, against the default limits
-// (10,000 sessions): once they held every session, and a key holder then
+// requests without credentials, 32 at a time, against the default session
+// limits (10,000 sessions): once they held every session, and a key holder then
 // got 503 for one. Now the anonymous ones open DefaultMaxAnonymousSessions
 // (2,500) and the rest get 503 naming that limit, while a key holder, in
 // the middle of the flood, opens a session and its calls are answered, and
@@ -30,7 +30,9 @@ func TestAnonymousInitializeFloodLeavesKeyedSessions(t *testing.T) {
 		workers = 32
 	)
 	f := newFixture(t)
-	h := NewHandler(f.srv)
+	// The flood's sessions are never used: the unused timeout is put out
+	// of reach, so that none expires on a slow machine and makes room.
+	h := NewHandler(f.srv, WithUnusedSessionTimeout(time.Hour))
 	ts := httptest.NewServer(bearerAuth(h))
 	t.Cleanup(func() { h.Close(); ts.Close() })
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers + 4}}
