@@ -135,3 +135,64 @@ func TestDigestText(t *testing.T) {
 		t.Errorf("genesis %s", Genesis)
 	}
 }
+
+// TestVerifierGaps: a gap record stands for the records it names, the walk
+// goes on after them from the hash the next record links to (or from the
+// gap record's own, when none survived), and the gap is reported; an
+// anchored head among the lost records is "lost", except the last one,
+// which the next record's link checks.
+func TestVerifierGaps(t *testing.T) {
+	rs := chainOf(8)
+	now := rs[0].Time
+	g := gapRecord(4, 6, &rs[6].PrevHash, "kept", now)
+	Seal(g, Anchor{3, rs[2].Hash})
+	walk := []*Record{rs[0], rs[1], rs[2], g, rs[6], rs[7]}
+	head := Anchor{8, rs[7].Hash}
+	rep := verify(Start, head, walk)
+	if rep.OK || rep.Break.Kind != BreakLost || rep.Break.Seq != 4 || len(rep.Gaps) != 1 || rep.Gaps[0] != (Gap{From: 4, To: 6, Kept: "kept", Reason: g.Error}) {
+		t.Fatalf("a gap in the middle: %+v", rep)
+	}
+	if g.Error != "records 4 to 6 lost to a damaged journal entry (kept at kept)" {
+		t.Errorf("gap record text %q", g.Error)
+	}
+	anchored := func(heads ...Anchor) *VerifyReport {
+		v := NewVerifier(Start, head)
+		v.Expect(heads...)
+		for _, r := range walk {
+			v.Add(r)
+		}
+		return v.Report()
+	}
+	rep = anchored(Anchor{6, rs[5].Hash}, Anchor{5, rs[4].Hash}, Anchor{8, rs[7].Hash}, Anchor{2, rs[1].Hash})
+	var results []string
+	for _, c := range rep.Anchored {
+		results = append(results, c.Result)
+	}
+	if strings.Join(results, " ") != "matches lost matches matches" || rep.Break.Kind != BreakLost {
+		t.Errorf("anchored heads around a gap: %v, %v", results, rep.Break)
+	}
+	wrong := Anchor{6, rs[4].Hash}
+	if rep := anchored(wrong); rep.Break == nil || rep.Break.Kind != BreakAnchored || rep.Break.Seq != 6 {
+		t.Errorf("an anchored head the next record contradicts: %+v", rep.Break)
+	}
+
+	// Nothing survived the damage: the chain goes on from the gap record.
+	end := gapRecord(4, 5, nil, "kept", now)
+	Seal(end, Anchor{3, rs[2].Hash})
+	next := sample(9)
+	Seal(next, chainAfter(end))
+	if next.Seq != 6 {
+		t.Fatalf("after a gap of 4 to 5, seq %d", next.Seq)
+	}
+	rep = verify(Start, Anchor{6, next.Hash}, []*Record{rs[0], rs[1], rs[2], end, next})
+	if rep.Break == nil || rep.Break.Kind != BreakLost || len(rep.Gaps) != 1 || rep.Gaps[0].To != 5 {
+		t.Errorf("a gap at the end: %+v", rep)
+	}
+
+	bad := gapRecord(4, 6, nil, "kept", now)
+	bad.Arguments = []byte(`{"from":5,"to":6}`)
+	Seal(bad, Anchor{3, rs[2].Hash})
+	if rep := verify(Start, head, []*Record{rs[0], rs[1], rs[2], bad}); rep.Break == nil || rep.Break.Kind != BreakInvalid {
+		t.Errorf("a gap record that does not name itself: %+v", rep.Break)
+	}
+}

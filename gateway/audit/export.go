@@ -37,12 +37,13 @@ func WriteJSONL(w io.Writer, recs iter.Seq2[*Record, error]) (int, error) {
 var CSVColumns = []string{
 	"seq", "time", "duration_ns", "request_id", "session_id", "identity", "persona",
 	"upstream", "tool", "method", "arguments", "outcome", "error", "request_bytes",
-	"response_bytes", "content_blocks", "era", "transport", "prev_hash", "hash",
+	"response_bytes", "content_blocks", "era", "transport", "prev_hash", "hash", "scheme",
 }
 
 // WriteCSV writes a header row (CSVColumns) and then one row per record of
 // recs to w, and returns how many records it wrote. Times are RFC 3339 with
-// nanoseconds in UTC, hashes hex, arguments JSON text. A text field that a
+// nanoseconds in UTC, hashes hex, arguments JSON text, the scheme
+// "sha256" or "hmac-sha256". A text field that a
 // spreadsheet would take for a formula (it starts with = + - @, tab or CR)
 // gets a leading apostrophe, so an exported audit cannot run code in the
 // reader's spreadsheet. It stops at the first error, from recs or from w.
@@ -65,7 +66,7 @@ func WriteCSV(w io.Writer, recs iter.Seq2[*Record, error]) (int, error) {
 			cell(r.Upstream), cell(r.Tool), cell(r.Method), cell(string(r.Arguments)),
 			string(r.Outcome), cell(r.Error), i64(r.RequestBytes), i64(r.ResponseBytes),
 			i64(r.ContentBlocks), cell(r.Era), cell(r.Transport),
-			r.PrevHash.String(), r.Hash.String())
+			r.PrevHash.String(), r.Hash.String(), r.Scheme.String())
 		if err := cw.Write(row); err != nil {
 			return n, err
 		}

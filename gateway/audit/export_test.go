@@ -87,14 +87,15 @@ func TestWriteCSV(t *testing.T) {
 	}
 	want := []string{"seq", "time", "duration_ns", "request_id", "session_id", "identity", "persona",
 		"upstream", "tool", "method", "arguments", "outcome", "error", "request_bytes",
-		"response_bytes", "content_blocks", "era", "transport", "prev_hash", "hash"}
+		"response_bytes", "content_blocks", "era", "transport", "prev_hash", "hash", "scheme"}
 	if !slices.Equal(CSVColumns, want) {
 		t.Errorf("column order changed: %v", CSVColumns)
 	}
 	col := func(row []string, name string) string { return row[slices.Index(CSVColumns, name)] }
 	if col(rows[1], "seq") != "1" || col(rows[1], "identity") != "alice" || col(rows[1], "outcome") != "ok" ||
 		col(rows[1], "time") != "2026-11-23T12:00:00Z" || col(rows[2], "hash") != rs[1].Hash.String() ||
-		col(rows[2], "prev_hash") != rs[0].Hash.String() || col(rows[2], "arguments") != string(rs[1].Arguments) {
+		col(rows[2], "prev_hash") != rs[0].Hash.String() || col(rows[2], "arguments") != string(rs[1].Arguments) ||
+		col(rows[1], "scheme") != "sha256" {
 		t.Errorf("rows %q", rows[1:])
 	}
 	if got := col(rows[1], "error"); got != "'"+rs[0].Error {

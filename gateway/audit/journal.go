@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -31,7 +30,7 @@ type journal struct {
 	path string
 
 	mu       sync.Mutex
-	head     Anchor    // the last record journaled
+	head     Anchor    // the chain after the last record journaled
 	queue    []*Record // journaled, not yet in the database
 	written  int64     // bytes in the file
 	stored   int64     // the last Seq in the database
@@ -42,6 +41,7 @@ type journal struct {
 	kick     chan struct{} // store now: a reader or Close waits
 	done     chan struct{}
 	buf      []byte
+	gaps     []Gap // written by recover
 	maxBatch int
 	restart  int64 // journalRestart; smaller in tests
 }
@@ -91,9 +91,12 @@ func openJournal(s *SQLite) (*journal, error) {
 }
 
 // recover stores the journaled records the database lacks (those after
-// its head that continue its chain; a torn last entry, from a write the
-// process died in, was never acknowledged and is dropped), then empties
-// the journal.
+// its head that continue its chain), then empties the journal. A torn last
+// entry, from a write the process died in, was never acknowledged and is
+// dropped. Damage elsewhere never drops the intact entries after it: they
+// are stored too, the records the damaged bytes held are replaced by a gap
+// record saying so (see Gap), and the damaged file is kept beside the
+// journal for whoever looks into it.
 func (j *journal) recover() error {
 	ctx := context.Background()
 	_, head, err := readAnchors(ctx, j.s.w)
@@ -103,16 +106,50 @@ func (j *journal) recover() error {
 	if _, err := j.f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("audit: journal: %w", err)
 	}
+	buf, err := io.ReadAll(j.f)
+	if err != nil {
+		return fmt.Errorf("audit: journal: %w", err)
+	}
+	sc := journalScanner{key: j.s.cfg.key}
+	parts := sc.scan(buf)
+	if sc.keyed {
+		return errJournalKeyed // its entries cannot be checked
+	}
 	var missing []*Record
-	rd := bufio.NewReaderSize(j.f, 64<<10)
-	for {
-		r, err := readJournalEntry(rd)
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errDamagedEntry) {
-			break // the end, or a torn or damaged entry: nothing after it was acknowledged either
+	kept := ""
+	// lose replaces the records after head up to to by a gap record; next
+	// is the PrevHash of the record after them, nil when none survived.
+	lose := func(to int64, next *Digest) error {
+		if to <= head.Seq {
+			return nil // stored before the journal was damaged
 		}
-		if err != nil {
-			return fmt.Errorf("audit: journal %s: %w", j.path, err)
+		if kept == "" {
+			if kept, err = keepDamaged(j.path, buf, j.s.cfg.now()); err != nil {
+				return err
+			}
 		}
+		g := gapRecord(head.Seq+1, to, next, kept, j.s.cfg.now())
+		j.s.cfg.key.Seal(g, head)
+		missing = append(missing, g)
+		j.gaps = append(j.gaps, Gap{From: g.Seq, To: to, Kept: kept, Reason: g.Error})
+		head = chainAfter(g)
+		return nil
+	}
+	var last int64 // the Seq of the last intact entry read
+	var damage *journalPart
+	for i := range parts {
+		p := &parts[i]
+		if p.r == nil {
+			damage = p
+			continue
+		}
+		r := p.r
+		if damage != nil && r.Seq > head.Seq+1 {
+			if err := lose(r.Seq-1, &r.PrevHash); err != nil {
+				return err
+			}
+		}
+		damage, last = nil, r.Seq
 		if r.Seq <= head.Seq {
 			continue // already stored
 		}
@@ -121,6 +158,18 @@ func (j *journal) recover() error {
 		}
 		missing = append(missing, r)
 		head = Anchor{Seq: r.Seq, Hash: r.Hash}
+	}
+	if damage != nil { // damage up to the end: its entries were the newest
+		base := last
+		if base == 0 {
+			base = head.Seq
+			if damage.seq > 0 && damage.seq-1 < base {
+				base = damage.seq - 1
+			}
+		}
+		if err := lose(base+int64(damage.entries), nil); err != nil {
+			return err
+		}
 	}
 	for len(missing) > 0 {
 		n := min(len(missing), j.maxBatch)
@@ -136,6 +185,32 @@ func (j *journal) recover() error {
 	return nil
 }
 
+// errJournalKeyed is the journal of a keyed trail recovered without the
+// key: its entries could not be checked, nor a gap record sealed.
+var errJournalKeyed = errors.New("audit: the journal of this keyed trail needs its key to be recovered")
+
+// keepDamaged copies the damaged journal b next to the journal at path,
+// named after the time, and returns the copy's path.
+func keepDamaged(path string, b []byte, now time.Time) (string, error) {
+	name := path + ".damaged-" + now.UTC().Format("20060102T150405.000000000Z")
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("audit: keeping the damaged journal: %w", err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+		return "", fmt.Errorf("audit: keeping the damaged journal: %w", err)
+	}
+	return name, nil
+}
+
 // journalSuffix names the journal after the database it belongs to. (Not
 // "-journal": that is SQLite's own rollback journal.)
 const journalSuffix = ".journal"
@@ -146,51 +221,28 @@ const maxJournalEntry = 8 << 20
 
 // A journal entry is one sealed record: its length as 4 bytes big-endian,
 // its Encode bytes (which carry every field but Hash, and start with the
-// encoding's version tag), and its Hash. Binary, because the hash covers
-// the fields' exact bytes, which JSON cannot carry (invalid UTF-8), and
-// because Append has computed the encoding for the hash anyway.
+// encoding's version tag), and its Hash (SHA-256 or, keyed, HMAC-SHA-256
+// of the encoding). Binary, because the hash covers the fields' exact
+// bytes, which JSON cannot carry (invalid UTF-8), and because Append has
+// computed the encoding for the hash anyway.
 
-// appendJournalEntry seals r after prev and appends its entry to b.
-func appendJournalEntry(b []byte, r *Record, prev Anchor) []byte {
+// appendJournalEntry seals r after prev with k (keyless when nil) and
+// appends its entry to b.
+func appendJournalEntry(b []byte, r *Record, prev Anchor, k *Key) []byte {
 	r.Seq, r.PrevHash = prev.Seq+1, prev.Hash
+	r.Scheme = SchemeSHA256
+	if k != nil {
+		r.Scheme = SchemeHMAC
+	}
 	start := len(b)
 	b = r.appendEncoding(append(b, 0, 0, 0, 0))
 	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start-4))
-	r.Hash = sha256.Sum256(b[start+4:])
+	if k != nil {
+		r.Hash = k.sum(b[start+4:])
+	} else {
+		r.Hash = sha256.Sum256(b[start+4:])
+	}
 	return append(b, r.Hash[:]...)
-}
-
-// errDamagedEntry is a journal entry that is not one sealed record.
-var errDamagedEntry = errors.New("audit: damaged journal entry")
-
-// readJournalEntry reads the next entry, checking its hash: io.EOF at a
-// clean end, io.ErrUnexpectedEOF for a torn entry, errDamagedEntry for
-// bytes that are not an entry, or the error reading failed with.
-func readJournalEntry(rd *bufio.Reader) (*Record, error) {
-	var size [4]byte
-	if _, err := io.ReadFull(rd, size[:]); err != nil {
-		return nil, err
-	}
-	n := binary.BigEndian.Uint32(size[:])
-	if n > maxJournalEntry {
-		return nil, fmt.Errorf("%w: %d bytes long", errDamagedEntry, n)
-	}
-	b := make([]byte, int(n)+sha256.Size)
-	if _, err := io.ReadFull(rd, b); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	r, err := decodeEncoding(b[:n])
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errDamagedEntry, err)
-	}
-	copy(r.Hash[:], b[n:])
-	if sha256.Sum256(b[:n]) != r.Hash {
-		return nil, fmt.Errorf("%w: it does not match its hash", errDamagedEntry)
-	}
-	return r, nil
 }
 
 // append seals r after the last journaled record and writes it to the
@@ -202,7 +254,7 @@ func (j *journal) append(r *Record) error {
 		return ErrClosed
 	}
 	rec := *r
-	j.buf = appendJournalEntry(j.buf[:0], &rec, j.head)
+	j.buf = appendJournalEntry(j.buf[:0], &rec, j.head, j.s.cfg.key)
 	n, err := j.f.Write(j.buf)
 	j.written += int64(n)
 	if err != nil {

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -39,38 +38,42 @@ func (s *SQLite) journaled(ctx context.Context) ([]*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs, err := readJournaled(bufio.NewReaderSize(f, 64<<10), head.Seq)
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", f.Name(), err)
 	}
-	return recs, nil
+	return readJournaled(b, head.Seq, s.cfg.key), nil
 }
 
 // readJournaled reads a journal another process appends to, and returns
 // its records after seq after. It reads the entries that form one chain
 // from the start, up to the end, a torn or damaged entry (a write under
-// way, which is not acknowledged yet) or an entry that does not continue
-// the one before (the file was started over while it was read, after
-// storing everything before it).
-func readJournaled(rd *bufio.Reader, after int64) ([]*Record, error) {
+// way, which is not acknowledged yet; damage is reported by the owner's
+// next open, which recovers the records after it) or an entry that does
+// not continue the one before (the file was started over while it was
+// read, after storing everything before it). Keyed entries are checked
+// with key, or read unchecked without it.
+func readJournaled(b []byte, after int64, key *Key) []*Record {
+	sc := journalScanner{key: key}
 	var recs []*Record
 	var prev *Record
-	for {
-		r, err := readJournalEntry(rd)
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errDamagedEntry) {
-			return recs, nil
+	for off := 0; off < len(b); {
+		r, n, st := sc.entryAt(b[off:])
+		if st != entryIntact {
+			break
 		}
-		if err != nil {
-			return nil, err
-		}
-		if prev != nil && (r.Seq != prev.Seq+1 || r.PrevHash != prev.Hash) {
-			return recs, nil
+		off += n
+		if prev != nil {
+			if next := chainAfter(prev); r.Seq != next.Seq+1 || r.PrevHash != next.Hash {
+				break
+			}
 		}
 		prev = r
 		if r.Seq > after {
 			recs = append(recs, r)
 		}
 	}
+	return recs
 }
 
 // continuing returns the records of recs after head, the head of the

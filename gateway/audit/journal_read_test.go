@@ -187,7 +187,7 @@ func TestJournalReaderTornTail(t *testing.T) {
 		}
 		var b built
 		for _, r := range appendN(t, s, 3, nil) {
-			b.entries = appendJournalEntry(b.entries, r, b.next)
+			b.entries = appendJournalEntry(b.entries, r, b.next, nil)
 			b.next = Anchor{Seq: r.Seq, Hash: r.Hash}
 		}
 		s.Close()
@@ -199,7 +199,7 @@ func TestJournalReaderTornTail(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := len(b.entries)
-		b.entries = appendJournalEntry(b.entries, r, b.next)
+		b.entries = appendJournalEntry(b.entries, r, b.next, nil)
 		b.next = Anchor{Seq: r.Seq, Hash: r.Hash}
 		return b.entries[start:]
 	}
@@ -388,7 +388,7 @@ func TestJournalReaderRacesTheWriter(t *testing.T) {
 		}
 	}
 	// The journal holds less than all the records: it started over.
-	entry := int64(len(appendJournalEntry(nil, sample(0), Start)))
+	entry := int64(len(appendJournalEntry(nil, sample(0), Start, nil)))
 	owner.j.mu.Lock()
 	written := owner.j.written
 	owner.j.mu.Unlock()

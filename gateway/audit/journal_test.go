@@ -1,13 +1,11 @@
 package audit
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,7 +126,7 @@ func TestJournalRecoversAfterATornWrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lines = appendJournalEntry(lines, r, Anchor{Seq: r.Seq - 1, Hash: r.PrevHash})
+			lines = appendJournalEntry(lines, r, Anchor{Seq: r.Seq - 1, Hash: r.PrevHash}, nil)
 			head = Anchor{Seq: r.Seq, Hash: r.Hash}
 		}
 		s.Close()
@@ -138,10 +136,10 @@ func TestJournalRecoversAfterATornWrite(t *testing.T) {
 		if err := (Limits{}).Prepare(r, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		lines = appendJournalEntry(lines, r, head)
+		lines = appendJournalEntry(lines, r, head, nil)
 		head = Anchor{Seq: r.Seq, Hash: r.Hash}
 	}
-	tl := appendJournalEntry(nil, sample(20), head)
+	tl := appendJournalEntry(nil, sample(20), head, nil)
 	lines = append(lines, tl[:len(tl)/2]...)
 	if err := os.WriteFile(path+journalSuffix, lines, 0o600); err != nil {
 		t.Fatal(err)
@@ -178,7 +176,7 @@ func TestJournalKeepsAnyBytes(t *testing.T) {
 		if err := (Limits{}).Prepare(r, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		entries = appendJournalEntry(entries, r, head)
+		entries = appendJournalEntry(entries, r, head, nil)
 		head = Anchor{Seq: r.Seq, Hash: r.Hash}
 		want = append(want, r)
 	}
@@ -201,70 +199,87 @@ func TestJournalKeepsAnyBytes(t *testing.T) {
 	}
 }
 
-// TestJournalEntryDamage: readJournalEntry tells a clean end, a torn entry
-// and damage apart, and never reads a damaged entry as a record.
+// TestJournalEntryDamage: entryAt tells a whole entry, a torn one and
+// damage apart, never reads a damaged entry as a record, and reads an
+// entry whose length word alone is damaged whole (the encoding delimits
+// itself, and the hash holds).
 func TestJournalEntryDamage(t *testing.T) {
 	r := sample(1)
 	if err := (Limits{}).Prepare(r, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	entry := appendJournalEntry(nil, r, Start)
+	entry := appendJournalEntry(nil, r, Start, nil)
 	flip := func(i int) []byte { b := bytes.Clone(entry); b[i] ^= 1; return b }
 	huge := bytes.Clone(entry)
 	binary.BigEndian.PutUint32(huge, maxJournalEntry+1)
 	cases := []struct {
 		name string
 		in   []byte
-		want error
+		want entryStatus
 	}{
-		{"empty", nil, io.EOF},
-		{"half a length", entry[:2], io.ErrUnexpectedEOF},
-		{"torn", entry[:len(entry)-5], io.ErrUnexpectedEOF},
-		{"a field flipped", flip(40), errDamagedEntry},
-		{"the hash flipped", flip(len(entry) - 1), errDamagedEntry},
-		{"the version tag flipped", flip(5), errDamagedEntry},
-		{"a length past the limit", huge, errDamagedEntry},
-		{"a length too short", append([]byte{0, 0, 0, 3}, entry[4:]...), errDamagedEntry},
-		{"JSON", []byte(`{"seq":1}` + "\n" + strings.Repeat(" ", 64)), errDamagedEntry},
+		{"half a length", entry[:2], entryTorn},
+		{"torn", entry[:len(entry)-5], entryTorn},
+		{"a field flipped", flip(40), entryDamaged},
+		{"the hash flipped", flip(len(entry) - 1), entryDamaged},
+		{"the version tag flipped", flip(5), entryDamaged},
+		{"an unknown version", flip(4 + versionAt), entryDamaged},
+		{"JSON", []byte(`{"seq":1}` + "\n" + strings.Repeat(" ", 64)), entryDamaged},
+		{"a length past the limit", huge, entryIntact},
+		{"a length too short", append([]byte{0, 0, 0, 3}, entry[4:]...), entryIntact},
+		{"whole", entry, entryIntact},
 	}
 	for _, c := range cases {
-		got, err := readJournalEntry(bufio.NewReader(bytes.NewReader(c.in)))
-		if !errors.Is(err, c.want) || got != nil {
-			t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.want)
+		sc := journalScanner{}
+		got, n, st := sc.entryAt(c.in)
+		if st != c.want || (st == entryIntact) != (got != nil) {
+			t.Errorf("%s: %v, %d; want status %d", c.name, got, st, c.want)
+			continue
+		}
+		if st == entryIntact && (n != len(entry) || got.Hash != r.Hash || got.ComputeHash() != r.Hash) {
+			t.Errorf("%s: read %d bytes as %+v", c.name, n, got)
 		}
 	}
-	got, err := readJournalEntry(bufio.NewReader(bytes.NewReader(entry)))
-	if err != nil || got.Hash != r.Hash || got.ComputeHash() != r.Hash {
-		t.Errorf("a whole entry: %+v, %v", got, err)
+	// Keyed: the hash is an HMAC, checked with the key, read unchecked
+	// (and noted) without it.
+	k := testKey(t, 1)
+	keyed := appendJournalEntry(nil, sample(2), Start, k)
+	if _, _, st := (&journalScanner{key: k}).entryAt(keyed); st != entryIntact {
+		t.Errorf("a keyed entry with its key: %d", st)
+	}
+	if _, _, st := (&journalScanner{key: testKey(t, 2)}).entryAt(keyed); st != entryDamaged {
+		t.Errorf("a keyed entry with another key: %d", st)
+	}
+	sc := journalScanner{}
+	if _, _, st := sc.entryAt(keyed); st != entryIntact || !sc.keyed {
+		t.Errorf("a keyed entry without the key: %d, noted %v", st, sc.keyed)
 	}
 }
 
-// FuzzJournalEntry: any bytes are read as a clean end, a torn or damaged
-// entry, or records whose hashes hold; and a record with any text comes
-// back from its entry exactly.
+// FuzzJournalEntry: any bytes scan into intact entries whose hashes hold
+// and damaged runs; and a record with any text comes back from its entry
+// exactly.
 func FuzzJournalEntry(f *testing.F) {
 	r := sample(3)
 	_ = (Limits{}).Prepare(r, time.Now())
-	f.Add(appendJournalEntry(nil, r, Start), "alice", `{"a":1}`)
+	f.Add(appendJournalEntry(nil, r, Start, nil), "alice", `{"a":1}`)
 	f.Add([]byte{0, 0, 0, 1, 't'}, "a\x00\xff", "[1,\n 2]")
 	f.Add([]byte(`{"seq":1}`+"\n"), "", "")
 	f.Fuzz(func(t *testing.T, in []byte, text, args string) {
-		rd := bufio.NewReader(bytes.NewReader(in))
-		for {
-			got, err := readJournalEntry(rd)
-			if err != nil {
-				break
+		sc := journalScanner{}
+		for _, p := range sc.scan(in) {
+			if p.r != nil && p.r.ComputeHash() != p.r.Hash {
+				t.Fatalf("an entry read with a hash that does not hold: %+v", p.r)
 			}
-			if got.ComputeHash() != got.Hash {
-				t.Fatalf("an entry read with a hash that does not hold: %+v", got)
+			if p.r == nil && p.entries < 1 {
+				t.Fatalf("a damaged run of %d entries", p.entries)
 			}
 		}
 		r := &Record{Identity: text, Tool: text, Error: text, Method: text, Arguments: json.RawMessage(args),
 			Outcome: OutcomeOK, Time: time.Unix(0, int64(len(in))).UTC(), Duration: time.Duration(len(text))}
-		entry := appendJournalEntry(nil, r, Anchor{Seq: 6, Hash: Digest{9}})
-		got, err := readJournalEntry(bufio.NewReader(bytes.NewReader(entry)))
-		if err != nil {
-			t.Fatal(err)
+		entry := appendJournalEntry(nil, r, Anchor{Seq: 6, Hash: Digest{9}}, nil)
+		got, _, st := sc.entryAt(entry)
+		if st != entryIntact {
+			t.Fatal(st)
 		}
 		if got.Hash != r.Hash || got.Identity != r.Identity || got.Error != r.Error || string(got.Arguments) != args ||
 			!got.Time.Equal(r.Time) || got.Seq != 7 || got.PrevHash != r.PrevHash {

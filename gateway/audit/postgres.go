@@ -38,6 +38,7 @@ type Postgres struct {
 	pool   *pgPool
 	secret string // the DSN's password, kept out of error text
 	gc     *committer
+	keyed  bool // the trail is keyed and this store has no key
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -127,6 +128,21 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Postgres, e
 		s.pool.close()
 		return nil, s.wrap("postgres: open", err)
 	}
+	if cfg.key == nil {
+		err := s.withConn(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+			var v int64
+			err := conn.QueryRow(ctx, `SELECT r.v FROM toolwire_audit_records r, toolwire_audit_head h WHERE r.seq = h.head_seq`).Scan(&v)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			s.keyed = Scheme(v) == SchemeHMAC
+			return err
+		})
+		if err != nil {
+			s.pool.close()
+			return nil, s.wrap("postgres: open", err)
+		}
+	}
 	s.gc = newCommitter(cfg.maxBatch, s.commit)
 	return s, nil
 }
@@ -212,6 +228,9 @@ func (s *Postgres) Append(ctx context.Context, r *Record) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	if s.keyed {
+		return ErrKeyRequired
+	}
 	if err := s.cfg.limits.Prepare(r, s.cfg.now()); err != nil {
 		return err
 	}
@@ -237,13 +256,13 @@ func (s *Postgres) commit(ctx context.Context, batch []*Record) error {
 		}
 		b := &pgx.Batch{}
 		for _, c := range batch {
-			Seal(c, head)
+			s.cfg.key.Seal(c, head)
 			head = Anchor{Seq: c.Seq, Hash: c.Hash}
 			var args []byte
 			if c.Arguments != nil {
 				args = []byte(c.Arguments)
 			}
-			b.Queue(pgInsert, c.Seq, EncodingVersion, c.Time.UnixNano(), int64(c.Duration),
+			b.Queue(pgInsert, c.Seq, int64(c.Scheme), c.Time.UnixNano(), int64(c.Duration),
 				[]byte(c.RequestID), []byte(c.SessionID), []byte(c.Identity), []byte(c.Persona),
 				[]byte(c.Upstream), []byte(c.Tool), []byte(c.Method), args, string(c.Outcome),
 				[]byte(c.Error), c.RequestBytes, c.ResponseBytes, c.ContentBlocks,
@@ -395,6 +414,32 @@ func (s *Postgres) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error
 // repeatable-read transaction, so appends running meanwhile do not disturb
 // it.
 func (s *Postgres) Verify(ctx context.Context) (*VerifyReport, error) {
+	return s.VerifyAnchored(ctx)
+}
+
+// Head implements Anchored.
+func (s *Postgres) Head(ctx context.Context) (Anchor, error) {
+	if s.closed.Load() {
+		return Anchor{}, ErrClosed
+	}
+	var head Anchor
+	err := s.withConn(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+		var hh []byte
+		if err := conn.QueryRow(ctx, `SELECT head_seq, head_hash FROM toolwire_audit_head`).Scan(&head.Seq, &hh); err != nil {
+			return err
+		}
+		var err error
+		head.Hash, err = digestFrom(hh)
+		return err
+	})
+	if err != nil {
+		return Anchor{}, s.wrap("head", err)
+	}
+	return head, nil
+}
+
+// VerifyAnchored implements Anchored.
+func (s *Postgres) VerifyAnchored(ctx context.Context, heads ...Anchor) (*VerifyReport, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -410,6 +455,8 @@ func (s *Postgres) Verify(ctx context.Context) (*VerifyReport, error) {
 			return err
 		}
 		v := NewVerifier(anchor, head)
+		v.UseKey(s.cfg.key)
+		v.Expect(heads...)
 		rows, err := tx.Query(ctx, `SELECT `+pgColumns+` FROM toolwire_audit_records ORDER BY seq`)
 		if err != nil {
 			return err
@@ -472,12 +519,12 @@ func (s *Postgres) Sweep(ctx context.Context, olderThan time.Time) (int, error) 
 		if last <= anchor.Seq {
 			return nil
 		}
-		var h []byte
-		if err := tx.QueryRow(ctx, `SELECT hash FROM toolwire_audit_records WHERE seq = $1`, last).Scan(&h); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("record %d to anchor on is missing: run Verify", last)
+		// As in SQLite: the hash the first record kept links to.
+		h := head.Hash[:]
+		if keep != nil {
+			if err := tx.QueryRow(ctx, `SELECT prev_hash FROM toolwire_audit_records WHERE seq = $1`, *keep).Scan(&h); err != nil {
+				return err
 			}
-			return err
 		}
 		tag, err := tx.Exec(ctx, `DELETE FROM toolwire_audit_records WHERE seq <= $1`, last)
 		if err != nil {

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -84,6 +85,51 @@ func TestPostgres(t *testing.T) {
 	t.Run("VerifyNamesDeletedRows", func(t *testing.T) { testPGDeleted(t, srv) })
 	t.Run("TwoStoresOneChain", func(t *testing.T) { testPGTwoStores(t, srv) })
 	t.Run("Schema", func(t *testing.T) { testPGSchema(t, srv) })
+	t.Run("Keyed", func(t *testing.T) { testPGKeyed(t, srv) })
+}
+
+// testPGKeyed: two stores sharing one key (as replicas would) append to
+// one keyed chain, which an old keyless trail leads into; the newest
+// records deleted with the head moved back verify alone but not against
+// the anchored head; a record edited and rehashed without the key is
+// named; a store without the key cannot append.
+func testPGKeyed(t *testing.T, srv *testenv.PostgresServer) {
+	ctx := context.Background()
+	dsn := pgDatabase(t, srv)
+	old := openPG(t, dsn)
+	appendN(t, old, 2, nil)
+	old.Close()
+	k := testKey(t, 9)
+	a, b := openPG(t, dsn, WithKey(k)), openPG(t, dsn, WithKey(k))
+	appendN(t, a, 3, nil)
+	appendN(t, b, 3, nil)
+	if rep := mustVerify(t, b); rep.Checked != 8 || rep.KeyedFrom != 3 {
+		t.Fatalf("keyed from the third record: %+v", rep)
+	}
+	appendN(t, b, 2, nil)
+	later, err := a.Head(ctx)
+	if err != nil || later.Seq != 10 {
+		t.Fatalf("head %+v %v", later, err)
+	}
+	pgExec(t, dsn, `DELETE FROM toolwire_audit_records WHERE seq > 8`)
+	pgExec(t, dsn, `UPDATE toolwire_audit_head SET head_seq = 8, head_hash = (SELECT hash FROM toolwire_audit_records WHERE seq = 8)`)
+	mustVerify(t, a)
+	rep, err := a.VerifyAnchored(ctx, later)
+	if err != nil || rep.OK || rep.Break.Kind != BreakAnchored || rep.Break.Seq != 9 {
+		t.Errorf("against the anchored head %d: %+v %v", later.Seq, rep, err)
+	}
+
+	r := collect(t, a, Filter{AfterSeq: 4, Limit: 1})[0]
+	r.Identity = "mallory"
+	r.Hash = r.ComputeHash() // SHA-256: all one can do without the key
+	pgExec(t, dsn, `UPDATE toolwire_audit_records SET identity = $1, hash = $2 WHERE seq = 5`, []byte(r.Identity), r.Hash[:])
+	verifyBreak(t, a, 5, BreakEdited)
+
+	keyless := openPG(t, dsn)
+	if err := keyless.Append(ctx, sample(1)); !errors.Is(err, ErrKeyRequired) {
+		t.Errorf("append without the key: %v", err)
+	}
+	verifyBreak(t, keyless, 3, BreakKey)
 }
 
 func verifyBreak(t *testing.T, s Store, seq int64, kind BreakKind) {

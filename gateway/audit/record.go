@@ -12,10 +12,15 @@
 // Redact prepares arguments for storage, and WriteJSONL and WriteCSV export
 // query results.
 //
-// The chain is keyless: it proves that no record was edited, deleted or
-// inserted by anyone who did not also recompute every later hash and the
-// stored head. Copying the head (Verify's report) elsewhere from time to
-// time extends the proof to those who can rewrite the whole database.
+// A store opened WithKey keys the chain: each record's hash is an
+// HMAC-SHA-256 under a key kept outside the database, so that write access
+// to the database is not enough to edit, relink or append records
+// unnoticed. Without a key the chain is keyless (SHA-256): it proves that
+// no record was edited, deleted or inserted by anyone who did not also
+// recompute every later hash and the stored head. Either way, copying the
+// head elsewhere from time to time (VerifyAnchored checks against it)
+// extends the proof to the newest records deleted with the head moved
+// back.
 package audit
 
 import (
@@ -50,12 +55,19 @@ const (
 	OutcomeTimeout Outcome = "timeout"
 	// OutcomeCancelled: the caller cancelled the call.
 	OutcomeCancelled Outcome = "cancelled"
+	// OutcomeLost: a gap record (MethodGap), which the store writes in
+	// place of records lost to a damaged journal; Append refuses it.
+	OutcomeLost Outcome = "lost"
 )
+
+// MethodGap is the Method of a gap record: see Gap.
+const MethodGap = "audit/gap"
 
 // Outcomes lists every valid Outcome, in a stable order.
 var Outcomes = []Outcome{
 	OutcomeOK, OutcomeToolError, OutcomeProtocolError, OutcomeDenied,
 	OutcomeRateLimited, OutcomeUpstreamError, OutcomeTimeout, OutcomeCancelled,
+	OutcomeLost,
 }
 
 // Valid reports whether o is one of the Outcome constants.
@@ -75,8 +87,9 @@ var ErrInvalidOutcome = errors.New("audit: invalid outcome")
 // ErrClosed is returned by a store's (or Async's) methods after Close.
 var ErrClosed = errors.New("audit: closed")
 
-// Record is one audited request. The store sets Seq, PrevHash and Hash; every
-// other field is the caller's, and all of them are covered by Hash.
+// Record is one audited request. The store sets Seq, Scheme, PrevHash and
+// Hash; every other field is the caller's, and all of them are covered by
+// Hash.
 type Record struct {
 	// Seq is the record's position in the chain: 1, 2, 3... with no gaps.
 	Seq int64 `json:"seq"`
@@ -119,6 +132,8 @@ type Record struct {
 	// the transport the request came in on ("stdio", "streamable", ...).
 	Era       string `json:"era,omitempty"`
 	Transport string `json:"transport,omitempty"`
+	// Scheme is how Hash is computed: keyless or keyed (see Scheme).
+	Scheme Scheme `json:"scheme"`
 	// PrevHash is the Hash of the record before this one (Genesis for the
 	// first), Hash this record's: see the encoding on Record.Encode.
 	PrevHash Digest `json:"prev_hash"`
@@ -164,7 +179,7 @@ func (l Limits) withDefaults() Limits {
 // Limits). Stores call it from Append; it is exported for stores outside
 // this package.
 func (l Limits) Prepare(r *Record, now time.Time) error {
-	if !r.Outcome.Valid() {
+	if !r.Outcome.Valid() || r.Outcome == OutcomeLost {
 		return fmt.Errorf("%w %q", ErrInvalidOutcome, r.Outcome)
 	}
 	l = l.withDefaults()

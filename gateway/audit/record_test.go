@@ -37,8 +37,12 @@ func TestOutcomeValid(t *testing.T) {
 			t.Errorf("%q not valid", o)
 		}
 	}
-	if len(Outcomes) != 8 {
-		t.Errorf("%d outcomes, want 8", len(Outcomes))
+	if len(Outcomes) != 9 {
+		t.Errorf("%d outcomes, want 9", len(Outcomes))
+	}
+	// Gap records are the store's own: Append refuses their outcome.
+	if err := (Limits{}).Prepare(&Record{Outcome: OutcomeLost}, time.Now()); !errors.Is(err, ErrInvalidOutcome) {
+		t.Errorf("Prepare of outcome lost: %v", err)
 	}
 	for _, o := range []Outcome{"", "OK", "error", "ok "} {
 		if o.Valid() {
@@ -121,7 +125,17 @@ func TestRecordJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.ComputeHash() != r.Hash || back.Hash != r.Hash {
+	if back.ComputeHash() != r.Hash || back.Hash != r.Hash || back.Scheme != SchemeSHA256 {
 		t.Errorf("JSON round trip changed the record: %s", b)
+	}
+	k := testKey(t, 1)
+	k.Seal(r, Start)
+	b, _ = json.Marshal(r)
+	back = Record{}
+	if err := json.Unmarshal(b, &back); err != nil || !strings.Contains(string(b), `"scheme":"hmac-sha256"`) {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if sum, _ := k.Sum(&back); sum != r.Hash || back.Scheme != SchemeHMAC {
+		t.Errorf("JSON round trip changed the keyed record: %s", b)
 	}
 }

@@ -47,6 +47,8 @@ type SQLite struct {
 
 	j        *journal // without fsync: appends go through it (journal.go)
 	readOnly bool     // another process holds the journal
+	keyed    bool     // the trail is keyed and this store has no key
+	gaps     []Gap    // written when the journal was recovered
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -79,7 +81,26 @@ func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
 		s.Close()
 		return nil, err
 	}
+	if cfg.key == nil {
+		if s.keyed, err = s.headKeyed(); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// headKeyed reports whether the head record is keyed.
+func (s *SQLite) headKeyed() (bool, error) {
+	var v int64
+	err := s.r.QueryRow(`SELECT v FROM audit WHERE seq = (SELECT head_seq FROM audit_chain)`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("audit: %w", err)
+	}
+	return Scheme(v) == SchemeHMAC, nil
 }
 
 // Path is the absolute path of the database file.
@@ -170,7 +191,7 @@ func finishRow(r *Record, v, timeNS, durNS int64, args []byte, outcome string, p
 	if r.Hash, err = digestFrom(hash); err != nil {
 		return r, &rowError{r.Seq, err}
 	}
-	if v != EncodingVersion {
+	if r.Scheme = Scheme(v); r.Scheme != SchemeSHA256 && r.Scheme != SchemeHMAC {
 		return r, &rowError{r.Seq, fmt.Errorf("audit: unknown encoding version %d", v)}
 	}
 	return r, nil
@@ -208,6 +229,9 @@ func (s *SQLite) Append(ctx context.Context, r *Record) error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
+	if s.keyed {
+		return ErrKeyRequired
+	}
 	if err := s.cfg.limits.Prepare(r, s.cfg.now()); err != nil {
 		return err
 	}
@@ -229,17 +253,25 @@ func (s *SQLite) openJournal() error {
 	}
 	j, err := openJournal(s)
 	switch {
+	case errors.Is(err, errJournalKeyed):
+		s.readOnly = true // left for a process with the key
 	case err != nil:
 		return err
 	case j == nil:
 		s.readOnly = true
 	case s.cfg.fsync:
+		s.gaps = j.gaps
 		return j.close() // recovered; appends go straight to the database
 	default:
+		s.gaps = j.gaps
 		s.j = j
 	}
 	return nil
 }
+
+// JournalGaps are the runs of records this open found lost to a damaged
+// journal, each now a gap record in the chain (see Gap); nil when none.
+func (s *SQLite) JournalGaps() []Gap { return s.gaps }
 
 // ReadOnly reports whether another process appends to this trail (it
 // holds the journal): this store then reads and verifies, and Append and
@@ -284,9 +316,9 @@ func (s *SQLite) store(ctx context.Context, batch []*Record, sealed bool) (err e
 	}
 	for _, c := range batch {
 		if !sealed || c.Seq != head.Seq+1 || c.PrevHash != head.Hash {
-			Seal(c, head)
+			s.cfg.key.Seal(c, head)
 		}
-		head = Anchor{Seq: c.Seq, Hash: c.Hash}
+		head = chainAfter(c)
 	}
 	var vals []any
 	for rest := batch; len(rest) > 0; {
@@ -322,7 +354,7 @@ func appendColumns(vals []any, c *Record) []any {
 		args = []byte(c.Arguments)
 	}
 	return append(vals,
-		c.Seq, EncodingVersion, c.Time.UnixNano(), int64(c.Duration), c.RequestID, c.SessionID,
+		c.Seq, int64(c.Scheme.or1()), c.Time.UnixNano(), int64(c.Duration), c.RequestID, c.SessionID,
 		c.Identity, c.Persona, c.Upstream, c.Tool, c.Method, args, string(c.Outcome), c.Error,
 		c.RequestBytes, c.ResponseBytes, c.ContentBlocks, c.Era, c.Transport,
 		c.PrevHash[:], c.Hash[:])
@@ -458,7 +490,12 @@ func (s *SQLite) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error] 
 // read transaction, so appends running meanwhile do not disturb it; beside
 // another process's journal, the chain goes on through the records it
 // holds past that snapshot's head, the last of them the head.
-func (s *SQLite) Verify(ctx context.Context) (_ *VerifyReport, err error) {
+func (s *SQLite) Verify(ctx context.Context) (*VerifyReport, error) {
+	return s.VerifyAnchored(ctx)
+}
+
+// VerifyAnchored implements Anchored.
+func (s *SQLite) VerifyAnchored(ctx context.Context, heads ...Anchor) (_ *VerifyReport, err error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -487,6 +524,8 @@ func (s *SQLite) Verify(ctx context.Context) (_ *VerifyReport, err error) {
 		head = Anchor{Seq: last.Seq, Hash: last.Hash}
 	}
 	v := NewVerifier(anchor, head)
+	v.UseKey(s.cfg.key)
+	v.Expect(heads...)
 	rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM audit ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("audit: verify: %w", err)
@@ -520,9 +559,34 @@ func (s *SQLite) Verify(ctx context.Context) (_ *VerifyReport, err error) {
 	return v.Report(), nil
 }
 
+// Head implements Anchored.
+func (s *SQLite) Head(ctx context.Context) (Anchor, error) {
+	if s.closed.Load() {
+		return Anchor{}, ErrClosed
+	}
+	if s.j != nil {
+		s.j.mu.Lock()
+		defer s.j.mu.Unlock()
+		return s.j.head, nil
+	}
+	journaled, err := s.journaled(ctx)
+	if err != nil {
+		return Anchor{}, fmt.Errorf("audit: head: %w", err)
+	}
+	_, head, err := readAnchors(ctx, s.r)
+	if err != nil {
+		return Anchor{}, fmt.Errorf("audit: head: %w", err)
+	}
+	if journaled, _ = continuing(journaled, head); len(journaled) > 0 {
+		head = chainAfter(journaled[len(journaled)-1])
+	}
+	return head, nil
+}
+
 // Sweep implements Store: in one write transaction it finds the last Seq S
 // before the first record at or after olderThan (or the head, when there is
-// none), moves the anchor to record S and deletes records up to S.
+// none), moves the anchor to S (with the hash the first record kept links
+// to) and deletes records up to S.
 func (s *SQLite) Sweep(ctx context.Context, olderThan time.Time) (n int, err error) {
 	if s.closed.Load() {
 		return 0, ErrClosed
@@ -559,12 +623,13 @@ func (s *SQLite) Sweep(ctx context.Context, olderThan time.Time) (n int, err err
 	if last <= anchor.Seq {
 		return 0, tx.Commit()
 	}
-	var h []byte
-	if err := tx.QueryRowContext(ctx, `SELECT hash FROM audit WHERE seq = ?`, last).Scan(&h); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, fmt.Errorf("record %d to anchor on is missing: run Verify", last)
+	// The new anchor's hash is the one the first record kept links to (a
+	// gap record stands for several Seq, so record last may have no row).
+	h := head.Hash[:]
+	if keep.Valid {
+		if err := tx.QueryRowContext(ctx, `SELECT prev_hash FROM audit WHERE seq = ?`, keep.Int64).Scan(&h); err != nil {
+			return 0, err
 		}
-		return 0, err
 	}
 	res, err := tx.ExecContext(ctx, `DELETE FROM audit WHERE seq <= ?`, last)
 	if err != nil {

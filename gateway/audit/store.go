@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"strings"
 	"time"
@@ -26,7 +27,8 @@ type Store interface {
 	// stops; an error is yielded once, as the last pair.
 	Query(ctx context.Context, f Filter) iter.Seq2[*Record, error]
 	// Verify walks the chain from the anchor to the head and reports the
-	// first break. The error is for failures to read, not for breaks.
+	// first break, and the gaps gap records stand for. The error is for
+	// failures to read, not for breaks.
 	Verify(ctx context.Context) (*VerifyReport, error)
 	// Sweep deletes, for retention, the longest prefix of the chain whose
 	// records are all older than olderThan, and moves the anchor to the last
@@ -82,6 +84,7 @@ const DefaultMaxBatch = 256
 const DefaultMaxConns = 4
 
 type config struct {
+	key      *Key
 	limits   Limits
 	now      func() time.Time
 	fsync    bool
@@ -108,6 +111,14 @@ func newConfig(opts []Option) *config {
 	}
 	return c
 }
+
+// WithKey keys the chain with k: the records appended from now on are
+// sealed with HMAC-SHA-256 under it (SchemeHMAC), and Verify checks keyed
+// records with it. Records appended before, keyless, still verify; a
+// keyless record after a keyed one is a break. A store without the key of
+// a keyed trail reads it, but Append fails (ErrKeyRequired) and Verify
+// stops at its first keyed record (BreakKey).
+func WithKey(k *Key) Option { return option(func(c *config) { c.key = k }) }
 
 // WithLimits sets the per-record limits (zero fields keep the defaults).
 func WithLimits(l Limits) Option { return option(func(c *config) { c.limits = l }) }
@@ -148,3 +159,23 @@ func WithMaxBatch(n int) Option { return option(func(c *config) { c.maxBatch = n
 // DefaultMaxConns; at least 2, so that Append has one beside a Query). An
 // SQLite store ignores it.
 func WithMaxConns(n int) Option { return option(func(c *config) { c.maxConns = n }) }
+
+// ErrKeyRequired is Append on a keyed trail by a store opened without its
+// key (WithKey): its records would be keyless, which Verify reports as a
+// break.
+var ErrKeyRequired = errors.New("audit: this audit trail is keyed: appending needs its key")
+
+// Anchored is a Store that verifies against heads anchored elsewhere.
+type Anchored interface {
+	// VerifyAnchored is Verify, which also checks that the chain passes
+	// through each of heads (Verifier.Expect).
+	VerifyAnchored(ctx context.Context, heads ...Anchor) (*VerifyReport, error)
+	// Head returns the chain's head: the last record appended (or
+	// journaled), as Verify would end at it.
+	Head(ctx context.Context) (Anchor, error)
+}
+
+var (
+	_ Anchored = (*SQLite)(nil)
+	_ Anchored = (*Postgres)(nil)
+)

@@ -1,0 +1,285 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// damagedJournal is a trail as a killed gateway leaves it: stored records
+// in the database and a journal holding them, then records acknowledged
+// but not stored yet, then a torn last entry (a write the process died in).
+type damagedJournal struct {
+	path    string
+	journal []byte
+	starts  []int     // where each entry starts; the torn one last
+	recs    []*Record // every acknowledged record, in Seq order
+	stored  int64     // the database's head
+}
+
+// buildJournal makes a trail in dir with stored records in the database
+// and a journal of them and journaled more, all sealed with k (keyless
+// when nil).
+func buildJournal(t *testing.T, dir string, k *Key, stored, journaled int) *damagedJournal {
+	t.Helper()
+	d := &damagedJournal{path: filepath.Join(dir, "audit.db"), stored: int64(stored)}
+	s, err := OpenSQLite(d.path, WithKey(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.recs = appendN(t, s, stored, nil)
+	s.Close()
+	head := Start
+	add := func(r *Record) {
+		d.starts = append(d.starts, len(d.journal))
+		d.journal = appendJournalEntry(d.journal, r, head, k)
+		head = Anchor{Seq: r.Seq, Hash: r.Hash}
+	}
+	for _, r := range d.recs {
+		add(r)
+	}
+	for i := range journaled {
+		r := sample(stored + i)
+		r.Identity = fmt.Sprintf("journaled-%d", i)
+		if err := (Limits{}).Prepare(r, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		add(r)
+		d.recs = append(d.recs, r)
+	}
+	torn := appendJournalEntry(nil, sample(999), head, k)
+	d.starts = append(d.starts, len(d.journal))
+	d.journal = append(d.journal, torn[:len(torn)*2/3]...)
+	return d
+}
+
+// entryAtOffset is the index of the entry holding byte off.
+func (d *damagedJournal) entryAtOffset(off int) int {
+	i, found := slices.BinarySearch(d.starts, off)
+	if !found {
+		i--
+	}
+	return i
+}
+
+// TestJournalDamage: a byte flipped anywhere in a journal a killed process
+// left never drops a record silently. The intact entries after the damage
+// are recovered; the records the damage took are a gap record in the
+// chain, which Verify reports by their Seq, and the damaged file is kept
+// beside the journal; a torn last entry (never acknowledged) is dropped
+// without a word. Keyless and keyed alike.
+func TestJournalDamage(t *testing.T) {
+	const stored, journaled = 5, 30
+	// Inside an entry's encoding: its Identity.
+	encAt := 4 + len(encodingTag) + 3*8 + (8 + 1) + (8 + 4) + 8 + 2
+	type damage func(d *damagedJournal) (b []byte, lost []int64)
+	// flip flips one byte of entry i at offset within it: the entry's
+	// record is lost unless it was stored.
+	flip := func(i, within int) damage {
+		return func(d *damagedJournal) ([]byte, []int64) {
+			b := bytes.Clone(d.journal)
+			b[d.starts[i]+within] ^= 0x20
+			if seq := int64(i + 1); i < len(d.recs) && seq > d.stored {
+				return b, []int64{seq}
+			}
+			return b, nil
+		}
+	}
+	at := func(frac float64) damage {
+		return func(d *damagedJournal) ([]byte, []int64) {
+			off := int(float64(d.starts[len(d.starts)-1]) * frac)
+			i := d.entryAtOffset(off)
+			if off-d.starts[i] < 4+len(encodingTag) {
+				off = d.starts[i] + encAt // a text field, not the length word
+			}
+			return flip(i, off-d.starts[i])(d)
+		}
+	}
+	cases := []struct {
+		name   string
+		damage damage
+	}{
+		{"the start: the first entry's length word", flip(0, 1)},
+		{"the start: the first entry's record, already stored", flip(0, encAt)},
+		{"the first entry not stored", flip(stored, encAt)},
+		{"a fifth in", at(0.2)},
+		{"the middle", at(0.5)},
+		{"the middle: a length word", func(d *damagedJournal) ([]byte, []int64) { b, _ := flip(17, 2)(d); return b, nil }},
+		{"the middle: a hash", func(d *damagedJournal) ([]byte, []int64) { return flip(18, d.starts[19]-d.starts[18]-1)(d) }},
+		{"the last complete entry", flip(stored+journaled-1, encAt)},
+		{"inside the torn tail", flip(stored+journaled, encAt)},
+		{"three entries overwritten", func(d *damagedJournal) ([]byte, []int64) {
+			b := bytes.Clone(d.journal)
+			clear(b[d.starts[20]+8 : d.starts[23]-8])
+			return b, []int64{21, 22, 23}
+		}},
+		{"two runs of damage", func(d *damagedJournal) ([]byte, []int64) {
+			b, lost := flip(9, encAt)(d)
+			b2, lost2 := flip(25, encAt)(d)
+			b[d.starts[25]+encAt] = b2[d.starts[25]+encAt]
+			return b, append(lost, lost2...)
+		}},
+	}
+	for _, keyed := range []bool{false, true} {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("keyed=%v/%s", keyed, c.name), func(t *testing.T) {
+				var k *Key
+				if keyed {
+					k = testKey(t, 3)
+				}
+				dir := t.TempDir()
+				d := buildJournal(t, dir, k, stored, journaled)
+				damaged, lost := c.damage(d)
+				if err := os.WriteFile(d.path+journalSuffix, damaged, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				s, err := OpenSQLite(d.path, WithFsync(false), WithKey(k))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				checkRecovered(t, s, d, damaged, lost)
+
+				// The chain goes on after the gap, and keeps reporting it.
+				r := sample(100)
+				if err := s.Append(context.Background(), r); err != nil || r.Seq != int64(stored+journaled+1) {
+					t.Fatalf("append after recovery: seq %d, %v", r.Seq, err)
+				}
+				rep, err := s.Verify(context.Background())
+				if err != nil || len(rep.Gaps) != len(gapsOf(lost)) || rep.Head.Seq != r.Seq || rep.Break != nil && rep.Break.Kind != BreakLost {
+					t.Errorf("verify after an append: %+v %v", rep, err)
+				}
+				s.Close()
+				// Reopened, nothing is recovered twice.
+				s2, err := OpenSQLite(d.path, WithFsync(false), WithKey(k))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s2.Close()
+				if rep2, _ := s2.Verify(context.Background()); len(rep2.Gaps) != len(rep.Gaps) || rep2.Head != rep.Head || len(s2.JournalGaps()) != 0 {
+					t.Errorf("reopened: %+v, gaps found again %v", rep2, s2.JournalGaps())
+				}
+			})
+		}
+	}
+}
+
+// gapsOf groups lost Seq into runs.
+func gapsOf(lost []int64) [][2]int64 {
+	var runs [][2]int64
+	for _, seq := range lost {
+		if n := len(runs); n > 0 && runs[n-1][1]+1 == seq {
+			runs[n-1][1] = seq
+			continue
+		}
+		runs = append(runs, [2]int64{seq, seq})
+	}
+	return runs
+}
+
+// checkRecovered checks a store just opened on d's trail with the journal
+// damaged: every acknowledged record is there with its hash, or in a gap
+// Verify reports; nothing else is lost, and the damaged file is kept.
+func checkRecovered(t *testing.T, s *SQLite, d *damagedJournal, damaged []byte, lost []int64) {
+	t.Helper()
+	rep, err := s.Verify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := gapsOf(lost)
+	var got [][2]int64
+	for _, g := range rep.Gaps {
+		got = append(got, [2]int64{g.From, g.To})
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("gaps %v, want %v (report %+v)", got, want, rep)
+	}
+	if len(want) == 0 {
+		if !rep.OK {
+			t.Fatalf("verify: %v", rep.Break)
+		}
+	} else {
+		if rep.OK || rep.Break == nil || rep.Break.Kind != BreakLost || rep.Break.Seq != want[0][0] {
+			t.Fatalf("verify of a trail with gaps: %+v", rep)
+		}
+		g := rep.Gaps[0]
+		span := fmt.Sprintf("records %d to %d", g.From, g.To)
+		if g.From == g.To {
+			span = fmt.Sprintf("record %d", g.From)
+		}
+		if !strings.Contains(g.Reason, span+" lost to a damaged journal entry (kept at "+g.Kept+")") {
+			t.Errorf("gap reason %q", g.Reason)
+		}
+		if kept, err := os.ReadFile(g.Kept); err != nil || !bytes.Equal(kept, damaged) || filepath.Dir(g.Kept) != filepath.Dir(d.path) {
+			t.Errorf("the damaged journal kept at %s: %v", g.Kept, err)
+		}
+	}
+	t.Logf("%d of %d records recovered intact, gaps %v: %+v", rep.Checked-int64(len(want)), len(d.recs), got, rep.Break)
+	if gaps := s.JournalGaps(); len(gaps) != len(want) {
+		t.Errorf("JournalGaps %v", gaps)
+	}
+	// Every acknowledged record is in the trail, exactly, or lost in a gap.
+	byseq := map[int64]*Record{}
+	for _, r := range collect(t, s, Filter{}) {
+		byseq[r.Seq] = r
+	}
+	for _, r := range d.recs {
+		got := byseq[r.Seq]
+		switch {
+		case slices.Contains(lost, r.Seq) && slices.ContainsFunc(want, func(g [2]int64) bool { return g[0] == r.Seq }):
+			if got == nil || got.Method != MethodGap || got.Outcome != OutcomeLost {
+				t.Errorf("record %d: %+v, want the gap record", r.Seq, got)
+			}
+		case slices.Contains(lost, r.Seq):
+			if got != nil {
+				t.Errorf("lost record %d is there: %+v", r.Seq, got)
+			}
+		case got == nil:
+			t.Errorf("record %d lost silently", r.Seq)
+		case got.Hash != r.Hash || got.Identity != r.Identity:
+			t.Errorf("record %d came back as %+v", r.Seq, got)
+		}
+	}
+	if st, err := os.Stat(d.path + journalSuffix); err != nil || st.Size() != 0 {
+		t.Errorf("the journal after recovery: %v %v", st, err)
+	}
+	if ents, _ := filepath.Glob(d.path + journalSuffix + ".damaged-*"); len(ents) != min(len(want), 1) {
+		t.Errorf("damaged journals kept: %v", ents)
+	}
+}
+
+// TestJournalDamageNeedsTheKey: a keyed trail's damaged journal is left as
+// it is by a store without the key (it could not seal the gap record):
+// that store is read-only; the next open with the key recovers it.
+func TestJournalDamageNeedsTheKey(t *testing.T) {
+	k := testKey(t, 4)
+	d := buildJournal(t, t.TempDir(), k, 3, 10)
+	damaged := bytes.Clone(d.journal)
+	damaged[d.starts[6]+40] ^= 1
+	os.WriteFile(d.path+journalSuffix, damaged, 0o600)
+	for _, fsync := range []bool{true, false} {
+		s, err := OpenSQLite(d.path, WithFsync(fsync))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.ReadOnly() || s.Append(context.Background(), sample(1)) == nil {
+			t.Errorf("fsync %v: a store without the key took over the damaged journal", fsync)
+		}
+		s.Close()
+		if b, _ := os.ReadFile(d.path + journalSuffix); !bytes.Equal(b, damaged) {
+			t.Fatalf("fsync %v: the journal was changed", fsync)
+		}
+	}
+	s, err := OpenSQLite(d.path, WithKey(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	checkRecovered(t, s, d, damaged, []int64{7})
+}
