@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -35,7 +35,7 @@ func TestServerRequestOnGetStream(t *testing.T) {
 	sid := resp.Header.Get("Mcp-Session-Id")
 	readAll(t, do(t, legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)))
 	readAll(t, do(t, legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember"}}`)))
-	ss := waitFor(t, sessions, "the session")
+	ss := testwait.Recv(t, sessions, "the session")
 
 	get := sseGet(t, ts.URL, sid)
 	get.Header.Set("MCP-Protocol-Version", "2025-11-25")
@@ -52,7 +52,7 @@ func TestServerRequestOnGetStream(t *testing.T) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Limit) // a hang bound
 		defer cancel()
 		raw, err := ss.Call(ctx, mcp.MethodListRoots, nil)
 		done <- outcome{raw, err}
@@ -81,7 +81,7 @@ func TestServerRequestOnGetStream(t *testing.T) {
 	if r.StatusCode != http.StatusAccepted {
 		t.Fatalf("POST of the answer: %d", r.StatusCode)
 	}
-	o := waitFor(t, done, "the answer")
+	o := testwait.Recv(t, done, "the answer")
 	if o.err != nil || string(o.raw) != `{"roots":[{"uri":"file:///x"}]}` {
 		t.Fatalf("Session.Call: %s, %v", o.raw, o.err)
 	}

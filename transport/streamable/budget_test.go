@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/transport"
 )
 
@@ -23,13 +23,12 @@ func paddedCall(id int, tool string, size int) string {
 // waitInUse waits until the budget holds want bytes.
 func waitInUse(t *testing.T, b *transport.MemoryBudget, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second) // a failure bound, not a speed check
-	for b.InUse() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("budget holds %d bytes, want %d", b.InUse(), want)
+	testwait.WaitForNil(t, fmt.Sprintf("the budget to hold %d bytes", want), func() error {
+		if n := b.InUse(); n != want {
+			return fmt.Errorf("it holds %d", n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestMemoryBudgetOverHTTP: a POST body is charged to the memory budget
@@ -53,7 +52,7 @@ func TestMemoryBudgetOverHTTP(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	waitFor(t, f.started, "the blocking call")
+	testwait.Recv(t, f.started, "the blocking call")
 	drop() // the client drops its POST; the call goes on and keeps its bytes
 	waitInUse(t, budget, int64(len(first)))
 
@@ -82,7 +81,7 @@ func TestMemoryBudgetOverHTTP(t *testing.T) {
 	if readAll(t, resp); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("cancellation with the budget spent: status %d, want 202", resp.StatusCode)
 	}
-	waitFor(t, f.stopped, "the cancelled call")
+	testwait.Recv(t, f.stopped, "the cancelled call")
 	waitInUse(t, budget, 0)
 
 	resp = do(t, legacyRequest(t, ts.URL, sid, paddedCall(6, "echo", size)))

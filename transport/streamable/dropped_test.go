@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -64,7 +65,7 @@ func addDropEcho(t *testing.T, f *fixture) {
 				return "", errors.New("dropecho: not a 2025-era POST stream")
 			}
 			f.started <- struct{}{}
-			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+			for deadline := time.Now().Add(testwait.Limit); ; time.Sleep(time.Millisecond) { // a hang bound
 				st.mu.Lock()
 				attached := st.c != nil
 				st.mu.Unlock()
@@ -118,10 +119,10 @@ func droppedCall(t *testing.T, f *fixture, h *Handler, url, sid string, id int, 
 		resp, err := http.DefaultClient.Do(r)
 		results <- result{resp, err}
 	}()
-	waitFor(t, f.started, "dropecho to start")
+	testwait.Recv(t, f.started, "dropecho to start")
 	primeID := ""
 	if progress {
-		res := waitFor(t, results, "the SSE headers")
+		res := testwait.Recv(t, results, "the SSE headers")
 		if res.err != nil {
 			t.Fatal(res.err)
 		}
@@ -134,24 +135,18 @@ func droppedCall(t *testing.T, f *fixture, h *Handler, url, sid string, id int, 
 		res.resp.Body.Close()
 	} else {
 		cancel()
-		if res := waitFor(t, results, "the dropped POST to return"); res.err == nil {
+		if res := testwait.Recv(t, results, "the dropped POST to return"); res.err == nil {
 			res.resp.Body.Close()
 			t.Fatalf("the POST was answered (status %d) before it was dropped", res.resp.StatusCode)
 		}
 	}
 	// The call ends on the server after its reply is sent (or stored).
 	ls := h.lookup(sid)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+	testwait.WaitFor(t, "the dropped call to finish", func() bool {
 		ls.mu.Lock()
-		n := ls.inFlight
-		ls.mu.Unlock()
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the dropped call never finished")
-		}
-	}
+		defer ls.mu.Unlock()
+		return ls.inFlight == 0
+	})
 	return primeID
 }
 
@@ -359,17 +354,11 @@ func TestStandaloneEventsNeedAnID(t *testing.T) {
 		t.Fatalf("GET stream starts with %+v, want a priming event", prime)
 	}
 	resp.Body.Close()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+	testwait.WaitFor(t, "the dropped GET stream to be let go", func() bool {
 		ls.standalone.mu.Lock()
-		attached := ls.standalone.c != nil
-		ls.standalone.mu.Unlock()
-		if !attached {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the dropped GET stream was never let go")
-		}
-	}
+		defer ls.standalone.mu.Unlock()
+		return ls.standalone.c == nil
+	})
 	if err := ls.standalone.Send(context.Background(), note(2)); err != nil {
 		t.Fatal(err)
 	}

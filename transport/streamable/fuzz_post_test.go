@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -190,9 +191,15 @@ const stuckAfter = 2 * time.Second
 
 // serveFuzz serves r, cancelling it if it runs past stuckAfter; cancelled
 // reports that it did, in which case the reply is whatever was written
-// before. A handler that does not return once its request is cancelled
-// fails the test.
+// before (and is not checked). A handler that does not return once its
+// request is cancelled fails the test.
 func serveFuzz(t *testing.T, h *Handler, r *http.Request) (w *fuzzWriter, cancelled bool) {
+	t.Helper()
+	return serveWithin(t, h, r, stuckAfter)
+}
+
+// serveWithin serves r, cancelling it if it runs past d.
+func serveWithin(t *testing.T, h *Handler, r *http.Request, d time.Duration) (w *fuzzWriter, cancelled bool) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -202,24 +209,23 @@ func serveFuzz(t *testing.T, h *Handler, r *http.Request) (w *fuzzWriter, cancel
 		defer close(done)
 		h.ServeHTTP(w, r.WithContext(ctx))
 	}()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
 	select {
 	case <-done:
 		return w, false
-	case <-time.After(stuckAfter):
+	case <-timer.C:
 	}
 	cancel()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the handler did not return after its request was cancelled")
-	}
+	testwait.Closed(t, done, "the handler to return after its request was cancelled")
 	return w, true
 }
 
-// serveDirect serves a request that must finish promptly.
+// serveDirect serves a request that must be answered: one that is not
+// after testwait.Limit has hung.
 func serveDirect(t *testing.T, h *Handler, r *http.Request) *fuzzWriter {
 	t.Helper()
-	w, cancelled := serveFuzz(t, h, r)
+	w, cancelled := serveWithin(t, h, r, testwait.Limit)
 	if cancelled {
 		t.Fatalf("%s %s: the handler did not answer", r.Method, r.Header.Get(HeaderMethod))
 	}

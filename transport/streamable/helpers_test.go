@@ -268,20 +268,6 @@ func (s *sseReader) next() (sseEvent, bool) {
 	return e, false
 }
 
-// waitFor fails the test if ch delivers nothing soon; the bound only stops a
-// broken test from hanging, it asserts no timing.
-func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(30 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-	}
-	var zero T
-	return zero
-}
-
 // fakeClock is a settable clock for session expiry.
 type fakeClock struct {
 	mu  sync.Mutex

@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -184,7 +185,7 @@ func TestHugeBodyRefused(t *testing.T) {
 			reply := readAll(t, resp)
 			// The server closes the connection after refusing: the writer
 			// stops on its next write.
-			if err := waitFor(t, sent, "the body writer to stop"); err == nil {
+			if err := testwait.Recv(t, sent, "the body writer to stop"); err == nil {
 				t.Fatal("the whole 1 GiB body was sent")
 			}
 			t.Logf("status %d; the server read %d bytes, the client's reader gave %d (limit %d)", resp.StatusCode, serverRead.Load(), body.read.Load(), limit)
@@ -240,7 +241,7 @@ func TestRefusedBodyNotDrained(t *testing.T) {
 		t.Fatalf("status %d: %s", resp.StatusCode, reply)
 	}
 	// The server closes the connection: reading on ends.
-	_ = nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_ = nc.SetReadDeadline(time.Now().Add(testwait.Limit)) // a hang bound
 	_, err = io.Copy(io.Discard, nc)
 	got := serverRead.Load()
 	t.Logf("the server read %d bytes of a %d-byte body refused at %d", got, size, limit)
@@ -388,40 +389,35 @@ func TestSessionCyclesLeaveNothing(t *testing.T) {
 	h.waitWatchdogIdle(t)
 	// Idle pooled workers are kept (at most maxIdleWorkers) for the next
 	// request; a worker stuck in a request would show another top function.
-	goleak.VerifyNone(t, ignore, goleak.IgnoreTopFunction("github.com/toolwire/toolwire/transport/streamable.(*workers).work"))
+	testwait.WaitForNil(t, "the goroutines of the cycles to end", func() error {
+		return goleak.Find(ignore, goleak.IgnoreTopFunction("github.com/toolwire/toolwire/transport/streamable.(*workers).work"))
+	})
 	h.workers.mu.Lock()
 	idle := len(h.workers.idle)
 	h.workers.mu.Unlock()
 	if idle > maxIdleWorkers {
 		t.Fatalf("%d idle workers, past the pool's %d", idle, maxIdleWorkers)
 	}
+	// What the ended sessions held may still be referenced for a moment (a
+	// connection's close lingers on a timer): wait for the heap to settle,
+	// which a leak never lets it do.
 	after := liveHeap()
-	for range 5 { // a closing goroutine may still hold something for a moment
-		if after <= before+slack {
-			break
+	testwait.WaitForNil(t, "the live heap to come back near its baseline", func() error {
+		if after = min(after, liveHeap()); after > before+slack {
+			return fmt.Errorf("after %d cycles the live heap is %d bytes above its baseline, past the %d allowed", cycles, int64(after)-int64(before), slack)
 		}
-		time.Sleep(20 * time.Millisecond)
-		after = min(after, liveHeap())
-	}
+		return nil
+	})
 	t.Logf("live heap before %d KiB, after %d cycles %d KiB (%+d bytes)", before>>10, cycles, after>>10, int64(after)-int64(before))
-	if after > before+slack {
-		t.Fatalf("after %d cycles the live heap is %d bytes above its baseline, past the %d allowed", cycles, int64(after)-int64(before), slack)
-	}
 }
 
 // waitWatchdogIdle waits until the watchdog's ticker has stopped: it runs
 // only while a read or write is watched, and stops at its next tick after.
 func (h *Handler) waitWatchdogIdle(t *testing.T) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+	testwait.WaitFor(t, "the watchdog to stop", func() bool {
 		h.wd.mu.Lock()
-		running := h.wd.running
-		h.wd.mu.Unlock()
-		if !running {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the watchdog never stopped")
-		}
-	}
+		defer h.wd.mu.Unlock()
+		return !h.wd.running
+	})
 }

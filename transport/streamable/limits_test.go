@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // TestMaxInFlightPerSession: one 2025-era session that opens more slow calls
@@ -57,7 +59,7 @@ func TestMaxInFlightPerSession(t *testing.T) {
 				t.Fatalf("call past the limit: status %d, Retry-After %q: %s", rep.status, rep.retry, rep.body)
 			}
 			decodeReply(t, rep.body)
-		case <-time.After(10 * time.Second):
+		case <-time.After(testwait.Limit): // a hang bound, not a speed check
 			t.Fatalf("call %d: neither started nor answered", i)
 		}
 	}
@@ -85,12 +87,12 @@ func TestCancelledCallAnswersPOST(t *testing.T) {
 		}
 		replies <- resp
 	}()
-	waitFor(t, f.started, "the call")
+	testwait.Recv(t, f.started, "the call")
 	resp := do(t, legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`))
 	if readAll(t, resp); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("cancel: status %d", resp.StatusCode)
 	}
-	resp = waitFor(t, replies, "the call's reply")
+	resp = testwait.Recv(t, replies, "the call's reply")
 	if resp == nil {
 		t.Fatal("the call's POST failed")
 	}
@@ -122,13 +124,13 @@ func TestDeleteDuringCallAnswersPOST(t *testing.T) {
 		}
 		replies <- resp
 	}()
-	waitFor(t, f.started, "the call")
+	testwait.Recv(t, f.started, "the call")
 	del, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
 	del.Header.Set("Mcp-Session-Id", sid)
 	if resp := do(t, del); readAll(t, resp) != "" || resp.StatusCode != http.StatusOK {
 		t.Fatalf("DELETE: status %d", resp.StatusCode)
 	}
-	resp := waitFor(t, replies, "the call's reply")
+	resp := testwait.Recv(t, replies, "the call's reply")
 	if resp == nil {
 		t.Fatal("the call's POST failed")
 	}
@@ -171,7 +173,7 @@ func TestDeclaredBodyOverLimitRefusedAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(10 * time.Second)) // fails the test instead of hanging
+	_ = nc.SetDeadline(time.Now().Add(testwait.Limit)) // fails the test instead of hanging
 	fmt.Fprintf(nc, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", ts.Listener.Addr(), 1<<30)
 	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
 	if err != nil {

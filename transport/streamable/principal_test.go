@@ -7,9 +7,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/toolwire/toolwire/auth"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 )
@@ -136,9 +136,7 @@ func TestPrincipalReachesHandlersInBothEras(t *testing.T) {
 // opens where it must not fails the test instead of hanging it.
 func sseGet(t *testing.T, url, session string) *http.Request {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	t.Cleanup(cancel)
-	r, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	r, err := http.NewRequestWithContext(testwait.Context(t), http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 func TestServeWrapsTheEndpointAndServesRoutes(t *testing.T) {
@@ -37,7 +39,7 @@ func TestServeWrapsTheEndpointAndServesRoutes(t *testing.T) {
 			WithHTTPMiddleware(mw("outer")), WithHTTPMiddleware(mw("inner")),
 			WithRoute("GET /.well-known/oauth-protected-resource/mcp", meta))
 	}()
-	url := waitFor(t, urls, "listening")
+	url := testwait.Recv(t, urls, "listening")
 
 	req := modernRequest(t, url, 1, "tools/list", nil)
 	req.Header.Set("X-Refuse", "1")
@@ -58,7 +60,7 @@ func TestServeWrapsTheEndpointAndServesRoutes(t *testing.T) {
 		t.Errorf("route: %q", body)
 	}
 	cancel()
-	if err := waitFor(t, served, "Serve to return"); err != nil {
+	if err := testwait.Recv(t, served, "Serve to return"); err != nil {
 		t.Fatal(err)
 	}
 }

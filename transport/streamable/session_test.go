@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 )
@@ -130,6 +133,7 @@ func TestAbandonedSessionsReleaseMemory(t *testing.T) {
 	// round opens n sessions, each with events stored, abandons them, lets
 	// the idle timeout pass, and returns the heap at its peak and after.
 	round := func(r int) (peak, after uint64) {
+		ignore := goleak.IgnoreCurrent()
 		for i := range n {
 			w := call("", initializeBody)
 			sid := w.Header().Get("Mcp-Session-Id")
@@ -165,14 +169,14 @@ func TestAbandonedSessionsReleaseMemory(t *testing.T) {
 			t.Fatalf("after expiry: handler %d sessions, server %d, store %d events", h.SessionCount(), f.srv.SessionCount(), store.Len())
 		}
 		// Goroutines of the closed sessions (list-change senders, say) may
-		// still be finishing on a loaded machine: what they hold is not
-		// retained, so the settled reading is the least of a few.
-		after = heap()
-		for range 5 {
-			time.Sleep(20 * time.Millisecond)
-			after = min(after, heap())
-		}
-		return peak, after
+		// still be finishing on a loaded machine: the heap is read once
+		// they have ended (idle pooled workers are kept for the next
+		// request).
+		h.waitWatchdogIdle(t)
+		testwait.WaitForNil(t, "the closed sessions' goroutines to end", func() error {
+			return goleak.Find(ignore, goleak.IgnoreTopFunction("github.com/toolwire/toolwire/transport/streamable.(*workers).work"))
+		})
+		return peak, heap()
 	}
 
 	before := heap()

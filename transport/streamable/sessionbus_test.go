@@ -2,12 +2,13 @@ package streamable
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 )
@@ -72,12 +73,12 @@ func TestCancelOnAnotherReplica(t *testing.T) {
 			readAll(t, resp)
 		}
 	}()
-	waitFor(t, fa.started, "the call to start on A")
+	testwait.Recv(t, fa.started, "the call to start on A")
 	resp := do(t, legacyRequest(t, b, sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1","reason":"changed my mind"}}`))
 	if readAll(t, resp); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("cancellation on B: %d", resp.StatusCode)
 	}
-	if cause := waitFor(t, fa.stopped, "the call on A to stop"); cause == nil {
+	if cause := testwait.Recv(t, fa.stopped, "the call on A to stop"); cause == nil {
 		t.Error("the call stopped without a cause")
 	}
 }
@@ -114,7 +115,7 @@ func TestAnswerOnAnotherReplica(t *testing.T) {
 	if ask.Method != "roots/list" {
 		t.Fatalf("the tool's request to the client: %+v", ask)
 	}
-	idJSON := strings.TrimSpace(string(mustJSON(t, ask.ID)))
+	idJSON := strings.TrimSpace(string(testwait.MustJSON(t, ask.ID)))
 	answer := do(t, legacyRequest(t, b, sid, `{"jsonrpc":"2.0","id":`+idJSON+`,"result":{"roots":[{"uri":"file:///work","name":"work"}]}}`))
 	if readAll(t, answer); answer.StatusCode != http.StatusAccepted {
 		t.Fatalf("the answer posted to B: %d", answer.StatusCode)
@@ -172,15 +173,6 @@ func TestOutOfRequestOnAnotherReplica(t *testing.T) {
 	t.Fatal("B's GET stream ended with nothing")
 }
 
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // TestDeleteEndsCopiesElsewhere: a DELETE on B closes the GET stream the
 // session has on A at once.
 func TestDeleteEndsCopiesElsewhere(t *testing.T) {
@@ -199,18 +191,40 @@ func TestDeleteEndsCopiesElsewhere(t *testing.T) {
 	if readAll(t, resp); resp.StatusCode != http.StatusOK {
 		t.Fatalf("DELETE on B: %d", resp.StatusCode)
 	}
-	waitFor(t, ended, "A's GET stream to end")
+	testwait.Closed(t, ended, "A's GET stream to end")
 }
 
 // TestHeldStreamKeepsTheSession: a GET stream held open on A, with no
 // request for longer than the idle timeout, keeps the session alive for
-// every replica.
+// every replica. The replicas and their store share a fake clock, and the
+// test runs their janitors' rounds itself: five idle timeouts pass without
+// a request, however late a loaded machine would have run a real ticker.
 func TestHeldStreamKeepsTheSession(t *testing.T) {
-	_, a, b, _, _ := replicas(t, WithSessionIdleTimeout(200*time.Millisecond))
+	const idle = 200 * time.Millisecond
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	store := NewMemorySessionStore()
+	store.now = clock.Now
+	events, bus := NewMemoryEventStore(), NewMemorySessionBus()
+	serve := func() (*Handler, string) {
+		h := NewHandler(newFixture(t).srv, WithSessionStore(store), WithEventStore(events), WithSessionBus(bus),
+			WithSessionIdleTimeout(idle))
+		h.now = clock.Now
+		ts := httptest.NewServer(h)
+		t.Cleanup(func() { h.Close(); ts.Close() })
+		return h, ts.URL
+	}
+	ha, a := serve()
+	hb, b := serve()
 	sid := initialize(t, a)
 	stream := get(t, a, sid, "")
 	defer stream.Body.Close()
-	time.Sleep(time.Second) // five idle timeouts without a request
+	for range 20 { // five idle timeouts, in the janitors' steps
+		clock.Advance(idle / 4)
+		for _, h := range []*Handler{ha, hb} {
+			h.sweep()
+			h.keepShared()
+		}
+	}
 	if status, r := call(t, b, sid, echoCall); status != http.StatusOK || r.Error != nil {
 		t.Fatalf("a call on B after the GET stream on A held the session: %d %+v", status, r)
 	}

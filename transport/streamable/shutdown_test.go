@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 )
@@ -28,8 +29,8 @@ func TestShutdownLetsCallsFinish(t *testing.T) {
 		resp := do(t, modernRequest(t, ts.URL, 3, "tools/call", map[string]any{"name": "gate"}))
 		replies <- readAll(t, resp)
 	}()
-	waitFor(t, f.started, "first call")
-	waitFor(t, f.started, "second call")
+	testwait.Recv(t, f.started, "first call")
+	testwait.Recv(t, f.started, "second call")
 
 	done := make(chan error, 1)
 	go func() { done <- h.Shutdown(context.Background()) }()
@@ -54,11 +55,11 @@ func TestShutdownLetsCallsFinish(t *testing.T) {
 	}
 	close(f.release)
 	for range 2 {
-		if r := waitFor(t, replies, "a reply"); !strings.Contains(r, `"released"`) {
+		if r := testwait.Recv(t, replies, "a reply"); !strings.Contains(r, `"released"`) {
 			t.Fatalf("reply %s", r)
 		}
 	}
-	if err := waitFor(t, done, "Shutdown"); err != nil {
+	if err := testwait.Recv(t, done, "Shutdown"); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
 	if h.SessionCount() != 0 {
@@ -109,7 +110,7 @@ func TestServeGracefulShutdown(t *testing.T) {
 	urls := make(chan string, 1)
 	served := make(chan error, 1)
 	go func() { served <- Serve(ctx, ln, h, WithOnListen(func(u string) { urls <- u })) }()
-	url := waitFor(t, urls, "listening")
+	url := testwait.Recv(t, urls, "listening")
 	if !strings.HasSuffix(url, "/mcp") {
 		t.Fatalf("url %q", url)
 	}
@@ -118,13 +119,13 @@ func TestServeGracefulShutdown(t *testing.T) {
 		resp := do(t, modernRequest(t, url, 1, "tools/call", map[string]any{"name": "gate"}))
 		replies <- readAll(t, resp)
 	}()
-	waitFor(t, f.started, "the call")
+	testwait.Recv(t, f.started, "the call")
 	cancel()
 	close(f.release)
-	if r := waitFor(t, replies, "the reply"); !strings.Contains(r, `"released"`) {
+	if r := testwait.Recv(t, replies, "the reply"); !strings.Contains(r, `"released"`) {
 		t.Fatalf("reply %s", r)
 	}
-	if err := waitFor(t, served, "Serve to return"); err != nil {
+	if err := testwait.Recv(t, served, "Serve to return"); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 }

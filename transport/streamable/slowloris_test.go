@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // raiseOpenFiles makes sure the process may hold n descriptors, raising the
@@ -70,28 +72,16 @@ func (l *connClock) Accept() (net.Conn, error) {
 
 // TestSlowlorisClosedByReadHeaderTimeout: 1,000 connections each send a
 // request line and headers a byte at a time, never finishing them, against
-// a server started with Serve and WithReadHeaderTimeout(2s). The server
-// closes every one within the timeout plus 1 s of accepting it, each client
-// sees its connection end, and all the while a normal client's calls go on
-// succeeding. The times are the server's: from its accept, where its clock
-// starts (with a thousand connections arriving at once, the kernel
-// completes some handshakes well before the accept loop reaches them), to
-// its Close of the connection (a thousand clients waking at once on a
-// loaded machine may notice that a while later).
-//
-// A close is a goroutine woken by its deadline, so a machine that does not
-// run this process for a second makes any server late. A probe goroutine
-// measures that: an attempt that misses the bound while the probe saw the
-// process starved for longer than starved says nothing about the server,
-// and is made again, up to attempts times in all. A late close with the
-// process running fails at once, as does one in every attempt.
+// a server started with Serve and WithReadHeaderTimeout(2s). The clients
+// go on dripping until the server closes their connection, and nothing in
+// the server but that timeout closes a connection whose headers are not
+// complete: the server closing every one, none before the timeout after
+// its accept, shows the timeout at work. All the while a normal client's
+// calls go on succeeding. The times are the server's, from its accept to
+// its Close of the connection; how long after the timeout a machine gets to
+// close them depends on its load, and is logged, never asserted.
 func TestSlowlorisClosedByReadHeaderTimeout(t *testing.T) {
-	const (
-		timeout  = 2 * time.Second
-		bound    = timeout + time.Second
-		attempts = 3
-		starved  = 250 * time.Millisecond
-	)
+	const timeout = 2 * time.Second
 	raiseOpenFiles(t, 2*slowConns+256) // both ends of each connection live in this process
 
 	f := newFixture(t)
@@ -106,81 +96,36 @@ func TestSlowlorisClosedByReadHeaderTimeout(t *testing.T) {
 	go func() { served <- Serve(ctx, ln, h, WithReadHeaderTimeout(timeout)) }()
 	defer func() {
 		cancel()
-		if err := waitFor(t, served, "Serve to return"); err != nil {
+		if err := testwait.Recv(t, served, "Serve to return"); err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	}()
-	for attempt := 1; ; attempt++ {
-		closed, late := slowloris(t, ln, bound)
-		ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
-		t.Logf("attempt %d: %d slow connections closed by the server %v (min), %v (median), %v (max) after its accept; bound %v; the process ran up to %v late",
-			attempt, slowConns, ms(closed[0]), ms(closed[slowConns/2]), ms(closed[slowConns-1]), bound, ms(late))
-		if closed[0] < timeout {
-			t.Fatalf("a slow connection was closed after %v, before ReadHeaderTimeout (%v)", closed[0], timeout)
-		}
-		if closed[slowConns-1] <= bound {
-			return
-		}
-		if late < starved || attempt == attempts {
-			t.Fatalf("a slow connection was closed after %v, past ReadHeaderTimeout + 1 s (%v)", closed[slowConns-1], bound)
-		}
+	closed := slowloris(t, ln)
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	t.Logf("%d slow connections closed by the server %v (min), %v (median), %v (max) after its accept; ReadHeaderTimeout %v",
+		slowConns, ms(closed[0]), ms(closed[slowConns/2]), ms(closed[slowConns-1]), timeout)
+	if closed[0] < timeout {
+		t.Fatalf("a slow connection was closed after %v, before ReadHeaderTimeout (%v)", closed[0], timeout)
 	}
-}
-
-// schedProbe measures how late this process's goroutines get to run: it
-// sleeps 10 ms at a time and keeps the largest overshoot.
-type schedProbe struct {
-	late atomic.Int64
-	stop chan struct{}
-	done chan struct{}
-}
-
-func startSchedProbe() *schedProbe {
-	p := &schedProbe{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		const tick = 10 * time.Millisecond
-		for {
-			start := time.Now()
-			select {
-			case <-p.stop:
-				return
-			case <-time.After(tick):
-			}
-			if late := int64(time.Since(start) - tick); late > p.late.Load() {
-				p.late.Store(late)
-			}
-		}
-	}()
-	return p
-}
-
-// end stops the probe and returns the largest lateness it saw.
-func (p *schedProbe) end() time.Duration {
-	close(p.stop)
-	<-p.done
-	return time.Duration(p.late.Load())
 }
 
 // slowConns is how many slow connections slowloris opens.
 const slowConns = 1000
 
 // slowloris runs one attack on the server listening on ln and returns how
-// long after its accept the server closed each slow connection, sorted, and
-// how late the process got to run meanwhile. It fails the test if a normal
-// call fails or no normal call is answered during the attack, or if a slow
-// connection is still open well past bound.
-func slowloris(t *testing.T, ln *connClock, bound time.Duration) (closed []time.Duration, late time.Duration) {
+// long after its accept the server closed each slow connection, sorted. It
+// fails the test if a normal call fails or no normal call is answered
+// during the attack, or if the server has not closed a slow connection
+// after testwait.Limit (a hang bound: nothing but the timeout closes them).
+func slowloris(t *testing.T, ln *connClock) (closed []time.Duration) {
 	t.Helper()
 	const (
 		conns    = slowConns
 		drip     = 500 * time.Millisecond // between two bytes
 		drippers = 20
 	)
-	giveUp := bound + 10*time.Second // a connection still open then has failed
+	giveUp := testwait.Limit
 	url := "http://" + ln.Addr().String() + DefaultPath
-	probe := startSchedProbe()
-	defer func() { late = probe.end() }()
 
 	// The normal client calls until the attack is over.
 	var (
@@ -269,7 +214,7 @@ func slowloris(t *testing.T, ln *connClock, bound time.Duration) (closed []time.
 	}
 	wg.Wait()
 	close(attackOver)
-	if err := waitFor(t, callErr, "the normal client"); err != nil {
+	if err := testwait.Recv(t, callErr, "the normal client"); err != nil {
 		t.Fatalf("a normal call failed during the attack: %v", err)
 	}
 	if n := dialErrs.Load(); n > 0 {
@@ -297,5 +242,5 @@ func slowloris(t *testing.T, ln *connClock, bound time.Duration) (closed []time.
 	if calls.Load() == 0 {
 		t.Fatal("no normal call was answered while the slow connections were open")
 	}
-	return closed, 0 // late is set on the way out, once the probe stops
+	return closed
 }

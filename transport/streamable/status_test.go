@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -187,14 +188,14 @@ func TestMaxInFlight(t *testing.T) {
 		resp := do(t, modernRequest(t, ts.URL, 1, "tools/call", map[string]any{"name": "gate"}))
 		replies <- readAll(t, resp)
 	}()
-	waitFor(t, f.started, "the first call")
+	testwait.Recv(t, f.started, "the first call")
 	resp := do(t, modernRequest(t, ts.URL, 2, "tools/list", nil))
 	body := readAll(t, resp)
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "server busy") {
 		t.Fatalf("second request: status %d: %s", resp.StatusCode, body)
 	}
 	close(f.release)
-	waitFor(t, replies, "the first reply")
+	testwait.Recv(t, replies, "the first reply")
 	resp = do(t, modernRequest(t, ts.URL, 3, "tools/list", nil))
 	if body := readAll(t, resp); resp.StatusCode != http.StatusOK {
 		t.Fatalf("after the slot freed: status %d: %s", resp.StatusCode, body)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -159,7 +160,7 @@ func TestResumeAfterClientDrop(t *testing.T) {
 			done <- nil
 		}
 	}()
-	waitFor(t, f.started, "gate to start")
+	testwait.Recv(t, f.started, "gate to start")
 	// "gate" sends nothing before its result; switch its reply to SSE the way
 	// a first notification would, so that the client holds an event id.
 	ls := h.lookup(sid)
@@ -176,7 +177,7 @@ func TestResumeAfterClientDrop(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.mu.Unlock()
-	resp := waitFor(t, done, "SSE headers")
+	resp := testwait.Recv(t, done, "SSE headers")
 	if resp == nil {
 		t.Fatal("POST failed")
 	}
@@ -227,12 +228,12 @@ func TestModernCancelOnClose(t *testing.T) {
 		}
 		errc <- err
 	}()
-	waitFor(t, f.started, "block to start")
+	testwait.Recv(t, f.started, "block to start")
 	cancel()
-	if err := waitFor(t, errc, "client to return"); !errors.Is(err, context.Canceled) {
+	if err := testwait.Recv(t, errc, "client to return"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("client error %v, want context.Canceled", err)
 	}
-	cause := waitFor(t, f.stopped, "the tool to see its context end")
+	cause := testwait.Recv(t, f.stopped, "the tool to see its context end")
 	if cause == nil {
 		t.Fatal("the tool's context ended without a cause")
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // TestReadTimeoutEndsStalledBody: a client that sends its headers and then
@@ -25,7 +27,7 @@ func TestReadTimeoutEndsStalledBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // a failure bound, not a speed check
+	_ = conn.SetReadDeadline(time.Now().Add(testwait.Limit)) // a failure bound, not a speed check
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatalf("no answer to a stalled body: %v", err)
