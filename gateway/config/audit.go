@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,6 +17,9 @@ import (
 const (
 	DefaultAuditStore     = "sqlite"
 	DefaultAuditRetention = 90 * 24 * time.Hour
+	// DefaultAuditHeadLogInterval is how often the chain's head is logged
+	// when it moved (audit.head_log_interval).
+	DefaultAuditHeadLogInterval = time.Minute
 	// MaxAuditQueue is the largest audit.queue_size.
 	MaxAuditQueue = 10_000_000
 	// MaxRedactKeys is the most audit.redact entries.
@@ -29,15 +33,17 @@ func DefaultAuditRedact() []string {
 
 func defaultAudit() Audit {
 	return Audit{
-		Store:         DefaultAuditStore,
-		Fsync:         false,
-		Retention:     DefaultAuditRetention,
-		Redact:        DefaultAuditRedact(),
-		MaxValueBytes: gateway.DefaultAuditMaxValue,
+		Store:           DefaultAuditStore,
+		Fsync:           false,
+		Retention:       DefaultAuditRetention,
+		Redact:          DefaultAuditRedact(),
+		MaxValueBytes:   gateway.DefaultAuditMaxValue,
+		HeadLogInterval: DefaultAuditHeadLogInterval,
 	}
 }
 
-var auditKeys = []string{"store", "postgres", "delivery", "queue_size", "fsync", "retention", "redact", "max_value_bytes"}
+var auditKeys = []string{"store", "postgres", "delivery", "queue_size", "fsync", "retention", "redact", "max_value_bytes",
+	"key_file", "head_log_interval"}
 
 func (d *decoder) audit(n ast.Node, f *File) {
 	f.Audit = defaultAudit()
@@ -118,6 +124,32 @@ func (d *decoder) audit(n ast.Node, f *File) {
 				seen[strings.ToLower(k)] = nodes[i]
 				a.Redact = append(a.Redact, k)
 			}
+		case "key_file":
+			if s, ok := d.str(v, w); ok {
+				if strings.TrimSpace(s) == "" || strings.IndexByte(s, 0) >= 0 {
+					d.errorf(v, "%s: want the path of a file", w)
+					return
+				}
+				if d.opts.baseSet && !filepath.IsAbs(s) {
+					s = filepath.Join(d.opts.baseDir, s)
+				}
+				a.KeyFile = s
+			}
+		case "head_log_interval":
+			if s, ok := d.str(v, w); ok {
+				if s == "off" {
+					a.HeadLogInterval = 0
+					return
+				}
+				t, err := parseDuration(s)
+				if err == nil && t < time.Second {
+					err = fmt.Errorf("%v is less than 1s (write off to log the head only at start and shutdown)", t)
+				}
+				if err != nil {
+					d.errorf(v, "%s: %v", w, err)
+				}
+				a.HeadLogInterval = t
+			}
 		case "max_value_bytes":
 			if s, ok := d.str(v, w); ok {
 				if s == "off" {
@@ -142,6 +174,9 @@ func (d *decoder) audit(n ast.Node, f *File) {
 	}
 	only("postgres", "postgres")
 	only("fsync", "sqlite")
+	if k := keys["key_file"]; k != nil && a.Store == "off" {
+		d.errorf(k, "audit: key_file applies to store: sqlite or postgres only")
+	}
 	if a.Store == "postgres" && keys["postgres"] == nil {
 		d.errorf(keys["store"], "audit: store postgres needs postgres: the connection string (like \"${DATABASE_URL}\")")
 	}

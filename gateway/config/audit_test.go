@@ -14,15 +14,16 @@ func TestAudit(t *testing.T) {
 		want Audit
 	}{
 		{"audit:\n", defaultAudit()},
-		{"audit:\n  store: off\n", Audit{Store: "off", Fsync: false, Retention: DefaultAuditRetention, Redact: DefaultAuditRedact(), MaxValueBytes: 1024}},
-		{"audit:\n  store: sqlite\n  fsync: false\n  retention: 1d12h\n  redact: [Password, api_key]\n  max_value_bytes: 4KiB\n",
+		{"audit:\n  store: off\n", Audit{Store: "off", Fsync: false, Retention: DefaultAuditRetention, Redact: DefaultAuditRedact(), MaxValueBytes: 1024, HeadLogInterval: time.Minute}},
+		{"audit:\n  store: sqlite\n  fsync: false\n  retention: 1d12h\n  redact: [Password, api_key]\n  max_value_bytes: 4KiB\n  head_log_interval: off\n",
 			Audit{Store: "sqlite", Retention: 36 * time.Hour, Redact: []string{"Password", "api_key"}, MaxValueBytes: 4096}},
-		{"audit:\n  store: postgres\n  postgres: ${DSN}\n  delivery: async\n",
-			Audit{Store: "postgres", Postgres: "postgres://u:pw@h/db", Async: true, QueueSize: 10000, Retention: DefaultAuditRetention, Redact: DefaultAuditRedact(), MaxValueBytes: 1024}},
-		{"audit:\n  delivery: async\n  queue_size: 5\n  fsync: \"${FSYNC}\"\n  retention: off\n  max_value_bytes: off\n",
-			Audit{Store: "sqlite", Async: true, QueueSize: 5, Fsync: true, Redact: DefaultAuditRedact(), MaxValueBytes: -1}},
-		{"audit:\n  delivery: sync\n  retention: 30m\n  max_value_bytes: 1\n",
-			Audit{Store: "sqlite", Retention: 30 * time.Minute, Redact: DefaultAuditRedact(), MaxValueBytes: 1}},
+		{"audit:\n  store: postgres\n  postgres: ${DSN}\n  delivery: async\n  key_file: /etc/tw/audit.key\n",
+			Audit{Store: "postgres", Postgres: "postgres://u:pw@h/db", Async: true, QueueSize: 10000, Retention: DefaultAuditRetention, Redact: DefaultAuditRedact(), MaxValueBytes: 1024,
+				KeyFile: "/etc/tw/audit.key", HeadLogInterval: time.Minute}},
+		{"audit:\n  delivery: async\n  queue_size: 5\n  fsync: \"${FSYNC}\"\n  retention: off\n  max_value_bytes: off\n  head_log_interval: 10m\n",
+			Audit{Store: "sqlite", Async: true, QueueSize: 5, Fsync: true, Redact: DefaultAuditRedact(), MaxValueBytes: -1, HeadLogInterval: 10 * time.Minute}},
+		{"audit:\n  delivery: sync\n  retention: 30m\n  max_value_bytes: 1\n  key_file: keys/audit.key\n",
+			Audit{Store: "sqlite", Retention: 30 * time.Minute, Redact: DefaultAuditRedact(), MaxValueBytes: 1, KeyFile: "keys/audit.key", HeadLogInterval: time.Minute}},
 	} {
 		f, err := Parse([]byte(c.src), "g.yaml", env(map[string]string{"DSN": "postgres://u:pw@h/db", "FSYNC": "true"}))
 		if err != nil {
@@ -68,6 +69,11 @@ func TestAuditErrors(t *testing.T) {
 		{"audit:\n  max_value_bytes: 0\n", `g.yaml:2:20: audit: max_value_bytes: 0 is not more than zero`},
 		{"audit:\n  max_value_bytes: -1\n", `g.yaml:2:20: audit: max_value_bytes: "-1" is not a size (like 16MiB, 512KiB or 1048576)`},
 		{"audit:\n  stor: sqlite\n", `g.yaml:2:3: unknown key "stor" in audit (did you mean "store"?)`},
+		{"audit:\n  key_file: ''\n", `g.yaml:2:13: audit: key_file: want the path of a file`},
+		{"audit:\n  store: off\n  key_file: k\n", `g.yaml:3:3: audit: key_file applies to store: sqlite or postgres only`},
+		{"audit:\n  head_log_interval: 10ms\n", `g.yaml:2:22: audit: head_log_interval: 10ms is less than 1s (write off to log the head only at start and shutdown)`},
+		{"audit:\n  head_log_interval: often\n", `g.yaml:2:22: audit: head_log_interval: "often" is not a duration (like 90d, 36h or 30m)`},
+		{"audit:\n  head_log_interval: 0s\n", `g.yaml:2:22: audit: head_log_interval: 0s is less than 1s (write off to log the head only at start and shutdown)`},
 		{"audit: [sqlite]\n", `g.yaml:1:8: audit: want a mapping, not a list`},
 	} {
 		_, err := Parse([]byte(c.src), "g.yaml", lookup)

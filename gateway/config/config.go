@@ -119,6 +119,13 @@ type Audit struct {
 	// value kept whole (negative: no limit).
 	Redact        []string
 	MaxValueBytes int
+	// KeyFile is the chain's key file (audit.key_file), resolved against
+	// the base directory; "": <data_dir>/audit.key, made at the first
+	// start, for store sqlite, and a keyless chain for store postgres.
+	KeyFile string
+	// HeadLogInterval is how often the chain's head is logged when it
+	// moved, besides at start and shutdown; 0: only then.
+	HeadLogInterval time.Duration
 }
 
 // Admin is the admin section.

@@ -74,6 +74,8 @@
 //	  retention: 90d
 //	  redact: [password, token, secret, authorization]
 //	  max_value_bytes: 1KiB
+//	  key_file: secrets/audit.key   # default <data_dir>/audit.key (sqlite)
+//	  head_log_interval: 1m
 //	enrichment:
 //	  - name: owners
 //	    tools: ["files__*"]
@@ -293,6 +295,18 @@
 //     authorization] (DefaultAuditRedact); [] redacts nothing.
 //   - max_value_bytes: the longest string argument kept whole, a size like
 //     max_message_size's (1024, 4KiB); default 1024; off: no limit.
+//   - key_file: the file holding the key of the trail's chain (32 random
+//     bytes, as 64 hex digits; toolwire audit keygen makes one), so that
+//     write access to the database is not enough to forge records
+//     (audit.WithKey). Relative to the config file. With store sqlite the
+//     default is <data_dir>/audit.key, made (mode 0600) at the first start;
+//     a file named here must exist. With store postgres every replica must
+//     name the same key: without key_file the trail stays keyless (SHA-256,
+//     as before keys) and the gateway warns at every start.
+//   - head_log_interval: how often the chain's head (the last record's Seq
+//     and hash) is logged when it moved, besides at start and shutdown, for
+//     a log store to anchor it (toolwire audit verify --head); a duration
+//     of at least 1s, default 1m; off logs it only at start and shutdown.
 //
 // enrichment is a list of rules (see package gateway/enrich), each a
 // mapping with the keys name (required, unique), tools (a list of globs

@@ -90,7 +90,8 @@ func TestDocExample(t *testing.T) {
 		t.Errorf("Auth (-want +got):\n%s", diff)
 	}
 	wantAudit := Audit{Store: "postgres", Postgres: "postgres://tw:pw@db/tw", Async: true, QueueSize: 10000,
-		Retention: 90 * 24 * time.Hour, Redact: []string{"password", "token", "secret", "authorization"}, MaxValueBytes: 1024}
+		Retention: 90 * 24 * time.Hour, Redact: []string{"password", "token", "secret", "authorization"}, MaxValueBytes: 1024,
+		KeyFile: filepath.Join(dir, "secrets", "audit.key"), HeadLogInterval: time.Minute}
 	if diff := cmp.Diff(wantAudit, f.Audit); diff != "" {
 		t.Errorf("Audit (-want +got):\n%s", diff)
 	}
