@@ -417,6 +417,10 @@ func (s *Postgres) Verify(ctx context.Context) (*VerifyReport, error) {
 	return s.VerifyAnchored(ctx)
 }
 
+// NeedsKey reports whether the trail is keyed and s was opened without
+// its key (WithKey): Append then fails with ErrKeyRequired.
+func (s *Postgres) NeedsKey() bool { return s.keyed }
+
 // Head implements Anchored.
 func (s *Postgres) Head(ctx context.Context) (Anchor, error) {
 	if s.closed.Load() {

@@ -269,6 +269,10 @@ func (s *SQLite) openJournal() error {
 	return nil
 }
 
+// NeedsKey reports whether the trail is keyed and s was opened without
+// its key (WithKey): Append then fails with ErrKeyRequired.
+func (s *SQLite) NeedsKey() bool { return s.keyed }
+
 // JournalGaps are the runs of records this open found lost to a damaged
 // journal, each now a gap record in the chain (see Gap); nil when none.
 func (s *SQLite) JournalGaps() []Gap { return s.gaps }
