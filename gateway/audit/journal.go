@@ -110,10 +110,16 @@ func (j *journal) recover() error {
 	if err != nil {
 		return fmt.Errorf("audit: journal: %w", err)
 	}
+	if len(buf) > 0 && j.s.keyed {
+		return errJournalKeyed // the trail's key is not this store's
+	}
 	sc := journalScanner{key: j.s.cfg.key}
 	parts := sc.scan(buf)
-	if sc.keyed {
-		return errJournalKeyed // its entries cannot be checked
+	if sc.keyed || sc.macBad > 0 && sc.macOK == 0 && !j.s.keyOK {
+		// Keyed entries that cannot be checked, or none holds under
+		// this key: most likely another key than the trail's, and
+		// taking them all for damage would lose them.
+		return errJournalKeyed
 	}
 	var missing []*Record
 	kept := ""
@@ -185,8 +191,9 @@ func (j *journal) recover() error {
 	return nil
 }
 
-// errJournalKeyed is the journal of a keyed trail recovered without the
-// key: its entries could not be checked, nor a gap record sealed.
+// errJournalKeyed is the journal of a keyed trail recovered without its
+// key (none, or another): its entries could not be checked, nor a gap
+// record sealed.
 var errJournalKeyed = errors.New("audit: the journal of this keyed trail needs its key to be recovered")
 
 // keepDamaged copies the damaged journal b next to the journal at path,

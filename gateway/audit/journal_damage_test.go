@@ -255,25 +255,33 @@ func checkRecovered(t *testing.T, s *SQLite, d *damagedJournal, damaged []byte, 
 }
 
 // TestJournalDamageNeedsTheKey: a keyed trail's damaged journal is left as
-// it is by a store without the key (it could not seal the gap record):
-// that store is read-only; the next open with the key recovers it.
+// it is by a store without the key, or with another (it could tell
+// neither damage nor seal a gap record): that store is read-only; the
+// next open with the key recovers it.
 func TestJournalDamageNeedsTheKey(t *testing.T) {
 	k := testKey(t, 4)
 	d := buildJournal(t, t.TempDir(), k, 3, 10)
 	damaged := bytes.Clone(d.journal)
 	damaged[d.starts[6]+40] ^= 1
 	os.WriteFile(d.path+journalSuffix, damaged, 0o600)
-	for _, fsync := range []bool{true, false} {
-		s, err := OpenSQLite(d.path, WithFsync(fsync))
+	for _, o := range []struct {
+		name string
+		opts []Option
+	}{
+		{"no key", []Option{WithFsync(true)}},
+		{"no key, no fsync", []Option{WithFsync(false)}},
+		{"another key", []Option{WithKey(testKey(t, 5))}},
+	} {
+		s, err := OpenSQLite(d.path, o.opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !s.ReadOnly() || s.Append(context.Background(), sample(1)) == nil {
-			t.Errorf("fsync %v: a store without the key took over the damaged journal", fsync)
+		if !s.ReadOnly() || !s.NeedsKey() || s.Append(context.Background(), sample(1)) == nil {
+			t.Errorf("%s: a store without the key took over the damaged journal", o.name)
 		}
 		s.Close()
 		if b, _ := os.ReadFile(d.path + journalSuffix); !bytes.Equal(b, damaged) {
-			t.Fatalf("fsync %v: the journal was changed", fsync)
+			t.Fatalf("%s: the journal was changed", o.name)
 		}
 	}
 	s, err := OpenSQLite(d.path, WithKey(k))
@@ -282,4 +290,17 @@ func TestJournalDamageNeedsTheKey(t *testing.T) {
 	}
 	defer s.Close()
 	checkRecovered(t, s, d, damaged, []int64{7})
+
+	// Nothing stored yet, and no entry holds under the key given: another
+	// key, whose every entry would be taken for damage.
+	fresh := buildJournal(t, t.TempDir(), k, 0, 5)
+	os.WriteFile(fresh.path+journalSuffix, fresh.journal, 0o600)
+	other, err := OpenSQLite(fresh.path, WithKey(testKey(t, 5)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if !other.ReadOnly() || !other.NeedsKey() {
+		t.Error("a journal of another key was recovered")
+	}
 }

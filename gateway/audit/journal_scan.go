@@ -26,10 +26,13 @@ type journalPart struct {
 }
 
 // journalScanner reads entries with a key (nil: keyless entries are
-// checked, keyed ones are read unchecked, and keyed says some were).
+// checked, keyed ones are read unchecked, and keyed says some were);
+// macOK and macBad count the keyed entries read whose HMAC held, and did
+// not, under key.
 type journalScanner struct {
-	key   *Key
-	keyed bool
+	key           *Key
+	keyed         bool
+	macOK, macBad int
 }
 
 // entryStatus is what entryAt found.
@@ -64,7 +67,12 @@ func (sc *journalScanner) holds(r *Record, enc []byte) bool {
 	case r.Scheme == SchemeSHA256:
 		return sha256.Sum256(enc) == r.Hash
 	case sc.key != nil:
-		return sc.key.sum(enc) == r.Hash
+		if sc.key.sum(enc) != r.Hash {
+			sc.macBad++
+			return false
+		}
+		sc.macOK++
+		return true
 	}
 	sc.keyed = true // cannot be checked here
 	return true

@@ -116,11 +116,18 @@ func TestKeyedTrail(t *testing.T) {
 	t.Run("without the key", func(t *testing.T) {
 		s := openKeyed(t, keyedTrail(t, k))
 		wantBreak(t, verifyAnchored(t, s), 4, BreakKey)
-		if err := s.Append(context.Background(), sample(1)); !errors.Is(err, ErrKeyRequired) {
+		if err := s.Append(context.Background(), sample(1)); !errors.Is(err, ErrKeyRequired) || !s.NeedsKey() {
 			t.Errorf("append without the key: %v", err)
 		}
 		if n := countRecords(t, s); n != 8 {
 			t.Errorf("query without the key: %d records", n)
+		}
+	})
+	t.Run("with another key", func(t *testing.T) {
+		s := openKeyed(t, keyedTrail(t, k), WithKey(testKey(t, 6)))
+		wantBreak(t, verifyAnchored(t, s), 4, BreakEdited)
+		if err := s.Append(context.Background(), sample(1)); !errors.Is(err, ErrKeyRequired) || !s.NeedsKey() {
+			t.Errorf("append with another key: %v", err)
 		}
 	})
 	forgeries := []struct {

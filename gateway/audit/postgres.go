@@ -38,7 +38,7 @@ type Postgres struct {
 	pool   *pgPool
 	secret string // the DSN's password, kept out of error text
 	gc     *committer
-	keyed  bool // the trail is keyed and this store has no key
+	keyed  bool // the trail is keyed and this store lacks its key
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -128,20 +128,22 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Postgres, e
 		s.pool.close()
 		return nil, s.wrap("postgres: open", err)
 	}
-	if cfg.key == nil {
-		err := s.withConn(ctx, func(ctx context.Context, conn *pgx.Conn) error {
-			var v int64
-			err := conn.QueryRow(ctx, `SELECT r.v FROM toolwire_audit_records r, toolwire_audit_head h WHERE r.seq = h.head_seq`).Scan(&v)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			s.keyed = Scheme(v) == SchemeHMAC
-			return err
-		})
-		if err != nil {
-			s.pool.close()
-			return nil, s.wrap("postgres: open", err)
+	err = s.withConn(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+		r, err := pgScanRecord(conn.QueryRow(ctx, `SELECT `+pgColumns+` FROM toolwire_audit_records
+			WHERE seq = (SELECT head_seq FROM toolwire_audit_head)`))
+		var re *rowError
+		if errors.Is(err, pgx.ErrNoRows) || errors.As(err, &re) {
+			return nil // none, or unreadable: Verify reports it
 		}
+		if err != nil {
+			return err
+		}
+		s.keyed, _, err = headKey(r, cfg.key)
+		return err
+	})
+	if err != nil {
+		s.pool.close()
+		return nil, s.wrap("postgres: open", err)
 	}
 	s.gc = newCommitter(cfg.maxBatch, s.commit)
 	return s, nil
@@ -418,7 +420,8 @@ func (s *Postgres) Verify(ctx context.Context) (*VerifyReport, error) {
 }
 
 // NeedsKey reports whether the trail is keyed and s was opened without
-// its key (WithKey): Append then fails with ErrKeyRequired.
+// its key (WithKey: none, or another): Append then fails with
+// ErrKeyRequired.
 func (s *Postgres) NeedsKey() bool { return s.keyed }
 
 // Head implements Anchored.

@@ -47,7 +47,8 @@ type SQLite struct {
 
 	j        *journal // without fsync: appends go through it (journal.go)
 	readOnly bool     // another process holds the journal
-	keyed    bool     // the trail is keyed and this store has no key
+	keyed    bool     // the trail is keyed and this store lacks its key
+	keyOK    bool     // the head record holds under this store's key
 	gaps     []Gap    // written when the journal was recovered
 
 	closed    atomic.Bool
@@ -77,30 +78,41 @@ func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
 		return nil, err
 	}
 	s.gc = newCommitter(cfg.maxBatch, s.commit)
+	if s.keyed, s.keyOK, err = s.checkHead(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if err := s.openJournal(); err != nil {
 		s.Close()
 		return nil, err
 	}
-	if cfg.key == nil {
-		if s.keyed, err = s.headKeyed(); err != nil {
-			s.Close()
-			return nil, err
-		}
-	}
 	return s, nil
 }
 
-// headKeyed reports whether the head record is keyed.
-func (s *SQLite) headKeyed() (bool, error) {
-	var v int64
-	err := s.r.QueryRow(`SELECT v FROM audit WHERE seq = (SELECT head_seq FROM audit_chain)`).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
+// checkHead reads the head record: keyed says it is keyed and s lacks its
+// key (none, or another: its HMAC does not hold under s's), ok that it
+// holds under s's key.
+func (s *SQLite) checkHead() (keyed, ok bool, err error) {
+	r, err := scanRecord(s.r.QueryRow(`SELECT ` + columns + ` FROM audit WHERE seq = (SELECT head_seq FROM audit_chain)`))
+	var re *rowError
+	if errors.Is(err, sql.ErrNoRows) || errors.As(err, &re) {
+		return false, false, nil // none, or unreadable: Verify reports it
 	}
 	if err != nil {
-		return false, fmt.Errorf("audit: %w", err)
+		return false, false, fmt.Errorf("audit: %w", err)
 	}
-	return Scheme(v) == SchemeHMAC, nil
+	return headKey(r, s.cfg.key)
+}
+
+// headKey is checkHead's verdict on the head record r.
+func headKey(r *Record, k *Key) (keyed, ok bool, err error) {
+	if r.Scheme != SchemeHMAC {
+		return false, false, nil
+	}
+	if sum, known := k.Sum(r); known && sum == r.Hash {
+		return false, true, nil
+	}
+	return true, false, nil
 }
 
 // Path is the absolute path of the database file.
@@ -254,7 +266,7 @@ func (s *SQLite) openJournal() error {
 	j, err := openJournal(s)
 	switch {
 	case errors.Is(err, errJournalKeyed):
-		s.readOnly = true // left for a process with the key
+		s.readOnly, s.keyed = true, true // left for a process with the key
 	case err != nil:
 		return err
 	case j == nil:
@@ -270,7 +282,8 @@ func (s *SQLite) openJournal() error {
 }
 
 // NeedsKey reports whether the trail is keyed and s was opened without
-// its key (WithKey): Append then fails with ErrKeyRequired.
+// its key (WithKey: none, or another): Append then fails with
+// ErrKeyRequired, and a journal a killed process left is not recovered.
 func (s *SQLite) NeedsKey() bool { return s.keyed }
 
 // JournalGaps are the runs of records this open found lost to a damaged

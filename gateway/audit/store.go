@@ -161,8 +161,7 @@ func WithMaxBatch(n int) Option { return option(func(c *config) { c.maxBatch = n
 func WithMaxConns(n int) Option { return option(func(c *config) { c.maxConns = n }) }
 
 // ErrKeyRequired is Append on a keyed trail by a store opened without its
-// key (WithKey): its records would be keyless, which Verify reports as a
-// break.
+// key (WithKey: none, or another): its records would not verify.
 var ErrKeyRequired = errors.New("audit: this audit trail is keyed: appending needs its key")
 
 // Anchored is a Store that verifies against heads anchored elsewhere.
