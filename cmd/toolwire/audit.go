@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -22,22 +24,30 @@ import (
 // record (exit 1, after the report).
 var errChainBroken = errors.New("the audit chain is broken")
 
+// errRecordsLost is `audit verify` finding gap records: records lost to a
+// damaged journal (exit 1, after the report).
+var errRecordsLost = errors.New("records of the audit trail were lost")
+
 // auditTarget says which audit trail a command reads: the one a gateway
-// config names, a data directory's SQLite file, or a PostgreSQL database.
+// config names, a data directory's SQLite file, or a PostgreSQL database;
+// and the key of its chain.
 type auditTarget struct {
 	config   string
 	dataDir  string
 	postgres string
+	keyFile  string
 }
 
 func (a *auditTarget) flags(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&a.config, "config", "", "read the audit settings (store, data_dir, postgres) from this gateway config file")
-	fl.StringVar(&a.dataDir, "data-dir", "", "the gateway's data directory, holding audit.db (default: "+config.DefaultDataDir+")")
+	fl.StringVar(&a.config, "config", "", "read the audit settings (store, data_dir, postgres, key_file) from this gateway config file")
+	fl.StringVar(&a.dataDir, "data-dir", "", "the gateway's data directory, holding audit.db and audit.key (default: "+config.DefaultDataDir+")")
 	fl.StringVar(&a.postgres, "postgres", "", "a PostgreSQL connection string (prefer --config with ${DATABASE_URL}: a password on the command line is visible to other users)")
+	fl.StringVar(&a.keyFile, "key-file", "", "the key of the trail's chain (default: the config's audit.key_file, or audit.key in the data directory when there is one)")
 }
 
-// open opens the store the flags name.
+// open opens the store the flags name, with the key of its chain when
+// one is found.
 func (a *auditTarget) open(ctx context.Context) (audit.Store, error) {
 	set := 0
 	for _, s := range []string{a.config, a.dataDir, a.postgres} {
@@ -48,25 +58,59 @@ func (a *auditTarget) open(ctx context.Context) (audit.Store, error) {
 	if set > 1 {
 		return nil, usageError{"give one of --config, --data-dir and --postgres"}
 	}
-	switch {
-	case a.postgres != "":
-		return audit.OpenPostgres(ctx, a.postgres)
-	case a.config != "":
-		file, err := config.Load(a.config)
-		if err != nil {
+	var file *config.File
+	if a.config != "" {
+		var err error
+		if file, err = config.Load(a.config); err != nil {
 			return nil, err
 		}
-		return openAuditStore(ctx, file)
 	}
-	dir := a.dataDir
-	if dir == "" {
-		dir = config.DefaultDataDir
+	key, err := a.key(file)
+	if err != nil {
+		return nil, err
 	}
-	path := filepath.Join(dir, auditFile)
+	switch {
+	case a.postgres != "":
+		return audit.OpenPostgres(ctx, a.postgres, audit.WithKey(key))
+	case file != nil:
+		return openAuditStore(ctx, file, key)
+	}
+	path := filepath.Join(a.dir(), auditFile)
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("no audit trail at %s: %w", path, err)
 	}
-	return audit.OpenSQLite(path)
+	return audit.OpenSQLite(path, audit.WithKey(key))
+}
+
+// dir is the data directory --data-dir names.
+func (a *auditTarget) dir() string {
+	if a.dataDir == "" {
+		return config.DefaultDataDir
+	}
+	return a.dataDir
+}
+
+// key reads the chain's key: --key-file, the config's audit.key_file, or
+// the data directory's audit.key when there is one (never made here);
+// nil when there is none.
+func (a *auditTarget) key(file *config.File) (*audit.Key, error) {
+	path, must := a.keyFile, a.keyFile != ""
+	switch {
+	case path != "":
+	case file != nil && file.Audit.KeyFile != "":
+		path, must = file.Audit.KeyFile, true
+	case file != nil && file.Audit.Store == "sqlite" && file.DataDir != "":
+		path = filepath.Join(file.DataDir, auditKeyFile)
+	case file == nil && a.postgres == "":
+		path = filepath.Join(a.dir(), auditKeyFile)
+	default:
+		return nil, nil
+	}
+	k, err := audit.ReadKeyFile(path)
+	if errors.Is(err, fs.ErrNotExist) && !must {
+		return nil, nil
+	}
+	return k, err
 }
 
 // auditFilter are the flags that select records.
@@ -164,49 +208,135 @@ prompts/get and resources/read, and every denied or rate-limited one. The trail 
 gateway config names (--config), the SQLite file in a data directory (--data-dir, default
 ` + config.DefaultDataDir + `), or a PostgreSQL database (--postgres).`,
 	}
-	cmd.AddCommand(newAuditVerifyCmd(), newAuditQueryCmd(), newAuditTailCmd(), newAuditExportCmd())
+	cmd.AddCommand(newAuditVerifyCmd(), newAuditQueryCmd(), newAuditTailCmd(), newAuditExportCmd(), newAuditKeygenCmd())
 	return cmd
+}
+
+func newAuditKeygenCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "keygen FILE",
+		Short: "Make a key for an audit trail's chain",
+		Long: `keygen writes a new key (32 random bytes, as hex) to FILE, mode 0600; it never replaces a file.
+Name it in the gateway config as audit.key_file: every replica of a PostgreSQL trail needs the
+same one. (With store sqlite the gateway makes <data_dir>/audit.key itself at its first start.)
+Keep a copy apart from the database: verifying the trail needs the key, and whoever has it can
+forge the trail.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			k, err := audit.NewKeyFile(args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "key %s written to %s\n", k.ID(), args[0])
+			return nil
+		},
+	}
 }
 
 func newAuditVerifyCmd() *cobra.Command {
 	var t auditTarget
+	var heads []string
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Check that no audit record was edited, deleted or inserted",
 		Long: `verify walks the hash chain from its anchor to its head and reports the first record that is
-wrong: edited (its hash does not match its content), missing, or out of place. Exit status 0
-when the chain is whole, 1 when it is broken.`,
+wrong: edited (its hash does not match its content), missing, or out of place, and every run of
+records lost to a damaged journal (a gap record in the chain says which). Records sealed with
+the trail's key (HMAC-SHA-256) need that key: --key-file, the config's audit.key_file, or
+audit.key in the data directory. --head SEQ:HASH (repeatable) also checks that the chain passes
+through a head the gateway logged earlier ("audit chain head" lines, or the
+toolwire_gateway_audit_head_info metric) and kept in another store: the newest records deleted,
+with the stored head moved back, are found that way. Exit status 0 when the chain is whole, 1
+when it is broken or records were lost.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			anchored, err := parseHeads(heads)
+			if err != nil {
+				return err
+			}
 			s, err := t.open(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			rep, err := s.Verify(cmd.Context())
+			var rep *audit.VerifyReport
+			if a, ok := s.(audit.Anchored); ok {
+				rep, err = a.VerifyAnchored(cmd.Context(), anchored...)
+			} else if len(anchored) == 0 {
+				rep, err = s.Verify(cmd.Context())
+			} else {
+				err = errors.New("this store cannot check anchored heads")
+			}
 			if err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
-			if rep.Break != nil {
-				fmt.Fprintf(w, "BROKEN at record %d (%s): %s\n", rep.Break.Seq, rep.Break.Kind, rep.Break.Reason)
-				fmt.Fprintf(w, "checked %d records before it\n", rep.Checked)
-				return errChainBroken
-			}
-			if rep.Checked == 0 {
-				fmt.Fprintln(w, "ok: the audit trail is empty")
-			} else {
-				fmt.Fprintf(w, "ok: %d records, %d to %d, unbroken\n", rep.Checked, rep.First, rep.Last)
-			}
-			fmt.Fprintf(w, "head: record %d, hash %x\n", rep.Head.Seq, rep.Head.Hash[:])
-			if rep.Anchor.Seq > 0 {
-				fmt.Fprintf(w, "anchor: record %d (earlier records swept for retention), hash %x\n", rep.Anchor.Seq, rep.Anchor.Hash[:])
-			}
-			return nil
+			return printVerify(cmd.OutOrStdout(), rep)
 		},
 	}
 	t.flags(cmd)
+	cmd.Flags().StringArrayVar(&heads, "head", nil, "SEQ:HASH: a head logged earlier that the chain must pass through (repeatable)")
 	return cmd
+}
+
+// parseHeads reads --head values, SEQ:HASH.
+func parseHeads(heads []string) ([]audit.Anchor, error) {
+	var out []audit.Anchor
+	for _, h := range heads {
+		seq, hash, ok := strings.Cut(strings.TrimSpace(h), ":")
+		var a audit.Anchor
+		n, err := strconv.ParseInt(seq, 10, 64)
+		if ok && err == nil && n >= 0 {
+			a.Seq = n
+			err = a.Hash.UnmarshalText([]byte(hash))
+		}
+		if !ok || err != nil || n < 0 {
+			return nil, usageError{fmt.Sprintf("--head %q: want SEQ:HASH, as the \"audit chain head\" log line gives it (231:3f2a...)", h)}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// printVerify prints a verify report: the gaps, the break or ok, the
+// head, the anchor, the keyed part and the anchored heads checked.
+func printVerify(w io.Writer, rep *audit.VerifyReport) error {
+	for _, g := range rep.Gaps {
+		span := fmt.Sprintf("records %d to %d", g.From, g.To)
+		if g.From == g.To {
+			span = fmt.Sprintf("record %d", g.From)
+		}
+		fmt.Fprintf(w, "gap: %s lost to a damaged journal entry (kept at %s)\n", span, g.Kept)
+	}
+	var err error
+	switch b := rep.Break; {
+	case b != nil && b.Kind == audit.BreakLost:
+		fmt.Fprintf(w, "LOST: %d run(s) of records lost; the chain is otherwise unbroken: %d records, %d to %d\n", len(rep.Gaps), rep.Checked, rep.First, rep.Last)
+		err = errRecordsLost
+	case b != nil:
+		fmt.Fprintf(w, "BROKEN at record %d (%s): %s\n", b.Seq, b.Kind, b.Reason)
+		if b.Kind == audit.BreakKey {
+			fmt.Fprintln(w, "give the trail's key with --key-file (or keep audit.key in the data directory)")
+		}
+		fmt.Fprintf(w, "checked %d records before it\n", rep.Checked)
+		return errChainBroken
+	case rep.Checked == 0:
+		fmt.Fprintln(w, "ok: the audit trail is empty")
+	default:
+		fmt.Fprintf(w, "ok: %d records, %d to %d, unbroken\n", rep.Checked, rep.First, rep.Last)
+	}
+	fmt.Fprintf(w, "head: record %d, hash %x\n", rep.Head.Seq, rep.Head.Hash[:])
+	if rep.Anchor.Seq > 0 {
+		fmt.Fprintf(w, "anchor: record %d (earlier records swept for retention), hash %x\n", rep.Anchor.Seq, rep.Anchor.Hash[:])
+	}
+	if rep.KeyedFrom > 0 {
+		fmt.Fprintf(w, "keyed: HMAC-SHA-256 from record %d on, key %s\n", rep.KeyedFrom, rep.Key)
+	} else if rep.Checked > 0 {
+		fmt.Fprintln(w, "keyed: no, every record is keyless (SHA-256)")
+	}
+	for _, c := range rep.Anchored {
+		fmt.Fprintf(w, "anchored head %s: %s\n", anchorText(c.Anchor), c.Result)
+	}
+	return err
 }
 
 func newAuditQueryCmd() *cobra.Command {
