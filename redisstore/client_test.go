@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // The options' defaults, what they override, and what Open sets on go-redis
@@ -75,7 +76,7 @@ func TestOpenFails(t *testing.T) {
 			t.Errorf("Open(%q) succeeded", u)
 		}
 	}
-	returns(t, "Open of a closed port", func() {
+	testwait.Returns(t, "Open of a closed port", func() {
 		if _, err := Open(context.Background(), "redis://"+closedAddr+"/0", WithTimeout(200*time.Millisecond)); err == nil {
 			t.Error("Open of a closed port succeeded")
 		}
@@ -85,7 +86,7 @@ func TestOpenFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer syscall.Kill(srv.PID(), syscall.SIGCONT)
-	returns(t, "Open of a hung server", func() {
+	testwait.Returns(t, "Open of a hung server", func() {
 		_, err := Open(context.Background(), srv.URL(), WithTimeout(200*time.Millisecond))
 		if err == nil {
 			t.Error("Open of a hung server succeeded")
@@ -164,7 +165,7 @@ func TestPasswordNeverShown(t *testing.T) {
 
 	var logs testenv.SyncBuffer
 	c := open(t, "redis://:"+pw+"@"+srv.Addr+"/0", WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
-		WithTimeout(300*time.Millisecond), WithHealthInterval(20*time.Millisecond))
+		WithTimeout(upTimeout), WithHealthInterval(20*time.Millisecond))
 	s := c.EventStore()
 	mustAppend(t, s, "s", "p", nil)
 	srv.Stop()
@@ -173,11 +174,11 @@ func TestPasswordNeverShown(t *testing.T) {
 	} else {
 		checkNoSecret(t, "Append's error", err.Error())
 	}
-	waitFor(t, "Healthy false", func() bool { return !c.Healthy() })
+	testwait.WaitFor(t, "Healthy false", func() bool { return !c.Healthy() })
 	checkNoSecret(t, "Err", c.Err().Error())
 	// Back without a password: any password is accepted.
 	srv.Start()
-	waitFor(t, "Healthy with Redis back", c.Healthy)
+	testwait.WaitFor(t, "Healthy with Redis back", c.Healthy)
 	// Back with another password: authentication fails (once the client
 	// has to reconnect), and the error does not show ours.
 	const other = "0ther-pa55word"
@@ -191,7 +192,7 @@ func TestPasswordNeverShown(t *testing.T) {
 	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "normal").Err(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "an authentication error", func() bool {
+	testwait.WaitFor(t, "an authentication error", func() bool {
 		err := c.Err()
 		return err != nil && strings.Contains(err.Error(), "WRONGPASS")
 	})
@@ -207,7 +208,7 @@ func TestPasswordNeverShown(t *testing.T) {
 	if err := admin.Do(ctx, "CONFIG", "SET", "requirepass", pw).Err(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "Healthy once our password is back", c.Healthy)
+	testwait.WaitFor(t, "Healthy once our password is back", c.Healthy)
 	mustAppend(t, s, "s", "p", nil)
 	if !strings.Contains(logs.String(), "redis unavailable") || !strings.Contains(logs.String(), "redis available again") {
 		t.Errorf("the log shows no health changes:\n%s", logs.String())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway/ratelimit"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // gatewayLimiter is gateway.Limiter's method set: a *Limiter can be the
@@ -480,14 +481,14 @@ func TestLimiterTTL(t *testing.T) {
 	if d := allow(l, "x", "", ""); d.ok || d.which != ratelimit.ScopeIdentity || d.retryAfter <= 0 || d.retryAfter > 500*time.Millisecond {
 		t.Fatalf("third call at 2/s with a burst of 2: %+v, want refused by identity within 500ms", d)
 	}
-	waitFor(t, "the idle bucket's key to expire", func() bool {
+	testwait.WaitFor(t, "the idle bucket's key to expire", func() bool {
 		return do(t, cl, "EXISTS", ik).Val() == int64(0)
 	})
 	for range 2 {
 		expect(t, l, "x", "", "", allowed)
 	}
 	do(t, cl, "DEL", ik)
-	waitFor(t, "Redis to reclaim the expired key", func() bool {
+	testwait.WaitFor(t, "Redis to reclaim the expired key", func() bool {
 		n, _ := do(t, cl, "DBSIZE").Int64()
 		return n == 2 // persona p, tool t
 	})
@@ -501,7 +502,7 @@ func TestLimiterTTL(t *testing.T) {
 func TestLimiterRedisDown(t *testing.T) {
 	srv := testenv.Redis(t)
 	var logA, logB testenv.SyncBuffer
-	opts := []Option{WithTimeout(500 * time.Millisecond), WithHealthInterval(50 * time.Millisecond)}
+	opts := []Option{WithTimeout(upTimeout), WithHealthInterval(50 * time.Millisecond)}
 	ca := open(t, srv.URL(), opts...)
 	cb := open(t, srv.URL(), append(opts, WithLogger(slog.New(slog.NewTextHandler(&logB, nil))))...)
 	cfg := ratelimit.Config{Identity: ratelimit.PerSecond(0.001, 3)}
@@ -513,7 +514,7 @@ func TestLimiterRedisDown(t *testing.T) {
 	}
 
 	srv.Stop()
-	returns(t, "Allow with Redis down", func() {
+	testwait.Returns(t, "Allow with Redis down", func() {
 		for _, l := range []*Limiter{a, b} {
 			for range 3 {
 				expect(t, l, "u", "", "", allowed)
@@ -538,7 +539,7 @@ func TestLimiterRedisDown(t *testing.T) {
 	}
 
 	srv.Start()
-	waitFor(t, "both clients healthy", func() bool { return ca.Healthy() && cb.Healthy() })
+	testwait.WaitFor(t, "both clients healthy", func() bool { return ca.Healthy() && cb.Healthy() })
 	// Redis kept nothing: a full shared bucket of 3.
 	expect(t, a, "u", "", "", allowed)
 	expect(t, b, "u", "", "", allowed)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // inbox collects what a subscription receives.
@@ -62,11 +63,11 @@ func TestSessionBus(t *testing.T) {
 	if err := a.SessionBus().Publish(context.Background(), "s:1", []byte(payload)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "both replicas to receive", func() bool { return ia.has("s:1="+payload) && ib.has("s:1="+payload) })
+	testwait.WaitFor(t, "both replicas to receive", func() bool { return ia.has("s:1="+payload) && ib.has("s:1="+payload) })
 	stopB()
 	stopB() // twice is fine
 	a.SessionBus().Publish(context.Background(), "s:2", []byte("x"))
-	waitFor(t, "A to receive the second", func() bool { return ia.has("s:2=x") })
+	testwait.WaitFor(t, "A to receive the second", func() bool { return ia.has("s:2=x") })
 	if ib.has("s:2=x") || io.has("s:1="+payload) || io.has("s:2=x") {
 		t.Errorf("delivered where it must not be: B %v, other prefix %v", ib.msgs, io.msgs)
 	}
@@ -79,10 +80,12 @@ func TestSessionBus(t *testing.T) {
 		t.Error("publish with Redis down succeeded")
 	}
 	srv.Start()
-	waitFor(t, "the subscription to carry on after Redis restarted", func() bool {
-		a.SessionBus().Publish(context.Background(), "s:4", []byte("back"))
-		time.Sleep(20 * time.Millisecond)
-		return ia.has("s:4=back")
+	testwait.WaitFor(t, "the subscription to carry on after Redis restarted", func() bool {
+		if ia.has("s:4=back") {
+			return true
+		}
+		a.SessionBus().Publish(context.Background(), "s:4", []byte("back")) // again, until one arrives
+		return false
 	})
 }
 
@@ -104,18 +107,10 @@ func TestCancelAcrossReplicas(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	select {
-	case <-waiting:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the call did not start on A")
-	}
+	testwait.Recv(t, waiting, "the call to start on A")
 	status, body, _ := post(t, b, sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w1"}}`)
 	if status != http.StatusAccepted {
 		t.Fatalf("cancellation on B: %d %s", status, body)
 	}
-	select {
-	case <-stopped:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the call on A was not cancelled from B")
-	}
+	testwait.Recv(t, stopped, "the call on A to be cancelled from B")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/streamable"
@@ -77,7 +78,7 @@ func TestSessionStore(t *testing.T) {
 		t.Error("a state past MaxSessionState was stored")
 	}
 	s.Create(ctx, &streamable.SessionRecord{ID: "short"}, 100*time.Millisecond)
-	waitFor(t, "a session expiring", func() bool {
+	testwait.WaitFor(t, "a session expiring", func() bool {
 		n, _ := do(t, c, "EXISTS", s.key("short")).Int()
 		return n == 0
 	})
@@ -162,8 +163,8 @@ const (
 // is gone everywhere and a new one opens.
 func TestSessionsAcrossReplicas(t *testing.T) {
 	srv := testenv.Redis(t)
-	a, _ := replica(t, srv.URL(), WithTimeout(500*time.Millisecond), WithHealthInterval(50*time.Millisecond))
-	b, cb := replica(t, srv.URL(), WithTimeout(500*time.Millisecond), WithHealthInterval(50*time.Millisecond))
+	a, _ := replica(t, srv.URL(), WithTimeout(upTimeout), WithHealthInterval(50*time.Millisecond))
+	b, cb := replica(t, srv.URL(), WithTimeout(upTimeout), WithHealthInterval(50*time.Millisecond))
 	status, _, sid := post(t, a, "", initBody)
 	if status != http.StatusOK || sid == "" {
 		t.Fatalf("initialize on A: %d", status)
@@ -182,7 +183,7 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 		t.Errorf("A, holding the session, with Redis down: %d %s", status, body)
 	}
 	srv.Start()
-	waitFor(t, "B's client healthy again", cb.Healthy)
+	testwait.WaitFor(t, "B's client healthy again", cb.Healthy)
 	if status, _, _ := post(t, b, sid, echoBody); status != http.StatusNotFound {
 		t.Errorf("the session after Redis restarted empty: %d, want 404", status)
 	}

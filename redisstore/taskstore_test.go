@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/taskstore"
 	"github.com/toolwire/toolwire/taskstore/storetest"
@@ -205,8 +207,8 @@ func TestTaskStoreCluster(t *testing.T) {
 	const msg = "the replica running it stopped"
 	setup := func(t *testing.T) (a, b *TaskStore) {
 		prefix := freshPrefix()
-		a, _ = newTaskStore(t, srv.URL(), prefix, WithLeaseTTL(time.Second))
-		b, _ = newTaskStore(t, srv.URL(), prefix, WithLeaseTTL(time.Second))
+		a, _ = newTaskStore(t, srv.URL(), prefix, WithLeaseTTL(testLeaseTTL))
+		b, _ = newTaskStore(t, srv.URL(), prefix, WithLeaseTTL(testLeaseTTL))
 		for _, id := range []string{"w", "i", "done"} {
 			if err := a.Create(ctx, newTask(id, "alice")); err != nil {
 				t.Fatal(err)
@@ -220,8 +222,8 @@ func TestTaskStoreCluster(t *testing.T) {
 		if n, err := b.Recover(ctx, msg); n != 1 || err != nil {
 			t.Errorf("B's Recover = %d, %v; want 1 (its own task only)", n, err)
 		}
-		// Past A's lease TTL: the refresher keeps it.
-		time.Sleep(1300 * time.Millisecond)
+		// A's refresher keeps its lease past the TTL it was taken with.
+		waitLeaseRenewed(t, a)
 		if _, err := b.Sweep(ctx, time.Now()); err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +264,7 @@ func TestTaskStoreCluster(t *testing.T) {
 		if n, err := b.Recover(ctx, msg); n != 0 || err != nil {
 			t.Errorf("Recover while A's lease lasts = %d, %v; want 0", n, err)
 		}
-		waitFor(t, "A's lease to lapse", func() bool {
+		testwait.WaitFor(t, "A's lease to lapse", func() bool {
 			n, _ := do(t, b.c, "EXISTS", a.leaseKey).Int()
 			return n == 0
 		})
@@ -285,6 +287,30 @@ func TestTaskStoreCluster(t *testing.T) {
 	})
 }
 
+// testLeaseTTL is the lease of the tests that watch one: the refresher
+// renews it every second, two seconds before it would lapse, however busy
+// the machine.
+const testLeaseTTL = 3 * time.Second
+
+// waitLeaseRenewed waits until s's refresher has renewed its lease: the
+// lease's PTTL, which only falls between renewals, goes up. A lease that
+// lapses first fails the test.
+func waitLeaseRenewed(t *testing.T, s *TaskStore) {
+	t.Helper()
+	low := int64(math.MaxInt64)
+	testwait.WaitFor(t, "the lease to be renewed", func() bool {
+		ms, err := do(t, s.c, "PTTL", s.leaseKey).Int64()
+		if err != nil || ms < 0 {
+			t.Fatalf("the lease lapsed before it was renewed: PTTL %d, %v", ms, err)
+		}
+		if ms > low {
+			return true
+		}
+		low = ms
+		return false
+	})
+}
+
 // TestTaskStoreLease: the lease key exists with its TTL while the store is
 // open and is gone after Close, which also stops the refresher (TestMain's
 // goleak) and makes later calls fail with ErrClosed; closing the client
@@ -292,13 +318,13 @@ func TestTaskStoreCluster(t *testing.T) {
 // are refused or raised.
 func TestTaskStoreLease(t *testing.T) {
 	srv := testenv.Redis(t)
-	s, c := newTaskStore(t, srv.URL(), freshPrefix(), WithLeaseTTL(time.Second), WithReplicaID("r1"))
+	s, c := newTaskStore(t, srv.URL(), freshPrefix(), WithLeaseTTL(testLeaseTTL), WithReplicaID("r1"))
 	if s.leaseKey != c.prefix+"replica:r1" {
 		t.Errorf("lease key %q", s.leaseKey)
 	}
-	time.Sleep(1500 * time.Millisecond) // refreshed past its first TTL
-	if ms, _ := do(t, c, "PTTL", s.leaseKey).Int64(); ms <= 0 || ms > 1000 {
-		t.Errorf("lease PTTL %d ms, want within (0, 1000]", ms)
+	waitLeaseRenewed(t, s)
+	if ms, _ := do(t, c, "PTTL", s.leaseKey).Int64(); ms <= 0 || ms > testLeaseTTL.Milliseconds() {
+		t.Errorf("lease PTTL %d ms, want within (0, %d]", ms, testLeaseTTL.Milliseconds())
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -324,7 +350,7 @@ func TestTaskStoreLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	c2.Close()
-	returns(t, "the refresher stopping with its client", func() { <-s3.done })
+	testwait.Returns(t, "the refresher stopping with its client", func() { <-s3.done })
 }
 
 // TestTaskStoreRoundTrips: after a warm-up (scripts load on first use),
@@ -392,7 +418,7 @@ func TestTaskStoreRedisDown(t *testing.T) {
 		"Recover": func() error { _, err := s.Recover(ctx, "x"); return err },
 	}
 	for what, f := range ops {
-		returns(t, what+" with Redis down", func() {
+		testwait.Returns(t, what+" with Redis down", func() {
 			if err := f(); err == nil || errors.Is(err, taskstore.ErrNotFound) {
 				t.Errorf("%s with Redis down = %v, want an error", what, err)
 			}
@@ -402,13 +428,13 @@ func TestTaskStoreRedisDown(t *testing.T) {
 		t.Error("client healthy with Redis down")
 	}
 	srv.Start()
-	waitFor(t, "the store working again", func() bool {
+	testwait.WaitFor(t, "the store working again", func() bool {
 		return s.Create(ctx, newTask("t3", "alice")) == nil
 	})
 	if got, err := s.Get(ctx, "alice", "t3"); err != nil || got.ID != "t3" {
 		t.Errorf("Get after Start = %+v, %v", got, err)
 	}
-	waitFor(t, "the lease retaken", func() bool {
+	testwait.WaitFor(t, "the lease retaken", func() bool {
 		n, _ := do(t, c, "EXISTS", s.leaseKey).Int()
 		return n == 1
 	})
@@ -499,7 +525,7 @@ func TestTaskStoreBounds(t *testing.T) {
 	if ms, _ := do(t, c, "PTTL", s.taskKey("t1")).Int64(); ms != -1 {
 		t.Errorf("PTTL of a task without TTL: %d, want -1", ms)
 	}
-	waitFor(t, "Redis expiring the task", func() bool {
+	testwait.WaitFor(t, "Redis expiring the task", func() bool {
 		n, _ := do(t, c, "EXISTS", s.taskKey("short")).Int()
 		return n == 0
 	})
