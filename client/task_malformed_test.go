@@ -62,8 +62,12 @@ func TestTaskMalformedAnswers(t *testing.T) {
 	}, legacyTasksCapability)
 	for name, c := range promptTransports(t, s, client.WithoutOutputValidation(), client.WithTaskPolling(time.Millisecond, time.Millisecond)) {
 		for what, raw := range bad {
-			if what == "not an object" && isModern(name) {
-				continue // a 2026-07-28 server cannot stamp it
+			if (what == "not an object" || what == "duplicate member") && isModern(name) {
+				// A 2026-07-28 server cannot stamp it: toolwire's refuses
+				// to send a result naming a member twice (-32603), so
+				// the client's refusal of one is tested on its own
+				// (strictread_test.go).
+				continue
 			}
 			ctx := context.Background()
 			current.Store(raw)

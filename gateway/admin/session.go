@@ -137,13 +137,8 @@ func newLoginLimits(burst int, every time.Duration) *loginLimits {
 	return &loginLimits{m: map[string]*rate.Limiter{}, every: rate.Every(every), burst: burst}
 }
 
-// limiter returns the client's limiter, making it if needed.
-func (l *loginLimits) limiter(client string, now time.Time) *rate.Limiter {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.limiterLocked(client, now)
-}
-
+// limiterLocked returns the client's limiter, making it if needed; l.mu
+// is held.
 func (l *loginLimits) limiterLocked(client string, now time.Time) *rate.Limiter {
 	if lim, ok := l.m[client]; ok {
 		return lim
