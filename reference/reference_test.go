@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/streamable"
@@ -420,17 +421,6 @@ func TestPromptsAndCompletions(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestToggleSimulatedLogging(t *testing.T) {
 	_, cfg, url := testServer(t)
 	var mu sync.Mutex
@@ -453,7 +443,7 @@ func TestToggleSimulatedLogging(t *testing.T) {
 	if res := call(t, c, "toggle-simulated-logging", nil); res.IsError || !strings.Contains(text(t, res), "Started") {
 		t.Fatalf("start: %s", text(t, res))
 	}
-	waitFor(t, "3 simulated log messages", func() bool { return len(logs()) >= 3 })
+	testwait.WaitFor(t, "3 simulated log messages", func() bool { return len(logs()) >= 3 })
 	for _, l := range logs() {
 		if !l.AtLeast(mcp.LevelWarning) {
 			t.Errorf("message at %s reached a session at warning", l)
@@ -462,20 +452,20 @@ func TestToggleSimulatedLogging(t *testing.T) {
 	if res := call(t, c, "toggle-simulated-logging", nil); !strings.Contains(text(t, res), "Stopped") {
 		t.Fatalf("stop: %s", text(t, res))
 	}
-	waitFor(t, "the simulation to stop", func() bool { n, _ := cfg.toggles.running(); return n == 0 })
-	time.Sleep(50 * time.Millisecond)
-	n := len(logs())
-	time.Sleep(150 * time.Millisecond)
-	if len(logs()) != n {
-		t.Errorf("messages kept coming after the toggle went off")
+	if n, _ := cfg.toggles.running(); n != 0 {
+		t.Fatalf("%d simulations running after the toggle went off", n)
 	}
+	// Toggled off, the simulating goroutine may still be sending its last
+	// message: once it has ended nothing more is sent. One that went on
+	// would fail the test here.
+	testwait.Returns(t, "the simulation to stop sending", cfg.toggles.wg.Wait)
 	// Started again, it ends with its session.
 	call(t, c, "toggle-simulated-logging", nil)
 	if n, _ := cfg.toggles.running(); n != 1 {
 		t.Fatalf("%d simulations running, want 1", n)
 	}
 	c.Close()
-	waitFor(t, "the simulation to end with its session", func() bool { n, _ := cfg.toggles.running(); return n == 0 })
+	testwait.WaitFor(t, "the simulation to end with its session", func() bool { n, _ := cfg.toggles.running(); return n == 0 })
 
 	// 2026-07-28 has no session to log to.
 	m := connect(t, url, mcp.EraModern)
@@ -500,7 +490,7 @@ func TestToggleSubscriberUpdates(t *testing.T) {
 	if res := call(t, c, "toggle-subscriber-updates", nil); !strings.Contains(text(t, res), "Started") {
 		t.Fatalf("start: %s", text(t, res))
 	}
-	waitFor(t, "2 updates of demo://resource/1", func() bool { return count("demo://resource/1") >= 2 })
+	testwait.WaitFor(t, "2 updates of demo://resource/1", func() bool { return count("demo://resource/1") >= 2 })
 	if count("demo://resource/2") != 0 {
 		t.Error("an update of a URI the session did not subscribe to")
 	}
@@ -516,7 +506,7 @@ func TestToggleSubscriberUpdates(t *testing.T) {
 	c2 := connect(t, url2, mcp.EraLegacy)
 	call(t, c2, "toggle-subscriber-updates", nil)
 	cancel()
-	waitFor(t, "the lifetime to end the updates", func() bool { _, on := cfg2.toggles.running(); return !on })
+	testwait.WaitFor(t, "the lifetime to end the updates", func() bool { _, on := cfg2.toggles.running(); return !on })
 }
 
 func TestResearchElicitation(t *testing.T) {

@@ -3,18 +3,15 @@ package reference
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 )
-
-// taskDeadline bounds every wait for a task: a failure bound, never a
-// speed check.
-const taskDeadline = 30 * time.Second
 
 // startTask calls a tool as a task and returns the created task.
 func startTask(t *testing.T, c *client.Client, name string, args any) *mcp.Task {
@@ -36,23 +33,21 @@ func startTask(t *testing.T, c *client.Client, name string, args any) *mcp.Task 
 // wants it, and returns that state.
 func pollTask(t *testing.T, c *client.Client, id, what string, done func(*mcp.DetailedTask) bool) *mcp.DetailedTask {
 	t.Helper()
-	deadline := time.Now().Add(taskDeadline)
-	for {
-		d, err := c.GetTask(t.Context(), id)
-		if err != nil {
+	var d *mcp.DetailedTask
+	testwait.WaitForNil(t, what, func() error {
+		var err error
+		if d, err = c.GetTask(t.Context(), id); err != nil {
 			t.Fatalf("tasks/get %s: %v", id, err)
 		}
 		if done(d) {
-			return d
+			return nil
 		}
 		if d.Status.Terminal() {
 			t.Fatalf("task ended %s (%q, error %+v) while waiting for %s", d.Status, d.StatusMessage, d.Error, what)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; task is %s (%q)", what, d.Status, d.StatusMessage)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Errorf("the task is %s (%q)", d.Status, d.StatusMessage)
+	})
+	return d
 }
 
 // inlinedResult decodes the result a 2026-07-28 tasks/get carries for a
@@ -75,9 +70,7 @@ func inlinedResult(t *testing.T, d *mcp.DetailedTask) *mcp.CallToolResult {
 func taskOutcome(t *testing.T, c *client.Client, id string) (*mcp.CallToolResult, *mcp.DetailedTask) {
 	t.Helper()
 	if c.Era() == mcp.EraLegacy {
-		ctx, cancel := context.WithTimeout(t.Context(), taskDeadline)
-		defer cancel()
-		res, err := c.WaitTask(ctx, id)
+		res, err := c.WaitTask(testwait.Context(t), id)
 		if err != nil {
 			t.Fatalf("tasks/result %s: %v", id, err)
 		}
