@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // PostgresUser is the superuser of every test server; the DSNs name it and
@@ -373,10 +376,42 @@ func (s *PostgresServer) Restart() {
 }
 
 // Kill ends the postmaster and all its backends with SIGKILL, as a crash
-// would; the next Start runs crash recovery from the WAL.
+// would; the next Start runs crash recovery from the WAL. It returns once
+// no process of the server is left: backends run in groups of their own
+// and outlive the postmaster briefly, during which one may still commit
+// what a client sends, and a Start would find their shared memory in use.
 func (s *PostgresServer) Kill() {
 	s.t.Helper()
 	s.d.kill()
+	testwait.WaitFor(s.t, "every process of the killed PostgreSQL server to exit", func() bool {
+		return !processRunsIn(s.dataDir)
+	})
+}
+
+// processRunsIn says whether a live (not zombie) process has its working
+// directory in dir, as every process of a PostgreSQL server has in its
+// data directory.
+func processRunsIn(dir string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err != nil || cwd != dir {
+			continue
+		}
+		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && zombie(st) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// zombie reads the state of a /proc/PID/stat line.
+func zombie(stat []byte) bool {
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
 
 func (s *PostgresServer) stop() error {
