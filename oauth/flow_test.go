@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/oauthtest"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/oauth"
 	"github.com/toolwire/toolwire/server"
@@ -91,9 +92,7 @@ func (e *env) config() oauth.Config {
 
 func connect(t *testing.T, endpoint string, a client.HTTPAuth) (*client.Client, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c, err := client.Connect(ctx, &client.HTTP{URL: endpoint, Auth: a}, client.WithTimeout(10*time.Second))
+	c, err := client.Connect(testwait.Context(t), &client.HTTP{URL: endpoint, Auth: a}, client.WithTimeout(testwait.Limit))
 	if err == nil {
 		t.Cleanup(func() { c.Close() })
 	}
@@ -102,9 +101,7 @@ func connect(t *testing.T, endpoint string, a client.HTTPAuth) (*client.Client, 
 
 func callEcho(t *testing.T, c *client.Client) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	_, err := c.CallTool(ctx, "echo", map[string]any{})
+	_, err := c.CallTool(testwait.Context(t), "echo", map[string]any{})
 	return err
 }
 

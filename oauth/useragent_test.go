@@ -7,7 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 func TestLoopbackUserAgent(t *testing.T) {
@@ -35,8 +36,7 @@ func TestLoopbackUserAgent(t *testing.T) {
 		}()
 		return nil
 	}}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx := testwait.Context(t)
 	cb, err := ua.Authorize(ctx, "https://as.example.com/authorize?x=1", redirect)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func TestLoopbackUserAgent(t *testing.T) {
 		t.Errorf("opened %q, callback %v", opened, cb)
 	}
 	// The browser gets its page even though Authorize has returned.
-	if p := <-page; !strings.Contains(p, "Authorization complete") {
+	if p := testwait.Recv(t, page, "the browser's page"); !strings.Contains(p, "Authorization complete") {
 		t.Errorf("the browser got %q", p)
 	}
 	if _, err := ua.Authorize(ctx, "https://as", "http://example.com:80/cb"); err == nil {
