@@ -17,7 +17,12 @@ import (
 
 // Command starts a server as a child process and talks to it over its stdin
 // and stdout (newline-delimited JSON-RPC). The child's stderr goes to the
-// logger, never into an error.
+// logger, never into an error. On Linux the child runs in a process group
+// of its own: Close signals the whole group, and what the child leaves in
+// it when it exits is killed. The child is also killed (SIGKILL) when this
+// process dies, even by SIGKILL; that reaches the child only, so a server
+// started through a wrapper (npx, a shell that stays) outlives a killed
+// parent until it notices its stdin or stdout closed, if it ever does.
 type Command struct {
 	Path string   // the program; looked up in PATH when it has no slash
 	Args []string // arguments after the program name
@@ -42,13 +47,13 @@ func (cmd *Command) dial(ctx context.Context, c *Client) (link, error) {
 	if err != nil {
 		return nil, &TransportError{Op: "start " + cmd.Path, Err: err}
 	}
-	s := &stdioLink{cmd: x, from: cmd, grace: cmd.GracePeriod}
+	s := &stdioLink{cmd: x, from: cmd, grace: cmd.GracePeriod, reaped: make(chan struct{})}
 	if s.grace <= 0 {
 		s.grace = DefaultGracePeriod
 	}
 	s.stderr = &stderrLog{c: c}
 	x.Stderr = s.stderr
-	if err := x.Start(); err != nil {
+	if err := startChild(x, s.reaped); err != nil {
 		return nil, &TransportError{Op: "start " + cmd.Path, Err: err}
 	}
 	// Closing the connection closes the child's stdin.
@@ -65,16 +70,19 @@ type stdioLink struct {
 	from   *Command // what started it, to start it again (restartAfterProbe)
 	stderr *stderrLog
 	grace  time.Duration
+	reaped chan struct{} // closed once the child has been waited for
 
 	mu      sync.Mutex
 	closing bool
 }
 
-// exited reaps the child once its stdout ended and says why the transport
-// is gone: the exit status and, unless Close asked for it, the tail of its
-// stderr.
+// exited reaps the child once its stdout ended, ends what it left in its
+// process group (endGroup), and says why the transport is gone: the exit
+// status and, unless Close asked for it, the tail of its stderr.
 func (s *stdioLink) exited(readErr error) error {
 	waitErr := s.cmd.Wait()
+	endGroup(s.cmd.Process)
+	close(s.reaped)
 	s.mu.Lock()
 	closing := s.closing
 	s.mu.Unlock()
@@ -120,7 +128,8 @@ func (c *Client) restartAfterProbe(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// close shuts the child down: stdin closed, then SIGTERM, then SIGKILL. It
+// close shuts the child down: stdin closed, then SIGTERM, then SIGKILL,
+// each signal sent to its process group where it has one (Linux). It
 // returns once the child is reaped.
 func (s *stdioLink) close() error {
 	s.mu.Lock()
@@ -130,11 +139,11 @@ func (s *stdioLink) close() error {
 	if s.wait(s.grace) {
 		return nil
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_ = signalChild(s.cmd.Process, syscall.SIGTERM)
 	if s.wait(s.grace) {
 		return nil
 	}
-	_ = s.cmd.Process.Kill()
+	_ = signalChild(s.cmd.Process, syscall.SIGKILL)
 	if !s.wait(s.grace) {
 		return &TransportError{Op: "close", Err: errors.New("the server process did not exit after SIGKILL")}
 	}
