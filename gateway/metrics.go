@@ -115,6 +115,11 @@ func newMetrics(g *Gateway) *metrics {
 		// gateway's heap, goroutines and file descriptors.
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// An audit log that reports metrics of its own (the chain's head, for
+	// an external log store to anchor) reports them here.
+	if c, ok := g.opts.audit.(prometheus.Collector); ok {
+		m.reg.MustRegister(c)
+	}
 	return m
 }
 

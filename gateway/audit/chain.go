@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // Digest is a SHA-256 hash; it reads and writes as lowercase hex.
@@ -501,7 +503,7 @@ func (v *Verifier) Add(r *Record) bool {
 // walk past the records it stands for.
 func (v *Verifier) gap(r *Record) {
 	var g gapArgs
-	if err := json.Unmarshal(r.Arguments, &g); err != nil || g.From != r.Seq || g.To < g.From {
+	if err := wirejson.Unmarshal(r.Arguments, &g); err != nil || g.From != r.Seq || g.To < g.From {
 		v.fail(r.Seq, BreakInvalid, "gap record %d does not say which records were lost", r.Seq)
 		return
 	}

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // Reading a journal file that may be damaged. An entry is intact when its
@@ -172,7 +173,7 @@ func chainAfter(r *Record) Anchor {
 		return a
 	}
 	var g gapArgs
-	if json.Unmarshal(r.Arguments, &g) != nil || g.From != r.Seq || g.To < g.From {
+	if wirejson.Unmarshal(r.Arguments, &g) != nil || g.From != r.Seq || g.To < g.From {
 		return a
 	}
 	a.Seq = g.To
