@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -15,14 +16,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // pgConnect connects to dsn, closing the connection when the test ends.
 func pgConnect(t *testing.T, dsn string) *pgx.Conn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := pgx.Connect(testwait.Context(t), dsn)
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", dsn, err)
 	}
@@ -33,8 +34,7 @@ func pgConnect(t *testing.T, dsn string) *pgx.Conn {
 // pgCount returns the number of rows of table and their largest id.
 func pgCount(t *testing.T, dsn, table string) (n, maxID int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testwait.Context(t)
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", dsn, err)
@@ -173,7 +173,9 @@ func TestPostgresClientHelper(t *testing.T) {
 		}
 	}
 	fmt.Println("in transaction")
-	time.Sleep(60 * time.Second)
+	// Held open until the parent kills this process; its stdin, a pipe
+	// from the parent, ends only if the parent ended first.
+	io.Copy(io.Discard, os.Stdin)
 	t.Fatal("helper was not killed")
 }
 
@@ -196,6 +198,11 @@ func TestPostgresDurability(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stdin, err := client.StdinPipe() // open while the client is to live
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
 	var stderr SyncBuffer
 	client.Stderr = &stderr
 	if err := client.Start(); err != nil {
@@ -209,7 +216,7 @@ func TestPostgresDurability(t *testing.T) {
 			lines <- sc.Text()
 		}
 	}()
-	timeout := time.After(60 * time.Second)
+	timeout := time.After(testwait.Limit) // a hang bound
 wait:
 	for {
 		select {

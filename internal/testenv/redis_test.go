@@ -11,14 +11,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
-// redisDo runs one command on s within 10 s, failing the test on an error.
+// redisDo runs one command on s, failing the test on an error.
 func redisDo(t *testing.T, s *RedisServer, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	got, err := s.Do(ctx, args...)
+	got, err := s.Do(testwait.Context(t), args...)
 	if err != nil {
 		t.Fatalf("%v: %v", args, err)
 	}
@@ -69,9 +69,7 @@ func TestRedis(t *testing.T) {
 		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 			t.Errorf("redis-server %d still exists after Stop (kill 0: %v)", pid, err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if _, err := s.Do(ctx, "PING"); !errors.Is(err, syscall.ECONNREFUSED) {
+		if _, err := s.Do(testwait.Context(t), "PING"); !errors.Is(err, syscall.ECONNREFUSED) {
 			t.Errorf("PING of a stopped server: %v, want connection refused", err)
 		}
 		s.Stop() // twice is harmless
