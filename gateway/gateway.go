@@ -384,6 +384,9 @@ func (g *Gateway) Close(ctx context.Context) error {
 	}
 	for _, u := range ups {
 		<-u.exited
+		if u.hc != nil {
+			u.hc.CloseIdleConnections() // nothing more is sent on them
+		}
 	}
 	g.bg.Wait()
 	return err
