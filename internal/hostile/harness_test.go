@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/reference"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport"
@@ -29,8 +30,9 @@ import (
 // connection under the client.
 const limit = 128 << 10
 
-// waitLimit bounds every wait for a reply.
-const waitLimit = 10 * time.Second
+// waitLimit bounds every wait for a reply: a hang bound, never a speed
+// check.
+const waitLimit = testwait.Limit
 
 // kind is a transport the table runs over.
 type kind int

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/reference"
 	"github.com/toolwire/toolwire/server"
@@ -101,7 +102,7 @@ func newIsoServer(t *testing.T) (*isoServer, *server.Server) {
 					set("cancelled")
 					iso.cancelled <- in.Secret
 					return "", ctx.Err()
-				case <-time.After(30 * time.Second):
+				case <-time.After(testwait.Limit):
 					set("never cancelled")
 					return "", errors.New("never cancelled")
 				}
@@ -238,8 +239,7 @@ func TestIsolation(t *testing.T) {
 	}
 
 	// Connect everyone first, so that the calls below run side by side.
-	ctx, stop := context.WithTimeout(context.Background(), 50*time.Second)
-	defer stop()
+	ctx := testwait.Context(t)
 	var wg sync.WaitGroup
 	connectErr := make(chan error, len(clients))
 	for _, ic := range clients {
@@ -248,7 +248,7 @@ func TestIsolation(t *testing.T) {
 			defer wg.Done()
 			c, err := client.Connect(ctx, &client.HTTP{URL: ts.URL, Client: hc},
 				client.WithEra(ic.era), client.WithClientInfo(mcp.Implementation{Name: ic.secret, Version: "1"}),
-				client.WithTimeout(40*time.Second))
+				client.WithTimeout(testwait.Limit))
 			if err != nil {
 				connectErr <- fmt.Errorf("%s: connect: %w", ic.secret, err)
 				return
@@ -319,7 +319,7 @@ func TestIsolation(t *testing.T) {
 	// Once every hold call runs, let the cancellers cancel; once every
 	// cancellation has reached the server, release the others.
 	func() {
-		timeout := time.After(30 * time.Second)
+		timeout := time.After(testwait.Limit)
 		waited := make(chan struct{})
 		go func() { holding.Wait(); close(waited) }()
 		select {
@@ -420,16 +420,7 @@ func (iso *isoServer) outcome(key string) (string, bool) {
 // waitStarted waits until the server runs a call of the secret tool.
 func (iso *isoServer) waitStarted(t *testing.T, key string) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		if _, ok := iso.outcome(key); ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never started", key)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.WaitFor(t, key+" to start", func() bool { _, ok := iso.outcome(key); return ok })
 }
 
 // notCancelling are cancellations that name no running request: the
