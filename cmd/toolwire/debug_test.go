@@ -10,9 +10,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // TestServeDebugAddr: --debug-addr serves the runtime profiles on loopback,
@@ -38,12 +38,7 @@ func TestServeDebugAddr(t *testing.T) {
 			}
 		}
 	}()
-	var addr string
-	select {
-	case addr = <-addrs:
-	case <-time.After(30 * time.Second): // a failure bound, not a speed check
-		t.Fatal("no debug address logged")
-	}
+	addr := testwait.Recv(t, addrs, "the debug address logged")
 	checkGoroutineProfile(t, addr)
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/debug/pprof/", nil)
 	req.Host = "evil.example"

@@ -27,6 +27,7 @@ import (
 
 	"github.com/toolwire/toolwire/flow"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // flowCLITimeout bounds one run of the toolwire binary in these tests: a
@@ -148,7 +149,7 @@ func startFlowEverythingHTTP(t *testing.T, node, entry string) string {
 		return "http://" + a + "/mcp"
 	case <-done:
 		t.Fatalf("server-everything exited before listening:\n%s", log.String())
-	case <-time.After(durableDeadline):
+	case <-time.After(testwait.Limit): // a hang bound
 		t.Fatalf("server-everything did not start listening:\n%s", log.String())
 	}
 	return ""

@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolwire/toolwire/internal/oauthtest"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/oauth"
 )
 
@@ -83,7 +84,7 @@ func loginWith(t *testing.T, env []string, args ...string) cliResult {
 	}()
 	select {
 	case u := <-urls:
-		hc := &http.Client{Timeout: durableDeadline} // follows the redirect to the loopback listener
+		hc := &http.Client{Timeout: testwait.Limit} // follows the redirect to the loopback listener
 		resp, err := hc.Get(u)
 		if err != nil {
 			t.Fatalf("the browser's GET: %v\n%s", err, errb.String())
@@ -94,10 +95,10 @@ func loginWith(t *testing.T, env []string, args ...string) cliResult {
 			t.Fatalf("the browser ended on %d %q", resp.StatusCode, page)
 		}
 	case <-done:
-	case <-time.After(durableDeadline):
+	case <-time.After(testwait.Limit): // a hang bound
 		t.Fatalf("login printed no authorization URL:\n%s", errb.String())
 	}
-	<-done
+	testwait.Closed(t, done, "toolwire login to end")
 	err = cmd.Wait()
 	code := 0
 	var ee *exec.ExitError

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // httpServe runs `toolwire serve` on a free loopback port, its tasks in a
@@ -51,7 +52,7 @@ func httpServe(t *testing.T, args ...string) (string, func() error) {
 	var url string
 	select {
 	case url = <-urls:
-	case <-time.After(30 * time.Second): // a failure bound, not a speed check
+	case <-time.After(testwait.Limit): // a failure bound, not a speed check
 		_ = cmd.Process.Kill()
 		t.Fatalf("toolwire serve printed no URL")
 	}

@@ -2,12 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // rawPost sends one 2025-11-25 message on session sid ("" for none) and
@@ -58,20 +59,16 @@ func TestServeReplicasShareSessions(t *testing.T) {
 		t.Fatalf("no task created on A: %v %s", err, body)
 	}
 	id := created.Result.Task.TaskID
-	deadline := time.Now().Add(durableDeadline)
-	for {
+	testwait.WaitForNil(t, "the task to complete", func() error {
 		status, body, _ = rawPost(t, b.url, sid, `{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"`+id+`"}}`)
 		if status != http.StatusOK || !strings.Contains(body, id) {
 			t.Fatalf("tasks/get on B of A's task: %d %s", status, body)
 		}
-		if strings.Contains(body, `"completed"`) {
-			break
+		if !strings.Contains(body, `"completed"`) {
+			return fmt.Errorf("tasks/get says %s", body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the task never completed: %s", body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	status, body, _ = rawPost(t, b.url, sid, `{"jsonrpc":"2.0","id":5,"method":"tasks/result","params":{"taskId":"`+id+`"}}`)
 	if status != http.StatusOK || !strings.Contains(body, "replicas") {
 		t.Fatalf("tasks/result on B: %d %s", status, body)

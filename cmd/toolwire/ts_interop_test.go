@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // tsRun is what conformance/npm/interop/ts-client.mjs reports: the official
@@ -48,7 +48,7 @@ func runTSClient(t *testing.T, args ...string) tsRun {
 	t.Helper()
 	node := testenv.Node22(t)
 	script := filepath.Join(testenv.Root(t), "conformance", "npm", "interop", "ts-client.mjs")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
 	var stderr strings.Builder
