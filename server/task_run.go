@@ -387,12 +387,8 @@ func (rt *runningTask) ask(ctx context.Context, keys []string, reqs map[string]m
 		rt.pending[wire] = p
 		waits[wire] = p
 	}
-	open := rt.openRequestsLocked()
 	rt.mu.Unlock()
-	rt.update(func(rec *taskstore.Record) error {
-		rec.Status, rec.InputRequests = mcp.TaskInputRequired, open
-		return nil
-	})
+	rt.writeInputState()
 	out := make(mcp.InputResponses, len(keys))
 	for wire, p := range waits {
 		select {
@@ -443,19 +439,30 @@ func (rt *runningTask) answer(resp mcp.InputResponses) int {
 		p.answer <- resp[k]
 		taken++
 	}
-	open := rt.openRequestsLocked()
 	rt.mu.Unlock()
 	if taken > 0 {
-		rt.update(func(rec *taskstore.Record) error {
-			rec.InputRequests = open
-			rec.Status = mcp.TaskInputRequired
-			if open == nil {
-				rec.Status = mcp.TaskWorking
-			}
-			return nil
-		})
+		rt.writeInputState()
 	}
 	return taken
+}
+
+// writeInputState records the open input requests, read when the store
+// writes (under its lock), not before: of a question asked and an answer
+// taken racing to the store, the write that lands last holds the set as it
+// is then, so a task is never left "working" with a question open, or
+// "input_required" with none.
+func (rt *runningTask) writeInputState() {
+	rt.update(func(rec *taskstore.Record) error {
+		rt.mu.Lock()
+		open := rt.openRequestsLocked()
+		rt.mu.Unlock()
+		rec.InputRequests = open
+		rec.Status = mcp.TaskInputRequired
+		if open == nil {
+			rec.Status = mcp.TaskWorking
+		}
+		return nil
+	})
 }
 
 // noteProgress keeps a task's progress as its status message, written to
