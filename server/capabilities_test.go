@@ -28,7 +28,9 @@ func TestWithCapabilitiesDeclaresBeforeAnyItem(t *testing.T) {
 		}
 	}
 	if err := server.AddRawTool(s, &mcp.Tool{Name: "a", InputSchema: []byte(`{"type":"object"}`)},
-		func(context.Context, *server.CallRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil }); err != nil {
+		func(context.Context, *server.CallRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		}); err != nil {
 		t.Fatal(err)
 	}
 	s.RemoveTool("a")

@@ -18,7 +18,7 @@ const (
 )
 
 type config struct {
-	features []Feature // WithCapabilities
+	features       []Feature // WithCapabilities
 	instructions   string
 	pageSize       int
 	timeout        time.Duration

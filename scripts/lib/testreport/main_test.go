@@ -48,7 +48,7 @@ func TestMixed(t *testing.T) {
 		t.Errorf("results\n%s\nwant\n%s", strings.Join(res, "\n"), strings.Join(want, "\n"))
 	}
 	for _, s := range []string{
-		"b/b_test.go:3:27: undefined: undefined\n",      // the build failure
+		"b/b_test.go:3:27: undefined: undefined\n",     // the build failure
 		"    a_test.go:6: boom\n--- FAIL: TestSub/bad", // a failed test's log
 		"--- FAIL: TestSub (0.00s)\n",
 		"FAIL\texample.com/m/a\t0.004s\n",
