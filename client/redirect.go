@@ -3,8 +3,8 @@ package client
 import (
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
+
+	"github.com/toolwire/toolwire/internal/httpguard"
 )
 
 // maxRedirects is how many same-origin redirects a GET or DELETE follows,
@@ -22,7 +22,7 @@ const maxRedirects = 10
 func guardRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		first := via[0]
-		if first.Method == http.MethodPost || !sameOrigin(first.URL, req.URL) {
+		if first.Method == http.MethodPost || !httpguard.SameOrigin(first.URL, req.URL) {
 			return http.ErrUseLastResponse
 		}
 		if len(via) >= maxRedirects {
@@ -33,21 +33,6 @@ func guardRedirects(next func(*http.Request, []*http.Request) error) func(*http.
 		}
 		return nil
 	}
-}
-
-// sameOrigin compares scheme, host and port (RFC 6454), with the default
-// port filled in.
-func sameOrigin(a, b *url.URL) bool {
-	port := func(u *url.URL) string {
-		if p := u.Port(); p != "" {
-			return p
-		}
-		if strings.EqualFold(u.Scheme, "https") {
-			return "443"
-		}
-		return "80"
-	}
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 // redirectError is the failure of an exchange the server redirected where

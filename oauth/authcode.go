@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/toolwire/toolwire/internal/httpguard"
 )
 
 // ErrIssMismatch: the authorization response's iss (RFC 9207) is not the
@@ -64,7 +66,7 @@ func checkCallback(cb *url.URL, redirectURI, state string, md *AuthServerMetadat
 		return "", &Error{Op: "authorization", Description: "no authorization response"}
 	}
 	ru, err := url.Parse(redirectURI)
-	if err != nil || !sameOrigin(ru, cb) || strings.TrimSuffix(ru.EscapedPath(), "/") != strings.TrimSuffix(cb.EscapedPath(), "/") {
+	if err != nil || !httpguard.SameOrigin(ru, cb) || strings.TrimSuffix(ru.EscapedPath(), "/") != strings.TrimSuffix(cb.EscapedPath(), "/") {
 		return "", &Error{Op: "authorization", Description: "the authorization response did not come to the redirect URI"}
 	}
 	q := cb.Query()

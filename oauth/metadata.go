@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
@@ -151,24 +152,10 @@ func resourceCovers(resource string, target *url.URL) bool {
 	if err != nil || r.Host == "" || target == nil {
 		return false
 	}
-	if !sameOrigin(r, target) {
+	if !httpguard.SameOrigin(r, target) {
 		return false
 	}
 	rp := strings.TrimSuffix(r.EscapedPath(), "/")
 	tp := target.EscapedPath()
 	return rp == "" || tp == rp || strings.HasPrefix(tp, rp+"/") || strings.TrimSuffix(tp, "/") == rp
-}
-
-func defaultPort(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if strings.EqualFold(u.Scheme, "https") {
-		return "443"
-	}
-	return "80"
-}
-
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && defaultPort(a) == defaultPort(b)
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
@@ -121,7 +122,7 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 // request redirected, then asks next (a caller's CheckRedirect) if set.
 func sameOriginRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
-		if !sameOrigin(via[0].URL, req.URL) {
+		if !httpguard.SameOrigin(via[0].URL, req.URL) {
 			loc := req.URL.Redacted()
 			if len(loc) > 200 {
 				loc = loc[:200] + "..."
@@ -136,21 +137,6 @@ func sameOriginRedirects(next func(*http.Request, []*http.Request) error) func(*
 		}
 		return nil
 	}
-}
-
-// sameOrigin compares scheme, host and port (RFC 6454), with the default
-// port filled in.
-func sameOrigin(a, b *url.URL) bool {
-	port := func(u *url.URL) string {
-		if p := u.Port(); p != "" {
-			return p
-		}
-		if strings.EqualFold(u.Scheme, "https") {
-			return "443"
-		}
-		return "80"
-	}
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 // HTTPError is a response other than 200: the status and, when the server

@@ -132,3 +132,19 @@ func MediaTypeIs(header, want string) bool {
 	mt, _, err := mime.ParseMediaType(header)
 	return err == nil && strings.EqualFold(mt, want)
 }
+
+// SameOrigin compares two URLs' origins (RFC 6454): scheme, host and port,
+// the default port filled in. Every client in the tree follows a redirect
+// carrying credentials only within one origin.
+func SameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
