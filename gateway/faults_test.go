@@ -31,6 +31,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -453,7 +454,7 @@ func TestHostileHugeResult(t *testing.T) {
 				up, dir := stdioHostile(t, "big", "huge")
 				g = hostileGateway(t, up, gateway.WithMaxUpstreamMessage(tc.limit))
 				started = func() {
-					waitFor(t, "the hostile answer to start", func() bool {
+					testwait.WaitFor(t, "the hostile answer to start", func() bool {
 						_, err := os.Stat(filepath.Join(dir, "started"))
 						return err == nil
 					})
@@ -549,7 +550,7 @@ func TestHostileFlood(t *testing.T) {
 				up, dir := stdioHostile(t, "big", "flood")
 				g = hostileGateway(t, up)
 				started = func() {
-					waitFor(t, "the flood to start", func() bool {
+					testwait.WaitFor(t, "the flood to start", func() bool {
 						_, err := os.Stat(filepath.Join(dir, "started"))
 						return err == nil
 					})

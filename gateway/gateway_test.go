@@ -15,7 +15,6 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
-	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -178,12 +177,6 @@ func text(res *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
-}
-
-// waitFor polls cond until it holds (the test's own timeout bounds it).
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	testwait.WaitFor(t, what, cond)
 }
 
 func stateOf(g *gateway.Gateway, name string) gateway.UpstreamStatus {

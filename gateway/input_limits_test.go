@@ -12,6 +12,7 @@ import (
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/policy"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
@@ -99,7 +100,7 @@ func TestAbandonedRoundsTakeOnlyTheirCallersShare(t *testing.T) {
 			}
 		}
 	}()
-	waitFor(t, "every call past the per-caller share refused", func() bool {
+	testwait.WaitFor(t, "every call past the per-caller share refused", func() bool {
 		return refused.Load() == calls-gateway.DefaultPendingPerCaller
 	})
 	if got := pendingInputs(g); got != "16" {
@@ -150,8 +151,8 @@ func TestAbandonedRoundEndsAfterTheInputTimeout(t *testing.T) {
 				return
 			}
 			go func() { _, _ = c.CallTool(t.Context(), "q__ask", nil) }()
-			waitFor(t, "the call parked", func() bool { return pendingInputs(g) == "1" })
-			waitFor(t, "the parked call unparked by the input timeout", func() bool { return pendingInputs(g) == "0" })
+			testwait.WaitFor(t, "the call parked", func() bool { return pendingInputs(g) == "1" })
+			testwait.WaitFor(t, "the parked call unparked by the input timeout", func() bool { return pendingInputs(g) == "0" })
 		})
 	}
 }

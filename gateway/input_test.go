@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -249,7 +250,7 @@ func TestInputParkedCallExpires(t *testing.T) {
 	late := downstream(t, g, client.WithEra(mcp.EraModern),
 		client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			// Answer only once the upstream's timeout has ended the call.
-			waitFor(t, "the parked call ended by the upstream's timeout", func() bool { return pendingInputs(g) == "0" })
+			testwait.WaitFor(t, "the parked call ended by the upstream's timeout", func() bool { return pendingInputs(g) == "0" })
 			return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil
 		}))
 	_, err := late.CallTool(t.Context(), "q__ask", nil)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 )
@@ -186,14 +187,14 @@ func TestMetrics(t *testing.T) {
 	if err == nil {
 		t.Fatal("a__block: no error")
 	}
-	waitFor(t, "a cancelled call counted", func() bool {
+	testwait.WaitFor(t, "a cancelled call counted", func() bool {
 		v, _ := value(scrape(t, g), "toolwire_gateway_calls_total", calls("a", "tools/call", "a__block", "cancelled"))
 		return v == 1
 	})
 
 	// The program that does not exist is down after two failures, each
 	// followed by another attempt.
-	waitFor(t, "gone down", func() bool {
+	testwait.WaitFor(t, "gone down", func() bool {
 		got := scrape(t, g)
 		down, _ := value(got, "toolwire_gateway_upstream_state", map[string]string{"upstream": "gone", "state": "down"})
 		starting, _ := value(got, "toolwire_gateway_upstream_state", map[string]string{"upstream": "gone", "state": "starting"})
@@ -210,7 +211,7 @@ func TestMetrics(t *testing.T) {
 	if err := g.Reload(gateway.Config{Upstreams: []gateway.Upstream{slow}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a's series dropped", func() bool {
+	testwait.WaitFor(t, "a's series dropped", func() bool {
 		for _, s := range scrape(t, g) {
 			if s.labels["upstream"] == "a" {
 				return false

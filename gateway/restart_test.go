@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
@@ -43,7 +44,7 @@ func TestRollingRestartKeepsToolsListed(t *testing.T) {
 	}}, gateway.WithBackoff(gateway.DefaultMinBackoff, gateway.DefaultMaxBackoff),
 		gateway.WithCrashLimit(gateway.DefaultCrashLimit, gateway.DefaultCrashWindow))
 	c := downstream(t, g, client.WithEra(mcp.EraLegacy))
-	waitFor(t, "web__echo listed", func() bool { return slices.Contains(toolNames(t, c), "web__echo") })
+	testwait.WaitFor(t, "web__echo listed", func() bool { return slices.Contains(toolNames(t, c), "web__echo") })
 
 	var mu sync.Mutex
 	var ok, failed, guided int
@@ -92,12 +93,12 @@ func TestRollingRestartKeepsToolsListed(t *testing.T) {
 		}
 	}()
 	count := func() (int, int) { mu.Lock(); defer mu.Unlock(); return ok, failed }
-	waitFor(t, "calls answered before the restart", func() bool { n, _ := count(); return n >= 3 })
+	testwait.WaitFor(t, "calls answered before the restart", func() bool { n, _ := count(); return n >= 3 })
 
 	stop()
 	okBefore, _ := count()
 	// The upstream stays away for 20 of the caller's calls (2 s at its pace).
-	waitFor(t, "20 calls while the upstream is away", func() bool { n, f := count(); return f >= 20 && n <= okBefore+1 })
+	testwait.WaitFor(t, "20 calls while the upstream is away", func() bool { n, f := count(); return f >= 20 && n <= okBefore+1 })
 	ln2, err := net.Listen("tcp", addr)
 	if err != nil {
 		close(done)
@@ -107,7 +108,7 @@ func TestRollingRestartKeepsToolsListed(t *testing.T) {
 	stop2 := serveWeb(ln2)
 	defer stop2()
 	_, failedAtReturn := count()
-	waitFor(t, "calls answered again", func() bool { n, _ := count(); return n > okBefore+1 })
+	testwait.WaitFor(t, "calls answered again", func() bool { n, _ := count(); return n > okBefore+1 })
 	close(done)
 	<-loopDone
 

@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 )
@@ -67,7 +67,7 @@ func TestTaskAcrossTheHop(t *testing.T) {
 			}
 			// 2026-07-28 lists no execution: the server decides per call.
 			if len(tools) != 1 || era == mcp.EraLegacy && (tools[0].Execution == nil || tools[0].Execution.TaskSupport != mcp.TaskOptional) {
-				t.Fatalf("listed %s", mustJSON(tools))
+				t.Fatalf("listed %s", testwait.MustJSON(t, tools))
 			}
 
 			st, err := c.CallToolTask(ctx, "j__slow", map[string]any{"text": "done"})
@@ -100,7 +100,7 @@ func TestTaskAcrossTheHop(t *testing.T) {
 				t.Fatalf("CallToolTask: %+v, %v", st, err)
 			}
 			// Wait until the upstream runs it.
-			waitFor(t, "the upstream task", func() bool { ts.mu.Lock(); defer ts.mu.Unlock(); return len(ts.upTasks) == 2 })
+			testwait.WaitFor(t, "the upstream task", func() bool { ts.mu.Lock(); defer ts.mu.Unlock(); return len(ts.upTasks) == 2 })
 			if err := c.CancelTask(ctx, st.Task.TaskID); err != nil {
 				t.Fatal(err)
 			}
@@ -129,10 +129,4 @@ func TestPlainCallOfTaskTool(t *testing.T) {
 	if err != nil || !strings.Contains(string(res.StructuredContent), `"from":"task "`) {
 		t.Fatalf("%+v, %v", res, err)
 	}
-}
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	must(err)
-	return string(b)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/otc"
 	"github.com/toolwire/toolwire/server"
@@ -83,7 +84,7 @@ func spanRecorder(t *testing.T) (*sdktrace.TracerProvider, *tracetest.InMemoryEx
 func span(t *testing.T, exp *tracetest.InMemoryExporter, name string, kind trace.SpanKind) tracetest.SpanStub {
 	t.Helper()
 	var found tracetest.SpanStub
-	waitFor(t, "span "+name, func() bool {
+	testwait.WaitFor(t, "span "+name, func() bool {
 		for _, s := range exp.GetSpans() {
 			if s.Name == name && s.SpanKind == kind {
 				found = s

@@ -20,6 +20,7 @@ import (
 	"github.com/toolwire/toolwire/gateway/enrich"
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/gateway/ratelimit"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -395,7 +396,7 @@ func TestCancelledCallIsAuditedAsCancelled(t *testing.T) {
 		t.Fatal("the cancelled call returned a result")
 	}
 	var recs []*audit.Record
-	waitFor(t, "the cancelled call's audit record", func() bool {
+	testwait.WaitFor(t, "the cancelled call's audit record", func() bool {
 		recs = records(t, store, audit.Filter{Tool: "slow__wait"})
 		return len(recs) > 0
 	})

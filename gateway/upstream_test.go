@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/streamable"
@@ -64,7 +65,7 @@ func TestStdioKilledMidCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The supervisor starts a new child; calls work again.
-	waitFor(t, "a new child", func() bool {
+	testwait.WaitFor(t, "a new child", func() bool {
 		if stateOf(g, "kid").State != gateway.StateReady {
 			return false
 		}
@@ -82,7 +83,7 @@ func TestCrashLoopGoesDown(t *testing.T) {
 	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{
 		{Name: "nope", Command: []string{"/nonexistent/upstream-program"}},
 	}}, gateway.WithCrashLimit(3, time.Hour), gateway.WithBackoff(time.Millisecond, 5*time.Millisecond))
-	waitFor(t, "state down", func() bool { return stateOf(g, "nope").State == gateway.StateDown })
+	testwait.WaitFor(t, "state down", func() bool { return stateOf(g, "nope").State == gateway.StateDown })
 	st := stateOf(g, "nope")
 	if !strings.Contains(st.LastError, "upstream-program") {
 		t.Fatalf("status %+v", st)
@@ -129,7 +130,7 @@ func TestHTTPUpstreamDownThenUp(t *testing.T) {
 	}()
 
 	rec.wait(t, mcp.NotificationToolsListChanged)
-	waitFor(t, "web__echo listed", func() bool { return slices.Contains(toolNames(t, c), "web__echo") })
+	testwait.WaitFor(t, "web__echo listed", func() bool { return slices.Contains(toolNames(t, c), "web__echo") })
 	res, err := c.CallTool(context.Background(), "web__echo", map[string]any{"text": "up"})
 	if err != nil || !strings.Contains(string(res.StructuredContent), `"from":"web"`) {
 		t.Fatal(res, err)
@@ -242,12 +243,12 @@ func TestRuntimeListChangeAndCollision(t *testing.T) {
 	must(server.AddTool(a, &mcp.Tool{Name: "late"}, noop))
 	must(server.AddTool(a, &mcp.Tool{Name: "fresh"}, noop))
 	rec.wait(t, mcp.NotificationToolsListChanged)
-	waitFor(t, "a__fresh listed", func() bool { return slices.Contains(toolNames(t, c), "a__fresh") })
+	testwait.WaitFor(t, "a__fresh listed", func() bool { return slices.Contains(toolNames(t, c), "a__fresh") })
 	res, err := c.CallTool(context.Background(), "b__echo", map[string]any{"text": "x"})
 	if err != nil || !strings.Contains(string(res.StructuredContent), `"from":"b"`) {
 		t.Fatal(res, err)
 	}
 	// Removing it upstream removes it downstream.
 	a.RemoveTool("fresh")
-	waitFor(t, "a__fresh gone", func() bool { return !slices.Contains(toolNames(t, c), "a__fresh") })
+	testwait.WaitFor(t, "a__fresh gone", func() bool { return !slices.Contains(toolNames(t, c), "a__fresh") })
 }

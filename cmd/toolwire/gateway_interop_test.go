@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -223,11 +224,11 @@ func TestGatewayInterop(t *testing.T) {
 				t.Fatalf("everything__get-tiny-image: %v", err)
 			}
 			if len(res.Content) != 3 {
-				t.Fatalf("everything__get-tiny-image: %d blocks, want 3: %s", len(res.Content), mustJSON(t, res.Content))
+				t.Fatalf("everything__get-tiny-image: %d blocks, want 3: %s", len(res.Content), testwait.MustJSON(t, res.Content))
 			}
 			img, ok := res.Content[1].(*mcp.ImageContent)
 			if !ok || img.MIMEType != "image/png" || len(img.Data) < 8 || string(img.Data[1:4]) != "PNG" {
-				t.Errorf("everything__get-tiny-image block 1: %T, want a PNG image: %.200s", res.Content[1], mustJSON(t, res.Content[1]))
+				t.Errorf("everything__get-tiny-image block 1: %T, want a PNG image: %.200s", res.Content[1], testwait.MustJSON(t, res.Content[1]))
 			}
 			if got := texts(res); !slices.Equal(got, []string{"Here's the image you requested:", "The image above is the MCP logo."}) {
 				t.Errorf("everything__get-tiny-image texts: %q", got)
@@ -239,7 +240,7 @@ func TestGatewayInterop(t *testing.T) {
 				t.Fatalf("everything__get-resource-links: %v", err)
 			}
 			if len(res.Content) != 5 {
-				t.Fatalf("everything__get-resource-links: %d blocks, want 5: %s", len(res.Content), mustJSON(t, res.Content))
+				t.Fatalf("everything__get-resource-links: %d blocks, want 5: %s", len(res.Content), testwait.MustJSON(t, res.Content))
 			}
 			for i := 1; i <= 4; i++ {
 				// Odd ids link blobs, even ids texts; the pinned
@@ -250,7 +251,7 @@ func TestGatewayInterop(t *testing.T) {
 				}
 				rl, ok := res.Content[i].(*mcp.ResourceLink)
 				if !ok || rl.URI != uri || rl.Name != fmt.Sprintf("%s Resource %d", kind, i) || rl.MIMEType != mime {
-					t.Errorf("everything__get-resource-links block %d: %T %s, want a resource_link to %s (%s)", i, res.Content[i], mustJSON(t, res.Content[i]), uri, mime)
+					t.Errorf("everything__get-resource-links block %d: %T %s, want a resource_link to %s (%s)", i, res.Content[i], testwait.MustJSON(t, res.Content[i]), uri, mime)
 				}
 			}
 
@@ -260,26 +261,26 @@ func TestGatewayInterop(t *testing.T) {
 				t.Fatalf("everything__get-resource-reference Text: %v", err)
 			}
 			if len(res.Content) != 3 {
-				t.Fatalf("everything__get-resource-reference Text: %s", mustJSON(t, res.Content))
+				t.Fatalf("everything__get-resource-reference Text: %s", testwait.MustJSON(t, res.Content))
 			}
 			if er, ok := res.Content[1].(*mcp.EmbeddedResource); !ok {
 				t.Errorf("everything__get-resource-reference Text block 1: %T", res.Content[1])
 			} else if tr, ok := er.Resource.(*mcp.TextResourceContents); !ok || tr.URI != "demo://resource/dynamic/text/3" ||
 				!strings.HasPrefix(tr.Text, "Resource 3: This is a plaintext resource created at ") {
-				t.Errorf("everything__get-resource-reference Text embedded: %s", mustJSON(t, er.Resource))
+				t.Errorf("everything__get-resource-reference Text embedded: %s", testwait.MustJSON(t, er.Resource))
 			}
 			res, err = c.CallTool(ctx, "everything__get-resource-reference", map[string]any{"resourceType": "Blob", "resourceId": 4})
 			if err != nil {
 				t.Fatalf("everything__get-resource-reference Blob: %v", err)
 			}
 			if len(res.Content) != 3 {
-				t.Fatalf("everything__get-resource-reference Blob: %s", mustJSON(t, res.Content))
+				t.Fatalf("everything__get-resource-reference Blob: %s", testwait.MustJSON(t, res.Content))
 			}
 			if er, ok := res.Content[1].(*mcp.EmbeddedResource); !ok {
 				t.Errorf("everything__get-resource-reference Blob block 1: %T", res.Content[1])
 			} else if br, ok := er.Resource.(*mcp.BlobResourceContents); !ok || br.URI != "demo://resource/dynamic/blob/4" ||
 				!strings.HasPrefix(string(br.Blob), "Resource 4: This is a base64 blob created at ") {
-				t.Errorf("everything__get-resource-reference Blob embedded: %s", mustJSON(t, er.Resource))
+				t.Errorf("everything__get-resource-reference Blob embedded: %s", testwait.MustJSON(t, er.Resource))
 			}
 
 			// Audio: server-everything has no audio tool; ref's gallery
@@ -289,21 +290,21 @@ func TestGatewayInterop(t *testing.T) {
 				t.Fatalf("ref__gallery: %v", err)
 			}
 			if len(res.Content) != 5 {
-				t.Fatalf("ref__gallery: %d blocks: %s", len(res.Content), mustJSON(t, res.Content))
+				t.Fatalf("ref__gallery: %d blocks: %s", len(res.Content), testwait.MustJSON(t, res.Content))
 			}
 			if a, ok := res.Content[2].(*mcp.AudioContent); !ok || a.MIMEType != "audio/wav" || string(a.Data) != "WAVDATA" {
-				t.Errorf("ref__gallery audio block: %T %s", res.Content[2], mustJSON(t, res.Content[2]))
+				t.Errorf("ref__gallery audio block: %T %s", res.Content[2], testwait.MustJSON(t, res.Content[2]))
 			}
 			if im, ok := res.Content[1].(*mcp.ImageContent); !ok || string(im.Data) != "PNGDATA" {
-				t.Errorf("ref__gallery image block: %T %s", res.Content[1], mustJSON(t, res.Content[1]))
+				t.Errorf("ref__gallery image block: %T %s", res.Content[1], testwait.MustJSON(t, res.Content[1]))
 			}
 			if rl, ok := res.Content[3].(*mcp.ResourceLink); !ok || rl.URI != "file:///project/main.go" {
-				t.Errorf("ref__gallery resource link: %T %s", res.Content[3], mustJSON(t, res.Content[3]))
+				t.Errorf("ref__gallery resource link: %T %s", res.Content[3], testwait.MustJSON(t, res.Content[3]))
 			}
 			if er, ok := res.Content[4].(*mcp.EmbeddedResource); !ok {
 				t.Errorf("ref__gallery embedded: %T", res.Content[4])
 			} else if tr, ok := er.Resource.(*mcp.TextResourceContents); !ok || tr.Text != "embedded inline" {
-				t.Errorf("ref__gallery embedded: %s", mustJSON(t, er.Resource))
+				t.Errorf("ref__gallery embedded: %s", testwait.MustJSON(t, er.Resource))
 			}
 
 			// structuredContent byte for byte as the upstream sent it.
@@ -339,10 +340,10 @@ func TestGatewayInterop(t *testing.T) {
 				t.Fatalf("prompts/get everything__args-prompt: %v", err)
 			}
 			if len(gp.Messages) != 1 || gp.Messages[0].Role != mcp.RoleUser {
-				t.Fatalf("everything__args-prompt: %s", mustJSON(t, gp))
+				t.Fatalf("everything__args-prompt: %s", testwait.MustJSON(t, gp))
 			}
 			if tc, ok := gp.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "What's weather in Chicago, IL?" {
-				t.Errorf("everything__args-prompt message: %s", mustJSON(t, gp.Messages[0]))
+				t.Errorf("everything__args-prompt message: %s", testwait.MustJSON(t, gp.Messages[0]))
 			}
 			prompts, err := c.ListPrompts(ctx)
 			if err != nil {
@@ -365,7 +366,7 @@ func TestGatewayInterop(t *testing.T) {
 			}
 			const featuresURI = "demo://resource/static/document/features.md"
 			if !slices.ContainsFunc(resources, func(r *mcp.Resource) bool { return r.URI == featuresURI }) {
-				t.Fatalf("resources/list lacks %s: %s", featuresURI, mustJSON(t, resources))
+				t.Fatalf("resources/list lacks %s: %s", featuresURI, testwait.MustJSON(t, resources))
 			}
 			want, err := os.ReadFile(filepath.Join(filepath.Dir(gi.entry), "docs", "features.md"))
 			if err != nil {
@@ -379,7 +380,7 @@ func TestGatewayInterop(t *testing.T) {
 				t.Fatalf("resources/read %s: %d contents", featuresURI, len(rr.Contents))
 			}
 			if tr, ok := rr.Contents[0].(*mcp.TextResourceContents); !ok || tr.URI != featuresURI || tr.MIMEType != "text/markdown" || tr.Text != string(want) {
-				t.Errorf("resources/read %s: %T %.300s; want docs/features.md as text/markdown", featuresURI, rr.Contents[0], mustJSON(t, rr.Contents[0]))
+				t.Errorf("resources/read %s: %T %.300s; want docs/features.md as text/markdown", featuresURI, rr.Contents[0], testwait.MustJSON(t, rr.Contents[0]))
 			}
 			// And a template-made one (server-everything's dynamic text).
 			rr, err = c.ReadResource(ctx, "demo://resource/dynamic/text/7")
@@ -388,7 +389,7 @@ func TestGatewayInterop(t *testing.T) {
 			}
 			if tr, ok := rr.Contents[0].(*mcp.TextResourceContents); !ok || len(rr.Contents) != 1 ||
 				!strings.HasPrefix(tr.Text, "Resource 7: This is a plaintext resource created at ") {
-				t.Errorf("resources/read dynamic text: %s", mustJSON(t, rr.Contents))
+				t.Errorf("resources/read dynamic text: %s", testwait.MustJSON(t, rr.Contents))
 			}
 		})
 	}
@@ -510,7 +511,7 @@ func TestGatewayInterop(t *testing.T) {
 			}
 			got := snapshot()
 			if len(got) != 1 || got[0].Message != "Please provide inputs for the following fields:" {
-				t.Fatalf("elicitation handler calls: %s", mustJSON(t, got))
+				t.Fatalf("elicitation handler calls: %s", testwait.MustJSON(t, got))
 			}
 			var schema struct {
 				Type       string                     `json:"type"`
@@ -534,7 +535,7 @@ func TestGatewayInterop(t *testing.T) {
 			}
 			got = snapshot()
 			if len(got) != 2 || got[1].Message != `The research query "MCP" could have several interpretations. Which do you mean?` {
-				t.Fatalf("elicitation handler calls after ref__simulate-research-query: %s", mustJSON(t, got))
+				t.Fatalf("elicitation handler calls after ref__simulate-research-query: %s", testwait.MustJSON(t, got))
 			}
 			if tx := texts(res); len(tx) != 1 || !strings.Contains(tx[0], "Interpretation: historical\n") {
 				t.Errorf("ref__simulate-research-query does not reflect the answer: %q", tx)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -444,7 +445,7 @@ func scaleCallBody(t *testing.T, id any, name string, args any, meta map[string]
 	if task != nil {
 		params["task"] = task
 	}
-	return string(mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
+	return string(testwait.MustJSON(t, map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
 }
 
 // scaleCall makes a tools/call on a session and returns its result and

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/otc"
 )
@@ -126,8 +127,8 @@ func TestGatewayEmbeddedDefault(t *testing.T) {
 		res, err := c.CallTool(ctx, "serve__get-sum", map[string]any{"a": 2, "b": 40})
 		cancel()
 		c.Close()
-		if err != nil || len(res.Content) == 0 || !strings.Contains(string(mustJSON(t, res.Content)), "42") {
-			t.Fatalf("%v: serve__get-sum: %v %s", era, err, mustJSON(t, res))
+		if err != nil || len(res.Content) == 0 || !strings.Contains(string(testwait.MustJSON(t, res.Content)), "42") {
+			t.Fatalf("%v: serve__get-sum: %v %s", era, err, testwait.MustJSON(t, res))
 		}
 	}
 	// The CLI sees the same list.
@@ -172,15 +173,6 @@ func TestGatewayEmbeddedDefault(t *testing.T) {
 		t.Fatalf("gateway exit after SIGINT: %v\n%s", err, g.log.String())
 	}
 	<-g.done
-}
-
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // writeConfig writes a gateway config in a temporary directory.
@@ -339,15 +331,11 @@ func TestGatewayReloadOnFileChange(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds, failing after durableDeadline.
+// waitFor waits as testwait.WaitFor does, failing with the gateway's log.
 func waitFor(t *testing.T, cond func() bool, g *gatewayProc) {
 	t.Helper()
-	deadline := time.Now().Add(durableDeadline)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not reached:\n%s", g.log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if d, ok := testwait.Until(cond); !ok {
+		t.Fatalf("condition not reached after %v:\n%s", d, g.log.String())
 	}
 }
 
@@ -407,7 +395,7 @@ func TestGatewayTasksSurviveRestart(t *testing.T) {
 	if err != nil || len(res.Content) == 0 {
 		t.Fatalf("the task's result: %+v, %v", res, err)
 	}
-	want := string(mustJSON(t, res.Content))
+	want := string(testwait.MustJSON(t, res.Content))
 	c.Close()
 	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -425,7 +413,7 @@ func TestGatewayTasksSurviveRestart(t *testing.T) {
 		t.Fatalf("tasks/get after the restart: %+v, %v", got, err)
 	}
 	res, err = c.WaitTask(ctx, st.Task.TaskID)
-	if err != nil || string(mustJSON(t, res.Content)) != want {
+	if err != nil || string(testwait.MustJSON(t, res.Content)) != want {
 		t.Fatalf("tasks/result after the restart: %+v, %v; want %s", res, err, want)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 func TestRedact(t *testing.T) {
@@ -136,19 +138,11 @@ func FuzzRedact(f *testing.F) {
 			var a, b any
 			json.Unmarshal(in, &a)
 			json.Unmarshal(Redact(in, nil, 0), &b)
-			if ja, jb := mustJSON(t, a), mustJSON(t, b); ja != jb {
+			if ja, jb := string(testwait.MustJSON(t, a)), string(testwait.MustJSON(t, b)); ja != jb {
 				t.Fatalf("identity redaction changed %s into %s", ja, jb)
 			}
 		}
 	})
-}
-
-func mustJSON(t *testing.T, v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 func TestRedactQuickPath(t *testing.T) {

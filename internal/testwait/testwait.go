@@ -53,7 +53,7 @@ func limit() time.Duration {
 // does not after Limit. Call it from the test's goroutine.
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	if d, ok := poll(cond); !ok {
+	if d, ok := Until(cond); !ok {
 		t.Fatalf("still waiting for %s after %v", what, d)
 	}
 }
@@ -64,13 +64,14 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 func WaitForNil(t testing.TB, what string, f func() error) {
 	t.Helper()
 	var err error
-	if d, ok := poll(func() bool { err = f(); return err == nil }); !ok {
+	if d, ok := Until(func() bool { err = f(); return err == nil }); !ok {
 		t.Fatalf("still waiting for %s after %v: %v", what, d, err)
 	}
 }
 
-// poll calls cond until it holds (ok) or limit() has passed (the limit).
-func poll(cond func() bool) (time.Duration, bool) {
+// Until calls cond, as WaitFor does, until it holds (ok) or the limit has
+// passed (returned): for callers that fail with more context than WaitFor's.
+func Until(cond func() bool) (time.Duration, bool) {
 	if cond() {
 		return 0, true
 	}
