@@ -190,7 +190,8 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 	if err != nil {
 		return err
 	}
-	gopts := []gateway.Option{gateway.WithLogger(logger), gateway.WithStartTimeout(f.startTimeout)}
+	limitHandler, limitServe, limitGateway := limitOptions(file.Limits)
+	gopts := append([]gateway.Option{gateway.WithLogger(logger), gateway.WithStartTimeout(f.startTimeout)}, limitGateway...)
 	var shared *sharedStore
 	if r := file.Store.Redis; r != nil && !f.check {
 		if shared, err = openSharedStore(ctx, r.URL, r.Prefix, logger); err != nil {
@@ -296,7 +297,7 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 		// and to the same authentication: with auth configured, a caller
 		// without credentials gets 401 there too unless a persona admits it.
 		otcFlags := &otcServeFlags{addr: file.OTCListen, allowedHosts: defaultAllowedHosts(file.OTCListen, logger),
-			authenticate: authenticate}
+			authenticate: authenticate, maxConns: file.Limits.MaxConns}
 		otcCtx, stopOTC := context.WithCancel(ctx)
 		defer stopOTC()
 		if _, err := serveOTC(otcCtx, g.Server(), otcFlags, logger); err != nil {
@@ -307,8 +308,8 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 	}
 	h := streamable.NewHandler(g.Server(), append([]streamable.HandlerOption{streamable.WithLogger(logger),
 		streamable.WithAllowedHosts(defaultAllowedHosts(file.Listen, logger)...),
-		streamable.WithSessionAdmission(g.AdmitSession)}, shared.handlerOptions()...)...)
-	err = streamable.Serve(ctx, ln, h, append(serveOpts,
+		streamable.WithSessionAdmission(g.AdmitSession)}, append(limitHandler, shared.handlerOptions()...)...)...)
+	err = streamable.Serve(ctx, ln, h, append(append(serveOpts, limitServe...),
 		streamable.WithShutdownTimeout(f.shutdownTimeout),
 		streamable.WithLogger(logger),
 		streamable.WithOnListen(func(url string) {

@@ -616,6 +616,7 @@ func restartOnly(running, next *config.File) []string {
 		{"audit", reflect.DeepEqual(running.Audit, next.Audit)},
 		{"admin", running.Admin == next.Admin},
 		{"store", reflect.DeepEqual(running.Store, next.Store)},
+		{"limits", running.Limits == next.Limits},
 	} {
 		if !c.same {
 			keys = append(keys, c.key)

@@ -37,6 +37,9 @@ type otcServeFlags struct {
 	// authenticate, when set, wraps the whole OTC handler: the gateway's
 	// own authentication of callers.
 	authenticate func(http.Handler) http.Handler
+	// maxConns bounds the connections held at once; 0:
+	// streamable.DefaultMaxConns.
+	maxConns int
 }
 
 // guard gives the OTC listener the Host and Origin policy and the write
@@ -104,7 +107,11 @@ func serveOTC(ctx context.Context, srv *server.Server, f *otcServeFlags, logger 
 		MaxHeaderBytes: httpguard.AuxLimits.MaxHeaderBytes}
 	errc := make(chan error, 1)
 	go func() {
-		err := hs.Serve(httpguard.LimitListener(ln, streamable.DefaultMaxConns))
+		n := f.maxConns
+		if n <= 0 {
+			n = streamable.DefaultMaxConns
+		}
+		err := hs.Serve(httpguard.LimitListener(ln, n))
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}

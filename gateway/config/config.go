@@ -69,6 +69,9 @@ type File struct {
 	Admin Admin
 	// Store is where replicas share state (store); zero: this process.
 	Store Store
+	// Limits bounds what callers may hold (limits); zero fields: the
+	// defaults.
+	Limits Limits
 	// Personas are the personas as decoded, in file order, that
 	// Gateway.Policy was built from (nil when the file has none): what a
 	// reload compares to say which personas changed.

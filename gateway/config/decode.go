@@ -168,6 +168,8 @@ func (d *decoder) decode(data []byte) *File {
 			trust.admin = v
 		case "store":
 			d.store(v, f)
+		case "limits":
+			d.callerLimits(v, f)
 		default:
 			d.unknown(mv.Key, key, "", topKeys...)
 		}
@@ -182,7 +184,7 @@ func (d *decoder) decode(data []byte) *File {
 
 // topKeys are the top-level keys.
 var topKeys = []string{"listen", "admin_listen", "otc_listen", "data_dir", "log_format", "upstreams", "naming",
-	"public_url", "auth", "personas", "rate_limits", "audit", "enrichment", "admin", "store"}
+	"public_url", "auth", "personas", "rate_limits", "audit", "enrichment", "admin", "store", "limits"}
 
 // resolve makes relative paths relative to the base directory.
 func (d *decoder) resolve(f *File) {

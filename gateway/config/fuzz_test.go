@@ -42,6 +42,8 @@ var fuzzSeeds = []string{
 	"admin:\n  key_hash: \"" + hashAdmin + "\"\nadmin_listen: off\n",
 	"upstreams:\n  w:\n    url: https://h/mcp\n    oauth: {client_id: a, client_secret: b, scopes: [x]}\n    header_files: {X-A: missing}\n",
 	"upstreams:\n  w:\n    url: http://h/mcp\n    oauth: {client_id: a, client_secret: b}\n",
+	"limits:\n  max_conns: 99999999999\n  memory: 1MiB\n  max_body: 2MiB\n  min_body_rate: off\n  body_grace: 1s\n",
+	"limits:\n  sessions: {max: 1, per_caller: 2, idle_timeout: 1m, unused_timeout: 1h}\n  inputs: {pending: 0, timeout: 1d}\n  upstream_lists: {max_bytes: 1GiB, max_items: -1}\n",
 }
 
 // FuzzParse: Parse never panics, is deterministic, reports errors against

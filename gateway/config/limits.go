@@ -1,0 +1,219 @@
+package config
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/transport"
+)
+
+// Limits is the limits section: what callers, together and each, may hold
+// of the gateway. A zero field takes the default its library option
+// documents (named on each); every one applies at start, a reload only
+// logs that it changed.
+type Limits struct {
+	// MaxConns bounds the connections each listener (MCP, OTC) holds at
+	// once (max_conns; streamable.DefaultMaxConns).
+	MaxConns int
+	// MaxInFlight bounds the requests served at once (max_in_flight;
+	// streamable.DefaultMaxInFlight).
+	MaxInFlight int
+	// MaxBody bounds one request body (max_body;
+	// streamable.DefaultMaxBodyBytes).
+	MaxBody int
+	// Memory is the budget of request bodies in flight, charged as bytes
+	// arrive (memory; transport.DefaultMemoryBudget, shared with the
+	// process's other handlers); AnonymousMemory is what callers without
+	// credentials may hold of it together and AddressMemory what those
+	// from one address may (anonymous_memory, address_memory; half and an
+	// eighth of Memory, at least MaxBody).
+	Memory, AnonymousMemory, AddressMemory int
+	// MinBodyRate is the slowest a body may arrive, in bytes per second,
+	// once BodyGrace has passed (min_body_rate, body_grace;
+	// streamable.DefaultMinBodyRate, streamable.DefaultBodyGrace); -1
+	// (off) leaves only the read timeout.
+	MinBodyRate int
+	BodyGrace   time.Duration
+	// Sessions bounds 2025-11-25 sessions (sessions).
+	Sessions SessionLimits
+	// Inputs bounds calls waiting for their callers' answers (inputs).
+	Inputs gateway.InputLimits
+	// UpstreamLists bounds every list followed from an upstream
+	// (upstream_lists: max_pages, max_items, max_bytes).
+	UpstreamLists gateway.ListLimits
+}
+
+// SessionLimits is limits.sessions.
+type SessionLimits struct {
+	// Max is how many may be open at once (max;
+	// streamable.DefaultMaxSessions); PerCaller how many one identity may
+	// hold (per_caller; streamable.DefaultMaxSessionsPerPrincipal);
+	// Anonymous how many callers without credentials may hold together
+	// (anonymous; streamable.DefaultMaxAnonymousSessions).
+	Max, PerCaller, Anonymous int
+	// IdleTimeout ends a session unused this long (idle_timeout;
+	// streamable.DefaultSessionIdleTimeout); UnusedTimeout one never used
+	// after initialize (unused_timeout;
+	// streamable.DefaultUnusedSessionTimeout).
+	IdleTimeout, UnusedTimeout time.Duration
+}
+
+// The largest values the limits section accepts (durations other than the
+// sessions' are at most MaxTimeout).
+const (
+	MaxLimitCount    = 1_000_000
+	MaxLimitListItem = 10_000_000
+	MaxSessionIdle   = 7 * 24 * time.Hour
+)
+
+var (
+	limitsKeys = []string{"max_conns", "max_in_flight", "max_body", "memory", "anonymous_memory", "address_memory",
+		"min_body_rate", "body_grace", "sessions", "inputs", "upstream_lists"}
+	sessionLimitKeys = []string{"max", "per_caller", "anonymous", "idle_timeout", "unused_timeout"}
+	inputLimitKeys   = []string{"pending", "per_caller", "timeout"}
+	listLimitKeys    = []string{"max_pages", "max_items", "max_bytes"}
+)
+
+// callerLimits decodes the limits section.
+func (d *decoder) callerLimits(n ast.Node, f *File) {
+	m, ok := d.mapping(n, "limits")
+	if !ok || m == nil {
+		return
+	}
+	l := &f.Limits
+	keys := map[string]ast.Node{}
+	count := func(v ast.Node, w string, hi int64, to *int) {
+		if c, ok := d.integer(v, w, 1, hi); ok {
+			*to = int(c)
+		}
+	}
+	size := func(v ast.Node, w string, to *int) {
+		if s, ok := d.str(v, w); ok {
+			n, err := parseSize(s)
+			if err == nil {
+				err = checkMessageSize(n)
+			}
+			if err != nil {
+				d.errorf(v, "%s: %v", w, err)
+				return
+			}
+			*to = n
+		}
+	}
+	dur := func(v ast.Node, w string, hi time.Duration, to *time.Duration) {
+		if s, ok := d.str(v, w); ok {
+			t, err := parseDuration(s)
+			if err == nil && t <= 0 {
+				err = fmt.Errorf("%v is not more than zero", t)
+			} else if err == nil && t > hi {
+				err = fmt.Errorf("%v is more than %v", t, hi)
+			}
+			if err != nil {
+				d.errorf(v, "%s: %v", w, err)
+				return
+			}
+			*to = t
+		}
+	}
+	d.fields(m, " in limits", limitsKeys, func(key string, mv *ast.MappingValueNode) {
+		keys[key] = mv.Key
+		w, v := "limits."+key, mv.Value
+		switch key {
+		case "max_conns":
+			count(v, w, MaxLimitCount, &l.MaxConns)
+		case "max_in_flight":
+			count(v, w, MaxLimitCount, &l.MaxInFlight)
+		case "max_body":
+			size(v, w, &l.MaxBody)
+		case "memory":
+			size(v, w, &l.Memory)
+		case "anonymous_memory":
+			size(v, w, &l.AnonymousMemory)
+		case "address_memory":
+			size(v, w, &l.AddressMemory)
+		case "min_body_rate":
+			if s, ok := d.str(v, w); ok && s == "off" {
+				l.MinBodyRate = -1
+				return
+			}
+			count(v, w, MaxMessageSize, &l.MinBodyRate)
+		case "body_grace":
+			dur(v, w, MaxTimeout, &l.BodyGrace)
+		case "sessions":
+			sm, _ := d.mapping(v, w)
+			d.fields(sm, " in "+w, sessionLimitKeys, func(key string, mv *ast.MappingValueNode) {
+				keys["sessions."+key] = mv.Key
+				w, v := w+"."+key, mv.Value
+				s := &l.Sessions
+				switch key {
+				case "max":
+					count(v, w, MaxLimitCount, &s.Max)
+				case "per_caller":
+					count(v, w, MaxLimitCount, &s.PerCaller)
+				case "anonymous":
+					count(v, w, MaxLimitCount, &s.Anonymous)
+				case "idle_timeout":
+					dur(v, w, MaxSessionIdle, &s.IdleTimeout)
+				case "unused_timeout":
+					dur(v, w, MaxSessionIdle, &s.UnusedTimeout)
+				}
+			})
+		case "inputs":
+			im, _ := d.mapping(v, w)
+			d.fields(im, " in "+w, inputLimitKeys, func(key string, mv *ast.MappingValueNode) {
+				keys["inputs."+key] = mv.Key
+				w, v := w+"."+key, mv.Value
+				switch key {
+				case "pending":
+					count(v, w, MaxLimitCount, &l.Inputs.Pending)
+				case "per_caller":
+					count(v, w, MaxLimitCount, &l.Inputs.PerCaller)
+				case "timeout":
+					dur(v, w, MaxTimeout, &l.Inputs.Timeout)
+				}
+			})
+		case "upstream_lists":
+			lm, _ := d.mapping(v, w)
+			d.fields(lm, " in "+w, listLimitKeys, func(key string, mv *ast.MappingValueNode) {
+				w, v := w+"."+key, mv.Value
+				switch key {
+				case "max_pages":
+					count(v, w, MaxLimitCount, &l.UpstreamLists.Pages)
+				case "max_items":
+					count(v, w, MaxLimitListItem, &l.UpstreamLists.Items)
+				case "max_bytes":
+					var b int
+					size(v, w, &b)
+					l.UpstreamLists.Bytes = int64(b)
+				}
+			})
+		}
+	})
+	// A part larger than its whole would be a limit that never applies:
+	// say so rather than let the file promise it.
+	within := func(part, whole string, p, w int) {
+		if k := keys[part]; k != nil && p > 0 && w > 0 && p > w {
+			d.errorf(k, "limits.%s: %d is more than limits.%s (%d)", part, p, whole, w)
+		}
+	}
+	memory := l.Memory
+	if memory == 0 {
+		memory = transport.DefaultMemoryBudget
+	}
+	within("anonymous_memory", "memory", l.AnonymousMemory, memory)
+	within("address_memory", "memory", l.AddressMemory, memory)
+	within("max_body", "memory", l.MaxBody, memory)
+	within("sessions.per_caller", "sessions.max", l.Sessions.PerCaller, l.Sessions.Max)
+	within("sessions.anonymous", "sessions.max", l.Sessions.Anonymous, l.Sessions.Max)
+	within("inputs.per_caller", "inputs.pending", l.Inputs.PerCaller, l.Inputs.Pending)
+	if k := keys["sessions.unused_timeout"]; k != nil && l.Sessions.IdleTimeout > 0 && l.Sessions.UnusedTimeout > l.Sessions.IdleTimeout {
+		d.errorf(k, "limits.sessions.unused_timeout: %v is more than limits.sessions.idle_timeout (%v)",
+			l.Sessions.UnusedTimeout, l.Sessions.IdleTimeout)
+	}
+	if k := keys["body_grace"]; k != nil && l.MinBodyRate < 0 {
+		d.errorf(k, "limits.body_grace: applies only with a min_body_rate (it is off)")
+	}
+}
