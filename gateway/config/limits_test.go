@@ -32,8 +32,8 @@ func TestLimitsSection(t *testing.T) {
 	want := Limits{
 		MaxConns: 512, MaxInFlight: 256, MaxBody: 1 << 20, Memory: 16 << 20, AnonymousMemory: 4 << 20, AddressMemory: 1 << 20,
 		MinBodyRate: 2048, BodyGrace: 3 * time.Second,
-		Sessions: SessionLimits{Max: 100, PerCaller: 10, Anonymous: 20, IdleTimeout: 2 * time.Hour, UnusedTimeout: 10 * time.Second},
-		Inputs:   gateway.InputLimits{Pending: 64, PerCaller: 4, Timeout: 15 * time.Second},
+		Sessions:      SessionLimits{Max: 100, PerCaller: 10, Anonymous: 20, IdleTimeout: 2 * time.Hour, UnusedTimeout: 10 * time.Second},
+		Inputs:        gateway.InputLimits{Pending: 64, PerCaller: 4, Timeout: 15 * time.Second},
 		UpstreamLists: gateway.ListLimits{Pages: 10, Items: 500, Bytes: 2 << 20},
 	}
 	if f.Limits != want {
