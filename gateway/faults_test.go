@@ -325,7 +325,7 @@ func stdioHostile(t *testing.T, name, mode string) (gateway.Upstream, string) {
 	}
 	dir := t.TempDir()
 	t.Cleanup(func() { _ = os.WriteFile(filepath.Join(dir, "release"), nil, 0o600) })
-	return gateway.Upstream{Name: name, Command: []string{exe}, Env: map[string]string{"TW_GW_HOSTILE": mode, "TW_GW_DIR": dir}, Timeout: 15 * time.Second}, dir
+	return gateway.Upstream{Name: name, Command: []string{exe}, Env: map[string]string{"TW_GW_HOSTILE": mode, "TW_GW_DIR": dir}, Timeout: testwait.Limit}, dir
 }
 
 // heapPeak samples the process's heap in use until stopped, to find how
@@ -462,7 +462,7 @@ func TestHostileHugeResult(t *testing.T) {
 				release = func() { must(os.WriteFile(filepath.Join(dir, "release"), nil, 0o600)) }
 			default:
 				h = newHostileHTTP(t, tc.mode)
-				up := gateway.Upstream{Name: "big", URL: h.url(), Timeout: 15 * time.Second}
+				up := gateway.Upstream{Name: "big", URL: h.url(), Timeout: testwait.Limit}
 				if tc.limit != gateway.DefaultMaxUpstreamMessage {
 					up.MaxMessageSize = tc.limit
 				}
@@ -558,7 +558,7 @@ func TestHostileFlood(t *testing.T) {
 				release = func() { must(os.WriteFile(filepath.Join(dir, "release"), nil, 0o600)) }
 			} else {
 				h := newHostileHTTP(t, tc.mode)
-				g = hostileGateway(t, gateway.Upstream{Name: "big", URL: h.url(), Timeout: 15 * time.Second})
+				g = hostileGateway(t, gateway.Upstream{Name: "big", URL: h.url(), Timeout: testwait.Limit})
 				started = func() { <-h.started }
 				release = h.let
 			}
