@@ -182,8 +182,9 @@ func TestAbandonedSessionsReleaseMemory(t *testing.T) {
 	before := heap()
 	peak, after := round(1)
 	peak2, after2 := round(2)
-	t.Logf("heap KiB: start %d; round 1 peak %d, after expiry %d; round 2 peak %d, after expiry %d",
-		before>>10, peak>>10, after>>10, peak2>>10, after2>>10)
+	peak3, after3 := round(3)
+	t.Logf("heap KiB: start %d; round 1 peak %d, after expiry %d; round 2 peak %d, after expiry %d; round 3 peak %d, after expiry %d",
+		before>>10, peak>>10, after>>10, peak2>>10, after2>>10, peak3>>10, after3>>10)
 	grown := int64(peak) - int64(before)
 	if grown < 1<<20 {
 		t.Fatalf("1,000 sessions grew the heap by only %d bytes; the measurement is not seeing them", grown)
@@ -193,8 +194,13 @@ func TestAbandonedSessionsReleaseMemory(t *testing.T) {
 	if left := int64(after) - int64(before); left > grown/4 {
 		t.Fatalf("after expiry the heap is %d bytes above the start, %d%% of the %d the sessions took", left, left*100/grown, grown)
 	}
-	// A second round leaves nothing more behind: nothing accumulates.
-	if more := int64(after2) - int64(after); more > grown/20 {
-		t.Fatalf("a second round of sessions left %d more bytes behind", more)
+	// Later rounds leave nothing more behind: what sessions leave would grow
+	// the heap after every round, whereas what a busy machine adds for a
+	// while (more pooled workers, a collection not yet done) does not
+	// recur: one of the two later rounds must leave less than a twentieth
+	// of what the sessions took.
+	more2, more3 := int64(after2)-int64(after), int64(after3)-int64(after2)
+	if min(more2, more3) > grown/20 {
+		t.Fatalf("every round of sessions left more behind: %d bytes after the second, %d more after the third", more2, more3)
 	}
 }
