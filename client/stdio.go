@@ -19,10 +19,12 @@ import (
 // and stdout (newline-delimited JSON-RPC). The child's stderr goes to the
 // logger, never into an error. On Linux the child runs in a process group
 // of its own: Close signals the whole group, and what the child leaves in
-// it when it exits is killed. The child is also killed (SIGKILL) when this
-// process dies, even by SIGKILL; that reaches the child only, so a server
-// started through a wrapper (npx, a shell that stays) outlives a killed
-// parent until it notices its stdin or stdout closed, if it ever does.
+// it when it exits is killed. The whole group is also killed when this
+// process dies, even by SIGKILL: the server is started by a small /bin/sh
+// guard that kills its group on its parent-death signal, so a server
+// started through a wrapper (npx, a shell that stays) ends too. Without
+// /bin/sh the child itself gets SIGKILL when this process dies, and what it
+// started runs on until it notices its stdin or stdout closed.
 type Command struct {
 	Path string   // the program; looked up in PATH when it has no slash
 	Args []string // arguments after the program name
@@ -53,7 +55,7 @@ func (cmd *Command) dial(ctx context.Context, c *Client) (link, error) {
 	}
 	s.stderr = &stderrLog{c: c}
 	x.Stderr = s.stderr
-	if err := startChild(x, s.reaped); err != nil {
+	if s.guarded, err = startChild(x, s.reaped); err != nil {
 		return nil, &TransportError{Op: "start " + cmd.Path, Err: err}
 	}
 	// Closing the connection closes the child's stdin.
@@ -71,6 +73,9 @@ type stdioLink struct {
 	stderr *stderrLog
 	grace  time.Duration
 	reaped chan struct{} // closed once the child has been waited for
+	// guarded: cmd is the guard standing between this process and the
+	// server (startChild).
+	guarded bool
 
 	mu      sync.Mutex
 	closing bool
@@ -139,15 +144,21 @@ func (s *stdioLink) close() error {
 	if s.wait(s.grace) {
 		return nil
 	}
-	_ = signalChild(s.cmd.Process, syscall.SIGTERM)
+	_ = signalChild(s.cmd.Process, syscall.SIGTERM, s.guarded)
 	if s.wait(s.grace) {
 		return nil
 	}
-	_ = signalChild(s.cmd.Process, syscall.SIGKILL)
-	if !s.wait(s.grace) {
-		return &TransportError{Op: "close", Err: errors.New("the server process did not exit after SIGKILL")}
+	_ = signalChild(s.cmd.Process, syscall.SIGKILL, s.guarded)
+	if s.wait(s.grace) {
+		return nil
 	}
-	return nil
+	if s.guarded { // the guard itself did not end: end the group outright
+		endGroup(s.cmd.Process)
+		if s.wait(s.grace) {
+			return nil
+		}
+	}
+	return &TransportError{Op: "close", Err: errors.New("the server process did not exit after SIGKILL")}
 }
 
 // wait reports whether the child was reaped within d.

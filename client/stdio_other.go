@@ -10,10 +10,10 @@ import (
 
 // startChild starts x as it is: the process group and parent-death signal
 // of the Linux build are not set here.
-func startChild(x *exec.Cmd, _ <-chan struct{}) error { return x.Start() }
+func startChild(x *exec.Cmd, _ <-chan struct{}) (guarded bool, err error) { return false, x.Start() }
 
 // signalChild signals the child.
-func signalChild(p *os.Process, sig syscall.Signal) error {
+func signalChild(p *os.Process, sig syscall.Signal, _ bool) error {
 	if sig == syscall.SIGKILL {
 		return p.Kill()
 	}
