@@ -148,7 +148,16 @@ func (f *forwarded) ask(ctx context.Context, method string, params json.RawMessa
 	}
 	// A 2025-era caller is asked on its call's stream; one that does not
 	// answer holds the upstream's question no longer than the input
-	// timeout.
+	// timeout, and no more of them at once than its share.
+	var owner string
+	if req != nil {
+		owner = req.Principal().Key()
+	}
+	release, jerr := f.g.inputs.hold(owner, method)
+	if jerr != nil {
+		return nil, jerr
+	}
+	defer release()
 	ctx, cancel := context.WithTimeoutCause(ctx, f.g.opts.inputs.Timeout, errInputTimeout)
 	defer cancel()
 	out, err := req.Input(ctx, map[string]mcp.InputRequest{inputKey: {Method: method, Params: params}})

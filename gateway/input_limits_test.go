@@ -55,71 +55,83 @@ func pendingInputs(g *gateway.Gateway) string {
 	return ""
 }
 
-// TestAbandonedRoundsTakeOnlyTheirCallersShare: a 2026-07-28 caller that
-// never answers makes 1,100 calls whose upstream asks a question; at most
-// InputLimits.PerCaller of them park, the rest are refused naming the
-// limit, and meanwhile another caller's call, asked three questions, is
-// answered in full.
+// TestAbandonedRoundsTakeOnlyTheirCallersShare: a caller that never
+// answers makes 1,100 calls whose upstream asks a question; at most
+// InputLimits.PerCaller of them wait for it, parked (2026-07-28) or asked
+// on its calls' streams (2025-11-25, over 8 sessions, whose client would
+// hold 16 each), the rest are refused naming the limit, and meanwhile
+// another caller's call, asked three questions, is answered in full.
 func TestAbandonedRoundsTakeOnlyTheirCallersShare(t *testing.T) {
-	u, opts := askUpstream(t, mcp.EraLegacy, 1)
-	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, opts...)
-	url, keyA, keyB := keyedGateway(t, g)
-	never := make(chan struct{})
-	t.Cleanup(func() { close(never) })
-	var asked atomic.Int32
-	abandoner := connectWithKey(t, url, keyA, client.WithEra(mcp.EraModern),
-		client.WithElicitationHandler(func(ctx context.Context, _ *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			asked.Add(1)
-			select { // never answers while the test runs
-			case <-never:
-			case <-ctx.Done():
+	for _, era := range []mcp.Era{mcp.EraModern, mcp.EraLegacy} {
+		t.Run(era.String(), func(t *testing.T) {
+			u, opts := askUpstream(t, mcp.EraLegacy, 1)
+			g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, opts...)
+			url, keyA, keyB := keyedGateway(t, g)
+			never := make(chan struct{})
+			t.Cleanup(func() { close(never) })
+			var asked atomic.Int32
+			sessions := 1
+			if era == mcp.EraLegacy {
+				sessions = 8
 			}
-			return nil, context.Canceled
-		}))
-	const calls, workers = 1100, 64
-	var refused atomic.Int32
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for range jobs {
-				res, err := abandoner.CallTool(t.Context(), "q__ask", nil)
-				if client.CodeOf(err) == client.CodeToolError && strings.Contains(text(res), "limit per caller") {
-					refused.Add(1)
+			abandoners := make([]*client.Client, sessions)
+			for i := range abandoners {
+				abandoners[i] = connectWithKey(t, url, keyA, client.WithEra(era),
+					client.WithElicitationHandler(func(ctx context.Context, _ *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+						asked.Add(1)
+						select { // never answers while the test runs
+						case <-never:
+						case <-ctx.Done():
+						}
+						return nil, context.Canceled
+					}))
+			}
+			const calls, workers = 1100, 64
+			var refused atomic.Int32
+			jobs := make(chan int)
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Go(func() {
+					for range jobs {
+						res, err := abandoners[w%sessions].CallTool(t.Context(), "q__ask", nil)
+						if client.CodeOf(err) == client.CodeToolError && strings.Contains(text(res), "limit per caller") {
+							refused.Add(1)
+						}
+					}
+				})
+			}
+			go func() {
+				defer close(jobs)
+				for i := range calls {
+					select {
+					case jobs <- i:
+					case <-t.Context().Done():
+						return
+					}
 				}
+			}()
+			testwait.WaitFor(t, "every call past the per-caller share refused", func() bool {
+				return refused.Load() == calls-gateway.DefaultPendingPerCaller
+			})
+			if got := pendingInputs(g); got != "16" {
+				t.Errorf("calls waiting for input: %s, want %d", got, gateway.DefaultPendingPerCaller)
+			}
+			other := connectWithKey(t, url, keyB, client.WithEra(era),
+				client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": "bob"}}, nil
+				}),
+				client.WithSamplingHandler(func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+					return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "m", Content: []mcp.Content{&mcp.TextContent{Text: "model of bob"}}}, nil
+				}),
+				client.WithRoots(mcp.Root{URI: "file:///bob"}))
+			res, err := other.CallTool(t.Context(), "q__ask", nil)
+			if err != nil || !strings.Contains(string(res.StructuredContent), "accept:bob|model of bob|file:///bob") {
+				t.Fatalf("the other caller's call: %+v %v", res, err)
+			}
+			if n := asked.Load(); n > gateway.DefaultPendingPerCaller {
+				t.Errorf("the abandoning caller was asked %d times, more than its share", n)
 			}
 		})
-	}
-	go func() {
-		defer close(jobs)
-		for i := range calls {
-			select {
-			case jobs <- i:
-			case <-t.Context().Done():
-				return
-			}
-		}
-	}()
-	testwait.WaitFor(t, "every call past the per-caller share refused", func() bool {
-		return refused.Load() == calls-gateway.DefaultPendingPerCaller
-	})
-	if got := pendingInputs(g); got != "16" {
-		t.Errorf("parked calls: %s, want %d", got, gateway.DefaultPendingPerCaller)
-	}
-	other := connectWithKey(t, url, keyB, client.WithEra(mcp.EraModern),
-		client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": "bob"}}, nil
-		}),
-		client.WithSamplingHandler(func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "m", Content: []mcp.Content{&mcp.TextContent{Text: "model of bob"}}}, nil
-		}),
-		client.WithRoots(mcp.Root{URI: "file:///bob"}))
-	res, err := other.CallTool(t.Context(), "q__ask", nil)
-	if err != nil || !strings.Contains(string(res.StructuredContent), "accept:bob|model of bob|file:///bob") {
-		t.Fatalf("the other caller's call: %+v %v", res, err)
-	}
-	if n := asked.Load(); n > gateway.DefaultPendingPerCaller {
-		t.Errorf("the abandoning caller was asked %d times, more than its share", n)
 	}
 }
 

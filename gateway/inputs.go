@@ -41,9 +41,10 @@ const (
 	DefaultInputTimeout     = 30 * time.Second
 )
 
-// InputLimits bound the forwarded calls parked waiting for a 2026-07-28
-// client's answer to an upstream's question (and, for Timeout, a 2025-era
-// client's answer too). A zero field takes its default.
+// InputLimits bound the forwarded calls waiting for their callers' answers
+// to an upstream's question: parked for a 2026-07-28 client's retry, or
+// asked on a 2025-era client's call stream; both count alike. A zero field
+// takes its default.
 type InputLimits struct {
 	// Pending is how many calls may wait at once, for every caller
 	// together (default DefaultMaxPendingInputs); past it the upstream's
@@ -90,12 +91,53 @@ var errInputTimeout = errors.New("gateway: the calling client did not answer in 
 var errCallEnded = errors.New("gateway: the call this request belongs to has ended")
 
 // parkedCalls are the forwarded calls waiting for a client's retry, by
-// requestState, with how many each caller holds.
+// requestState, and the questions relayed to 2025-era callers on their
+// calls' streams (relayed), with how many of both each caller holds: both
+// count against InputLimits alike.
 type parkedCalls struct {
 	mu      sync.Mutex
 	limits  InputLimits
 	calls   map[string]*forwarded
+	relayed int
 	byOwner map[string]int
+}
+
+// roomLocked refuses one more call waiting for owner's input when a limit
+// is reached. p.mu is held.
+func (p *parkedCalls) roomLocked(owner, method string) *jsonrpc.Error {
+	if len(p.calls)+p.relayed >= p.limits.Pending {
+		return jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"gateway: %d calls already wait for their clients' input, the limit; %s is refused", p.limits.Pending, method)
+	}
+	if p.byOwner[owner] >= p.limits.PerCaller {
+		return jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"gateway: this caller already has %d calls waiting for its input, the limit per caller; %s is refused", p.limits.PerCaller, method)
+	}
+	if p.byOwner == nil {
+		p.byOwner = map[string]int{}
+	}
+	return nil
+}
+
+// hold counts a question relayed to a 2025-era caller (owner) on its
+// call's stream as a call waiting for input; release, once it is answered
+// or given up, uncounts it.
+func (p *parkedCalls) hold(owner, method string) (release func(), err *jsonrpc.Error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.roomLocked(owner, method); err != nil {
+		return nil, err
+	}
+	p.relayed++
+	p.byOwner[owner]++
+	return sync.OnceFunc(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.relayed--
+		if p.byOwner[owner]--; p.byOwner[owner] <= 0 {
+			delete(p.byOwner, owner)
+		}
+	}), nil
 }
 
 // put parks f, which waits on a, and returns its requestState; a
@@ -108,16 +150,11 @@ func (p *parkedCalls) put(f *forwarded, a *inputAsk) (string, *jsonrpc.Error) {
 	state := statePrefix + base64.RawURLEncoding.EncodeToString(b[:])
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.calls) >= p.limits.Pending {
-		return "", jsonrpc.NewError(jsonrpc.CodeInternalError,
-			"gateway: %d calls already wait for their clients' input, the limit; %s is refused", p.limits.Pending, a.method)
-	}
-	if p.byOwner[f.owner] >= p.limits.PerCaller {
-		return "", jsonrpc.NewError(jsonrpc.CodeInternalError,
-			"gateway: this caller already has %d calls waiting for its input, the limit per caller; %s is refused", p.limits.PerCaller, a.method)
+	if err := p.roomLocked(f.owner, a.method); err != nil {
+		return "", err
 	}
 	if p.calls == nil {
-		p.calls, p.byOwner = map[string]*forwarded{}, map[string]int{}
+		p.calls = map[string]*forwarded{}
 	}
 	p.calls[state] = f
 	p.byOwner[f.owner]++
@@ -212,10 +249,12 @@ func (p *parkedCalls) drop(f *forwarded) {
 	p.mu.Unlock()
 }
 
+// len is how many calls wait for their callers' input: parked, and
+// asked on a 2025-era caller's stream.
 func (p *parkedCalls) len() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.calls)
+	return len(p.calls) + p.relayed
 }
 
 // callModern forwards a tools/call of a 2026-07-28 client (see above).

@@ -122,14 +122,22 @@ func gatewayMetric(t *testing.T, g *gatewayProc, name string) int {
 
 // TestGatewayAbandonedRoundsTakeOnlyTheirCallersShare: behind the binary, a
 // 2025-era HTTP upstream asks each call's caller a question. Caller a
-// (2026-07-28, declaring elicitation but never answering) makes 1,100
-// calls: 16 (gateway.DefaultPendingPerCaller) park, and every other one is
+// (declaring elicitation but never answering; in 2026-07-28 on one
+// session, or in 2025-11-25 over 8 sessions, whose client would hold 16
+// questions each) makes 1,100 calls: 16 (gateway.DefaultPendingPerCaller)
+// wait for it, parked or asked on their streams, and every other one is
 // answered, not left waiting, with an error naming the per-caller limit.
 // Meanwhile caller b is asked, answers and gets its answer back, in either
 // era. The input timeout is an hour (limits.inputs.timeout), so that no
 // parked call ends during the test however slow the machine; the shares
 // are the defaults.
 func TestGatewayAbandonedRoundsTakeOnlyTheirCallersShare(t *testing.T) {
+	for _, aEra := range []mcp.Era{mcp.EraModern, mcp.EraLegacy} {
+		t.Run(aEra.String(), func(t *testing.T) { abandonedRounds(t, aEra) })
+	}
+}
+
+func abandonedRounds(t *testing.T, aEra mcp.Era) {
 	upURL := legacyAskUpstream(t)
 	keyA, _ := policy.NewKey()
 	keyB, _ := policy.NewKey()
@@ -151,15 +159,22 @@ upstreams:
 
 	never := make(chan struct{})
 	var asked atomic.Int32
-	abandoner := connectKeyed(t, g.url, keyA, client.WithEra(mcp.EraModern),
-		client.WithElicitationHandler(func(ctx context.Context, _ *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			asked.Add(1)
-			select { // never answers while the test runs
-			case <-never:
-			case <-ctx.Done():
-			}
-			return nil, context.Canceled
-		}))
+	sessions := 1
+	if aEra == mcp.EraLegacy {
+		sessions = 8
+	}
+	abandoners := make([]*client.Client, sessions)
+	for i := range abandoners {
+		abandoners[i] = connectKeyed(t, g.url, keyA, client.WithEra(aEra),
+			client.WithElicitationHandler(func(ctx context.Context, _ *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+				asked.Add(1)
+				select { // never answers while the test runs
+				case <-never:
+				case <-ctx.Done():
+				}
+				return nil, context.Canceled
+			}))
+	}
 	const calls, workers = 1100, 32
 	var refused, returned atomic.Int32
 	var mu sync.Mutex
@@ -172,10 +187,10 @@ upstreams:
 		close(never)
 		wg.Wait()
 	})
-	for range workers {
+	for w := range workers {
 		wg.Go(func() {
 			for range jobs {
-				res, err := abandoner.CallTool(ctx, "q__ask", nil)
+				res, err := abandoners[w%sessions].CallTool(ctx, "q__ask", nil)
 				if client.CodeOf(err) == client.CodeToolError && strings.Contains(toolText(res), "the limit per caller") {
 					refused.Add(1)
 				} else if ctx.Err() == nil {
@@ -202,8 +217,8 @@ upstreams:
 	})
 	parked := gatewayMetric(t, g, "toolwire_gateway_pending_inputs")
 	mu.Lock()
-	t.Logf("caller a, never answering, made %d calls: %d parked (asked; /metrics pending_inputs %d), %d answered with an error naming the per-caller limit, %d otherwise %.300q",
-		calls, asked.Load(), parked, refused.Load(), len(other), other)
+	t.Logf("caller a (%s), never answering, made %d calls: %d parked (asked; /metrics pending_inputs %d), %d answered with an error naming the per-caller limit, %d otherwise %.300q",
+		aEra, calls, asked.Load(), parked, refused.Load(), len(other), other)
 	mu.Unlock()
 	const share = gateway.DefaultPendingPerCaller
 	if asked.Load() != share || parked != share || refused.Load() != calls-share {
