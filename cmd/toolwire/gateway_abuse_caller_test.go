@@ -30,8 +30,8 @@ import (
 )
 
 // Abuse by callers of the real binary that hold something of the gateway's
-// for others (issue 26): input rounds never answered, and wrong admin keys
-// posted at once.
+// for others: input rounds never answered, and wrong admin keys posted at
+// once.
 
 // askAnswer is the ask tool's result: the elicitation's action and name.
 type askAnswer struct {

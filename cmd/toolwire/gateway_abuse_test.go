@@ -20,10 +20,10 @@ import (
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
-// Abuse by callers without credentials, against the real binary (issue 26):
-// bodies declared large and sent slowly, and initialize floods. The limits
-// are the gateway's defaults (transport/streamable), which the binary
-// leaves as they are.
+// Abuse by callers without credentials, against the real binary: bodies
+// declared large and sent slowly, and initialize floods. The limits are the
+// defaults (transport/streamable) the binary applies when the config has
+// no limits section.
 
 // guestGateway starts a gateway with one upstream (one, `toolwire serve
 // --stdio`), the API key alice allowed everything and, when guest is set,
