@@ -62,8 +62,8 @@ func (g *getLog) wait(t *testing.T, n int) []time.Time {
 }
 
 // A server whose standalone stream sends "retry: 0" and one event, then
-// closes, must not make the client reconnect in a loop (issue 10 item 6:
-// 9,207 GETs in 5 s). Each reconnection waits at least the floor, doubled
+// closes, must not make the client reconnect in a loop (9,207 GETs in 5 s
+// once). Each reconnection waits at least the floor, doubled
 // per reconnection in a row.
 func TestHTTPStandaloneStreamBacksOff(t *testing.T) {
 	f := newFake(t)
@@ -105,8 +105,8 @@ func TestHTTPReconnectDelayOption(t *testing.T) {
 // port, another host): not the POST (body, session id, the caller's
 // headers, Authorization among them), not a notification, not the
 // standalone GET (not even after a same-origin hop), not the GET resuming
-// a reply stream, not the DELETE of Close (issue 10 item 7: the body,
-// OTC-API-Key, -H headers and Mcp-Session-Id were resent after a 307). The
+// a reply stream, not the DELETE of Close (the body, OTC-API-Key, -H
+// headers and Mcp-Session-Id were once resent after a 307). The
 // calls fail with a transport error naming the redirect. This holds for a
 // caller's http.Client too, even one whose own CheckRedirect allows
 // everything.
@@ -275,8 +275,8 @@ func TestHTTPSessionRejected400(t *testing.T) {
 
 // When the server refuses the client's answer to a request it sent during
 // a call (HTTP 400 to the POSTed response), the call fails at once with a
-// transport error saying so, rather than waiting for its timeout (issue 10
-// item 14: only logged, and the call waited 60 s).
+// transport error saying so, rather than waiting for its timeout (it was
+// once only logged, and the call waited 60 s).
 func TestHTTPRefusedAnswerFailsTheCall(t *testing.T) {
 	f := newFake(t)
 	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
@@ -365,7 +365,7 @@ func (p *pagedTools) add(name string) {
 }
 
 // With ttlMs 0 the client does not list every page before every call
-// (issue 10 item 15: 7 extra requests per call at page size 3): the
+// (once 7 extra requests per call at page size 3): the
 // listing is reused, validated calls go on against its outputSchemas, and
 // a tool the listing lacks makes it list again, once.
 func TestToolsTTLZeroIsNotRelistedPerCall(t *testing.T) {

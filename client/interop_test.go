@@ -120,7 +120,7 @@ func startEverythingHTTP(t *testing.T, port string) (addr string, stop func()) {
 
 // server-everything forgets every session when it restarts and answers the
 // old one with 400 and JSON-RPC -32000 "Bad Request: No valid session ID
-// provided", not 404 (issue 10 item 13): the client recognises that as
+// provided", not 404: the client recognises that as
 // session loss, re-initializes once, and the call succeeds on the new
 // session.
 func TestInteropServerEverythingRestart(t *testing.T) {

@@ -158,7 +158,7 @@ func TestCallConfig(t *testing.T) {
 	}
 }
 
-// The reconnection floor and ceiling (issue 10 item 6): defaults, range,
+// The reconnection floor and ceiling: defaults, range,
 // and the delays they give.
 func TestReconnectDelay(t *testing.T) {
 	c := newConfig(nil)

@@ -54,8 +54,7 @@ func nullableServer(t *testing.T) *client.HTTP {
 
 // TestNullStructuredContentFromToolwire: toolwire's client accepts the
 // structuredContent null that toolwire's server sends (2026-07-28) when the
-// tool's outputSchema allows null, and a nil slice arrives as [] (issue 10,
-// defect 11).
+// tool's outputSchema allows null, and a nil slice arrives as [].
 func TestNullStructuredContentFromToolwire(t *testing.T) {
 	c := connect(t, nullableServer(t), client.WithEra(mcp.EraModern))
 	ctx := context.Background()

@@ -34,7 +34,7 @@ func rootType(t *testing.T, raw json.RawMessage) string {
 
 // TestInferredRootIsNeverATypeArray: a pointer is inferred as what it points
 // to and a slice as an array, so the root "type" is one string that every
-// client can decode (issue 10, defect 10).
+// client can decode.
 func TestInferredRootIsNeverATypeArray(t *testing.T) {
 	for _, c := range []struct {
 		name string

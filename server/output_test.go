@@ -83,8 +83,7 @@ func rawStructured(t *testing.T, r *jsonrpc.Response) string {
 
 // TestPointerOutputIsAnObject: a tool whose output is a *struct has an
 // object outputSchema (no type array at the root), listed to legacy sessions
-// too, and its calls carry structuredContent in both eras (issue 10,
-// defect 10).
+// too, and its calls carry structuredContent in both eras.
 func TestPointerOutputIsAnObject(t *testing.T) {
 	s := outputServer(t)
 	legacy := connect(t, s)

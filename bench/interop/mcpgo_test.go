@@ -1,6 +1,6 @@
 // Package interop runs toolwire's server against other SDKs' clients and
-// asserts what each of them reads. Its tests are regression tests for
-// interop defects (issue 10).
+// asserts what each of them reads: regression tests for the interop
+// defects RELIABILITY.md lists.
 package interop
 
 import (

@@ -343,7 +343,7 @@ func TestStdioSessionThroughBinary(t *testing.T) {
 	})
 }
 
-// Issue 10, defect 5, through the binary: with one request running at a
+// Through the binary: with one request running at a
 // time, a call queued behind a long one and cancelled never runs and is never
 // answered, and cancelling the long one frees the connection: the next
 // request is answered, where the long call, an hour long (past the test's
@@ -389,7 +389,7 @@ func TestStdioCancelQueuedRequest(t *testing.T) {
 	}
 }
 
-// Issue 10, defect 17, through the binary: a line over --max-message-size is
+// Through the binary: a line over --max-message-size is
 // answered with -32600 carrying the request's id, read from the start of the
 // line, and the session goes on.
 func TestStdioTooLargeLineKeepsItsID(t *testing.T) {

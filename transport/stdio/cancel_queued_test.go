@@ -108,7 +108,7 @@ func cancelOf(id string) string {
 	return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"test"}}`
 }
 
-// Defect 5 of issue 10: a request cancelled while it waits for a slot is
+// A request cancelled while it waits for a slot is
 // removed from the queue; it never runs and gets no response (a cancelled
 // request is never answered), and the running request the client also
 // cancels frees its slot, so a later request is served.

@@ -13,7 +13,7 @@ import (
 	"github.com/toolwire/toolwire/transport/stdio"
 )
 
-// Issue 10, defect 17: a line over the size limit is answered with -32600
+// A line over the size limit is answered with -32600
 // carrying the request's id when the id can be read from the bytes kept up
 // to the limit, so the client can match the error to its call; when it
 // cannot (the id comes after the limit, or the kept bytes do not show a

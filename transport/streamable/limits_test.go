@@ -16,7 +16,7 @@ import (
 // TestMaxInFlightPerSession: one 2025-era session that opens more slow calls
 // than its limit, dropping each connection at once, gets 429 with
 // Retry-After for the call past the limit, while a second session is still
-// served (issue 10, defect 4).
+// served.
 func TestMaxInFlightPerSession(t *testing.T) {
 	f := newFixture(t)
 	const perSession = 2
@@ -72,8 +72,7 @@ func TestMaxInFlightPerSession(t *testing.T) {
 // TestCancelledCallAnswersPOST: a 2025-era call cancelled with
 // notifications/cancelled gets no JSON-RPC response (the spec says none is
 // sent), but its POST is still answered with a media type a client can
-// read: an SSE stream that ends with no message and no event id (issue 10,
-// defect 8).
+// read: an SSE stream that ends with no message and no event id.
 func TestCancelledCallAnswersPOST(t *testing.T) {
 	f := newFixture(t)
 	_, ts := testServer(t, f)
@@ -110,7 +109,7 @@ func TestCancelledCallAnswersPOST(t *testing.T) {
 
 // TestDeleteDuringCallAnswersPOST: a call whose session is deleted while it
 // runs gets a JSON-RPC error response with its id, as application/json, not
-// an empty 200 (issue 10, defect 8).
+// an empty 200.
 func TestDeleteDuringCallAnswersPOST(t *testing.T) {
 	f := newFixture(t)
 	_, ts := testServer(t, f)
@@ -145,7 +144,7 @@ func TestDeleteDuringCallAnswersPOST(t *testing.T) {
 }
 
 // TestErrorsNameNoGoTypes: malformed params are reported in protocol terms,
-// never with Go type names from the JSON decoder (issue 10, defect 8).
+// never with Go type names from the JSON decoder.
 func TestErrorsNameNoGoTypes(t *testing.T) {
 	f := newFixture(t)
 	_, ts := testServer(t, f)
@@ -163,8 +162,7 @@ func TestErrorsNameNoGoTypes(t *testing.T) {
 
 // TestDeclaredBodyOverLimitRefusedAtOnce: a POST whose Content-Length
 // exceeds the body limit is refused with 413 before any of it is read, not
-// after waiting out the read timeout for a body that never comes (issue 10,
-// defect 9).
+// after waiting out the read timeout for a body that never comes.
 func TestDeclaredBodyOverLimitRefusedAtOnce(t *testing.T) {
 	f := newFixture(t)
 	_, ts := testServer(t, f, WithMaxBodyBytes(1<<10), WithReadTimeout(time.Hour))
