@@ -217,12 +217,13 @@ func unchanged(args []byte, keys []string, maxValueBytes int) ([]byte, bool) {
 			return nil, false
 		}
 	}
-	var out bytes.Buffer
-	out.Grow(len(args))
-	if json.Compact(&out, args) != nil {
+	// Valid as the strict reader reads (RFC 7493): a name twice in an
+	// object is refused here as redact refuses it.
+	out := jsontext.Value(bytes.Clone(args))
+	if !out.IsValid() || out.Compact() != nil {
 		return nil, false // redact says what is wrong with it
 	}
-	return out.Bytes(), true
+	return out, true
 }
 
 func isASCII(s string) bool {

@@ -159,6 +159,8 @@ func TestRedactQuickPath(t *testing.T) {
 		{`{"p\u0061ssword":"x"}`, 0, false},                             // an escape could spell a key
 		{`{"name":"Zoë"}`, 0, false},                                    // not ASCII
 		{`{"a":1}}`, 0, false},                                          // not JSON: the full path says so
+		{`{"":"","":""}`, 0, false},                                     // a name twice: the full path refuses it
+		{`[{"a":1},{"a":2}]`, 0, true},                                  // the same name in two objects is fine
 		{strings.Repeat("[", 600) + strings.Repeat("]", 600), 0, false}, // too deep
 	} {
 		fast, ok := unchanged([]byte(c.in), keys, c.max)
