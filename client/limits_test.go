@@ -137,8 +137,8 @@ func TestHTTPEndlessSSEStreamTimesOut(t *testing.T) {
 				if werr == nil {
 					t.Fatal("the server stopped writing without an error")
 				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("the stream was not closed: the server still writes 10 s after the call ended")
+			case <-time.After(time.Minute): // a bound for a hang, not a speed
+				t.Fatal("the stream was not closed: the server still writes a minute after the call ended")
 			}
 			t.Logf("%s: the server streamed %.1f MiB of events before the timeout closed the stream", era, float64(written.Load())/mib)
 		})
@@ -309,8 +309,8 @@ func TestHTTPHugeReplyRefused(t *testing.T) {
 					if werr == nil {
 						t.Fatal("the server wrote the whole GiB: the client read it all")
 					}
-				case <-time.After(10 * time.Second):
-					t.Fatal("the server still writes 10 s after the call ended: the connection was not closed")
+				case <-time.After(time.Minute): // a bound for a hang, not a speed
+					t.Fatal("the server still writes a minute after the call ended: the connection was not closed")
 				}
 				t.Logf("limit %d MiB: read %d bytes of the body (limit%+d), the server wrote %.1f MiB before its write failed, %.1f MiB allocated during the call",
 					limit/mib, read.Load(), read.Load()-int64(limit), float64(written.Load())/mib, float64(allocated)/mib)
