@@ -175,11 +175,20 @@ func TestGatewayEmbeddedDefault(t *testing.T) {
 	<-g.done
 }
 
-// writeConfig writes a gateway config in a temporary directory.
+// writeConfig writes a gateway config in a temporary directory, whole:
+// written aside and renamed into place, as configuration tools do, so that
+// a gateway watching the file never reads it half-written, however long
+// the writer is held up between truncating and writing on a busy machine
+// (TestGatewayReloadNeverAppliesAHalfWrittenFile writes by halves on
+// purpose).
 func writeConfig(t *testing.T, dir, text string) string {
 	t.Helper()
 	p := filepath.Join(dir, "gateway.yaml")
-	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+	tmp := p + ".new"
+	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
 		t.Fatal(err)
 	}
 	return p
