@@ -21,6 +21,7 @@ import (
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/gateway/policy"
+	"github.com/toolwire/toolwire/internal/httpguard"
 )
 
 // Source is what the page shows of the gateway; *gateway.Gateway
@@ -297,7 +298,7 @@ func (h *handler) setLoginCookie(w http.ResponseWriter, r *http.Request) string 
 // starts a session. Failed logins are limited per client: an attempt takes
 // one before its key is checked and gives it back unless the key was wrong.
 func (h *handler) login(w http.ResponseWriter, r *http.Request) {
-	client := clientOf(r.RemoteAddr)
+	client := httpguard.ClientAddress(r.RemoteAddr)
 	if why := crossOrigin(r); why != "" {
 		h.log.Warn("admin: cross-origin login refused", "client", client, "reason", why)
 		h.fail(w, r, nil, http.StatusForbidden, "Login refused: "+why+".")
@@ -353,6 +354,6 @@ func (h *handler) logout(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Path: "/admin", MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-	h.log.Info("admin: logout", "client", clientOf(r.RemoteAddr))
+	h.log.Info("admin: logout", "client", httpguard.ClientAddress(r.RemoteAddr))
 	http.Redirect(w, r, "/admin/login", http.StatusSeeOther)
 }

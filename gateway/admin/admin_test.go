@@ -656,17 +656,3 @@ func TestNewHandlerErrors(t *testing.T) {
 		}
 	}
 }
-
-func TestClientOf(t *testing.T) {
-	for in, want := range map[string]string{
-		"192.0.2.7:5000":             "192.0.2.7",
-		"[::ffff:192.0.2.7]:1":       "192.0.2.7",
-		"[2001:db8:1:2:3:4:5:6]:443": "2001:db8:1:2::/64",
-		"[2001:db8:1:2:ffff::1]:443": "2001:db8:1:2::/64",
-		"not-an-address":             "not-an-address",
-	} {
-		if got := clientOf(in); got != want {
-			t.Errorf("clientOf(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

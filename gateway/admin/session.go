@@ -6,8 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"net"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -176,24 +174,4 @@ func (l *loginLimits) take(client string, now time.Time) (refund func(), ok bool
 	}
 	r := lim.ReserveN(now, 1) // a token is there: it acts at now
 	return func() { r.CancelAt(now) }, true
-}
-
-// clientOf names the client of a request for login limits: its IP address
-// as the connection shows it (a forwarded-for header could be forged), an
-// IPv6 address by its /64, which one host usually holds whole.
-func clientOf(remoteAddr string) string {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	ip = ip.Unmap()
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.String()
 }

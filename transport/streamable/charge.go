@@ -3,13 +3,12 @@ package streamable
 import (
 	"errors"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/toolwire/toolwire/auth"
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"github.com/toolwire/toolwire/transport"
 )
 
@@ -99,7 +98,7 @@ func (s *budgetShares) charge(r *http.Request) *charge {
 	if s.addrSize == 0 {
 		return c
 	}
-	c.addr = clientAddress(r.RemoteAddr)
+	c.addr = httpguard.ClientAddress(r.RemoteAddr)
 	s.mu.Lock()
 	a := s.addrs[c.addr]
 	if a == nil {
@@ -129,26 +128,6 @@ func (s *budgetShares) addresses() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.addrs)
-}
-
-// clientAddress names a request's client for its address share: the IP of
-// the connection (a forwarded-for header could be forged), an IPv6 address
-// by its /64, which one host usually holds whole.
-func clientAddress(remoteAddr string) string {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	ip = ip.Unmap()
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.String()
 }
 
 // errOverBudget ends the read of a body whose next bytes do not fit the
