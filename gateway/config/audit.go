@@ -156,14 +156,9 @@ func (d *decoder) audit(n ast.Node, f *File) {
 					a.MaxValueBytes = -1
 					return
 				}
-				n, err := parseSize(s)
-				if err == nil {
-					err = checkMessageSize(n)
+				if n, ok := d.size(v, w); ok {
+					a.MaxValueBytes = n
 				}
-				if err != nil {
-					d.errorf(v, "%s: %v", w, err)
-				}
-				a.MaxValueBytes = n
 			}
 		}
 	})

@@ -384,15 +384,7 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 			}
 		case "max_message_size":
 			keys[key] = mv.Key
-			if s, ok := d.str(v, what); ok {
-				n, err := parseSize(s)
-				if err == nil {
-					err = checkMessageSize(n)
-				}
-				if err != nil {
-					d.errorf(v, "%s: %v", what, err)
-					continue
-				}
+			if n, ok := d.size(v, what); ok {
 				u.MaxMessageSize = n
 			}
 		default:
@@ -628,6 +620,24 @@ func (d *decoder) str(n ast.Node, what string) (string, bool) {
 	if err != nil {
 		d.errorf(n, "%s: %v", what, err)
 		return "", false
+	}
+	return v, true
+}
+
+// size is a byte count (parseSize) from 1 to MaxMessageSize, reported at
+// n when it is not.
+func (d *decoder) size(n ast.Node, what string) (int, bool) {
+	s, ok := d.str(n, what)
+	if !ok {
+		return 0, false
+	}
+	v, err := parseSize(s)
+	if err == nil {
+		err = checkMessageSize(v)
+	}
+	if err != nil {
+		d.errorf(n, "%s: %v", what, err)
+		return 0, false
 	}
 	return v, true
 }

@@ -91,15 +91,7 @@ func (d *decoder) callerLimits(n ast.Node, f *File) {
 		}
 	}
 	size := func(v ast.Node, w string, to *int) {
-		if s, ok := d.str(v, w); ok {
-			n, err := parseSize(s)
-			if err == nil {
-				err = checkMessageSize(n)
-			}
-			if err != nil {
-				d.errorf(v, "%s: %v", w, err)
-				return
-			}
+		if n, ok := d.size(v, w); ok {
 			*to = n
 		}
 	}
