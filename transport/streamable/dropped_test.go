@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -65,16 +64,12 @@ func addDropEcho(t *testing.T, f *fixture) {
 				return "", errors.New("dropecho: not a 2025-era POST stream")
 			}
 			f.started <- struct{}{}
-			for deadline := time.Now().Add(testwait.Limit); ; time.Sleep(time.Millisecond) { // a hang bound
+			if _, dropped := testwait.Until(func() bool {
 				st.mu.Lock()
-				attached := st.c != nil
-				st.mu.Unlock()
-				if !attached {
-					break
-				}
-				if time.Now().After(deadline) {
-					return "", errors.New("dropecho: the POST was never dropped")
-				}
+				defer st.mu.Unlock()
+				return st.c == nil
+			}); !dropped {
+				return "", errors.New("dropecho: the POST was never dropped")
 			}
 			return reply(in), nil
 		})
