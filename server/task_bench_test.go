@@ -13,6 +13,7 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/taskstore"
+	tasksqlite "github.com/toolwire/toolwire/taskstore/sqlite"
 )
 
 // BenchmarkTasks measures the task protocol through a session on each
@@ -28,7 +29,7 @@ func BenchmarkTasks(b *testing.B) {
 		},
 		"sqlite": func(b *testing.B) (taskstore.Store, string) {
 			dir := b.TempDir()
-			st, err := taskstore.OpenSQLite(filepath.Join(dir, "tasks.db"), taskstore.WithMaxTasks(1<<24))
+			st, err := tasksqlite.Open(filepath.Join(dir, "tasks.db"), taskstore.WithMaxTasks(1<<24))
 			if err != nil {
 				b.Fatal(err)
 			}

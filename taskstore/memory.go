@@ -15,7 +15,7 @@ import (
 // process. Records are copied in and out, so callers never share stored
 // state. It suits a single server process that need not survive a restart.
 type Memory struct {
-	cfg *config
+	cfg Settings
 
 	mu      sync.Mutex
 	tasks   map[string]*Record
@@ -45,7 +45,7 @@ var _ Store = (*Memory)(nil)
 // DefaultMaxTasks tasks unless WithMaxTasks says otherwise.
 func NewMemory(opts ...Option) *Memory {
 	return &Memory{
-		cfg:        newConfig(opts),
+		cfg:        Resolve(opts...),
 		tasks:      make(map[string]*Record),
 		byOwner:    make(map[string][]key),
 		nextExpiry: math.MaxInt64,
@@ -66,21 +66,21 @@ func (m *Memory) Create(ctx context.Context, r *Record) error {
 	if err := m.check(ctx); err != nil {
 		return err
 	}
-	now := m.cfg.clock()
+	now := m.cfg.Clock()
 	if r != nil {
 		if _, ok := m.tasks[r.ID]; ok {
 			return ErrExists
 		}
 	}
-	if len(m.tasks) >= m.cfg.maxTasks {
+	if len(m.tasks) >= m.cfg.MaxTasks {
 		if now.UnixNano() >= m.nextExpiry {
 			m.sweep(now)
 		}
-		if len(m.tasks) >= m.cfg.maxTasks {
+		if len(m.tasks) >= m.cfg.MaxTasks {
 			return ErrFull
 		}
 	}
-	c, err := prepareCreate(r, now)
+	c, err := PrepareCreate(r, now)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (m *Memory) Get(ctx context.Context, owner, id string) (*Record, error) {
 		return nil, err
 	}
 	r, ok := m.tasks[id]
-	if !ok || r.Owner != owner || r.Expired(m.cfg.clock()) {
+	if !ok || r.Owner != owner || r.Expired(m.cfg.Clock()) {
 		return nil, ErrNotFound
 	}
 	return r.Clone(), nil
@@ -115,12 +115,12 @@ func (m *Memory) Update(ctx context.Context, id string, fn func(*Record) error) 
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
-	now := m.cfg.clock()
+	now := m.cfg.Clock()
 	old, ok := m.tasks[id]
 	if !ok || old.Expired(now) {
 		return nil, ErrNotFound
 	}
-	n, err := applyUpdate(old, fn, now)
+	n, err := ApplyUpdate(old, fn, now)
 	if err != nil {
 		return nil, err
 	}
@@ -135,13 +135,13 @@ func (m *Memory) List(ctx context.Context, owner, cursor string, limit int) (Pag
 	if err != nil {
 		return Page{}, err
 	}
-	limit = clampLimit(limit)
+	limit = ClampLimit(limit)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.check(ctx); err != nil {
 		return Page{}, err
 	}
-	now := m.cfg.clock()
+	now := m.cfg.Clock()
 	keys := m.byOwner[owner]
 	i, _ := slices.BinarySearchFunc(keys, key{cc, cid}, compareKeys)
 	var p Page
@@ -203,7 +203,7 @@ func (m *Memory) Recover(ctx context.Context, message string) (int, error) {
 	if err := m.check(ctx); err != nil {
 		return 0, err
 	}
-	now := m.cfg.clock()
+	now := m.cfg.Clock()
 	n := 0
 	for id, r := range m.tasks {
 		if r.Status != mcp.TaskWorking && r.Status != mcp.TaskInputRequired {

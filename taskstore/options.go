@@ -23,47 +23,52 @@ var ErrExists = errors.New("taskstore: a task with this id already exists")
 // ErrInvalidCursor is returned by List for a cursor it did not issue.
 var ErrInvalidCursor = errors.New("taskstore: invalid cursor")
 
-// Option configures a store made by NewMemory or OpenSQLite.
-type Option interface{ applyStore(*config) }
+// Option configures a store: NewMemory's, sqlite.Open's, or another
+// Store's that reads its options with Resolve.
+type Option interface{ applyStore(*Settings) }
 
-type config struct {
-	maxTasks int
+// Settings is what a store's options resolve to.
+type Settings struct {
+	// MaxTasks is how many tasks the store holds (WithMaxTasks).
+	MaxTasks int
 	now      func() time.Time
 }
 
-func newConfig(opts []Option) *config {
-	c := &config{maxTasks: DefaultMaxTasks, now: time.Now}
+// Resolve applies opts in order (a later one wins, nil ones are ignored)
+// over the defaults: how a Store outside this package reads its options.
+func Resolve(opts ...Option) Settings {
+	c := Settings{MaxTasks: DefaultMaxTasks, now: time.Now}
 	for _, o := range opts {
 		if o != nil {
-			o.applyStore(c)
+			o.applyStore(&c)
 		}
 	}
 	return c
 }
 
-// clock returns the configured time, without a monotonic reading or
-// location, at the nanosecond precision the stores keep.
-func (c *config) clock() time.Time { return time.Unix(0, c.now().UnixNano()) }
+// Clock returns the configured time (WithClock), without a monotonic
+// reading or location, at the nanosecond precision the stores keep.
+func (c Settings) Clock() time.Time { return time.Unix(0, c.now().UnixNano()) }
 
-type storeOption func(*config)
+type storeOption func(*Settings)
 
-func (f storeOption) applyStore(c *config) { f(c) }
+func (f storeOption) applyStore(c *Settings) { f(c) }
 
 // WithMaxTasks bounds how many tasks the store holds (default
 // DefaultMaxTasks). Values below 1 mean the default.
 func WithMaxTasks(n int) Option {
-	return storeOption(func(c *config) {
+	return storeOption(func(c *Settings) {
 		if n < 1 {
 			n = DefaultMaxTasks
 		}
-		c.maxTasks = n
+		c.MaxTasks = n
 	})
 }
 
 // WithClock sets the clock the store stamps CreatedAt and UpdatedAt with and
 // judges expiry by in Get, List and Update (default time.Now). For tests.
 func WithClock(now func() time.Time) Option {
-	return storeOption(func(c *config) {
+	return storeOption(func(c *Settings) {
 		if now != nil {
 			c.now = now
 		}

@@ -42,9 +42,11 @@ func validStatus(s mcp.TaskStatus) bool {
 	return false
 }
 
-// prepareCreate checks r and returns the copy to store, stamped at now. It
-// stamps r's CreatedAt and UpdatedAt too, so the caller can announce them.
-func prepareCreate(r *Record, now time.Time) (*Record, error) {
+// PrepareCreate checks r for Store.Create and returns the copy to store,
+// stamped at now. It stamps r's CreatedAt and UpdatedAt too, so the caller
+// can announce them. Stores outside this package share it to agree on what
+// a valid task is.
+func PrepareCreate(r *Record, now time.Time) (*Record, error) {
 	if r == nil || r.ID == "" {
 		return nil, fmt.Errorf("taskstore: a task needs an id")
 	}
@@ -61,10 +63,11 @@ func prepareCreate(r *Record, now time.Time) (*Record, error) {
 	return r.Clone(), nil
 }
 
-// applyUpdate runs fn on a copy of old and returns the changed record,
-// stamped at now. ID, Owner and CreatedAt cannot change: fn's changes to
-// them are dropped.
-func applyUpdate(old *Record, fn func(*Record) error, now time.Time) (*Record, error) {
+// ApplyUpdate is Store.Update's step on one record: it runs fn on a copy
+// of old and returns the changed record, stamped at now (never before old's
+// UpdatedAt). ID, Owner and CreatedAt cannot change: fn's changes to them
+// are dropped. A terminal old gives ErrTerminal.
+func ApplyUpdate(old *Record, fn func(*Record) error, now time.Time) (*Record, error) {
 	if old.Status.Terminal() {
 		return nil, ErrTerminal
 	}
@@ -116,7 +119,8 @@ func DecodeCursor(cursor string) (created int64, id string, err error) {
 	return int64(binary.BigEndian.Uint64(b[1:9])), string(b[9:]), nil
 }
 
-func clampLimit(limit int) int {
+// ClampLimit brings a List limit into 1..MaxListLimit.
+func ClampLimit(limit int) int {
 	if limit < 1 {
 		return 1
 	}

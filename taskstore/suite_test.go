@@ -1,7 +1,6 @@
 package taskstore_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/toolwire/toolwire/taskstore"
@@ -12,21 +11,6 @@ func TestMemory(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, opts ...taskstore.Option) taskstore.Store {
 		s := taskstore.NewMemory(opts...)
 		t.Cleanup(func() { s.Close() })
-		return s
-	})
-}
-
-func TestSQLite(t *testing.T) {
-	storetest.Run(t, func(t *testing.T, opts ...taskstore.Option) taskstore.Store {
-		s, err := taskstore.OpenSQLite(filepath.Join(t.TempDir(), "tasks.db"), opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := s.Close(); err != nil {
-				t.Error(err)
-			}
-		})
 		return s
 	})
 }

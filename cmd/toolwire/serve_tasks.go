@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/taskstore"
+	tasksqlite "github.com/toolwire/toolwire/taskstore/sqlite"
 )
 
 // dataDirHelp documents --data-dir.
@@ -114,7 +115,7 @@ func openTaskStoreIn(dir string, logger *slog.Logger) (*taskStore, error) {
 	case err != nil:
 		return nil, err
 	}
-	st, err := taskstore.OpenSQLite(filepath.Join(dir, tasksFileName))
+	st, err := tasksqlite.Open(filepath.Join(dir, tasksFileName))
 	if err != nil {
 		unlock()
 		return nil, err

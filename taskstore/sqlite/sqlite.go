@@ -1,4 +1,7 @@
-package taskstore
+// Package sqlite is a taskstore.Store in an SQLite database file, kept apart
+// from package taskstore so that a server using only the memory store links
+// no database driver.
+package sqlite
 
 import (
 	"context"
@@ -10,19 +13,21 @@ import (
 	"sync"
 	"time"
 
+	driver "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/toolwire/toolwire/internal/sqlitedb"
 	"github.com/toolwire/toolwire/mcp"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	"github.com/toolwire/toolwire/taskstore"
 )
 
-// SQLite is a Store in an SQLite database file, through the pure-Go driver
-// modernc.org/sqlite (no cgo). It survives restarts of the process and
+// Store keeps tasks in an SQLite database file, through the pure-Go
+// driver modernc.org/sqlite (no cgo). It survives restarts of the process and
 // crashes of the machine:
 //
 //   - journal_mode=WAL: readers never block the writer nor each other;
 //   - synchronous=FULL: every commit syncs the WAL to disk before it
-//     returns, so a task is durable once Create returns, as Store requires
+//     returns, so a task is durable once Create returns, as taskstore.Store requires
 //     (synchronous=NORMAL would keep it safe from corruption but could lose
 //     the last commits on power loss);
 //   - busy_timeout: a writer waits (up to 10s) for another process's write
@@ -33,8 +38,8 @@ import (
 //
 // Several processes may open the same file; each then bounds its own
 // writes, and SQLite serialises them.
-type SQLite struct {
-	cfg  *config
+type Store struct {
+	cfg  taskstore.Settings
 	path string
 	db   *sqlitedb.DB
 	w    *sql.DB // one connection: this process's only writer
@@ -44,23 +49,23 @@ type SQLite struct {
 	closeErr  error
 }
 
-var _ Store = (*SQLite)(nil)
+var _ taskstore.Store = (*Store)(nil)
 
 // busyTimeout is how long a statement waits for a lock held elsewhere.
 const busyTimeout = sqlitedb.BusyTimeout
 
-// OpenSQLite opens the task database at path, creating it (and its
+// Open opens the task database at path, creating it (and its
 // directory, mode 0700) if missing, and brings its schema up to date. A new
 // database file is created with mode 0600; SQLite gives its -wal and -shm
 // files the same mode. An existing file keeps its mode.
-func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
+func Open(path string, opts ...taskstore.Option) (*Store, error) {
 	db, err := sqlitedb.Open(path, "taskstore", sqlitedb.Schema{
 		VersionTable: "schema_version", Migrations: migrations, Pragmas: []string{"foreign_keys(1)"},
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &SQLite{cfg: newConfig(opts), path: db.Path, db: db, w: db.W, r: db.R}, nil
+	return &Store{cfg: taskstore.Resolve(opts...), path: db.Path, db: db, w: db.W, r: db.R}, nil
 }
 
 // migrations bring the schema from version i to i+1. Append only: never
@@ -98,16 +103,13 @@ CREATE TRIGGER tasks_counted_out AFTER DELETE ON tasks BEGIN UPDATE task_count S
 `,
 }
 
-// SchemaVersion is the schema version this package writes.
-var SchemaVersion = len(migrations)
-
 const columns = `id, owner, status, status_message, created_ns, updated_ns, ttl_ns, poll_ns, protocol_version, method, params, result, error, input_requests`
 
 type scanner interface{ Scan(...any) error }
 
-func scanRecord(row scanner) (*Record, error) {
+func scanRecord(row scanner) (*taskstore.Record, error) {
 	var (
-		r                 Record
+		r                 taskstore.Record
 		status            string
 		created, updated  int64
 		ttl, poll         int64
@@ -140,7 +142,7 @@ func blob(b json.RawMessage) any {
 	return []byte(b)
 }
 
-func expires(r *Record) any {
+func expires(r *taskstore.Record) any {
 	if e := r.ExpiryNanos(); e != math.MaxInt64 {
 		return e
 	}
@@ -148,15 +150,15 @@ func expires(r *Record) any {
 }
 
 func isConstraint(err error) bool {
-	var e *sqlite.Error
+	var e *driver.Error
 	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
 }
 
-// Create implements Store. It sets r.CreatedAt and r.UpdatedAt. When it
+// Create implements taskstore.Store. It sets r.CreatedAt and r.UpdatedAt. When it
 // returns nil the task is committed and synced to disk.
-func (s *SQLite) Create(ctx context.Context, r *Record) error {
-	now := s.cfg.clock()
-	c, err := prepareCreate(r, now)
+func (s *Store) Create(ctx context.Context, r *taskstore.Record) error {
+	now := s.cfg.Clock()
+	c, err := taskstore.PrepareCreate(r, now)
 	if err != nil {
 		return err
 	}
@@ -167,10 +169,10 @@ func (s *SQLite) Create(ctx context.Context, r *Record) error {
 			c.ID, c.Owner, string(c.Status), c.StatusMessage, now.UnixNano(), now.UnixNano(),
 			int64(c.TTL), int64(c.PollInterval), c.ProtocolVersion, c.Method,
 			blob(c.Params), blob(c.Result), blob(c.Error), blob(c.InputRequests), expires(c),
-			s.cfg.maxTasks)
+			s.cfg.MaxTasks)
 		if err != nil {
 			if isConstraint(err) {
-				return ErrExists
+				return taskstore.ErrExists
 			}
 			return fmt.Errorf("taskstore: create: %w", err)
 		}
@@ -181,24 +183,24 @@ func (s *SQLite) Create(ctx context.Context, r *Record) error {
 		}
 		// Full: make room by sweeping expired tasks, once.
 		if attempt > 0 {
-			return ErrFull
+			return taskstore.ErrFull
 		}
 		if swept, err := s.Sweep(ctx, now); err != nil {
 			return err
 		} else if swept == 0 {
-			return ErrFull
+			return taskstore.ErrFull
 		}
 	}
 }
 
-// Get implements Store.
-func (s *SQLite) Get(ctx context.Context, owner, id string) (*Record, error) {
+// Get implements taskstore.Store.
+func (s *Store) Get(ctx context.Context, owner, id string) (*taskstore.Record, error) {
 	row := s.r.QueryRowContext(ctx, `SELECT `+columns+` FROM tasks
 		WHERE id = ? AND owner = ? AND (expires_ns IS NULL OR expires_ns > ?)`,
-		id, owner, s.cfg.clock().UnixNano())
+		id, owner, s.cfg.Clock().UnixNano())
 	r, err := scanRecord(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
+		return nil, taskstore.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("taskstore: get: %w", err)
@@ -206,9 +208,9 @@ func (s *SQLite) Get(ctx context.Context, owner, id string) (*Record, error) {
 	return r, nil
 }
 
-// Update implements Store. It runs in a BEGIN IMMEDIATE transaction on the
+// Update implements taskstore.Store. It runs in a BEGIN IMMEDIATE transaction on the
 // store's only writing connection, so fn must not call the store.
-func (s *SQLite) Update(ctx context.Context, id string, fn func(*Record) error) (_ *Record, err error) {
+func (s *Store) Update(ctx context.Context, id string, fn func(*taskstore.Record) error) (_ *taskstore.Record, err error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("taskstore: update: %w", err)
@@ -218,16 +220,16 @@ func (s *SQLite) Update(ctx context.Context, id string, fn func(*Record) error) 
 			tx.Rollback()
 		}
 	}()
-	now := s.cfg.clock()
+	now := s.cfg.Clock()
 	old, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+columns+` FROM tasks
 		WHERE id = ? AND (expires_ns IS NULL OR expires_ns > ?)`, id, now.UnixNano()))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
+		return nil, taskstore.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("taskstore: update: %w", err)
 	}
-	n, err := applyUpdate(old, fn, now)
+	n, err := taskstore.ApplyUpdate(old, fn, now)
 	if err != nil {
 		return nil, err
 	}
@@ -245,43 +247,43 @@ func (s *SQLite) Update(ctx context.Context, id string, fn func(*Record) error) 
 	return n, nil
 }
 
-// List implements Store.
-func (s *SQLite) List(ctx context.Context, owner, cursor string, limit int) (Page, error) {
-	cc, cid, err := DecodeCursor(cursor)
+// List implements taskstore.Store.
+func (s *Store) List(ctx context.Context, owner, cursor string, limit int) (taskstore.Page, error) {
+	cc, cid, err := taskstore.DecodeCursor(cursor)
 	if err != nil {
-		return Page{}, err
+		return taskstore.Page{}, err
 	}
-	limit = clampLimit(limit)
+	limit = taskstore.ClampLimit(limit)
 	rows, err := s.r.QueryContext(ctx, `SELECT `+columns+` FROM tasks
 		WHERE owner = ? AND (created_ns < ? OR (created_ns = ? AND id < ?))
 		AND (expires_ns IS NULL OR expires_ns > ?)
 		ORDER BY created_ns DESC, id DESC LIMIT ?`,
-		owner, cc, cc, cid, s.cfg.clock().UnixNano(), limit+1)
+		owner, cc, cc, cid, s.cfg.Clock().UnixNano(), limit+1)
 	if err != nil {
-		return Page{}, fmt.Errorf("taskstore: list: %w", err)
+		return taskstore.Page{}, fmt.Errorf("taskstore: list: %w", err)
 	}
 	defer rows.Close()
-	var p Page
+	var p taskstore.Page
 	for rows.Next() {
 		if len(p.Records) == limit {
 			last := p.Records[limit-1]
-			p.Next = EncodeCursor(last.CreatedAt.UnixNano(), last.ID)
+			p.Next = taskstore.EncodeCursor(last.CreatedAt.UnixNano(), last.ID)
 			break
 		}
 		r, err := scanRecord(rows)
 		if err != nil {
-			return Page{}, fmt.Errorf("taskstore: list: %w", err)
+			return taskstore.Page{}, fmt.Errorf("taskstore: list: %w", err)
 		}
 		p.Records = append(p.Records, r)
 	}
 	if err := rows.Err(); err != nil {
-		return Page{}, fmt.Errorf("taskstore: list: %w", err)
+		return taskstore.Page{}, fmt.Errorf("taskstore: list: %w", err)
 	}
 	return p, nil
 }
 
-// Sweep implements Store.
-func (s *SQLite) Sweep(ctx context.Context, now time.Time) (int, error) {
+// Sweep implements taskstore.Store.
+func (s *Store) Sweep(ctx context.Context, now time.Time) (int, error) {
 	res, err := s.w.ExecContext(ctx, `DELETE FROM tasks WHERE expires_ns <= ?`, now.UnixNano())
 	if err != nil {
 		return 0, fmt.Errorf("taskstore: sweep: %w", err)
@@ -290,11 +292,11 @@ func (s *SQLite) Sweep(ctx context.Context, now time.Time) (int, error) {
 	return int(n), err
 }
 
-// Recover implements Store.
-func (s *SQLite) Recover(ctx context.Context, message string) (int, error) {
+// Recover implements taskstore.Store.
+func (s *Store) Recover(ctx context.Context, message string) (int, error) {
 	res, err := s.w.ExecContext(ctx, `UPDATE tasks SET status = 'failed', status_message = ?,
 		updated_ns = max(updated_ns, ?) WHERE status IN ('working', 'input_required')`,
-		message, s.cfg.clock().UnixNano())
+		message, s.cfg.Clock().UnixNano())
 	if err != nil {
 		return 0, fmt.Errorf("taskstore: recover: %w", err)
 	}
@@ -302,9 +304,9 @@ func (s *SQLite) Recover(ctx context.Context, message string) (int, error) {
 	return int(n), err
 }
 
-// Close implements Store: it checkpoints the WAL into the database file
+// Close implements taskstore.Store: it checkpoints the WAL into the database file
 // (truncating the WAL) and closes the connections. Later calls fail.
-func (s *SQLite) Close() error {
+func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("taskstore: close: %w", err)

@@ -1,4 +1,4 @@
-package taskstore
+package sqlite
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/taskstore"
+	"github.com/toolwire/toolwire/taskstore/storetest"
 )
 
 const helperEnv = "TASKSTORE_HELPER_DB"
@@ -24,7 +26,7 @@ func TestHelperProcess(t *testing.T) {
 	if path == "" {
 		return // run as a child process by the tests above, with helperEnv set
 	}
-	s, err := OpenSQLite(path)
+	s, err := Open(path)
 	if err != nil {
 		os.Exit(2)
 	}
@@ -49,7 +51,7 @@ func TestSQLiteCrash(t *testing.T) {
 	if _, err := os.Stat(path + "-wal"); err != nil {
 		t.Errorf("no WAL left behind by the killed process: %v", err)
 	}
-	s, err := OpenSQLite(path)
+	s, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func TestSQLiteCrash(t *testing.T) {
 func TestSQLiteReopenWithoutClose(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tasks.db")
 	ctx := context.Background()
-	a, err := OpenSQLite(path)
+	a, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func TestSQLiteReopenWithoutClose(t *testing.T) {
 	if err := a.Create(ctx, task("t1", "alice")); err != nil {
 		t.Fatal(err)
 	}
-	b, err := OpenSQLite(path)
+	b, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +90,7 @@ func TestSQLiteReopenWithoutClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Two handles write the same file: SQLite serialises them.
-	if _, err := b.Update(ctx, "t1", func(r *Record) error { r.StatusMessage = "b"; return nil }); err != nil {
+	if _, err := b.Update(ctx, "t1", func(r *taskstore.Record) error { r.StatusMessage = "b"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := a.Get(ctx, "alice", "t1"); err != nil || got.StatusMessage != "b" {
@@ -100,7 +102,7 @@ func TestSQLiteReopenMigrations(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tasks.db")
 	ctx := context.Background()
 	for i := range 3 {
-		s, err := OpenSQLite(path)
+		s, err := Open(path)
 		if err != nil {
 			t.Fatalf("open %d: %v", i, err)
 		}
@@ -127,14 +129,14 @@ func TestSQLiteReopenMigrations(t *testing.T) {
 	if err := db.QueryRow(`SELECT version, (SELECT count(*) FROM schema_version), (SELECT n FROM task_count) FROM schema_version`).Scan(&v, &rows, &count); err != nil {
 		t.Fatal(err)
 	}
-	if v != SchemaVersion || rows != 1 || count != 3 {
-		t.Errorf("version %d in %d rows, task_count %d; want %d, 1, 3", v, rows, count, SchemaVersion)
+	if v != len(migrations) || rows != 1 || count != 3 {
+		t.Errorf("version %d in %d rows, task_count %d; want %d, 1, 3", v, rows, count, len(migrations))
 	}
 	// A database from a newer program is refused, not damaged.
 	if _, err := db.Exec(`UPDATE schema_version SET version = version + 1`); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := OpenSQLite(path); err == nil || !strings.Contains(err.Error(), "newer") {
+	if s, err := Open(path); err == nil || !strings.Contains(err.Error(), "newer") {
 		if s != nil {
 			s.Close()
 		}
@@ -145,7 +147,7 @@ func TestSQLiteReopenMigrations(t *testing.T) {
 func TestSQLitePermissions(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state", "tasks")
 	path := filepath.Join(dir, "tasks.db")
-	s, err := OpenSQLite(path)
+	s, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +172,7 @@ func TestSQLitePermissions(t *testing.T) {
 }
 
 func TestSQLitePragmas(t *testing.T) {
-	s := sqliteMaker(t).(*SQLite)
+	s := sqliteMaker(t).(*Store)
 	var mode string
 	var sync, busy int
 	if err := s.w.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
@@ -193,17 +195,36 @@ func TestSQLitePragmas(t *testing.T) {
 
 func TestSQLiteBadPath(t *testing.T) {
 	for _, p := range []string{"", "file:x.db", "a?mode=memory"} {
-		if s, err := OpenSQLite(p); err == nil {
+		if s, err := Open(p); err == nil {
 			s.Close()
-			t.Errorf("OpenSQLite(%q) succeeded", p)
+			t.Errorf("Open(%q) succeeded", p)
 		}
 	}
 }
 
-func TestMemoryClosed(t *testing.T) {
-	s := NewMemory()
-	s.Close()
-	if err := s.Create(context.Background(), task("t", "a")); err != ErrClosed {
-		t.Errorf("Create after Close = %v", err)
+func TestSuite(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, opts ...taskstore.Option) taskstore.Store {
+		return sqliteMaker(t, opts...)
+	})
+}
+
+func sqliteMaker(t *testing.T, opts ...taskstore.Option) taskstore.Store {
+	s, err := Open(filepath.Join(t.TempDir(), "tasks.db"), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+func task(id, owner string) *taskstore.Record {
+	return &taskstore.Record{
+		ID: id, Owner: owner, Status: mcp.TaskWorking,
+		ProtocolVersion: "2026-07-28", Method: "tools/call",
+		Params: json.RawMessage(`{"name":"slow","arguments":{"n":1}}`),
 	}
 }
