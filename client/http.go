@@ -369,7 +369,7 @@ func rejectsSession(body []byte) bool {
 	if wirejson.Unmarshal(body, &r) != nil || r.Error == nil {
 		return false
 	}
-	return r.Error.Code == -32000 && strings.Contains(strings.ToLower(r.Error.Message), "session")
+	return r.Error.Code == jsonrpc.CodeServerError && strings.Contains(strings.ToLower(r.Error.Message), "session")
 }
 
 // errorStatus turns an HTTP error into the JSON-RPC error its body carries

@@ -184,10 +184,6 @@ func (c *Client) ReadResource(ctx context.Context, uri string, opts ...CallOptio
 	return res, nil
 }
 
-// CodeResourceNotFound is the 2025-era JSON-RPC code for a resource the
-// server does not have; 2026-07-28 uses -32602 with data.uri (SEP-2164).
-const CodeResourceNotFound = -32002
-
 // ResourceNotFoundError: the server does not serve the URI read. Its code
 // is CodeJSONRPC; Err is the server's error as sent, so errors.As finds the
 // *JSONRPCError too.
@@ -225,7 +221,7 @@ func (c *Client) notFound(uri string, err error) error {
 	says := je.Code == jsonrpc.CodeInvalidParams && uri != "" && strings.Contains(je.Message, uri) &&
 		strings.Contains(strings.ToLower(je.Message), "not found")
 	switch {
-	case je.Code == CodeResourceNotFound,
+	case je.Code == mcp.CodeResourceNotFound,
 		je.Code == jsonrpc.CodeInvalidParams && hasURI,
 		hasURI && c.Era() == mcp.EraLegacy,
 		says:

@@ -106,11 +106,11 @@ type parkedCalls struct {
 // is reached. p.mu is held.
 func (p *parkedCalls) roomLocked(owner, method string) *jsonrpc.Error {
 	if len(p.calls)+p.relayed >= p.limits.Pending {
-		return jsonrpc.NewError(jsonrpc.CodeInternalError,
+		return jsonrpc.NewError(jsonrpc.CodeOverloaded,
 			"gateway: %d calls already wait for their clients' input, the limit; %s is refused", p.limits.Pending, method)
 	}
 	if p.byOwner[owner] >= p.limits.PerCaller {
-		return jsonrpc.NewError(jsonrpc.CodeInternalError,
+		return jsonrpc.NewError(jsonrpc.CodeOverloaded,
 			"gateway: this caller already has %d calls waiting for its input, the limit per caller; %s is refused", p.limits.PerCaller, method)
 	}
 	if p.byOwner == nil {

@@ -17,6 +17,19 @@ const (
 	CodeInternalError  int64 = -32603
 )
 
+// Server errors: JSON-RPC leaves -32000 to -32099 to implementations.
+const (
+	// CodeServerError is the generic server error. Servers built on the
+	// TypeScript SDK answer a request for a session they do not know with
+	// it (and HTTP 400), which is why a client reads it.
+	CodeServerError int64 = -32000
+	// CodeOverloaded refuses a request for want of capacity (the memory
+	// budget for requests in flight, a session or in-flight limit, a full
+	// task store): nothing ran, and the client may send it again later.
+	// Over HTTP it comes with status 503 or 429 and Retry-After.
+	CodeOverloaded int64 = -32005
+)
+
 // Error is a JSON-RPC error object. It is also a Go error, so a tool handler
 // can return one to answer with a JSON-RPC error instead of an isError result.
 type Error struct {

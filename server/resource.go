@@ -26,12 +26,6 @@ const (
 	DefaultMaxSubscriptions = 1000
 )
 
-// CodeResourceNotFound is the error code of a resources/read for a URI the
-// server does not serve in 2025-era sessions, as the 2025-11-25
-// specification (server/resources, "Error Handling") gives it. 2026-07-28
-// requests get -32602 instead (SEP-2164). Both carry data {"uri": ...}.
-const CodeResourceNotFound = -32002
-
 // ErrResourceNotFound is returned by a resource handler (wrapped or as is)
 // to say that the URI it was asked for does not exist, for example a
 // template's variables naming no record. The client gets the same answer
@@ -429,7 +423,7 @@ func requestURI(req *Request) (string, *jsonrpc.Error) {
 // (SEP-2164) in 2026-07-28, -32002 as the 2025-11-25 specification gives it
 // in 2025-era sessions; data {"uri": ...} in both.
 func resourceNotFound(era mcp.Era, uri string) *jsonrpc.Error {
-	code := int64(CodeResourceNotFound)
+	code := mcp.CodeResourceNotFound
 	if era == mcp.EraModern {
 		code = jsonrpc.CodeInvalidParams
 	}

@@ -233,7 +233,7 @@ func TestReadResourceBothEras(t *testing.T) {
 
 func TestReadResourceErrors(t *testing.T) {
 	s := resourceServer(t)
-	notFound := map[string]int64{"2025-11-25": server.CodeResourceNotFound, "2026-07-28": jsonrpc.CodeInvalidParams}
+	notFound := map[string]int64{"2025-11-25": mcp.CodeResourceNotFound, "2026-07-28": jsonrpc.CodeInvalidParams}
 	for era, call := range eraPeers(t, s) {
 		for _, uri := range []string{"test://nonexistent-resource-for-conformance-testing", "test://template/missing/data"} {
 			e := wantError(t, call(mcp.MethodReadResource, map[string]any{"uri": uri}), notFound[era])
@@ -278,7 +278,7 @@ func TestHostileURI(t *testing.T) {
 	}
 	p = connect(t, resourceServer(t, server.WithMaxURILength(1<<20)))
 	p.initialize("2025-11-25")
-	wantError(t, p.call(mcp.MethodReadResource, map[string]any{"uri": "x://" + long + "!"}), server.CodeResourceNotFound)
+	wantError(t, p.call(mcp.MethodReadResource, map[string]any{"uri": "x://" + long + "!"}), mcp.CodeResourceNotFound)
 	var res mcp.ReadResourceResult
 	decodeResult(t, p.call(mcp.MethodReadResource, map[string]any{"uri": "x://" + long + "/f"}), &res)
 	if tc := res.Contents[0].(*mcp.TextResourceContents); tc.Text != "a=100000 f=f" {
@@ -391,7 +391,7 @@ func TestResourceListChangedLegacy(t *testing.T) {
 	if n := p.note(); n.Method != mcp.NotificationResourcesListChanged {
 		t.Errorf("got %s", n.Method)
 	}
-	wantError(t, p.call(mcp.MethodReadResource, map[string]any{"uri": "test://static-text"}), server.CodeResourceNotFound)
+	wantError(t, p.call(mcp.MethodReadResource, map[string]any{"uri": "test://static-text"}), mcp.CodeResourceNotFound)
 	if got := len(s.Resources()); got != 1 {
 		t.Errorf("Resources() has %d", got)
 	}

@@ -122,7 +122,7 @@ func (s *Server) callAsTask(ctx context.Context, t *tool, req *CallRequest, args
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "the server is shutting down and starts no more tasks")
 	case len(e.running) >= e.cfg.maxRunning:
 		e.mu.Unlock()
-		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "the server runs %d tasks already, its limit; try again later", e.cfg.maxRunning)
+		return nil, jsonrpc.NewError(jsonrpc.CodeOverloaded, "the server runs %d tasks already, its limit; try again later", e.cfg.maxRunning)
 	}
 	e.running[rt.id] = rt
 	e.wg.Add(1)
@@ -192,7 +192,7 @@ func (rt *runningTask) start(ctx context.Context) (*mcp.CreateTaskResult, *jsonr
 	defer cancel()
 	if err := rt.e.store.Create(sctx, rec); err != nil {
 		if errors.Is(err, taskstore.ErrFull) {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "the task store is full; try again later")
+			return nil, jsonrpc.NewError(jsonrpc.CodeOverloaded, "the task store is full; try again later")
 		}
 		return nil, taskStoreError(err)
 	}

@@ -310,7 +310,7 @@ func TestTaskRunningLimit(t *testing.T) {
 	s := taskServer(t, nil, server.WithMaxRunningTasks(1))
 	p, _ := legacyTaskPeer(t, s)
 	task := startTask(t, p, "block", nil)
-	e := wantError(t, p.call("tools/call", map[string]any{"name": "block", "task": map[string]any{}}), jsonrpc.CodeInternalError)
+	e := wantError(t, p.call("tools/call", map[string]any{"name": "block", "task": map[string]any{}}), jsonrpc.CodeOverloaded)
 	if !strings.Contains(e.Message, "limit") {
 		t.Errorf("refusal %q", e.Message)
 	}

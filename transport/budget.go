@@ -27,20 +27,12 @@ import (
 // lower it.
 const DefaultMemoryBudget = 32 << 20
 
-// CodeOverloaded is the JSON-RPC error code of a request refused because the
-// memory budget for requests in flight is spent (MemoryBudget). It is a
-// server error (JSON-RPC leaves -32000 to -32099 to implementations); the
-// request was not decoded, nothing ran, and the client may send it again
-// once its earlier requests are answered. Over HTTP it comes with status 503
-// and Retry-After.
-const CodeOverloaded int64 = -32005
-
 // MemoryBudget bounds the memory of requests in flight on a server: the
 // bytes of request bodies from the moment a transport accepts one until its
 // handling ends (its response is sent). A transport asks for a request's
 // bytes before decoding it (TryAcquire) and gives them back when the request
 // is done (Release); past the limit a request is refused, undecoded, with
-// CodeOverloaded (Refusal), so a burst of large requests costs what the
+// jsonrpc.CodeOverloaded (Refusal), so a burst of large requests costs what the
 // budget allows and no more, whatever their content would cost decoded.
 //
 // One budget may be shared by every transport of a server (stdio, in-memory
@@ -174,22 +166,22 @@ func (b *MemoryBudget) Refused() int64 {
 }
 
 // Refusal is the error answering a request of n bytes the budget refused:
-// CodeOverloaded, saying why in protocol terms. For a share it names the
+// jsonrpc.CodeOverloaded, saying why in protocol terms. For a share it names the
 // limit that does not fit n now: the share's own, or its parent's.
 func (b *MemoryBudget) Refusal(n int64) *jsonrpc.Error {
 	for s := b; s != nil && s.parent != nil; s = s.parent {
 		if n > s.limit {
-			return jsonrpc.NewError(CodeOverloaded, "server overloaded: a request of %d bytes exceeds the share of %d bytes of the memory budget that %s may hold; it was not read", n, s.limit, s.name)
+			return jsonrpc.NewError(jsonrpc.CodeOverloaded, "server overloaded: a request of %d bytes exceeds the share of %d bytes of the memory budget that %s may hold; it was not read", n, s.limit, s.name)
 		}
 		if n > s.limit-s.inUse.Load() {
-			return jsonrpc.NewError(CodeOverloaded, "server overloaded: %s hold their share of %d bytes of the memory budget; this request of %d bytes was not read: retry once their earlier requests are answered", s.name, s.limit, n)
+			return jsonrpc.NewError(jsonrpc.CodeOverloaded, "server overloaded: %s hold their share of %d bytes of the memory budget; this request of %d bytes was not read: retry once their earlier requests are answered", s.name, s.limit, n)
 		}
 		if s.parent.parent == nil {
 			b = s.parent
 		}
 	}
 	if n > b.Limit() {
-		return jsonrpc.NewError(CodeOverloaded, "server overloaded: a request of %d bytes exceeds the memory budget of %d bytes for requests in flight; it was not read", n, b.Limit())
+		return jsonrpc.NewError(jsonrpc.CodeOverloaded, "server overloaded: a request of %d bytes exceeds the memory budget of %d bytes for requests in flight; it was not read", n, b.Limit())
 	}
-	return jsonrpc.NewError(CodeOverloaded, "server overloaded: requests in flight hold the memory budget of %d bytes; this request of %d bytes was not read: retry once earlier requests are answered", b.Limit(), n)
+	return jsonrpc.NewError(jsonrpc.CodeOverloaded, "server overloaded: requests in flight hold the memory budget of %d bytes; this request of %d bytes was not read: retry once earlier requests are answered", b.Limit(), n)
 }

@@ -94,7 +94,7 @@ func TestMemoryBudgetDoesNotAllocate(t *testing.T) {
 func TestMemoryBudgetRefusal(t *testing.T) {
 	b := NewMemoryBudget(1000)
 	e := b.Refusal(600)
-	if e.Code != CodeOverloaded || e.Message != "server overloaded: requests in flight hold the memory budget of 1000 bytes; this request of 600 bytes was not read: retry once earlier requests are answered" {
+	if e.Code != jsonrpc.CodeOverloaded || e.Message != "server overloaded: requests in flight hold the memory budget of 1000 bytes; this request of 600 bytes was not read: retry once earlier requests are answered" {
 		t.Errorf("got %d %q", e.Code, e.Message)
 	}
 	if e := b.Refusal(1001); e.Message != "server overloaded: a request of 1001 bytes exceeds the memory budget of 1000 bytes for requests in flight; it was not read" {

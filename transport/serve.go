@@ -127,7 +127,7 @@ func WithLogger(l *slog.Logger) ServeOption {
 // decoded until it is handled (a request: until it is answered), so that
 // requests in flight never hold more than b's limit in bodies; several Serve
 // calls, and HTTP handlers, may share one budget. Past the budget a request
-// is answered, undecoded, with CodeOverloaded and the id its first bytes
+// is answered, undecoded, with jsonrpc.CodeOverloaded and the id its first bytes
 // show (null when they show none, as for an oversized message), and the
 // connection goes on serving. Notifications (a cancellation frees the
 // budget) and responses are still handled. A request larger than the whole
@@ -205,7 +205,7 @@ func NewSender(conn Conn) jsonrpc.Sender { return sender{conn} }
 // cancelled, or writing fails. Requests run concurrently within the bounds
 // opts set (WithMaxConcurrency, WithMaxQueued), and the bodies of requests
 // in flight within a memory budget (WithMemoryBudget: past it a request is
-// answered with CodeOverloaded, undecoded); notifications are handled in
+// answered with jsonrpc.CodeOverloaded, undecoded); notifications are handled in
 // order as they arrive, so a cancellation is seen while its request runs. A
 // notifications/cancelled naming a request still waiting in the queue removes
 // it: it never runs and is never answered (a cancelled request gets no
@@ -529,7 +529,7 @@ func (l *loop) read() (pending, bool) {
 // Each message is charged to the memory budget, before it is decoded, for
 // as long as it is handled (a request: until it is answered). Past the
 // budget, a message whose first bytes show a request is answered with
-// CodeOverloaded and that id, undecoded. Anything else (a cancellation, a
+// jsonrpc.CodeOverloaded and that id, undecoded. Anything else (a cancellation, a
 // response to the server's own request, a malformed message) is still read
 // and handled, uncharged: it is handled before the next message is read, so
 // it holds at most one message's memory, and a cancellation is what frees
@@ -597,7 +597,7 @@ func (l *loop) dispatch(data []byte, err error) (_ pending, more bool) {
 			if len(l.queue) >= l.o.maxQueued {
 				l.mu.Unlock()
 				release()
-				l.reply(&jsonrpc.Response{ID: m.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "%s", l.busy)})
+				l.reply(&jsonrpc.Response{ID: m.ID, Error: jsonrpc.NewError(jsonrpc.CodeOverloaded, "%s", l.busy)})
 				return pending{}, true
 			}
 			l.queue = append(l.queue, pending{m, charge})

@@ -16,7 +16,6 @@ import (
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/reference"
-	"github.com/toolwire/toolwire/transport"
 )
 
 // stdioProc is a `toolwire serve --stdio` child driven line by line.
@@ -471,7 +470,7 @@ func TestStdioMemoryBudgetFlag(t *testing.T) {
 	p := startStdio(t, "--memory-budget", "400")
 	p.initialize("2025-11-25")
 	p.writeLine(`{"jsonrpc":"2.0","id":"big-8","method":"tools/call","params":{"name":"echo","arguments":{"message":"` + strings.Repeat("x", 1000) + `"}}}`)
-	e := mustCode(t, p.await(jsonrpc.StringID("big-8")), transport.CodeOverloaded)
+	e := mustCode(t, p.await(jsonrpc.StringID("big-8")), jsonrpc.CodeOverloaded)
 	if !strings.Contains(e.Message, "memory budget of 400 bytes") {
 		t.Errorf("message %q does not name the budget", e.Message)
 	}

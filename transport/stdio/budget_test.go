@@ -12,6 +12,7 @@ import (
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
+	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/transport"
 )
 
@@ -112,14 +113,14 @@ func TestMemoryBudgetRefusesPastItOverStdio(t *testing.T) {
 		r := p.reply(c.id)
 		want := "server overloaded: requests in flight hold the memory budget of 1000 bytes; this request of " +
 			strconv.Itoa(len(c.line)) + " bytes was not read: retry once earlier requests are answered"
-		if r.Error == nil || r.Error.Code != transport.CodeOverloaded || r.Error.Message != want {
-			t.Errorf("request %s past the budget: got %+v, want %d %q", c.id, r.Error, transport.CodeOverloaded, want)
+		if r.Error == nil || r.Error.Code != jsonrpc.CodeOverloaded || r.Error.Message != want {
+			t.Errorf("request %s past the budget: got %+v, want %d %q", c.id, r.Error, jsonrpc.CodeOverloaded, want)
 		}
 	}
 	// A request larger than the whole budget says so.
 	huge := padded("4", "count", 1001, false)
 	p.write(huge)
-	if r := p.reply("4"); r.Error == nil || r.Error.Code != transport.CodeOverloaded ||
+	if r := p.reply("4"); r.Error == nil || r.Error.Code != jsonrpc.CodeOverloaded ||
 		r.Error.Message != "server overloaded: a request of 1001 bytes exceeds the memory budget of 1000 bytes for requests in flight; it was not read" {
 		t.Errorf("a request larger than the budget: %+v", r.Error)
 	}

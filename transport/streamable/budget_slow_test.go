@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/internal/testwait"
+	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/transport"
 )
 
@@ -102,7 +103,7 @@ func keyedCall(t *testing.T, url, sid, name, body string) bool {
 	r.Header.Set("Authorization", "Bearer "+name)
 	resp := do(t, r)
 	got := readAll(t, resp)
-	if resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(got, fmt.Sprint(transport.CodeOverloaded)) {
+	if resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(got, fmt.Sprint(jsonrpc.CodeOverloaded)) {
 		t.Errorf("a keyed call was refused for memory: %.300s", got)
 		return false
 	}
@@ -205,7 +206,7 @@ func TestAnonymousSharesBoundSentBodies(t *testing.T) {
 		t.Helper()
 		resp := testwait.Recv(t, replies, what+" to be refused")
 		body := readAll(t, resp)
-		if rep := decodeReply(t, body); resp.StatusCode != http.StatusServiceUnavailable || rep.Error == nil || rep.Error.Code != transport.CodeOverloaded {
+		if rep := decodeReply(t, body); resp.StatusCode != http.StatusServiceUnavailable || rep.Error == nil || rep.Error.Code != jsonrpc.CodeOverloaded {
 			t.Fatalf("%s: status %d: %s", what, resp.StatusCode, body)
 		}
 	}

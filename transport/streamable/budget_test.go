@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolwire/toolwire/internal/testwait"
+	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/transport"
 )
 
@@ -62,9 +63,9 @@ func TestMemoryBudgetOverHTTP(t *testing.T) {
 		body := readAll(t, resp)
 		rep := decodeReply(t, body)
 		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
-			rep.Error == nil || rep.Error.Code != transport.CodeOverloaded || fmt.Sprint(rep.ID) != fmt.Sprint(wantID) {
+			rep.Error == nil || rep.Error.Code != jsonrpc.CodeOverloaded || fmt.Sprint(rep.ID) != fmt.Sprint(wantID) {
 			t.Fatalf("past the budget: status %d, Retry-After %q, body %s; want 503, Retry-After, %d with id %v",
-				resp.StatusCode, resp.Header.Get("Retry-After"), body, transport.CodeOverloaded, wantID)
+				resp.StatusCode, resp.Header.Get("Retry-After"), body, jsonrpc.CodeOverloaded, wantID)
 		}
 	}
 	refused(legacyRequest(t, ts.URL, sid, paddedCall(3, "echo", size)), nil) // declared length: not read

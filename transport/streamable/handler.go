@@ -356,7 +356,7 @@ func (h *Handler) finish() {
 
 var (
 	errShuttingDown = jsonrpc.NewError(jsonrpc.CodeInternalError, "server is shutting down")
-	errBusy         = jsonrpc.NewError(jsonrpc.CodeInternalError, "server busy: too many requests in flight; try again later")
+	errBusy         = jsonrpc.NewError(jsonrpc.CodeOverloaded, "server busy: too many requests in flight; try again later")
 )
 
 // Shutdown stops the handler gracefully: new requests get 503, standalone

@@ -146,11 +146,11 @@ func (h *Handler) register(id, owner string, resume func(out jsonrpc.Sender) (js
 func (h *Handler) noRoomLocked(owner string) *jsonrpc.Error {
 	switch n := h.owners[owner]; {
 	case len(h.sessions) >= h.o.maxSessions:
-		return jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions: the limit of %d is reached; try again later", h.o.maxSessions)
+		return jsonrpc.NewError(jsonrpc.CodeOverloaded, "too many sessions: the limit of %d is reached; try again later", h.o.maxSessions)
 	case owner == "" && n >= h.o.maxAnonymous:
-		return jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions without credentials: their limit of %d is reached; try again later, or authenticate", h.o.maxAnonymous)
+		return jsonrpc.NewError(jsonrpc.CodeOverloaded, "too many sessions without credentials: their limit of %d is reached; try again later, or authenticate", h.o.maxAnonymous)
 	case owner != "" && n >= h.o.maxPerPrincipal:
-		return jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions for this principal: its limit of %d is reached; end one (DELETE) or try again later", h.o.maxPerPrincipal)
+		return jsonrpc.NewError(jsonrpc.CodeOverloaded, "too many sessions for this principal: its limit of %d is reached; end one (DELETE) or try again later", h.o.maxPerPrincipal)
 	}
 	return nil
 }
@@ -456,7 +456,7 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 	if !ls.beginCall() {
 		w.Header().Set("Retry-After", retryAfterBusy)
 		w.Header().Set(HeaderSessionID, ls.id)
-		writeError(w, http.StatusTooManyRequests, req.ID, jsonrpc.NewError(jsonrpc.CodeInternalError,
+		writeError(w, http.StatusTooManyRequests, req.ID, jsonrpc.NewError(jsonrpc.CodeOverloaded,
 			"too many requests in flight on this session: the per-session limit of %d is reached; wait for a reply or cancel a request, then try again", h.o.maxPerSession))
 		return false
 	}

@@ -172,7 +172,7 @@ func WithMaxInFlightPerSession(n int) HandlerOption {
 // decoded, and a body announced but not sent holds next to nothing. A
 // request without a principal is charged to a share of b
 // (WithAnonymousShare, WithAddressShare). Past it a POST gets 503 with
-// Retry-After and a JSON-RPC error with transport.CodeOverloaded: refused
+// Retry-After and a JSON-RPC error with jsonrpc.CodeOverloaded: refused
 // before its body is read when its Content-Length shows it does not fit
 // now (id null), else once the bytes read do not fit, undecoded, with the
 // id its bytes show. One budget may be

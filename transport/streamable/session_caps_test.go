@@ -126,7 +126,8 @@ func TestSessionCapPerPrincipal(t *testing.T) {
 	resp := initAs("alice")
 	body := readAll(t, resp)
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
-		!strings.Contains(body, "too many sessions for this principal: its limit of 3 is reached") || !strings.Contains(body, `"id":1`) {
+		!strings.Contains(body, "too many sessions for this principal: its limit of 3 is reached") || !strings.Contains(body, `"id":1`) ||
+		!strings.Contains(body, `"code":-32005`) {
 		t.Fatalf("alice's fourth session: status %d: %s", resp.StatusCode, body)
 	}
 	keyedSession(t, ts.URL, "bob")

@@ -191,7 +191,7 @@ func TestMaxInFlight(t *testing.T) {
 	testwait.Recv(t, f.started, "the first call")
 	resp := do(t, modernRequest(t, ts.URL, 2, "tools/list", nil))
 	body := readAll(t, resp)
-	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "server busy") {
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "server busy") || !strings.Contains(body, `"code":-32005`) {
 		t.Fatalf("second request: status %d: %s", resp.StatusCode, body)
 	}
 	close(f.release)
