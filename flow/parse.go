@@ -16,6 +16,8 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/toolwire/toolwire/internal/units"
 	"github.com/toolwire/toolwire/internal/yamlsrc"
 )
 
@@ -334,15 +336,16 @@ func (p *parser) intVal(n ast.Node, what string) (int, bool) {
 	return 0, false
 }
 
-// duration is a Go duration (such as 500ms or 1m30s), positive.
+// duration is a duration of zero or more (units.ParseDuration: 500ms,
+// 1m30s, 2d).
 func (p *parser) duration(n ast.Node, what string) (time.Duration, bool) {
 	s, ok := p.str(n, what)
 	if !ok {
 		return 0, false
 	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		p.errorf(n, "%s: bad duration %q (want a Go duration such as 500ms, 30s or 1m)", what, s)
+	d, err := units.ParseDuration(s)
+	if err != nil {
+		p.errorf(n, "%s: %v", what, err)
 		return 0, false
 	}
 	return d, true

@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/gateway/config"
+	"github.com/toolwire/toolwire/internal/units"
 )
 
 // errChainBroken is `audit verify` finding an edited, deleted or inserted
@@ -166,16 +167,10 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.DateOnly, s); err == nil {
 		return t, nil
 	}
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		var n int
-		if _, err := fmt.Sscanf(days, "%d", &n); err == nil && n >= 0 && fmt.Sprint(n) == days {
-			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+	if d, err := units.ParseDuration(s); err == nil {
 		return now.Add(-d), nil
 	}
-	return time.Time{}, fmt.Errorf("%q is not a time: want RFC 3339 (2026-11-23T10:00:00Z), a date (2026-11-23) or an age (90m, 24h, 7d)", s)
+	return time.Time{}, fmt.Errorf("%q is not a time: want RFC 3339 (2026-11-23T10:00:00Z), a date (2026-11-23) or an age (90m, 24h, 7d, 1d12h)", s)
 }
 
 // openFiltered reads the filter flags, then opens the store.
@@ -435,7 +430,7 @@ func newAuditTailCmd() *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, jsonl or csv")
 	cmd.Flags().IntVarP(&n, "lines", "n", 20, "how many of the latest records to show first")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep showing new records until interrupted")
-	cmd.Flags().DurationVar(&interval, "interval", time.Second, "with --follow, how often to look for new records")
+	cmd.Flags().Var(units.Duration(&interval, time.Second), "interval", "with --follow, how often to look for new records")
 	return cmd
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/toolwire/toolwire/gateway/config"
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/internal/httpguard"
+	"github.com/toolwire/toolwire/internal/units"
 	"github.com/toolwire/toolwire/reference"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/streamable"
@@ -105,10 +106,10 @@ to HTTP upstreams in the traceparent header.`,
 	fl.StringVar(&f.adminListen, "admin-listen", "", `the admin address (/healthz, /readyz, /metrics), overriding the config's admin_listen; "off" disables it`)
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.StringVar(&f.logFormat, "log-format", "", "log format: text or json (default: the config's log_format, else text)")
-	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long calls in flight may take to finish")
-	fl.DurationVar(&f.watchInterval, "watch-interval", 2*time.Second, "how often the config file is checked for changes, which reload it like SIGHUP (0: only on SIGHUP)")
-	fl.DurationVar(&f.reloadSettle, "reload-settle", defaultReloadSettle, "a reload applies the config file only once two reads this far apart agree, so that a file being written is never applied half-written")
-	fl.DurationVar(&f.startTimeout, "start-timeout", 10*time.Second, "how long the first connection to each upstream may take before the gateway serves without it")
+	fl.Var(units.Duration(&f.shutdownTimeout, 10*time.Second), "shutdown-timeout", "on SIGINT or SIGTERM, how long calls in flight may take to finish")
+	fl.Var(units.Duration(&f.watchInterval, 2*time.Second), "watch-interval", "how often the config file is checked for changes, which reload it like SIGHUP (0: only on SIGHUP)")
+	fl.Var(units.Duration(&f.reloadSettle, defaultReloadSettle), "reload-settle", "a reload applies the config file only once two reads this far apart agree, so that a file being written is never applied half-written")
+	fl.Var(units.Duration(&f.startTimeout, 10*time.Second), "start-timeout", "how long the first connection to each upstream may take before the gateway serves without it")
 	fl.StringVar(&f.debugAddr, "debug-addr", "", "serve Go runtime profiles (/debug/pprof/) on this address, loopback only (default: off)")
 	cmd.AddCommand(newHashKeyCmd(), newExplainCmd())
 	return cmd

@@ -27,6 +27,7 @@ import (
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/gateway/config"
 	"github.com/toolwire/toolwire/gateway/policy"
+	"github.com/toolwire/toolwire/internal/units"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
@@ -521,7 +522,7 @@ OAuth caller's token claims, for personas that match on them.`,
 	fl.StringVar(&configPath, "config", "", "the gateway config file")
 	fl.StringVar(&identity, "identity", "", `the caller: "api_key:NAME", "oauth:SUBJECT", "anonymous", or an API key's NAME`)
 	fl.StringArrayVar(&claims, "claim", nil, "KEY=VALUE: a token claim of an OAuth caller (repeatable; a claim given twice is a list)")
-	fl.DurationVar(&startTimeout, "start-timeout", 10*time.Second, "how long to wait for each upstream's first connection")
+	fl.Var(units.Duration(&startTimeout, 10*time.Second), "start-timeout", "how long to wait for each upstream's first connection")
 	return cmd
 }
 

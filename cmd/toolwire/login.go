@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/toolwire/toolwire/internal/units"
 	"github.com/toolwire/toolwire/oauth"
 )
 
@@ -67,7 +68,7 @@ func newLoginCmd() *cobra.Command {
 		"the authorization server supports them")
 	fl.IntVar(&o.redirectPort, "redirect-port", 0, "loopback port of the redirect URI http://127.0.0.1:PORT/callback (0: any free port)")
 	fl.BoolVar(&o.noBrowser, "no-browser", false, "only print the authorization URL; do not open a browser")
-	fl.DurationVar(&o.timeout, "timeout", defaultLoginTimeout, "longest the whole login may take, the time in the browser included")
+	fl.Var(units.Duration(&o.timeout, defaultLoginTimeout), "timeout", "longest the whole login may take, the time in the browser included")
 	return cmd
 }
 

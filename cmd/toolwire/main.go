@@ -32,6 +32,9 @@ func newRootCmd() *cobra.Command {
 		Version:       toolwire.Version(),
 	}
 	root.SetVersionTemplate("toolwire {{.Version}}\n")
+	// A flag that does not parse is a usage error (exit 2), as is a bad
+	// argument.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newServeCmd(), newToolsCmd(), newCallCmd())
 	root.AddCommand(newResourcesCmd(), newReadCmd(), newPromptsCmd(), newPromptCmd())

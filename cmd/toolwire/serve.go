@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/toolwire/toolwire/internal/units"
 	"github.com/toolwire/toolwire/reference"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport"
@@ -192,35 +193,35 @@ func newServeCmd() *cobra.Command {
 		"redis:// or rediss:// URL (every replica serves every session; see SCALING.md); default: this process only")
 	fl.StringVar(&f.redisPrefix, "redis-prefix", "toolwire:", "with --redis: the prefix of every key, so that several deployments can share one Redis")
 	fl.IntVar(&f.pageSize, "page-size", server.DefaultPageSize, "tools per tools/list page")
-	fl.DurationVar(&f.toolTimeout, "tool-timeout", server.DefaultToolTimeout, "longest a tool call may run (0: no limit)")
-	fl.IntVar(&f.maxMessageSize, "max-message-size", stdio.DefaultMaxMessageSize, "stdio: largest incoming message in bytes")
+	fl.Var(units.Duration(&f.toolTimeout, server.DefaultToolTimeout), "tool-timeout", "longest a tool call may run (0: no limit)")
+	fl.Var(units.Size(&f.maxMessageSize, stdio.DefaultMaxMessageSize, units.MaxSize), "max-message-size", "stdio: largest incoming message in bytes")
 	fl.IntVar(&f.maxConcurrency, "max-concurrency", transport.DefaultMaxConcurrency, "stdio: requests served at once")
 	fl.IntVar(&f.maxQueued, "max-queued", transport.DefaultMaxQueued, "stdio: requests that may wait for a slot past --max-concurrency (negative: none)")
-	fl.Int64Var(&f.memoryBudget, "memory-budget", transport.DefaultMemoryBudget, "bytes of request bodies in flight, stdio and HTTP together (past it: -32005, HTTP 503); 0 turns the budget off")
+	fl.Var(units.Size(&f.memoryBudget, transport.DefaultMemoryBudget, units.MaxSize), "memory-budget", "bytes of request bodies in flight, stdio and HTTP together (past it: -32005, HTTP 503); 0 turns the budget off")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
 
 	fl.StringVar(&f.addr, "addr", streamable.DefaultAddr, "HTTP: address to listen on (host:port; port 0 picks a free one)")
 	fl.StringVar(&f.path, "path", streamable.DefaultPath, "HTTP: path of the MCP endpoint")
-	fl.Int64Var(&f.maxBodySize, "max-body-size", streamable.DefaultMaxBodyBytes, "HTTP: largest request body in bytes (413 past it)")
-	fl.DurationVar(&f.sessionTTL, "session-ttl", streamable.DefaultSessionIdleTimeout, "HTTP: a 2025-era session idle this long is ended")
+	fl.Var(units.Size(&f.maxBodySize, streamable.DefaultMaxBodyBytes, units.MaxSize), "max-body-size", "HTTP: largest request body in bytes (413 past it)")
+	fl.Var(units.Duration(&f.sessionTTL, streamable.DefaultSessionIdleTimeout), "session-ttl", "HTTP: a 2025-era session idle this long is ended")
 	fl.IntVar(&f.maxSessions, "max-sessions", streamable.DefaultMaxSessions, "HTTP: most 2025-era sessions open at once (503 past it)")
 	fl.IntVar(&f.maxInFlight, "max-in-flight", streamable.DefaultMaxInFlight, "HTTP: most requests served at once (503 past it)")
 	fl.IntVar(&f.maxPerSession, "max-in-flight-per-session", streamable.DefaultMaxInFlightPerSession, "HTTP: most requests one 2025-era session may have running (429 past it)")
-	fl.IntVar(&f.eventStoreBytes, "event-store-bytes", streamable.DefaultMaxBytes, "HTTP: bytes of SSE events kept for resumption, all sessions together (oldest evicted)")
-	fl.IntVar(&f.maxHeaderBytes, "max-header-bytes", streamable.DefaultMaxHeaderBytes, "HTTP: largest request header block in bytes (431 past it)")
+	fl.Var(units.Size(&f.eventStoreBytes, streamable.DefaultMaxBytes, units.MaxSize), "event-store-bytes", "HTTP: bytes of SSE events kept for resumption, all sessions together (oldest evicted)")
+	fl.Var(units.Size(&f.maxHeaderBytes, streamable.DefaultMaxHeaderBytes, units.MaxSize), "max-header-bytes", "HTTP: largest request header block in bytes (431 past it)")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "HTTP and OTC: Host header value to accept, as name or name:port; repeatable; \"*\" for any (default: loopback names, plus the --addr or --otc-addr host)")
 	fl.StringSliceVar(&f.allowedOrigins, "allowed-origin", nil, "HTTP and OTC: Origin to accept, e.g. https://app.example.com; repeatable; \"*\" for any (default: loopback origins)")
-	fl.DurationVar(&f.readHeaderTimeout, "read-header-timeout", streamable.DefaultReadHeaderTimeout, "HTTP: longest wait for a request's headers")
-	fl.DurationVar(&f.readTimeout, "read-timeout", streamable.DefaultReadTimeout, "HTTP: longest wait for a request's body")
-	fl.DurationVar(&f.writeTimeout, "write-timeout", streamable.DefaultWriteTimeout, "HTTP and OTC: longest a client may take to accept one write")
-	fl.DurationVar(&f.idleTimeout, "idle-timeout", streamable.DefaultIdleTimeout, "HTTP: how long a keep-alive connection waits for its next request")
-	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", streamable.DefaultShutdownTimeout, "HTTP: on SIGINT/SIGTERM, how long calls in flight may finish")
+	fl.Var(units.Duration(&f.readHeaderTimeout, streamable.DefaultReadHeaderTimeout), "read-header-timeout", "HTTP: longest wait for a request's headers")
+	fl.Var(units.Duration(&f.readTimeout, streamable.DefaultReadTimeout), "read-timeout", "HTTP: longest wait for a request's body")
+	fl.Var(units.Duration(&f.writeTimeout, streamable.DefaultWriteTimeout), "write-timeout", "HTTP and OTC: longest a client may take to accept one write")
+	fl.Var(units.Duration(&f.idleTimeout, streamable.DefaultIdleTimeout), "idle-timeout", "HTTP: how long a keep-alive connection waits for its next request")
+	fl.Var(units.Duration(&f.shutdownTimeout, streamable.DefaultShutdownTimeout), "shutdown-timeout", "HTTP: on SIGINT/SIGTERM, how long calls in flight may finish")
 	defDataDir, _ := defaultDataDir()
 	fl.StringVar(&f.dataDir, "data-dir", defDataDir, dataDirHelp)
 	fl.StringVar(&f.debugAddr, "debug-addr", "", "serve Go runtime profiles (/debug/pprof/) on this address, loopback only (default: off)")
 	fl.StringSliceVar(&f.envAllow, "env-allow", nil, "get-env: also show these variables, by NAME or PREFIX*; repeatable or comma-separated (secret-looking names stay redacted)")
 	fl.StringVar(&f.files, "files", "", "gzip-file-as-resource: directory whose regular files it may read (default: none, data: URIs only)")
-	fl.Int64Var(&f.gzipMaxBytes, "gzip-max-bytes", reference.DefaultGzipMaxBytes, "gzip-file-as-resource: most bytes of input it reads")
+	fl.Var(units.Size(&f.gzipMaxBytes, reference.DefaultGzipMaxBytes, units.MaxSize), "gzip-max-bytes", "gzip-file-as-resource: most bytes of input it reads")
 	f.otc.register(cmd)
 	f.auth.register(cmd)
 	return cmd

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/internal/httpguard"
+	"github.com/toolwire/toolwire/internal/units"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
@@ -54,10 +55,10 @@ func (a *authFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&a.clientID, "auth-client-id", "", "HTTP: client id for --auth-introspect (default: $"+envAuthClientID+")")
 	fl.StringVar(&a.clientSecret, "auth-client-secret", "", "HTTP: client secret for --auth-introspect (default: $"+envAuthClientSecret+", which keeps it out of the process list)")
 	fl.StringArrayVar(&a.toolScopes, "auth-tool-scope", nil, "HTTP: TOOL=SCOPE[ SCOPE...]: scopes a tools/call of TOOL needs beyond --auth-scopes; repeatable")
-	fl.DurationVar(&a.clockSkew, "auth-clock-skew", auth.DefaultClockSkew, "HTTP: clock skew allowed when checking exp, nbf and iat")
-	fl.DurationVar(&a.jwksRefresh, "auth-jwks-refresh", auth.DefaultJWKSRefreshInterval, "HTTP: least time between two JWKS fetches (a token with an unknown kid fetches again)")
-	fl.DurationVar(&a.introspectTTL, "auth-introspect-ttl", auth.DefaultIntrospectionTTL, "HTTP: how long an introspection answer is reused (never past the token's exp)")
-	fl.DurationVar(&a.tokenCache, "auth-token-cache", auth.DefaultVerifiedTokenTTL, "HTTP: how long a verified JWT is taken again without repeating its checks (never past its exp; 0 checks every request in full)")
+	fl.Var(units.Duration(&a.clockSkew, auth.DefaultClockSkew), "auth-clock-skew", "HTTP: clock skew allowed when checking exp, nbf and iat")
+	fl.Var(units.Duration(&a.jwksRefresh, auth.DefaultJWKSRefreshInterval), "auth-jwks-refresh", "HTTP: least time between two JWKS fetches (a token with an unknown kid fetches again)")
+	fl.Var(units.Duration(&a.introspectTTL, auth.DefaultIntrospectionTTL), "auth-introspect-ttl", "HTTP: how long an introspection answer is reused (never past the token's exp)")
+	fl.Var(units.Duration(&a.tokenCache, auth.DefaultVerifiedTokenTTL), "auth-token-cache", "HTTP: how long a verified JWT is taken again without repeating its checks (never past its exp; 0 checks every request in full)")
 	fl.StringVar(&a.resourceName, "auth-resource-name", "toolwire reference server", "HTTP: resource_name in the protected resource metadata")
 }
 

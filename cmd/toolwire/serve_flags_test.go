@@ -109,6 +109,11 @@ func TestServeReferenceFlagErrors(t *testing.T) {
 		{"--files=" + filepath.Join(file, "missing"), "not a directory"},
 		{"--env-allow=*", "invalid --env-allow"},
 		{"--env-allow=A*B", "invalid --env-allow"},
+		// Sizes and durations share the config file's syntax and messages.
+		{"--max-body-size=4MB", `"4MB" is not a size (like 16MiB, 512KiB or 1048576)`},
+		{"--memory-budget=-1", `"-1" is not a size`},
+		{"--tool-timeout=soon", `"soon" is not a duration (like 500ms, 30s, 36h or 90d)`},
+		{"--session-ttl=-5s", `"-5s" is not a duration`},
 	} {
 		out, err := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), tc.flag).CombinedOutput()
 		var ee *exec.ExitError

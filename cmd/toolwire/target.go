@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/units"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -40,8 +41,8 @@ func (f *targetFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, `extra HTTP header "Name: value" (repeatable)`)
 	fl.StringVar(&f.era, "era", "auto", "protocol era: auto (probe 2026-07-28, fall back to initialize), modern or legacy")
-	fl.DurationVar(&f.timeout, "timeout", client.DefaultTimeout, "longest a request may take (0: no limit)")
-	fl.IntVar(&f.maxMessageSize, "max-message-size", client.DefaultMaxMessageSize, "largest message accepted from the server, in bytes")
+	fl.Var(units.Duration(&f.timeout, client.DefaultTimeout), "timeout", "longest a request may take (0: no limit)")
+	fl.Var(units.Size(&f.maxMessageSize, client.DefaultMaxMessageSize, units.MaxSize), "max-message-size", "largest message accepted from the server, in bytes")
 	fl.IntVar(&f.maxPages, "max-pages", client.DefaultMaxPages, "most pages of tools/list followed before giving up (exit 4), 1 or more")
 	fl.BoolVar(&f.noValidate, "no-validate", false, "do not check structuredContent against the tool's outputSchema")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log protocol diagnostics and the server's stderr to stderr")

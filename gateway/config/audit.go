@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/internal/units"
 )
 
 // Audit defaults.
@@ -94,7 +95,7 @@ func (d *decoder) audit(n ast.Node, f *File) {
 					a.Retention = 0
 					return
 				}
-				t, err := parseDuration(s)
+				t, err := units.ParseDuration(s)
 				if err == nil && t <= 0 {
 					err = fmt.Errorf("%v is not more than zero (write off to keep records forever)", t)
 				}
@@ -141,7 +142,7 @@ func (d *decoder) audit(n ast.Node, f *File) {
 					a.HeadLogInterval = 0
 					return
 				}
-				t, err := parseDuration(s)
+				t, err := units.ParseDuration(s)
 				if err == nil && t < time.Second {
 					err = fmt.Errorf("%v is less than 1s (write off to log the head only at start and shutdown)", t)
 				}

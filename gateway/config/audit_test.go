@@ -60,7 +60,7 @@ func TestAuditErrors(t *testing.T) {
 		{"audit:\n  delivery: async\n  queue_size: 1e9\n", `g.yaml:3:15: audit: queue_size: "1e9" is not a whole number`},
 		{"audit:\n  fsync: 1\n", `g.yaml:2:10: audit: fsync: "1" is neither true nor false`},
 		{"audit:\n  retention: 0d\n", `g.yaml:2:14: audit: retention: 0s is not more than zero (write off to keep records forever)`},
-		{"audit:\n  retention: 90 days\n", `g.yaml:2:14: audit: retention: "90 days" is not a duration (like 90d, 36h or 30m)`},
+		{"audit:\n  retention: 90 days\n", `g.yaml:2:14: audit: retention: "90 days" is not a duration (like 500ms, 30s, 36h or 90d)`},
 		{"audit:\n  retention: 100000d\n", `g.yaml:2:14: audit: retention: "100000d" is more than 36500d`},
 		{"audit:\n  redact: [token, TOKEN]\n", `g.yaml:2:19: audit: redact: "TOKEN" listed twice (first at 2:12; names match case-insensitively)`},
 		{"audit:\n  redact: ['']\n", `g.yaml:2:12: audit: redact: an empty name`},
@@ -72,7 +72,7 @@ func TestAuditErrors(t *testing.T) {
 		{"audit:\n  key_file: ''\n", `g.yaml:2:13: audit: key_file: want the path of a file`},
 		{"audit:\n  store: off\n  key_file: k\n", `g.yaml:3:3: audit: key_file applies to store: sqlite or postgres only`},
 		{"audit:\n  head_log_interval: 10ms\n", `g.yaml:2:22: audit: head_log_interval: 10ms is less than 1s (write off to log the head only at start and shutdown)`},
-		{"audit:\n  head_log_interval: often\n", `g.yaml:2:22: audit: head_log_interval: "often" is not a duration (like 90d, 36h or 30m)`},
+		{"audit:\n  head_log_interval: often\n", `g.yaml:2:22: audit: head_log_interval: "often" is not a duration (like 500ms, 30s, 36h or 90d)`},
 		{"audit:\n  head_log_interval: 0s\n", `g.yaml:2:22: audit: head_log_interval: 0s is less than 1s (write off to log the head only at start and shutdown)`},
 		{"audit: [sqlite]\n", `g.yaml:1:8: audit: want a mapping, not a list`},
 	} {

@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/units"
 	"github.com/toolwire/toolwire/internal/yamlsrc"
 )
 
@@ -371,9 +371,9 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 		case "timeout":
 			keys[key] = mv.Key
 			if s, ok := d.str(v, what); ok {
-				t, err := time.ParseDuration(s)
+				t, err := units.ParseDuration(s)
 				if err != nil {
-					d.errorf(v, "%s: %q is not a duration (like 30s or 2m)", what, s)
+					d.errorf(v, "%s: %v", what, err)
 					continue
 				}
 				if err := checkTimeout(t); err != nil {
@@ -624,22 +624,22 @@ func (d *decoder) str(n ast.Node, what string) (string, bool) {
 	return v, true
 }
 
-// size is a byte count (parseSize) from 1 to MaxMessageSize, reported at
-// n when it is not.
+// size is a byte count (units.ParseSize) from 1 to MaxMessageSize,
+// reported at n when it is not.
 func (d *decoder) size(n ast.Node, what string) (int, bool) {
 	s, ok := d.str(n, what)
 	if !ok {
 		return 0, false
 	}
-	v, err := parseSize(s)
+	v, err := units.ParseSize(s, MaxMessageSize)
 	if err == nil {
-		err = checkMessageSize(v)
+		err = checkMessageSize(int(v))
 	}
 	if err != nil {
 		d.errorf(n, "%s: %v", what, err)
 		return 0, false
 	}
-	return v, true
+	return int(v), true
 }
 
 // mapping is n as a mapping; null (a key with no value) is an empty one,

@@ -166,7 +166,7 @@
 //     Content-Length, Content-Type, Transfer-Encoding, Connection,
 //     Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-Id); values are
 //     non-empty and free of control characters. URL only.
-//   - timeout: a Go duration (30s, 2m) bounding each call, more than zero
+//   - timeout: a duration (30s, 2m) bounding each call, more than zero
 //     and at most MaxTimeout (one hour). Default: the gateway's. URL only.
 //   - header_files: a mapping of HTTP headers whose values are read from
 //     files when the file is loaded (and reloaded), which keeps a

@@ -3,7 +3,6 @@ package config
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -76,23 +75,6 @@ func FuzzParse(f *testing.F) {
 		}
 		if err := Validate(got); err != nil {
 			t.Fatalf("Parse accepted what Validate refuses: %v\n%q", err, data)
-		}
-	})
-}
-
-// FuzzParseDuration: parseDuration never panics, and what it accepts is
-// from 0 to MaxDays.
-func FuzzParseDuration(f *testing.F) {
-	for _, s := range []string{"90d", "1d12h", "36h", "0d", "-1d", "99999999999999999999d", "36500d", "1d1d", "1.5d", "d", ""} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		d, err := parseDuration(s)
-		if err != nil {
-			return
-		}
-		if d < 0 || d > MaxDays*24*time.Hour {
-			t.Fatalf("parseDuration(%q) = %v", s, d)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/units"
 	"github.com/toolwire/toolwire/transport"
 )
 
@@ -97,7 +98,7 @@ func (d *decoder) callerLimits(n ast.Node, f *File) {
 	}
 	dur := func(v ast.Node, w string, hi time.Duration, to *time.Duration) {
 		if s, ok := d.str(v, w); ok {
-			t, err := parseDuration(s)
+			t, err := units.ParseDuration(s)
 			if err == nil && t <= 0 {
 				err = fmt.Errorf("%v is not more than zero", t)
 			} else if err == nil && t > hi {

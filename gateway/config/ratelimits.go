@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/gateway/ratelimit"
+	"github.com/toolwire/toolwire/internal/units"
 )
 
 var rateLimitKeys = []string{"identity", "persona", "tool", "identities", "personas", "tools", "max_buckets", "idle_ttl"}
@@ -86,7 +86,7 @@ func (d *decoder) rateLimits(n ast.Node, f *File) {
 			}
 		case "idle_ttl":
 			if s, ok := d.str(v, w); ok {
-				t, err := parseDuration(s)
+				t, err := units.ParseDuration(s)
 				if err == nil && (t <= 0 || t > 7*24*time.Hour) {
 					err = fmt.Errorf("%v is not more than zero and at most 7d", t)
 				}
@@ -199,36 +199,3 @@ func (d *decoder) rate(n ast.Node, what, s string) (float64, bool) {
 func defaultBurst(perSecond float64) int {
 	return int(min(max(1, math.Ceil(perSecond)), MaxBurst))
 }
-
-// parseDuration reads a Go duration, which may start with a number of
-// days: 90d, 1d12h, 36h, 30m.
-func parseDuration(s string) (time.Duration, error) {
-	bad := fmt.Errorf("%q is not a duration (like 90d, 36h or 30m)", truncate(s))
-	days, hasDays := int64(0), false
-	rest := s
-	if i := strings.IndexByte(s, 'd'); i > 0 {
-		hasDays = true
-		n, err := strconv.ParseInt(s[:i], 10, 64)
-		if err != nil || n < 0 {
-			return 0, bad
-		}
-		if n > MaxDays {
-			return 0, fmt.Errorf("%q is more than %dd", truncate(s), MaxDays)
-		}
-		days, rest = n, s[i+1:]
-	}
-	var t time.Duration
-	if rest != "" || !hasDays {
-		var err error
-		if t, err = time.ParseDuration(rest); err != nil || t < 0 {
-			return 0, bad
-		}
-		if t > MaxDays*24*time.Hour {
-			return 0, fmt.Errorf("%q is more than %dd", truncate(s), MaxDays)
-		}
-	}
-	return time.Duration(days)*24*time.Hour + t, nil
-}
-
-// MaxDays bounds the durations that take days (retention, idle_ttl).
-const MaxDays = 36500

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/units"
 )
 
 // Validate checks a File built in a program (or decoded and then changed)
@@ -242,42 +244,6 @@ func checkTimeout(d time.Duration) error {
 	return nil
 }
 
-// sizeUnits are the suffixes a max_message_size may have.
-var sizeUnits = []struct {
-	suffix string
-	shift  uint
-}{{"KiB", 10}, {"MiB", 20}, {"GiB", 30}}
-
-// parseSize reads a byte count: digits, optionally followed by KiB, MiB or
-// GiB (16MiB, 512KiB, 1048576).
-func parseSize(s string) (int, error) {
-	digits, shift := s, uint(0)
-	for _, u := range sizeUnits {
-		if d, ok := strings.CutSuffix(s, u.suffix); ok {
-			digits, shift = d, u.shift
-			break
-		}
-	}
-	n, err := strconv.ParseUint(digits, 10, 63)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a size (like 16MiB, 512KiB or 1048576)", s)
-	}
-	if n > uint64(MaxMessageSize)>>shift {
-		return 0, fmt.Errorf("%s is more than %s", s, formatSize(MaxMessageSize))
-	}
-	return int(n << shift), nil
-}
-
-// formatSize writes n in the largest unit that divides it.
-func formatSize(n int) string {
-	for i := len(sizeUnits) - 1; i >= 0; i-- {
-		if u := sizeUnits[i]; n > 0 && n%(1<<u.shift) == 0 {
-			return strconv.Itoa(n>>u.shift) + u.suffix
-		}
-	}
-	return strconv.Itoa(n)
-}
-
 // checkMessageSize refuses a max_message_size outside 1 byte to
 // MaxMessageSize.
 func checkMessageSize(n int) error {
@@ -285,7 +251,7 @@ func checkMessageSize(n int) error {
 		return fmt.Errorf("%d is not more than zero", n)
 	}
 	if n > MaxMessageSize {
-		return fmt.Errorf("%s is more than %s", formatSize(n), formatSize(MaxMessageSize))
+		return fmt.Errorf("%s is more than %s", units.FormatSize(int64(n)), units.FormatSize(MaxMessageSize))
 	}
 	return nil
 }

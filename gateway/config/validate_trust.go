@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/units"
 )
 
 // validateTrust checks the trust settings of a File as Validate does the
@@ -72,8 +74,8 @@ func validateTrust(f *File, add func(format string, args ...any)) {
 	} else if a.QueueSize != 0 && !a.Async {
 		add("audit: queue_size applies to delivery: async only")
 	}
-	if a.Retention < 0 || a.Retention > MaxDays*24*time.Hour {
-		add("audit: retention: %v is not from 0 (forever) to %dd", a.Retention, MaxDays)
+	if a.Retention < 0 || a.Retention > units.MaxDays*24*time.Hour {
+		add("audit: retention: %v is not from 0 (forever) to %dd", a.Retention, units.MaxDays)
 	}
 	if len(a.Redact) > MaxRedactKeys {
 		add("audit: redact: more than %d names", MaxRedactKeys)
@@ -89,7 +91,7 @@ func validateTrust(f *File, add func(format string, args ...any)) {
 		seen[strings.ToLower(k)] = true
 	}
 	if a.MaxValueBytes > MaxMessageSize {
-		add("audit: max_value_bytes: %s is more than %s", formatSize(a.MaxValueBytes), formatSize(MaxMessageSize))
+		add("audit: max_value_bytes: %s is more than %s", units.FormatSize(int64(a.MaxValueBytes)), units.FormatSize(MaxMessageSize))
 	}
 	if h := f.Admin.KeyHash; h != "" {
 		if err := checkKeyHash(h); err != nil {
