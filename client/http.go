@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/backoff"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -636,17 +637,8 @@ func (h *httpConn) reconnectDelay(retry time.Duration, hasRetry bool, attempt in
 	if hasRetry {
 		base = retry
 	}
-	lo, hi := h.c.cfg.reconnectMin, h.c.cfg.reconnectMax
-	base = max(base, lo)
-	limit := max(hi, base)
-	d := base
-	for i := 0; i < attempt && d < limit; i++ {
-		if d > limit/2 {
-			return limit
-		}
-		d *= 2
-	}
-	return min(d, limit)
+	base = max(base, h.c.cfg.reconnectMin)
+	return backoff.Policy{Initial: base, Max: max(h.c.cfg.reconnectMax, base)}.Base(attempt + 1)
 }
 
 // listen keeps the standalone GET stream open, reconnecting with

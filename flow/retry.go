@@ -2,10 +2,11 @@ package flow
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/toolwire/toolwire/internal/backoff"
 )
 
 // Retry defaults, as the format documents them.
@@ -86,17 +87,11 @@ func (r *Retry) retryable(code string) bool {
 // delay is the wait before attempt n+1 (n >= 1): backoff * factor^(n-1),
 // at most MaxBackoff, with full jitter when on.
 func (r *Retry) delay(n int) time.Duration {
-	d := float64(r.Backoff)
-	for i := 1; i < n && d < float64(r.MaxBackoff); i++ {
-		d *= r.Factor
+	p := backoff.Policy{Initial: r.Backoff, Max: r.MaxBackoff, Factor: r.Factor}
+	if r.Jitter {
+		p.Jitter = backoff.FullJitter
 	}
-	if r.MaxBackoff > 0 && d > float64(r.MaxBackoff) {
-		d = float64(r.MaxBackoff)
-	}
-	if r.Jitter && d > 0 {
-		d = rand.Float64() * d
-	}
-	return time.Duration(d)
+	return p.Delay(n)
 }
 
 // sleepCtx waits d or until ctx ends.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"sort"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/backoff"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/transport/memory"
 )
@@ -568,8 +568,9 @@ func (u *upstream) run() {
 		}
 		n := len(failures)
 		attempts++
-		state, delay := StateStarting, u.g.opts.minBackoff<<min(attempts-1, 30)
-		if delay > u.g.opts.maxBackoff || delay <= 0 {
+		policy := backoff.Policy{Initial: u.g.opts.minBackoff, Max: u.g.opts.maxBackoff, Jitter: backoff.EqualJitter}
+		state, delay := StateStarting, policy.Base(attempts)
+		if delay <= 0 {
 			delay = u.g.opts.maxBackoff
 		}
 		overList := bounded(err)
@@ -577,7 +578,7 @@ func (u *upstream) run() {
 			// A list past its bound is no passing failure: down at once.
 			state, delay = StateDown, u.g.opts.maxBackoff
 		}
-		delay = delay/2 + rand.N(delay/2+1) // jitter: between half and all of it
+		delay = policy.Jittered(delay)
 		u.mu.Lock()
 		u.lastErr, u.nextTry = err, now.Add(delay)
 		if u.state != state {

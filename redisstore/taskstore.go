@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	mrand "math/rand/v2"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/backoff"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/taskstore"
 )
@@ -100,6 +100,10 @@ type TaskStore struct {
 }
 
 var _ taskstore.Store = (*TaskStore)(nil)
+
+// casBackoff spaces the attempts of an Update that lost a race for its task:
+// 1 ms, doubling to 10 ms, each drawn at random below that.
+var casBackoff = backoff.Policy{Initial: time.Millisecond, Max: 10 * time.Millisecond, Jitter: backoff.FullJitter}
 
 // TaskStoreOption configures Client.TaskStore. Options apply in order (a
 // later one wins), nil options are ignored and defaults fill in the rest.
@@ -423,7 +427,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(*taskstore.Re
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
-			case <-time.After(time.Duration(mrand.Int64N(int64(min(attempt, 10)) * int64(time.Millisecond)))):
+			case <-time.After(casBackoff.Delay(attempt)):
 			}
 		}
 		old, meta, err := s.read(ctx, id)
