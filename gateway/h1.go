@@ -159,12 +159,14 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err == nil {
 			return resp, nil
 		}
-		if retried || !c.reused || !unsent(err) || ctx.Err() != nil || !replayable(req) {
+		if retried || !c.reused || !(unsent(err) || lost(err) && replaySafe(ctx)) || ctx.Err() != nil || !replayable(req) {
 			return nil, err
 		}
 		// The pooled connection failed before the whole request was
-		// written: the server cannot have acted on it. Send it again on
-		// a new connection, once.
+		// written, so the server cannot have acted on it; or after, for a
+		// request it does nothing with but answer (a list), as a server
+		// closing an idle connection just as it is reused makes happen.
+		// Send it again on a new connection, once.
 		if req.GetBody != nil {
 			body, gerr := req.GetBody()
 			if gerr != nil {
@@ -300,6 +302,29 @@ func (e *h1Error) Unwrap() error { return e.err }
 func unsent(err error) bool {
 	var he *h1Error
 	return errors.As(err, &he) && he.unsent
+}
+
+// lost says whether err is the connection failing between the request
+// and its response.
+func lost(err error) bool {
+	var he *h1Error
+	return errors.As(err, &he)
+}
+
+type replaySafeKey struct{}
+
+// withReplaySafe marks ctx's requests as safe to send twice: the server
+// runs nothing for them (the lists, and the initialize handshake), so one
+// that a reused connection lost after it was written is sent again on a
+// new connection, as net/http does for idempotent requests. A tools/call
+// is never marked.
+func withReplaySafe(ctx context.Context) context.Context {
+	return context.WithValue(ctx, replaySafeKey{}, true)
+}
+
+func replaySafe(ctx context.Context) bool {
+	safe, _ := ctx.Value(replaySafeKey{}).(bool)
+	return safe
 }
 
 // replayable says whether req's body can be sent again.

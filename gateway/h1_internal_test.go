@@ -483,6 +483,98 @@ func TestH1WrittenRequestNotReplayed(t *testing.T) {
 	}
 }
 
+// TestH1ReplaySafeRequestSentAgain: a request marked replay-safe (a list)
+// that a reused connection loses after it was written, with no byte of the
+// response or part of its head, is sent again once on a new connection and
+// answered; the same request unmarked is not. A new connection's loss is
+// not retried, marked or not, and a second loss ends the retries.
+func TestH1ReplaySafeRequestSentAgain(t *testing.T) {
+	h1Leaks(t)
+	var seen sync.Map // X-Id: *atomic.Int64, times the server read that request whole
+	var lose sync.Map // X-Id: *atomic.Int64, losses still to come for that request
+	srv := newRawServer(t, func(n int64, c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			if _, err := io.Copy(io.Discard, req.Body); err != nil {
+				return
+			}
+			id := req.Header.Get("X-Id")
+			v, _ := seen.LoadOrStore(id, new(atomic.Int64))
+			v.(*atomic.Int64).Add(1)
+			if l, ok := lose.Load(id); ok && l.(*atomic.Int64).Add(-1) >= 0 {
+				if req.Header.Get("X-Then") == "half" {
+					io.WriteString(c, "HTTP/1.1 200 O")
+				}
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	tr := newTestH1(t, 4)
+	send := func(ctx context.Context, id, then string) (string, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.url(), strings.NewReader("list "+id))
+		req.Header.Set("X-Id", id)
+		req.Header.Set("X-Then", then)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	times := func(id string) int64 {
+		v, ok := seen.Load(id)
+		if !ok {
+			return 0
+		}
+		return v.(*atomic.Int64).Load()
+	}
+	safe := withReplaySafe(context.Background())
+	for _, tc := range []struct {
+		id, then string
+		ctx      context.Context
+		pooled   bool  // sent on a pooled connection
+		losses   int64 // connections lost under it
+		answered bool
+		reads    int64 // times the server reads it
+		newConns int64
+	}{
+		{"safe-reused", "", safe, true, 1, true, 2, 1},
+		{"safe-reused-half", "half", safe, true, 1, true, 2, 1},
+		{"unmarked-reused", "", context.Background(), true, 1, false, 1, 0},
+		{"safe-new", "", safe, false, 1, false, 1, 1},
+		{"safe-reused-twice", "", safe, true, 2, false, 2, 1},
+	} {
+		if tc.pooled {
+			if _, err := send(context.Background(), "pool-"+tc.id, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := new(atomic.Int64)
+		n.Store(tc.losses)
+		lose.Store(tc.id, n)
+		before := srv.conns.Load()
+		body, err := send(tc.ctx, tc.id, tc.then)
+		if tc.answered != (err == nil && body == "ok") {
+			t.Errorf("%s: %q, %v; answered: want %v", tc.id, body, err, tc.answered)
+		}
+		if !tc.answered && err != nil && tc.then == "" && !strings.Contains(err.Error(), "not sent again") {
+			t.Errorf("%s: error %q does not say the request was not sent again", tc.id, err)
+		}
+		if got := times(tc.id); got != tc.reads {
+			t.Errorf("%s: the server read the request %d times, want %d", tc.id, got, tc.reads)
+		}
+		if got := srv.conns.Load() - before; got != tc.newConns {
+			t.Errorf("%s: %d new connections, want %d", tc.id, got, tc.newConns)
+		}
+	}
+}
+
 // patternBody is a request body of n bytes made as it is read, never held.
 type patternBody struct{ left int64 }
 

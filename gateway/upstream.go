@@ -298,7 +298,9 @@ func (u *upstream) connect() (*client.Client, error) {
 		client.WithLogHandler(u.upstreamLog),
 	)
 	opts = append(opts, u.inputOptions()...)
-	c, err := client.Connect(ctx, t, opts...)
+	// initialize and notifications/initialized run nothing: a repeated
+	// initialize opens a session the server lets expire.
+	c, err := client.Connect(withReplaySafe(ctx), t, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -428,6 +430,7 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 // list within lim.
 func list(ctx context.Context, c *client.Client, lim ListLimits) (listing, error) {
 	var l listing
+	ctx = withReplaySafe(ctx)
 	caps := c.ServerCapabilities()
 	if caps.Tools != nil {
 		if err := follow(mcp.MethodListTools, lim, c.ToolPages(ctx), func(p *mcp.ListToolsResult) []*mcp.Tool { return p.Tools }, &l.tools); err != nil {
