@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
@@ -75,12 +75,13 @@ func (fc *fetchConfig) doJSON(req *http.Request, v any) error {
 		return err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, fc.maxBytes+1))
+	body, err := httpguard.ReadLimited(resp.Body, fc.maxBytes)
+	var tl *httpguard.TooLongError
+	if errors.As(err, &tl) {
+		return fmt.Errorf("%s: response larger than %d bytes", req.URL, fc.maxBytes)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: reading the response: %v", req.URL, err)
-	}
-	if int64(len(body)) > fc.maxBytes {
-		return fmt.Errorf("%s: response larger than %d bytes", req.URL, fc.maxBytes)
 	}
 	if resp.StatusCode == http.StatusNotFound {
 		return fmt.Errorf("%s: %w", req.URL, errNotFound)

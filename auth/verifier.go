@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/httpguard"
 )
 
 // TokenVerifier checks an OAuth 2.1 bearer access token presented to this
@@ -96,6 +99,10 @@ type fetchConfig struct {
 	timeout  time.Duration
 }
 
+// maxFetchRedirects is how many redirects a fetch from the authorization
+// server follows.
+const maxFetchRedirects = 4
+
 func (c *fetchConfig) defaults() {
 	if c.now == nil {
 		c.now = time.Now
@@ -109,19 +116,11 @@ func (c *fetchConfig) defaults() {
 	if c.timeout <= 0 {
 		c.timeout = DefaultFetchTimeout
 	}
-	base := c.client
-	if base == nil {
-		base = &http.Client{}
-	}
-	cl := *base
 	// A redirect must keep to the https (or loopback) rule too.
-	cl.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if len(via) >= 5 {
-			return errors.New("too many redirects")
-		}
-		return checkFetchURL(req.URL.String())
-	}
-	c.client = &cl
+	c.client = httpguard.Outbound{
+		Base: c.client, Timeout: c.timeout, Redirects: httpguard.CheckedRedirects, MaxRedirects: maxFetchRedirects,
+		Check: func(u *url.URL) error { return checkFetchURL(u.String()) },
+	}.Client()
 }
 
 // VerifierOption configures both NewJWTVerifier and

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/internal/backoff"
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -47,14 +48,10 @@ func (h *HTTP) dial(ctx context.Context, c *Client) (link, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, &TransportError{Op: "connect", Err: fmt.Errorf("%q is not an http:// or https:// URL", h.URL)}
 	}
-	// A copy, so that the redirect guard also holds for a caller's client
-	// without changing it.
-	var hc http.Client
-	if h.Client != nil {
-		hc = *h.Client
-	}
-	hc.CheckRedirect = guardRedirects(hc.CheckRedirect)
-	return &httpConn{c: c, url: u.String(), header: h.Header.Clone(), hc: &hc, auth: h.Auth}, nil
+	// A copy, so that the redirect rule also holds for a caller's client
+	// without changing it (see redirectError).
+	hc := httpguard.Outbound{Base: h.Client, Redirects: httpguard.SameOriginNoPOSTRedirects}.Client()
+	return &httpConn{c: c, url: u.String(), header: h.Header.Clone(), hc: hc, auth: h.Auth}, nil
 }
 
 type httpConn struct {

@@ -3,40 +3,15 @@ package client
 import (
 	"fmt"
 	"net/http"
-
-	"github.com/toolwire/toolwire/internal/httpguard"
 )
 
-// maxRedirects is how many same-origin redirects a GET or DELETE follows,
-// as net/http does by default.
-const maxRedirects = 10
-
-// guardRedirects is the client's redirect policy, applied before next (a
-// caller's CheckRedirect, which may refuse more). Every request carries the
-// session id and the caller's headers (credentials among them), and a POST
-// its message, so a POST is never redirected (resending a tool call
-// elsewhere is not the client's decision), and a GET or DELETE is
-// redirected only within the endpoint's origin (scheme, host and port). A
-// redirect not followed is returned to the transport, which fails the
-// exchange naming the redirect (see redirectError).
-func guardRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
-	return func(req *http.Request, via []*http.Request) error {
-		first := via[0]
-		if first.Method == http.MethodPost || !httpguard.SameOrigin(first.URL, req.URL) {
-			return http.ErrUseLastResponse
-		}
-		if len(via) >= maxRedirects {
-			return fmt.Errorf("stopped after %d redirects", maxRedirects)
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		return nil
-	}
-}
-
 // redirectError is the failure of an exchange the server redirected where
-// the client does not follow (see guardRedirects).
+// the client does not follow. Every request carries the session id and the
+// caller's headers (credentials among them), and a POST its message, so a
+// POST is never redirected (resending a tool call elsewhere is not the
+// client's decision), and a GET or DELETE is redirected only within the
+// endpoint's origin (scheme, host and port); the transport fails the
+// exchange with this error for any other redirect.
 func redirectError(op string, resp *http.Response) error {
 	loc := resp.Header.Get("Location")
 	if len(loc) > 200 {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/httpguard"
 )
 
 // Config configures an Authorizer. Only Endpoint is required; an
@@ -429,8 +431,7 @@ func (a *Authorizer) probe(ctx context.Context) authParams {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	hc := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := hc.Do(req)
+	resp, err := httpguard.Outbound{Timeout: defaultTimeout}.Client().Do(req)
 	if err != nil {
 		return authParams{}
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/httpguard"
 )
 
 // Limits on what the package reads and waits for.
@@ -38,28 +40,16 @@ func responseLimit(n int) int64 {
 	return int64(n)
 }
 
-// redirectLimit resolves a configured redirect bound: 0 is
-// DefaultMaxRedirects, a negative number none.
+// redirectLimit is a configured redirect bound (0: DefaultMaxRedirects, a
+// negative number none) as httpguard.Outbound takes it.
 func redirectLimit(n int) int {
 	switch {
 	case n == 0:
 		return DefaultMaxRedirects
 	case n < 0:
-		return 0
+		return -1
 	}
 	return n
-}
-
-// checkRedirectCount refuses the redirect past max (redirectLimit's
-// result).
-func checkRedirectCount(via []*http.Request, max int) error {
-	if len(via) > max {
-		if max == 0 {
-			return errors.New("redirects are not followed (MaxRedirects is negative)")
-		}
-		return fmt.Errorf("stopped after %d redirects (MaxRedirects)", max)
-	}
-	return nil
 }
 
 // ErrUnsafeURL is wrapped by every refusal of a URL or address by the
@@ -170,7 +160,6 @@ func newGuardedClient(p netPolicy, timeout time.Duration, maxRedirects int) *htt
 	if timeout <= 0 {
 		timeout = defaultTimeout
 	}
-	maxRedirects = redirectLimit(maxRedirects)
 	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: p.control}
 	tr := &http.Transport{
 		Proxy:                 nil,
@@ -181,45 +170,21 @@ func newGuardedClient(p netPolicy, timeout time.Duration, maxRedirects int) *htt
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: timeout,
 	}
-	return &http.Client{
-		Transport: tr,
-		Timeout:   timeout,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			// via holds the requests made so far: the redirect to req is
-			// the len(via)-th.
-			if err := checkRedirectCount(via, maxRedirects); err != nil {
-				return err
-			}
-			if _, err := p.checkURL("redirect target", req.URL.String()); err != nil {
-				return err
-			}
-			return nil
+	return httpguard.Outbound{
+		Transport: tr, Timeout: timeout, Redirects: httpguard.CheckedRedirects, MaxRedirects: redirectLimit(maxRedirects), MaxRedirectsName: "MaxRedirects",
+		Check: func(u *url.URL) error {
+			_, err := p.checkURL("redirect target", u.String())
+			return err
 		},
-	}
+	}.Client()
 }
 
-// tooLongError: a body longer than its bound.
-type tooLongError struct{ max int64 }
-
-func (e *tooLongError) Error() string { return fmt.Sprintf("longer than the limit of %d bytes", e.max) }
-
-// readLimited reads a body of at most max bytes; longer is an error.
-func readLimited(r io.Reader, max int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, &tooLongError{max}
-	}
-	return data, nil
-}
-
-// readResponse is readLimited for a response bounded by MaxResponseBytes
-// (of Config, TokenEndpoint or TokenExchange), which a refusal names.
+// readResponse is httpguard.ReadLimited for a response bounded by
+// MaxResponseBytes (of Config, TokenEndpoint or TokenExchange), which a
+// refusal names.
 func readResponse(r io.Reader, max int64) ([]byte, error) {
-	data, err := readLimited(r, max)
-	var tl *tooLongError
+	data, err := httpguard.ReadLimited(r, max)
+	var tl *httpguard.TooLongError
 	if errors.As(err, &tl) {
 		return nil, fmt.Errorf("the response is %w (MaxResponseBytes)", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
@@ -125,7 +126,7 @@ func (s *FileStore) Load(_ context.Context, key string) (*Token, error) {
 	if err := checkMode(p, fi); err != nil {
 		return nil, err
 	}
-	data, err := readLimited(f, maxStoredTokenBytes)
+	data, err := httpguard.ReadLimited(f, maxStoredTokenBytes)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: reading %s: %w", p, err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
@@ -272,25 +273,12 @@ func (te *TokenEndpoint) authenticate(op string, f url.Values, hdr http.Header, 
 	return secrets, nil
 }
 
-// httpClient is HTTP (or a plain client with the default timeout) with
-// MaxRedirects enforced in front of its own redirect policy.
+// httpClient is HTTP (or a plain client) with the default timeout when it
+// has none and MaxRedirects enforced in front of its own redirect policy.
 func (te *TokenEndpoint) httpClient() *http.Client {
-	hc := te.HTTP
-	if hc == nil {
-		hc = &http.Client{Timeout: defaultTimeout}
-	}
-	c := *hc
-	max, inner := redirectLimit(te.MaxRedirects), hc.CheckRedirect
-	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if err := checkRedirectCount(via, max); err != nil {
-			return err
-		}
-		if inner != nil {
-			return inner(req, via)
-		}
-		return nil
-	}
-	return &c
+	return httpguard.Outbound{
+		Base: te.HTTP, Timeout: defaultTimeout, Redirects: httpguard.CheckedRedirects, MaxRedirects: redirectLimit(te.MaxRedirects), MaxRedirectsName: "MaxRedirects",
+	}.Client()
 }
 
 func (te *TokenEndpoint) post(ctx context.Context, form url.Values, now time.Time) (*Token, bool, error) {

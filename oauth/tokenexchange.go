@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
@@ -113,7 +114,8 @@ type TokenExchange struct {
 	MaxResponseBytes int
 }
 
-// Exchange posts the exchange with hc (nil: http.DefaultClient), without
+// Exchange posts the exchange with hc (nil: a client with a 30 s timeout,
+// which also bounds an hc without one), without
 // following redirects, reads at most MaxResponseBytes of the answer and
 // decodes it strictly. A refusal is an *Error (Op "token exchange") whose
 // text has the status, the error code and the description with the
@@ -160,12 +162,7 @@ func (x *TokenExchange) Exchange(ctx context.Context, hc *http.Client) (*Exchang
 	if basic != "" {
 		req.Header.Set("Authorization", basic)
 	}
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	nc := *hc
-	nc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := nc.Do(req)
+	resp, err := httpguard.Outbound{Base: hc, Timeout: defaultTimeout}.Client().Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: token exchange at %s: %s", truncate(u.Scheme+"://"+u.Host+u.EscapedPath(), 200), redact(ctxErr(ctx, err).Error(), secrets...))
 	}

@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/httpguard"
 )
 
 // UserAgent takes the user through the authorization endpoint: given the
@@ -43,13 +45,7 @@ type NoRedirectUserAgent struct {
 
 // Authorize GETs authURL and reads the redirect.
 func (u NoRedirectUserAgent) Authorize(ctx context.Context, authURL, _ string) (*url.URL, error) {
-	var hc http.Client
-	if u.Client != nil {
-		hc = *u.Client
-	} else {
-		hc.Timeout = 30 * time.Second
-	}
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	hc := httpguard.Outbound{Base: u.Client, Timeout: defaultTimeout}.Client()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
 	if err != nil {
 		return nil, err

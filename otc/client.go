@@ -25,10 +25,6 @@ const DefaultMaxResponseBytes = 16 << 20
 // from sending it to reading the whole response.
 const DefaultTimeout = 60 * time.Second
 
-// maxRedirects is how many same-origin redirects a request follows, as
-// net/http does by default.
-const maxRedirects = 10
-
 // Client calls an OTC 1.0 (or OXP 1.0) server.
 type Client struct {
 	base    *url.URL
@@ -112,31 +108,20 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 			return nil, err
 		}
 	}
-	hc := *c.http // the caller's client stays as it was
-	hc.CheckRedirect = sameOriginRedirects(c.http.CheckRedirect)
-	c.http = &hc
+	// A copy, so the caller's client stays as it was.
+	c.http = httpguard.Outbound{Base: c.http, Redirects: httpguard.SameOriginRedirects, Refuse: refuseRedirect}.Client()
 	return c, nil
 }
 
-// sameOriginRedirects follows a redirect only to the origin of the
-// request redirected, then asks next (a caller's CheckRedirect) if set.
-func sameOriginRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
-	return func(req *http.Request, via []*http.Request) error {
-		if !httpguard.SameOrigin(via[0].URL, req.URL) {
-			loc := req.URL.Redacted()
-			if len(loc) > 200 {
-				loc = loc[:200] + "..."
-			}
-			return fmt.Errorf("redirect to %s not followed: the client follows redirects only within the server's origin, so that its credentials and requests go to no other server", loc)
-		}
-		if len(via) >= maxRedirects {
-			return fmt.Errorf("stopped after %d redirects", maxRedirects)
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		return nil
+// refuseRedirect is the error of a redirect to another origin, which the
+// client does not follow so that its credentials and requests go to no
+// other server.
+func refuseRedirect(target *url.URL) error {
+	loc := target.Redacted()
+	if len(loc) > 200 {
+		loc = loc[:200] + "..."
 	}
+	return fmt.Errorf("redirect to %s not followed: the client follows redirects only within the server's origin, so that its credentials and requests go to no other server", loc)
 }
 
 // HTTPError is a response other than 200: the status and, when the server
@@ -284,12 +269,13 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) ([]by
 		return nil, fmt.Errorf("otc: %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxResp+1))
+	data, err := httpguard.ReadLimited(resp.Body, c.maxResp)
+	var tl *httpguard.TooLongError
+	if errors.As(err, &tl) {
+		return nil, fmt.Errorf("otc: %s %s: response exceeds the limit of %d bytes", method, path, c.maxResp)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("otc: %s %s: reading the response: %w", method, path, err)
-	}
-	if int64(len(data)) > c.maxResp {
-		return nil, fmt.Errorf("otc: %s %s: response exceeds the limit of %d bytes", method, path, c.maxResp)
 	}
 	if resp.StatusCode == http.StatusOK {
 		return data, nil
