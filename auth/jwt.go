@@ -16,7 +16,9 @@ import (
 // WithAlgorithms says otherwise. All are asymmetric: "none" and the HMAC
 // algorithms are never accepted, so a token "signed" with the issuer's
 // public key as an HMAC secret cannot pass.
-var DefaultAlgorithms = []string{"RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "EdDSA"}
+func DefaultAlgorithms() []string { return slices.Clone(defaultAlgorithms) }
+
+var defaultAlgorithms = []string{"RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "EdDSA"}
 
 // allowedAlgorithms are the algorithms WithAlgorithms may name.
 var allowedAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
@@ -137,7 +139,7 @@ func NewJWTVerifier(issuer, audience string, opts ...JWTOption) (*JWTVerifier, e
 		cfg.maxAge = DefaultJWKSMaxAge
 	}
 	if len(cfg.algs) == 0 {
-		cfg.algs = DefaultAlgorithms
+		cfg.algs = defaultAlgorithms
 	}
 	if cfg.verifiedTTL == 0 {
 		cfg.verifiedTTL = DefaultVerifiedTokenTTL

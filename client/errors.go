@@ -42,7 +42,9 @@ const (
 )
 
 // Codes lists every code, in the order of their CLI exit statuses.
-var Codes = []Code{CodeTransport, CodeProtocol, CodeJSONRPC, CodeToolError, CodeSessionInvalid}
+func Codes() []Code {
+	return []Code{CodeTransport, CodeProtocol, CodeJSONRPC, CodeToolError, CodeSessionInvalid}
+}
 
 // coded is implemented by the five error types.
 type coded interface{ MCPCode() Code }

@@ -145,7 +145,7 @@ func TestStdioToolwireServe(t *testing.T) {
 			if c.Era() != wantEra {
 				t.Fatalf("era = %v, want %v", c.Era(), wantEra)
 			}
-			if c.ServerInfo().Name != reference.Info.Name {
+			if c.ServerInfo().Name != reference.Info().Name {
 				t.Errorf("server info = %+v", c.ServerInfo())
 			}
 			ctx := context.Background()

@@ -36,11 +36,11 @@ type Limiter interface {
 }
 
 // Identity returns the caller of a request as the gateway's personas see
-// it: an API key's name, an OAuth subject, or policy.Anonymous (also for
+// it: an API key's name, an OAuth subject, or policy.Anonymous() (also for
 // requests from inside the process).
 func Identity(req *server.Request) policy.Identity {
 	if req == nil {
-		return policy.Anonymous
+		return policy.Anonymous()
 	}
 	return policy.FromPrincipal(req.Principal())
 }

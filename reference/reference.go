@@ -13,6 +13,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,11 +26,13 @@ import (
 const Version = "0.1.0"
 
 // Info is the reference server's implementation info.
-var Info = mcp.Implementation{Name: "toolwire-reference", Title: "toolwire reference tools", Version: Version}
+func Info() mcp.Implementation {
+	return mcp.Implementation{Name: "toolwire-reference", Title: "toolwire reference tools", Version: Version}
+}
 
 // NewServer returns a server hosting every reference tool.
 func NewServer(opts ...server.Option) (*server.Server, error) {
-	s := server.New(Info, opts...)
+	s := server.New(Info(), opts...)
 	if err := Register(s); err != nil {
 		return nil, err
 	}
@@ -138,8 +141,10 @@ func addWeather(s *server.Server) error {
 	})
 }
 
-// TinyPNG is the 2x2 PNG get-tiny-image returns.
-var TinyPNG = func() []byte {
+// tinyPNG returns the 2x2 PNG get-tiny-image returns.
+func TinyPNG() []byte { return slices.Clone(tinyPNG) }
+
+var tinyPNG = func() []byte {
 	img := image.NewNRGBA(image.Rect(0, 0, 2, 2))
 	img.Set(0, 0, color.NRGBA{R: 0xd9, G: 0x77, B: 0x57, A: 0xff})
 	img.Set(1, 0, color.NRGBA{R: 0x1f, G: 0x1e, B: 0x1d, A: 0xff})
@@ -158,7 +163,7 @@ func addTinyImage(s *server.Server) error {
 	}, func(ctx context.Context, req *server.CallRequest, _ noInput) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			&mcp.TextContent{Text: "Here is a tiny image:"},
-			&mcp.ImageContent{Data: TinyPNG, MIMEType: "image/png"},
+			&mcp.ImageContent{Data: tinyPNG, MIMEType: "image/png"},
 			&mcp.TextContent{Text: "That was a 2x2 PNG image."},
 		}}, nil
 	})
@@ -189,7 +194,7 @@ func addAnnotated(s *server.Server) error {
 		}
 		res := &mcp.CallToolResult{Content: []mcp.Content{block}}
 		if in.IncludeImage {
-			res.Content = append(res.Content, &mcp.ImageContent{Data: TinyPNG, MIMEType: "image/png",
+			res.Content = append(res.Content, &mcp.ImageContent{Data: tinyPNG, MIMEType: "image/png",
 				Annotations: &mcp.Annotations{Audience: []mcp.Role{mcp.RoleUser}, Priority: mcp.Priority(0.5)}})
 		}
 		return res, nil

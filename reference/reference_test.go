@@ -27,7 +27,7 @@ import (
 func testServer(t *testing.T, opts ...Option) (*server.Server, *config, string) {
 	t.Helper()
 	c := newConfig(append([]Option{WithTickInterval(20 * time.Millisecond)}, opts...))
-	s := server.New(Info)
+	s := server.New(Info())
 	if err := c.register(s); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func call(t *testing.T, c *client.Client, name string, args any) *mcp.CallToolRe
 }
 
 func TestToolList(t *testing.T) {
-	s := server.New(Info)
+	s := server.New(Info())
 	if err := Register(s); err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func bearerPrincipal(next http.Handler) http.Handler {
 // authServer serves the reference server behind bearerPrincipal.
 func authServer(t *testing.T) string {
 	t.Helper()
-	s := server.New(Info)
+	s := server.New(Info())
 	if err := Register(s); err != nil {
 		t.Fatal(err)
 	}

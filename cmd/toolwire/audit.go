@@ -129,8 +129,8 @@ func (f *auditFilter) flags(cmd *cobra.Command) {
 }
 
 func outcomeList() string {
-	names := make([]string, len(audit.Outcomes))
-	for i, o := range audit.Outcomes {
+	names := make([]string, len(audit.Outcomes()))
+	for i, o := range audit.Outcomes() {
 		names[i] = string(o)
 	}
 	return strings.Join(names, ", ")

@@ -71,7 +71,7 @@ func TestAuditCLI(t *testing.T) {
 	}
 	rows, err := csv.NewReader(f).ReadAll()
 	f.Close()
-	if err != nil || len(rows) != 4 || rows[0][0] != audit.CSVColumns[0] {
+	if err != nil || len(rows) != 4 || rows[0][0] != audit.CSVColumns()[0] {
 		t.Errorf("export csv: %v %v", rows, err)
 	}
 	if st, err := os.Stat(file); err != nil || st.Mode().Perm() != 0o600 {

@@ -168,7 +168,7 @@ func TestCallWithoutSaveDirUsesTempDir(t *testing.T) {
 	}
 	defer os.RemoveAll(filepath.Dir(path))
 	data, err := os.ReadFile(path)
-	if err != nil || !bytes.Equal(data, reference.TinyPNG) {
+	if err != nil || !bytes.Equal(data, reference.TinyPNG()) {
 		t.Fatalf("saved image: %v", err)
 	}
 }

@@ -145,7 +145,7 @@ func defaultGatewayConfig(ctx context.Context) (*config.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding this program for the stdio upstream: %w", err)
 	}
-	ref := server.New(reference.Info)
+	ref := server.New(reference.Info())
 	if err := reference.Register(ref, reference.WithLifetime(ctx)); err != nil {
 		return nil, err
 	}

@@ -59,10 +59,10 @@ func TestGatewayReloadNeverAppliesAHalfWrittenFile(t *testing.T) {
 		policies = append(policies, f.Gateway.Policy)
 	}
 	allowedByAOrB := func(name string) bool {
-		return policies[0].Decide(policy.Anonymous, policy.Tools, name).Allowed || policies[1].Decide(policy.Anonymous, policy.Tools, name).Allowed
+		return policies[0].Decide(policy.Anonymous(), policy.Tools, name).Allowed || policies[1].Decide(policy.Anonymous(), policy.Tools, name).Allowed
 	}
 	if allowedByAOrB("one__get-env") || !allowedByAOrB("one__echo") ||
-		policies[0].Decide(policy.Anonymous, policy.Tools, "one__get-sum").Allowed || !allowedByAOrB("one__get-sum") {
+		policies[0].Decide(policy.Anonymous(), policy.Tools, "one__get-sum").Allowed || !allowedByAOrB("one__get-sum") {
 		t.Fatal("A and B are not the configs this test is about")
 	}
 

@@ -429,7 +429,7 @@ func accessSummary(file *config.File, p *policy.Policy) string {
 }
 
 func anonymousPersona(p *policy.Policy) string {
-	name, _ := p.PersonaOf(policy.Anonymous)
+	name, _ := p.PersonaOf(policy.Anonymous())
 	return "callers without credentials get persona " + name
 }
 
@@ -532,7 +532,7 @@ func parseIdentity(s string, claims []string, file *config.File) (policy.Identit
 	kind, name, found := strings.Cut(s, ":")
 	switch {
 	case s == "anonymous":
-		id = policy.Anonymous
+		id = policy.Anonymous()
 	case found && kind == string(policy.KindAPIKey) && name != "":
 		id = policy.FromAPIKey(name)
 	case found && kind == string(policy.KindOAuth) && name != "":

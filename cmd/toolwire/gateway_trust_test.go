@@ -40,7 +40,7 @@ type recordingUpstream struct {
 
 func newRecordingUpstream(t *testing.T) *recordingUpstream {
 	t.Helper()
-	s := server.New(reference.Info)
+	s := server.New(reference.Info())
 	if err := reference.Register(s); err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestGatewayHashKey(t *testing.T) {
 func TestGatewayUpstreamOAuthClientCredentials(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	as := oauthtest.New(t, oauthtest.Options{JWT: true, Clients: map[string]string{"gateway": "gateway-secret"}})
-	s := server.New(reference.Info)
+	s := server.New(reference.Info())
 	if err := reference.Register(s); err != nil {
 		t.Fatal(err)
 	}

@@ -128,7 +128,7 @@ func newServeCmd() *cobra.Command {
 			}
 			srvOpts := append([]server.Option{server.WithPageSize(f.pageSize), server.WithTimeout(f.toolTimeout), server.WithLogger(logger)},
 				tasks.serverOptions()...)
-			srv := server.New(reference.Info, srvOpts...)
+			srv := server.New(reference.Info(), srvOpts...)
 			// Deferred first, so it runs last: once the transports have
 			// stopped, running tasks are stopped and recorded as failed, then
 			// the store is closed.

@@ -185,7 +185,7 @@ func TestStdioInitializeVersions(t *testing.T) {
 		t.Run(requested, func(t *testing.T) {
 			p := startStdio(t)
 			res := p.initialize(requested)
-			if res.ProtocolVersion != want || res.ServerInfo.Name != reference.Info.Name {
+			if res.ProtocolVersion != want || res.ServerInfo.Name != reference.Info().Name {
 				t.Errorf("got %+v", res)
 			}
 			if r := p.request("ping", nil); r.Error != nil || string(r.Result) != "{}" {

@@ -306,7 +306,7 @@ func TestTSProtocolOverHTTP(t *testing.T) {
 }
 
 func checkTSProtocol(t *testing.T, o *tsOracle, plan tsProtocolPlan, run tsProtocolRun) {
-	if run.ServerVersion.Name != reference.Info.Name || run.ServerVersion.Version != reference.Version {
+	if run.ServerVersion.Name != reference.Info().Name || run.ServerVersion.Version != reference.Version {
 		t.Errorf("server %+v", run.ServerVersion)
 	}
 	t.Run("prompts", func(t *testing.T) { checkTSPrompts(t, o, plan, run) })
@@ -522,7 +522,7 @@ func checkTSResources(t *testing.T, o *tsOracle, run tsProtocolRun) {
 		"demo://resource/1": `[{"uri":"demo://resource/1","mimeType":"text/plain","text":"Resource 1: this is a plaintext resource"}]`,
 		"demo://resource/2": fmt.Sprintf(`[{"uri":"demo://resource/2","mimeType":"application/octet-stream","blob":%q}]`,
 			base64.StdEncoding.EncodeToString([]byte("Resource 2: this is a binary resource"))),
-		"demo://logo.png": fmt.Sprintf(`[{"uri":"demo://logo.png","mimeType":"image/png","blob":%q}]`, base64.StdEncoding.EncodeToString(reference.TinyPNG)),
+		"demo://logo.png": fmt.Sprintf(`[{"uri":"demo://logo.png","mimeType":"image/png","blob":%q}]`, base64.StdEncoding.EncodeToString(reference.TinyPNG())),
 	} {
 		if raw, ok := run.Reads[uri]; !ok || !sameJSON(t, member(raw, "contents"), want) {
 			t.Errorf("%s: %s, want contents %s", uri, raw, want)

@@ -91,7 +91,7 @@ func parseAuditQuery(q url.Values) (auditQuery, *badParam) {
 	a.filter.Identity, a.filter.Tool = a.Identity, a.Tool
 	if a.Outcome != "" {
 		if !audit.Outcome(a.Outcome).Valid() {
-			return a, &badParam{"outcome", fmt.Sprintf("%q is not an outcome (one of %v)", a.Outcome, audit.Outcomes)}
+			return a, &badParam{"outcome", fmt.Sprintf("%q is not an outcome (one of %v)", a.Outcome, audit.Outcomes())}
 		}
 		a.filter.Outcome = audit.Outcome(a.Outcome)
 	}
@@ -163,7 +163,7 @@ type auditData struct {
 // auditPage shows one page of the audit records that match the filters.
 func (h *handler) auditPage(w http.ResponseWriter, r *http.Request, s *session) {
 	d := auditData{base: base{Title: "Audit", CSRF: s.csrf}, Off: h.cfg.Audit == nil,
-		Outcomes: audit.Outcomes, PageSize: h.opts.pageSize}
+		Outcomes: audit.Outcomes(), PageSize: h.opts.pageSize}
 	if d.Off {
 		h.render(w, http.StatusOK, "audit", d)
 		return

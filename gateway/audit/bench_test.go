@@ -70,7 +70,7 @@ func benchAppend(b *testing.B, open func(*testing.B) Store) {
 func BenchmarkStoreBatch(b *testing.B) {
 	s, _ := openTest(b, WithFsync(false))
 	ctx := context.Background()
-	head := Start
+	head := Anchor{}
 	const batch = 64
 	recs := make([]*Record, batch)
 	b.ReportAllocs()
@@ -102,13 +102,13 @@ func BenchmarkJournalEntry(b *testing.B) {
 			if err := (Limits{}).Prepare(r, time.Now()); err != nil {
 				b.Fatal(err)
 			}
-			buf := appendJournalEntry(nil, r, Start, c.key)
+			buf := appendJournalEntry(nil, r, Anchor{}, c.key)
 			b.SetBytes(int64(len(buf)))
 			b.ReportAllocs()
 			cpu := threadCPU(b)
 			for b.Loop() {
 				rec := *r
-				buf = appendJournalEntry(buf[:0], &rec, Start, c.key)
+				buf = appendJournalEntry(buf[:0], &rec, Anchor{}, c.key)
 			}
 			cpu()
 		})

@@ -16,9 +16,6 @@ import (
 // Digest is a SHA-256 hash; it reads and writes as lowercase hex.
 type Digest [sha256.Size]byte
 
-// Genesis is the PrevHash of the first record of a chain: all zero bytes.
-var Genesis Digest
-
 // String returns d in lowercase hex.
 func (d Digest) String() string { return hex.EncodeToString(d[:]) }
 
@@ -267,16 +264,15 @@ func (k *Key) Sum(r *Record) (Digest, bool) {
 
 // Anchor is a point of the chain: a record's Seq and Hash. A store keeps
 // two: the head (the last record appended) and the anchor (the last record
-// swept by retention; {0, Genesis} before any sweep). Verify starts from the
-// anchor and must end at the head, so retention keeps the rest of the chain
-// verifiable, and deleting the newest records is detected too.
+// swept by retention). The zero Anchor, whose Hash is the zero Digest (the
+// PrevHash of a chain's first record), is the anchor of a chain nothing was
+// swept from. Verify starts from the anchor and must end at the head, so
+// retention keeps the rest of the chain verifiable, and deleting the newest
+// records is detected too.
 type Anchor struct {
 	Seq  int64  `json:"seq"`
 	Hash Digest `json:"hash"`
 }
-
-// Start is the anchor of a chain nothing was swept from.
-var Start = Anchor{Seq: 0, Hash: Genesis}
 
 // BreakKind says how a chain is broken.
 type BreakKind string

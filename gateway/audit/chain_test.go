@@ -54,7 +54,7 @@ func TestEncodeDistinct(t *testing.T) {
 
 func chainOf(n int) []*Record {
 	var rs []*Record
-	prev := Start
+	prev := Anchor{}
 	for i := range n {
 		r := sample(i)
 		Seal(r, prev)
@@ -77,10 +77,10 @@ func verify(anchor, head Anchor, rs []*Record) *VerifyReport {
 func TestVerifier(t *testing.T) {
 	rs := chainOf(5)
 	head := Anchor{5, rs[4].Hash}
-	if rep := verify(Start, head, rs); !rep.OK || rep.Checked != 5 || rep.First != 1 || rep.Last != 5 {
+	if rep := verify(Anchor{}, head, rs); !rep.OK || rep.Checked != 5 || rep.First != 1 || rep.Last != 5 {
 		t.Fatalf("intact chain: %+v %v", rep, rep.Break)
 	}
-	if rep := verify(Start, Start, nil); !rep.OK {
+	if rep := verify(Anchor{}, Anchor{}, nil); !rep.OK {
 		t.Fatalf("empty chain: %v", rep.Break)
 	}
 	check := func(name string, anchor, head Anchor, rs []*Record, seq int64, kind BreakKind) {
@@ -92,26 +92,26 @@ func TestVerifier(t *testing.T) {
 	}
 	edited := chainOf(5)
 	edited[2].Identity = "mallory"
-	check("edited", Start, head, edited, 3, BreakEdited)
+	check("edited", Anchor{}, head, edited, 3, BreakEdited)
 
 	gap := append(chainOf(5)[:1:1], chainOf(5)[2:]...)
-	check("gap", Start, head, gap, 2, BreakMissing)
+	check("gap", Anchor{}, head, gap, 2, BreakMissing)
 
-	check("tail deleted", Start, head, chainOf(5)[:3], 4, BreakMissing)
-	check("all deleted", Start, head, nil, 1, BreakMissing)
-	check("appended past head", Start, Anchor{4, rs[3].Hash}, chainOf(5), 5, BreakInserted)
+	check("tail deleted", Anchor{}, head, chainOf(5)[:3], 4, BreakMissing)
+	check("all deleted", Anchor{}, head, nil, 1, BreakMissing)
+	check("appended past head", Anchor{}, Anchor{4, rs[3].Hash}, chainOf(5), 5, BreakInserted)
 
 	// A record replaced by one with a recomputed hash: the next one names it.
 	replaced := chainOf(5)
 	replaced[2].Identity = "mallory"
 	replaced[2].Hash = replaced[2].ComputeHash()
-	check("replaced", Start, head, replaced, 4, BreakRelinked)
+	check("replaced", Anchor{}, head, replaced, 4, BreakRelinked)
 
 	// Same, at the end: the head names it.
 	last := chainOf(5)
 	last[4].Identity = "mallory"
 	last[4].Hash = last[4].ComputeHash()
-	check("replaced last", Start, head, last, 5, BreakHead)
+	check("replaced last", Anchor{}, head, last, 5, BreakHead)
 
 	// After a sweep, verification starts from the anchor.
 	if rep := verify(Anchor{2, rs[1].Hash}, head, chainOf(5)[2:]); !rep.OK {
@@ -131,8 +131,8 @@ func TestDigestText(t *testing.T) {
 	if err := back.UnmarshalText([]byte("abcd")); err == nil {
 		t.Error("short digest accepted")
 	}
-	if Genesis.String() != strings.Repeat("0", 64) {
-		t.Errorf("genesis %s", Genesis)
+	if (Digest{}).String() != strings.Repeat("0", 64) {
+		t.Errorf("genesis %s", (Digest{}))
 	}
 }
 
@@ -148,7 +148,7 @@ func TestVerifierGaps(t *testing.T) {
 	Seal(g, Anchor{3, rs[2].Hash})
 	walk := []*Record{rs[0], rs[1], rs[2], g, rs[6], rs[7]}
 	head := Anchor{8, rs[7].Hash}
-	rep := verify(Start, head, walk)
+	rep := verify(Anchor{}, head, walk)
 	if rep.OK || rep.Break.Kind != BreakLost || rep.Break.Seq != 4 || len(rep.Gaps) != 1 || rep.Gaps[0] != (Gap{From: 4, To: 6, Kept: "kept", Reason: g.Error}) {
 		t.Fatalf("a gap in the middle: %+v", rep)
 	}
@@ -156,7 +156,7 @@ func TestVerifierGaps(t *testing.T) {
 		t.Errorf("gap record text %q", g.Error)
 	}
 	anchored := func(heads ...Anchor) *VerifyReport {
-		v := NewVerifier(Start, head)
+		v := NewVerifier(Anchor{}, head)
 		v.Expect(heads...)
 		for _, r := range walk {
 			v.Add(r)
@@ -184,7 +184,7 @@ func TestVerifierGaps(t *testing.T) {
 	if next.Seq != 6 {
 		t.Fatalf("after a gap of 4 to 5, seq %d", next.Seq)
 	}
-	rep = verify(Start, Anchor{6, next.Hash}, []*Record{rs[0], rs[1], rs[2], end, next})
+	rep = verify(Anchor{}, Anchor{6, next.Hash}, []*Record{rs[0], rs[1], rs[2], end, next})
 	if rep.Break == nil || rep.Break.Kind != BreakLost || len(rep.Gaps) != 1 || rep.Gaps[0].To != 5 {
 		t.Errorf("a gap at the end: %+v", rep)
 	}
@@ -192,7 +192,7 @@ func TestVerifierGaps(t *testing.T) {
 	bad := gapRecord(4, 6, nil, "kept", now)
 	bad.Arguments = []byte(`{"from":5,"to":6}`)
 	Seal(bad, Anchor{3, rs[2].Hash})
-	if rep := verify(Start, head, []*Record{rs[0], rs[1], rs[2], bad}); rep.Break == nil || rep.Break.Kind != BreakInvalid {
+	if rep := verify(Anchor{}, head, []*Record{rs[0], rs[1], rs[2], bad}); rep.Break == nil || rep.Break.Kind != BreakInvalid {
 		t.Errorf("a gap record that does not name itself: %+v", rep.Break)
 	}
 }

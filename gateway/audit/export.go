@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"iter"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -34,13 +35,15 @@ func WriteJSONL(w io.Writer, recs iter.Seq2[*Record, error]) (int, error) {
 
 // CSVColumns is the header row WriteCSV writes; the order is stable, and new
 // columns are only ever added at the end.
-var CSVColumns = []string{
+func CSVColumns() []string { return slices.Clone(csvColumns) }
+
+var csvColumns = []string{
 	"seq", "time", "duration_ns", "request_id", "session_id", "identity", "persona",
 	"upstream", "tool", "method", "arguments", "outcome", "error", "request_bytes",
 	"response_bytes", "content_blocks", "era", "transport", "prev_hash", "hash", "scheme",
 }
 
-// WriteCSV writes a header row (CSVColumns) and then one row per record of
+// WriteCSV writes a header row (CSVColumns()) and then one row per record of
 // recs to w, and returns how many records it wrote. Times are RFC 3339 with
 // nanoseconds in UTC, hashes hex, arguments JSON text, the scheme
 // "sha256" or "hmac-sha256". A text field that a
@@ -49,11 +52,11 @@ var CSVColumns = []string{
 // reader's spreadsheet. It stops at the first error, from recs or from w.
 func WriteCSV(w io.Writer, recs iter.Seq2[*Record, error]) (int, error) {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVColumns); err != nil {
+	if err := cw.Write(csvColumns); err != nil {
 		return 0, err
 	}
 	n := 0
-	row := make([]string, len(CSVColumns))
+	row := make([]string, len(csvColumns))
 	for r, err := range recs {
 		if err != nil {
 			cw.Flush()

@@ -53,7 +53,7 @@ func TestWriteJSONL(t *testing.T) {
 		t.Fatalf("got %d records", len(got))
 	}
 	// The exported lines are a verifiable chain on their own.
-	v := NewVerifier(Start, Anchor{3, got[2].Hash})
+	v := NewVerifier(Anchor{}, Anchor{3, got[2].Hash})
 	for _, r := range got {
 		v.Add(r)
 	}
@@ -82,16 +82,16 @@ func TestWriteCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 3 || !slices.Equal(rows[0], CSVColumns) {
+	if len(rows) != 3 || !slices.Equal(rows[0], csvColumns) {
 		t.Fatalf("rows %v", rows)
 	}
 	want := []string{"seq", "time", "duration_ns", "request_id", "session_id", "identity", "persona",
 		"upstream", "tool", "method", "arguments", "outcome", "error", "request_bytes",
 		"response_bytes", "content_blocks", "era", "transport", "prev_hash", "hash", "scheme"}
-	if !slices.Equal(CSVColumns, want) {
-		t.Errorf("column order changed: %v", CSVColumns)
+	if !slices.Equal(csvColumns, want) {
+		t.Errorf("column order changed: %v", csvColumns)
 	}
-	col := func(row []string, name string) string { return row[slices.Index(CSVColumns, name)] }
+	col := func(row []string, name string) string { return row[slices.Index(csvColumns, name)] }
 	if col(rows[1], "seq") != "1" || col(rows[1], "identity") != "alice" || col(rows[1], "outcome") != "ok" ||
 		col(rows[1], "time") != "2026-11-23T12:00:00Z" || col(rows[2], "hash") != rs[1].Hash.String() ||
 		col(rows[2], "prev_hash") != rs[0].Hash.String() || col(rows[2], "arguments") != string(rs[1].Arguments) ||
@@ -102,7 +102,7 @@ func TestWriteCSV(t *testing.T) {
 		t.Errorf("formula not neutralised: %q", got)
 	}
 	for _, row := range rows {
-		if len(row) != len(CSVColumns) {
+		if len(row) != len(csvColumns) {
 			t.Errorf("row of %d columns", len(row))
 		}
 	}

@@ -36,7 +36,7 @@ func buildJournal(t *testing.T, dir string, k *Key, stored, journaled int) *dama
 	}
 	d.recs = appendN(t, s, stored, nil)
 	s.Close()
-	head := Start
+	head := Anchor{}
 	add := func(r *Record) {
 		d.starts = append(d.starts, len(d.journal))
 		d.journal = appendJournalEntry(d.journal, r, head, k)

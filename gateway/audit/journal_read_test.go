@@ -388,7 +388,7 @@ func TestJournalReaderRacesTheWriter(t *testing.T) {
 		}
 	}
 	// The journal holds less than all the records: it started over.
-	entry := int64(len(appendJournalEntry(nil, sample(0), Start, nil)))
+	entry := int64(len(appendJournalEntry(nil, sample(0), Anchor{}, nil)))
 	owner.j.mu.Lock()
 	written := owner.j.written
 	owner.j.mu.Unlock()

@@ -165,7 +165,7 @@ func TestJournalRecoversAfterATornWrite(t *testing.T) {
 func TestJournalKeepsAnyBytes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.db")
 	var entries []byte
-	head := Start
+	head := Anchor{}
 	var want []*Record
 	for i := range 3 {
 		r := sample(i)
@@ -208,7 +208,7 @@ func TestJournalEntryDamage(t *testing.T) {
 	if err := (Limits{}).Prepare(r, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	entry := appendJournalEntry(nil, r, Start, nil)
+	entry := appendJournalEntry(nil, r, Anchor{}, nil)
 	flip := func(i int) []byte { b := bytes.Clone(entry); b[i] ^= 1; return b }
 	huge := bytes.Clone(entry)
 	binary.BigEndian.PutUint32(huge, maxJournalEntry+1)
@@ -242,7 +242,7 @@ func TestJournalEntryDamage(t *testing.T) {
 	// Keyed: the hash is an HMAC, checked with the key, read unchecked
 	// (and noted) without it.
 	k := testKey(t, 1)
-	keyed := appendJournalEntry(nil, sample(2), Start, k)
+	keyed := appendJournalEntry(nil, sample(2), Anchor{}, k)
 	if _, _, st := (&journalScanner{key: k}).entryAt(keyed); st != entryIntact {
 		t.Errorf("a keyed entry with its key: %d", st)
 	}
@@ -261,7 +261,7 @@ func TestJournalEntryDamage(t *testing.T) {
 func FuzzJournalEntry(f *testing.F) {
 	r := sample(3)
 	_ = (Limits{}).Prepare(r, time.Now())
-	f.Add(appendJournalEntry(nil, r, Start, nil), "alice", `{"a":1}`)
+	f.Add(appendJournalEntry(nil, r, Anchor{}, nil), "alice", `{"a":1}`)
 	f.Add([]byte{0, 0, 0, 1, 't'}, "a\x00\xff", "[1,\n 2]")
 	f.Add([]byte(`{"seq":1}`+"\n"), "", "")
 	f.Fuzz(func(t *testing.T, in []byte, text, args string) {

@@ -69,7 +69,7 @@ func TestKeyFile(t *testing.T) {
 func TestKeyedSeal(t *testing.T) {
 	k := testKey(t, 1)
 	r := sample(1)
-	k.Seal(r, Start)
+	k.Seal(r, Anchor{})
 	enc := r.Encode()
 	if r.Scheme != SchemeHMAC || !bytes.HasPrefix(enc, []byte("toolwire/audit/v2\x00")) {
 		t.Fatalf("scheme %v, encoding %q", r.Scheme, enc[:20])
@@ -86,7 +86,7 @@ func TestKeyedSeal(t *testing.T) {
 		t.Error("a keyed record's hash known without the key")
 	}
 	plain := sample(1)
-	Seal(plain, Start)
+	Seal(plain, Anchor{})
 	if plain.Scheme != SchemeSHA256 || plain.Hash == r.Hash || plain.Hash != plain.ComputeHash() {
 		t.Errorf("keyless: %+v", plain)
 	}

@@ -52,7 +52,7 @@ func forge(t *testing.T, path string, from, to int64, edit func(*Record), reseal
 	recs := collect(t, s, Filter{})
 	s.Close()
 	db := rawDB(t, path)
-	prev := Start
+	prev := Anchor{}
 	for _, r := range recs {
 		if to > 0 && r.Seq > to {
 			return

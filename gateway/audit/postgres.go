@@ -87,8 +87,8 @@ INSERT INTO toolwire_audit_head (anchor_seq, anchor_hash, head_seq, head_hash)
 `,
 }
 
-// PostgresSchemaVersion is the schema version OpenPostgres writes.
-var PostgresSchemaVersion = len(pgMigrations)
+// postgresSchemaVersion is the schema version OpenPostgres writes.
+var postgresSchemaVersion = len(pgMigrations)
 
 // pgMigrateLock is the advisory lock key that serializes migrations of
 // processes opening one database at once ("toolaudt").

@@ -280,8 +280,8 @@ func testPGSchema(t *testing.T, srv *testenv.PostgresServer) {
 	if err := conn.QueryRow(ctx, `SELECT value FROM toolwire_audit_meta WHERE key = 'schema_version'`).Scan(&v); err != nil {
 		t.Fatal(err)
 	}
-	if v != fmt.Sprint(PostgresSchemaVersion) {
-		t.Errorf("schema version %s, want %d", v, PostgresSchemaVersion)
+	if v != fmt.Sprint(postgresSchemaVersion) {
+		t.Errorf("schema version %s, want %d", v, postgresSchemaVersion)
 	}
 	if _, err := conn.Exec(ctx, `UPDATE toolwire_audit_meta SET value = '99' WHERE key = 'schema_version'`); err != nil {
 		t.Fatal(err)

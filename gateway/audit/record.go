@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -64,7 +65,9 @@ const (
 const MethodGap = "audit/gap"
 
 // Outcomes lists every valid Outcome, in a stable order.
-var Outcomes = []Outcome{
+func Outcomes() []Outcome { return slices.Clone(outcomes) }
+
+var outcomes = []Outcome{
 	OutcomeOK, OutcomeToolError, OutcomeProtocolError, OutcomeDenied,
 	OutcomeRateLimited, OutcomeUpstreamError, OutcomeTimeout, OutcomeCancelled,
 	OutcomeLost,
@@ -72,7 +75,7 @@ var Outcomes = []Outcome{
 
 // Valid reports whether o is one of the Outcome constants.
 func (o Outcome) Valid() bool {
-	for _, v := range Outcomes {
+	for _, v := range outcomes {
 		if o == v {
 			return true
 		}
@@ -134,8 +137,8 @@ type Record struct {
 	Transport string `json:"transport,omitempty"`
 	// Scheme is how Hash is computed: keyless or keyed (see Scheme).
 	Scheme Scheme `json:"scheme"`
-	// PrevHash is the Hash of the record before this one (Genesis for the
-	// first), Hash this record's: see the encoding on Record.Encode.
+	// PrevHash is the Hash of the record before this one (the zero Digest for
+	// the first), Hash this record's: see the encoding on Record.Encode.
 	PrevHash Digest `json:"prev_hash"`
 	Hash     Digest `json:"hash"`
 }

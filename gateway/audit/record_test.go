@@ -32,13 +32,13 @@ func sample(i int) *Record {
 }
 
 func TestOutcomeValid(t *testing.T) {
-	for _, o := range Outcomes {
+	for _, o := range outcomes {
 		if !o.Valid() {
 			t.Errorf("%q not valid", o)
 		}
 	}
-	if len(Outcomes) != 9 {
-		t.Errorf("%d outcomes, want 9", len(Outcomes))
+	if len(outcomes) != 9 {
+		t.Errorf("%d outcomes, want 9", len(outcomes))
 	}
 	// Gap records are the store's own: Append refuses their outcome.
 	if err := (Limits{}).Prepare(&Record{Outcome: OutcomeLost}, time.Now()); !errors.Is(err, ErrInvalidOutcome) {
@@ -116,7 +116,7 @@ func TestPrepare(t *testing.T) {
 
 func TestRecordJSON(t *testing.T) {
 	r := sample(1)
-	Seal(r, Start)
+	Seal(r, Anchor{})
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func TestRecordJSON(t *testing.T) {
 		t.Errorf("JSON round trip changed the record: %s", b)
 	}
 	k := testKey(t, 1)
-	k.Seal(r, Start)
+	k.Seal(r, Anchor{})
 	b, _ = json.Marshal(r)
 	back = Record{}
 	if err := json.Unmarshal(b, &back); err != nil || !strings.Contains(string(b), `"scheme":"hmac-sha256"`) {

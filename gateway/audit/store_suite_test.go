@@ -159,7 +159,7 @@ func testAppendSetsChain(t *testing.T, k storeKind) {
 			t.Errorf("record %d: hash is not its own", i)
 		}
 	}
-	if rs[0].PrevHash != Genesis || rs[1].PrevHash != rs[0].Hash || rs[2].PrevHash != rs[1].Hash {
+	if rs[0].PrevHash != (Digest{}) || rs[1].PrevHash != rs[0].Hash || rs[2].PrevHash != rs[1].Hash {
 		t.Error("records are not linked")
 	}
 	got := collect(t, s, Filter{})
@@ -576,7 +576,7 @@ func testQuery(t *testing.T, k storeKind) {
 		r.Time = t0.Add(time.Duration(i) * time.Minute)
 		r.Identity = []string{"alice", "bob"}[i%2]
 		r.Tool = tools[i%len(tools)]
-		r.Outcome = Outcomes[i%3]
+		r.Outcome = outcomes[i%3]
 	})
 	cases := []struct {
 		name string

@@ -123,7 +123,7 @@ func TestDocExample(t *testing.T) {
 		{policy.Identity{Name: "carol", Kind: policy.KindOAuth, Claims: map[string]any{"role": "analyst"}}, "analyst"},
 		{policy.FromAPIKey("ci-bot"), "ci"},
 		{policy.Identity{Name: "ci-bot", Kind: policy.KindOAuth}, ""},
-		{policy.Anonymous, "guest"},
+		{policy.Anonymous(), "guest"},
 	} {
 		got, _ := pol.PersonaOf(c.id)
 		if got != c.want {

@@ -78,7 +78,7 @@ func Authenticate(keys *KeySet, tokens auth.TokenVerifier, anonymous func() bool
 // authenticated, personas absent means every authenticated caller may use
 // everything, and anonymous ones nothing.
 func (p *Policy) AdmitsAnonymous() bool {
-	return p.persona(Anonymous) != nil
+	return p.persona(Anonymous()) != nil
 }
 
 // lookup is Lookup on a KeySet that may be nil (no keys configured).

@@ -46,7 +46,7 @@ func TestDecide(t *testing.T) {
 		{dev, Resources, "file:///docs/secret/k", false, "dev", "file:///docs/secret/*", ""},
 		{dev, Feature("sampling"), "x", false, "dev", NoRule, `not a feature`},
 		// A persona without rules grants nothing.
-		{Anonymous, Tools, "github.create_issue", false, "nothing", NoRule, ""},
+		{Anonymous(), Tools, "github.create_issue", false, "nothing", NoRule, ""},
 		{FromAPIKey("stranger"), Tools, "read_file", false, "", NoRule, "denied: api_key:stranger matches no persona"},
 	} {
 		d := p.Decide(c.id, c.feature, c.name)

@@ -25,14 +25,14 @@ func Example() {
 
 	h := http.Header{"X-Api-Key": {"twk_example-only"}}
 	key, _ := policy.FromRequest(h)
-	id := policy.Anonymous
+	id := policy.Anonymous()
 	if name, ok := keys.Lookup(key); ok {
 		id = policy.FromAPIKey(name)
 	}
 	for _, d := range p.Explain(id, []string{"github.create_issue", "github.delete_repo", "slack.post"}) {
 		fmt.Println(d.Name, d.Allowed, d.Rule)
 	}
-	fmt.Println(p.Decide(policy.Anonymous, policy.Tools, "github.create_issue").Reason)
+	fmt.Println(p.Decide(policy.Anonymous(), policy.Tools, "github.create_issue").Reason)
 	// Output:
 	// github.create_issue true github.*
 	// github.delete_repo false github.delete_*

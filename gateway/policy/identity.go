@@ -31,7 +31,7 @@ type Identity struct {
 
 // Anonymous is the identity of a caller without credentials. It has no
 // rights unless a persona grants them to anonymous callers explicitly.
-var Anonymous = Identity{Name: "anonymous", Kind: KindAnonymous}
+func Anonymous() Identity { return Identity{Name: "anonymous", Kind: KindAnonymous} }
 
 // FromAPIKey is the identity of a caller that presented the API key
 // configured as name (as KeySet.Lookup returns it).
@@ -45,7 +45,7 @@ func FromAPIKey(name string) Identity {
 // Anonymous.
 func FromPrincipal(p *auth.Principal) Identity {
 	if p == nil {
-		return Anonymous
+		return Anonymous()
 	}
 	if p.Issuer == APIKeyIssuer {
 		return FromAPIKey(p.Subject)

@@ -37,7 +37,7 @@ func TestPersonaMatching(t *testing.T) {
 		{oauth("dave", map[string]any{"role": []any{"dev", "admin"}, "tenant": "acme"}), "admins"},
 		{oauth("dave", map[string]any{"role": "admin"}), ""}, // every listed claim must hold
 		{oauth("dave", map[string]any{"role": "dev", "tenant": "acme"}), ""},
-		{Anonymous, "guests"},
+		{Anonymous(), "guests"},
 		{Identity{}, "guests"}, // the zero Identity is anonymous
 		{FromAPIKey("unknown"), ""},
 		// An anonymous identity never matches by name or claims.
@@ -50,7 +50,7 @@ func TestPersonaMatching(t *testing.T) {
 	}
 
 	noAnon := mustPolicy(t, Persona{Name: "x", Match: Match{Identities: []string{"a"}}})
-	if _, ok := noAnon.PersonaOf(Anonymous); ok {
+	if _, ok := noAnon.PersonaOf(Anonymous()); ok {
 		t.Error("anonymous got a persona nobody granted it")
 	}
 }
