@@ -37,7 +37,7 @@ func (p *parser) assertSpec(k entry, path string, depth int) *assertSpec {
 			a.message = p.value(f.v, depth+2)
 		case "equals", "contains", "matches", "schema", "count":
 			if a.op != "" {
-				p.errorf(f.k, "%s: assert has two operators, %s and %s (want exactly one of %s)", path, a.op, f.key, strings.Join(assertOps, ", "))
+				p.Errorf(f.k, "%s: assert has two operators, %s and %s (want exactly one of %s)", path, a.op, f.key, strings.Join(assertOps, ", "))
 				continue
 			}
 			a.op, opEntry = f.key, f
@@ -47,10 +47,10 @@ func (p *parser) assertSpec(k entry, path string, depth int) *assertSpec {
 		}
 	}
 	if !hasThat {
-		p.errorf(k.k, "%s: assert needs that:", path)
+		p.Errorf(k.k, "%s: assert needs that:", path)
 	}
 	if a.op == "" {
-		p.errorf(k.k, "%s: assert needs one of %s", path, strings.Join(assertOps, ", "))
+		p.Errorf(k.k, "%s: assert needs one of %s", path, strings.Join(assertOps, ", "))
 		return a
 	}
 	switch a.op {
@@ -58,27 +58,27 @@ func (p *parser) assertSpec(k entry, path string, depth int) *assertSpec {
 		if a.expected.kind == vLit {
 			s, ok := a.expected.lit.(string)
 			if !ok {
-				p.errorf(opEntry.v, "%s: matches: want a regular expression string", path)
+				p.Errorf(opEntry.v, "%s: matches: want a regular expression string", path)
 			} else if re, err := regexp.Compile(s); err != nil {
-				p.errorf(opEntry.v, "%s: matches: bad regexp: %v", path, err)
+				p.Errorf(opEntry.v, "%s: matches: bad regexp: %v", path, err)
 			} else {
 				a.re = re
 			}
 		} else if a.expected.kind != vExpr {
-			p.errorf(opEntry.v, "%s: matches: a pattern is a literal or one expression", path)
+			p.Errorf(opEntry.v, "%s: matches: a pattern is a literal or one expression", path)
 		}
 	case "schema":
 		if a.expected.dynamic() {
-			p.errorf(opEntry.v, "%s: schema: a schema cannot hold expressions", path)
+			p.Errorf(opEntry.v, "%s: schema: a schema cannot hold expressions", path)
 		} else if sch, err := compileSchema(a.expected.lit); err != nil {
-			p.errorf(opEntry.v, "%s: schema: invalid JSON Schema: %s", path, oneLine(err))
+			p.Errorf(opEntry.v, "%s: schema: invalid JSON Schema: %s", path, oneLine(err))
 		} else {
 			a.schema = sch
 		}
 	case "count":
 		if a.expected.kind == vLit {
 			if n, ok := a.expected.lit.(int64); !ok || n < 0 {
-				p.errorf(opEntry.v, "%s: count: want a non-negative integer", path)
+				p.Errorf(opEntry.v, "%s: count: want a non-negative integer", path)
 			}
 		}
 	}

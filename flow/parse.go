@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -59,7 +58,7 @@ func parseWith(name string, data []byte, cfg *loadConfig) (*File, error) {
 	}
 	tree, err := p.parseYAML(data)
 	if err != nil {
-		p.syntaxError(err)
+		p.SyntaxError(err)
 		return f, p.err()
 	}
 	base := flowBaseName(name)
@@ -96,13 +95,13 @@ func parseWith(name string, data []byte, cfg *loadConfig) (*File, error) {
 		}
 		f.Flows = append(f.Flows, fl)
 	}
-	if len(f.Flows) == 0 && len(p.diags) == 0 {
+	if len(f.Flows) == 0 && p.Count() == 0 {
 		p.errAt(Pos{1, 1}, "no flow in the file (want a mapping with steps)")
 	}
 	for _, fl := range f.Flows {
 		p.check(fl)
 	}
-	if len(p.diags) > 0 {
+	if p.Count() > 0 {
 		for _, fl := range f.Flows {
 			fl.failed = true // never runs: nothing starts for a bad file
 		}
@@ -125,51 +124,45 @@ func flowBaseName(name string) string {
 // parser walks goccy/go-yaml's syntax tree rather than decoding into
 // structs, so that every key and value keeps its line and column.
 type parser struct {
+	yamlsrc.Reader
 	file   string
 	cfg    *loadConfig
-	diags  []*Diagnostic
 	nsteps int
 	full   bool     // the step limit was reported
 	lines  []string // the source, for block scalars' columns
 }
 
+// errAt records a problem at pos.
 func (p *parser) errAt(pos Pos, format string, args ...any) {
-	p.diags = append(p.diags, &Diagnostic{File: p.file, Line: pos.Line, Column: pos.Column, Msg: fmt.Sprintf(format, args...)})
+	p.ErrorAt(pos.Line, pos.Column, format, args...)
 }
 
-func (p *parser) errorf(n ast.Node, format string, args ...any) {
-	p.errAt(posOf(n), format, args...)
-}
-
+// err is every problem recorded, in the order of the file, as
+// *Diagnostics; a problem without a place is put at the file's start.
 func (p *parser) err() error {
-	if len(p.diags) == 0 {
+	ps := p.Problems()
+	if len(ps) == 0 {
 		return nil
 	}
-	sort.SliceStable(p.diags, func(i, j int) bool {
-		a, b := p.diags[i], p.diags[j]
-		return a.Line < b.Line || a.Line == b.Line && a.Column < b.Column
-	})
-	errs := make([]error, len(p.diags))
-	for i, d := range p.diags {
-		errs[i] = d
+	errs := make([]error, len(ps))
+	for i, d := range ps {
+		line, col := d.Line, d.Column
+		if line == 0 {
+			line, col = 1, 1
+		}
+		errs[i] = &Diagnostic{File: p.file, Line: line, Column: col, Msg: d.Msg}
 	}
 	return errors.Join(errs...)
 }
 
-// posOf is where n starts. A block mapping's own token is its first colon,
-// so it is placed at its first key instead.
+// posOf is where n starts (yamlsrc.Position), the file's start when n
+// has no place.
 func posOf(n ast.Node) Pos {
-	if m, ok := n.(*ast.MappingNode); ok && !m.IsFlowStyle && len(m.Values) > 0 {
-		n = m.Values[0].Key
-	}
-	if mv, ok := n.(*ast.MappingValueNode); ok {
-		n = mv.Key
-	}
-	if n == nil || n.GetToken() == nil || n.GetToken().Position == nil {
+	line, col := yamlsrc.Position(n)
+	if line == 0 {
 		return Pos{1, 1}
 	}
-	tp := n.GetToken().Position
-	return Pos{tp.Line, tp.Column}
+	return Pos{line, col}
 }
 
 // parseYAML parses data into a syntax tree (yamlsrc.Parse: nesting
@@ -187,60 +180,6 @@ func validText(b []byte) bool {
 	return bytes.IndexByte(b, 0) < 0 && utf8.Valid(b)
 }
 
-// syntaxError reports an error of the YAML parser at its position (the
-// file's start when it has none).
-func (p *parser) syntaxError(err error) {
-	line, col, msg := yamlsrc.SyntaxError(err)
-	pos := Pos{1, 1}
-	if line > 0 {
-		pos = Pos{line, col}
-	}
-	p.errAt(pos, "%s", msg)
-}
-
-// supported reports (and returns false for) YAML features manifests do not
-// take (yamlsrc.Unsupported).
-func (p *parser) supported(n ast.Node) bool {
-	if why := yamlsrc.Unsupported(n); why != "" {
-		p.errorf(n, "%s", why)
-		return false
-	}
-	return true
-}
-
-func kindOf(n ast.Node) string {
-	switch n.(type) {
-	case *ast.MappingNode:
-		return "mapping"
-	case *ast.SequenceNode:
-		return "list"
-	case *ast.NullNode, nil:
-		return "null"
-	case *ast.StringNode, *ast.LiteralNode:
-		return "string"
-	case *ast.IntegerNode, *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
-		return "number"
-	case *ast.BoolNode:
-		return "boolean"
-	}
-	return "scalar"
-}
-
-// key is the text of a scalar key as written.
-func (p *parser) key(n ast.Node) (string, bool) {
-	if n == nil || !p.supported(n) {
-		return "", false
-	}
-	switch n := n.(type) {
-	case *ast.StringNode:
-		return n.Value, true
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode, *ast.NullNode:
-		return n.GetToken().Value, true
-	}
-	p.errorf(n, "a key must be a string, not a %s", kindOf(n))
-	return "", false
-}
-
 // entry is one member of a mapping: its key, value and the key's place.
 type entry struct {
 	key string
@@ -250,70 +189,22 @@ type entry struct {
 
 // mapping is n's members; a missing value or null is an empty mapping.
 func (p *parser) mapping(n ast.Node, what string) ([]entry, bool) {
-	if n == nil {
-		return nil, true
+	m, ok := p.Mapping(n, what)
+	if !ok || m == nil {
+		return nil, ok
 	}
-	if !p.supported(n) {
-		return nil, false
-	}
-	switch m := n.(type) {
-	case *ast.NullNode:
-		return nil, true
-	case *ast.MappingNode:
-		out := make([]entry, 0, len(m.Values))
-		for _, mv := range m.Values {
-			k, ok := p.key(mv.Key)
-			if !ok {
-				continue
-			}
-			if mv.Value != nil && !p.supported(mv.Value) {
-				continue
-			}
-			out = append(out, entry{k, mv.Key, mv.Value})
+	out := make([]entry, 0, len(m.Values))
+	for _, mv := range m.Values {
+		k, ok := p.Key(mv.Key)
+		if !ok {
+			continue
 		}
-		return out, true
+		if mv.Value != nil && !p.Supported(mv.Value) {
+			continue
+		}
+		out = append(out, entry{k, mv.Key, mv.Value})
 	}
-	p.errorf(n, "%s: want a mapping, not a %s", what, kindOf(n))
-	return nil, false
-}
-
-// list is n's items; null is an empty list.
-func (p *parser) list(n ast.Node, what string) ([]ast.Node, bool) {
-	if n == nil {
-		return nil, true
-	}
-	if !p.supported(n) {
-		return nil, false
-	}
-	switch n := n.(type) {
-	case *ast.SequenceNode:
-		return n.Values, true
-	case *ast.NullNode:
-		return nil, true
-	}
-	p.errorf(n, "%s: want a list, not a %s", what, kindOf(n))
-	return nil, false
-}
-
-// str is a scalar as a string; numbers and booleans as written.
-func (p *parser) str(n ast.Node, what string) (string, bool) {
-	if n == nil {
-		p.errAt(Pos{1, 1}, "%s: no value (want a string)", what)
-		return "", false
-	}
-	if !p.supported(n) {
-		return "", false
-	}
-	switch n := n.(type) {
-	case *ast.StringNode:
-		return n.Value, true
-	case *ast.LiteralNode:
-		return n.Value.Value, true
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode:
-		return n.GetToken().Value, true
-	}
-	p.errorf(n, "%s: want a string, not a %s", what, kindOf(n))
-	return "", false
+	return out, true
 }
 
 // intVal is a scalar integer.
@@ -329,23 +220,23 @@ func (p *parser) intVal(n ast.Node, what string) (int, bool) {
 				return int(v), true
 			}
 		}
-		p.errorf(n, "%s: %s is out of range", what, in.GetToken().Value)
+		p.Errorf(n, "%s: %s is out of range", what, in.GetToken().Value)
 		return 0, false
 	}
-	p.errorf(n, "%s: want an integer, not a %s", what, kindOf(n))
+	p.Errorf(n, "%s: want an integer, not a %s", what, yamlsrc.Kind(n))
 	return 0, false
 }
 
 // duration is a duration of zero or more (units.ParseDuration: 500ms,
 // 1m30s, 2d).
 func (p *parser) duration(n ast.Node, what string) (time.Duration, bool) {
-	s, ok := p.str(n, what)
+	s, ok := p.Scalar(n, what)
 	if !ok {
 		return 0, false
 	}
 	d, err := units.ParseDuration(s)
 	if err != nil {
-		p.errorf(n, "%s: %v", what, err)
+		p.Errorf(n, "%s: %v", what, err)
 		return 0, false
 	}
 	return d, true
@@ -362,10 +253,10 @@ func (p *parser) value(n ast.Node, depth int) *value {
 		return &value{kind: vLit}
 	}
 	if depth > p.cfg.maxDepth {
-		p.errorf(n, "nested deeper than %d levels", p.cfg.maxDepth)
+		p.Errorf(n, "nested deeper than %d levels", p.cfg.maxDepth)
 		return &value{kind: vLit}
 	}
-	if !p.supported(n) {
+	if !p.Supported(n) {
 		return &value{kind: vLit}
 	}
 	pos := posOf(n)
@@ -388,7 +279,7 @@ func (p *parser) value(n ast.Node, depth int) *value {
 	case *ast.FloatNode:
 		return &value{kind: vLit, lit: n.Value, pos: pos}
 	case *ast.InfinityNode, *ast.NanNode:
-		p.errorf(n, "infinity and NaN are not JSON values")
+		p.Errorf(n, "infinity and NaN are not JSON values")
 		return &value{kind: vLit, pos: pos}
 	case *ast.StringNode:
 		shift := 0
@@ -442,7 +333,7 @@ func (p *parser) value(n ast.Node, depth int) *value {
 		}
 		return v
 	}
-	p.errorf(n, "unsupported YAML value (%s)", kindOf(n))
+	p.Errorf(n, "unsupported YAML value (%s)", yamlsrc.Kind(n))
 	return &value{kind: vLit, pos: pos}
 }
 
@@ -494,7 +385,7 @@ func blankText(parts []part) bool {
 // flow reads one document.
 func (p *parser) flow(n ast.Node) *Flow {
 	if _, ok := n.(*ast.MappingNode); !ok {
-		p.errorf(n, "a flow document must be a mapping (with steps:), not a %s", kindOf(n))
+		p.Errorf(n, "a flow document must be a mapping (with steps:), not a %s", yamlsrc.Kind(n))
 		return nil
 	}
 	entries, ok := p.mapping(n, "flow")
@@ -508,16 +399,16 @@ func (p *parser) flow(n ast.Node) *Flow {
 	for _, e := range entries {
 		switch e.key {
 		case "name":
-			fl.Name, _ = p.str(e.v, "name")
+			fl.Name, _ = p.Scalar(e.v, "name")
 		case "description":
-			fl.Description, _ = p.str(e.v, "description")
+			fl.Description, _ = p.Scalar(e.v, "description")
 		case "env":
-			items, _ := p.list(e.v, "env")
+			items, _ := p.List(e.v, "env")
 			fl.Env = []string{}
 			for _, it := range items {
-				if s, ok := p.str(it, "env"); ok {
+				if s, ok := p.Scalar(it, "env"); ok {
 					if !identRE.MatchString(s) {
-						p.errorf(it, "env: %q is not a variable name", s)
+						p.Errorf(it, "env: %q is not a variable name", s)
 						continue
 					}
 					fl.Env = append(fl.Env, s)
@@ -543,7 +434,7 @@ func (p *parser) flow(n ast.Node) *Flow {
 	} else {
 		fl.Steps = p.steps(stepsNode, "steps", 1)
 		if len(fl.Steps) == 0 {
-			p.errorf(stepsNode, "steps: at least one step is needed")
+			p.Errorf(stepsNode, "steps: at least one step is needed")
 		}
 	}
 	fl.nsteps = p.nsteps
@@ -551,5 +442,5 @@ func (p *parser) flow(n ast.Node) *Flow {
 }
 
 func (p *parser) unknown(e entry, where string, known ...string) {
-	p.errorf(e.k, "unknown key %q in %s (known: %s)", e.key, where, strings.Join(known, ", "))
+	p.Unknown(e.k, e.key, where, known...)
 }

@@ -15,21 +15,21 @@ func (p *parser) inputs(fl *Flow, n ast.Node) {
 	for _, e := range entries {
 		in := &Input{Name: e.key, Type: "string", Required: true, Pos: posOf(e.k)}
 		if !identRE.MatchString(e.key) {
-			p.errorf(e.k, "input name %q: want letters, digits and _", e.key)
+			p.Errorf(e.k, "input name %q: want letters, digits and _", e.key)
 		}
 		fields, _ := p.mapping(e.v, "input "+e.key)
 		var def *entry
 		for i, f := range fields {
 			switch f.key {
 			case "type":
-				if s, ok := p.str(f.v, "type"); ok {
+				if s, ok := p.Scalar(f.v, "type"); ok {
 					if !inputTypes[s] {
-						p.errorf(f.v, "input %s: unknown type %q (want string, integer, number, boolean, object or array)", e.key, s)
+						p.Errorf(f.v, "input %s: unknown type %q (want string, integer, number, boolean, object or array)", e.key, s)
 					}
 					in.Type = s
 				}
 			case "description":
-				in.Description, _ = p.str(f.v, "description")
+				in.Description, _ = p.Scalar(f.v, "description")
 			case "default":
 				def = &fields[i]
 			default:
@@ -39,9 +39,9 @@ func (p *parser) inputs(fl *Flow, n ast.Node) {
 		if def != nil {
 			v := p.value(def.v, 2)
 			if v.dynamic() {
-				p.errorf(def.v, "input %s: a default cannot hold expressions", e.key)
+				p.Errorf(def.v, "input %s: a default cannot hold expressions", e.key)
 			} else if x, err := convertInput(v.lit, in.Type); err != nil {
-				p.errorf(def.v, "input %s: default: %v", e.key, err)
+				p.Errorf(def.v, "input %s: default: %v", e.key, err)
 			} else {
 				in.Default, in.Required = x, false
 			}
@@ -61,7 +61,7 @@ func (p *parser) clients(fl *Flow, n ast.Node) {
 			case "command":
 				c.command = p.value(f.v, 2)
 			case "args":
-				items, _ := p.list(f.v, "args")
+				items, _ := p.List(f.v, "args")
 				for _, it := range items {
 					c.args = append(c.args, p.value(it, 3))
 				}
@@ -80,7 +80,7 @@ func (p *parser) clients(fl *Flow, n ast.Node) {
 					c.headers = append(c.headers, kv{x.key, p.value(x.v, 3)})
 				}
 			case "era":
-				if s, ok := p.str(f.v, "era"); ok {
+				if s, ok := p.Scalar(f.v, "era"); ok {
 					switch s {
 					case "auto":
 						c.Era = mcp.EraAuto
@@ -89,7 +89,7 @@ func (p *parser) clients(fl *Flow, n ast.Node) {
 					case "modern":
 						c.Era = mcp.EraModern
 					default:
-						p.errorf(f.v, "client %s: era %q: want auto, legacy or modern", e.key, s)
+						p.Errorf(f.v, "client %s: era %q: want auto, legacy or modern", e.key, s)
 					}
 				}
 			case "timeout":

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/toolwire/toolwire/internal/yamlsrc"
 )
 
 // kindKeys are the keys that give a step its kind.
@@ -26,7 +28,7 @@ var codeRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
 // steps reads a list of steps under path.
 func (p *parser) steps(n ast.Node, path string, depth int) []*Step {
-	items, ok := p.list(n, path)
+	items, ok := p.List(n, path)
 	if !ok {
 		return nil
 	}
@@ -68,19 +70,19 @@ func isKind(k string) bool {
 // kind's own keys.
 func (p *parser) step(n ast.Node, path string, depth int) *Step {
 	if depth > p.cfg.maxDepth {
-		p.errorf(n, "steps nested deeper than %d levels", p.cfg.maxDepth)
+		p.Errorf(n, "steps nested deeper than %d levels", p.cfg.maxDepth)
 		return nil
 	}
 	if p.full {
 		return nil
 	}
 	if p.nsteps++; p.nsteps > p.cfg.maxSteps {
-		p.errorf(n, "more than %d steps in the flow", p.cfg.maxSteps)
+		p.Errorf(n, "more than %d steps in the flow", p.cfg.maxSteps)
 		p.full = true
 		return nil
 	}
 	if _, ok := n.(*ast.MappingNode); !ok {
-		p.errorf(n, "%s: a step must be a mapping with one kind key (%s), not a %s", path, strings.Join(kindKeys, ", "), kindOf(n))
+		p.Errorf(n, "%s: a step must be a mapping with one kind key (%s), not a %s", path, strings.Join(kindKeys, ", "), yamlsrc.Kind(n))
 		return nil
 	}
 	entries, _ := p.mapping(n, path)
@@ -89,7 +91,7 @@ func (p *parser) step(n ast.Node, path string, depth int) *Step {
 	for i, e := range entries {
 		if isKind(e.key) {
 			if kind != nil {
-				p.errorf(e.k, "%s: two kind keys, %s and %s (a step has exactly one)", path, kind.key, e.key)
+				p.Errorf(e.k, "%s: two kind keys, %s and %s (a step has exactly one)", path, kind.key, e.key)
 				continue
 			}
 			kind = &entries[i]
@@ -109,9 +111,9 @@ func (p *parser) step(n ast.Node, path string, depth int) *Step {
 	for _, e := range entries {
 		switch e.key {
 		case "name":
-			if name, ok := p.str(e.v, "name"); ok {
+			if name, ok := p.Scalar(e.v, "name"); ok {
 				if !identRE.MatchString(name) {
-					p.errorf(e.v, "%s: step name %q: want [A-Za-z_][A-Za-z0-9_]*", path, name)
+					p.Errorf(e.v, "%s: step name %q: want [A-Za-z_][A-Za-z0-9_]*", path, name)
 				} else {
 					s.Name = name
 				}
@@ -162,7 +164,7 @@ func (p *parser) kind(s *Step, k entry, aux map[string]entry, depth int) {
 	case "if":
 		s.cond = p.value(k.v, depth+1)
 		if _, ok := aux["then"]; !ok {
-			p.errorf(k.k, "%s: if needs then:", path)
+			p.Errorf(k.k, "%s: if needs then:", path)
 		}
 		s.then, s.els = sub("then"), sub("else")
 	case "switch":
@@ -173,28 +175,28 @@ func (p *parser) kind(s *Step, k entry, aux map[string]entry, depth int) {
 				s.cases = append(s.cases, switchCase{key: c.key, steps: p.steps(c.v, fmt.Sprintf("%s.cases[%s]", path, c.key), depth+2)})
 			}
 		} else {
-			p.errorf(k.k, "%s: switch needs cases:", path)
+			p.Errorf(k.k, "%s: switch needs cases:", path)
 		}
 		_, s.hasDef = aux["default"]
 		s.def = sub("default")
 	case "for_each":
 		s.cond = p.value(k.v, depth+1)
 		if _, ok := aux["do"]; !ok {
-			p.errorf(k.k, "%s: for_each needs do:", path)
+			p.Errorf(k.k, "%s: for_each needs do:", path)
 		}
 		s.body = sub("do")
 		if e, ok := aux["concurrency"]; ok {
 			if n, ok := p.intVal(e.v, "concurrency"); ok {
 				if n < 1 || n > MaxConcurrency {
-					p.errorf(e.v, "%s: concurrency %d: want 1 to %d", path, n, MaxConcurrency)
+					p.Errorf(e.v, "%s: concurrency %d: want 1 to %d", path, n, MaxConcurrency)
 				}
 				s.conc = n
 			}
 		}
 		if e, ok := aux["as"]; ok {
-			if as, ok := p.str(e.v, "as"); ok {
+			if as, ok := p.Scalar(e.v, "as"); ok {
 				if !identRE.MatchString(as) || celReserved[as] || as == "index" || as == "steps" || as == "inputs" || as == "env" || as == "error" {
-					p.errorf(e.v, "%s: as: %q cannot name a variable", path, as)
+					p.Errorf(e.v, "%s: as: %q cannot name a variable", path, as)
 				} else {
 					s.as = as
 				}
@@ -203,23 +205,23 @@ func (p *parser) kind(s *Step, k entry, aux map[string]entry, depth int) {
 	case "while":
 		s.cond = p.value(k.v, depth+1)
 		if _, ok := aux["do"]; !ok {
-			p.errorf(k.k, "%s: while needs do:", path)
+			p.Errorf(k.k, "%s: while needs do:", path)
 		}
 		s.body = sub("do")
 		if e, ok := aux["max_iterations"]; ok {
 			if n, ok := p.intVal(e.v, "max_iterations"); ok {
 				if n < 1 || n > MaxIterations {
-					p.errorf(e.v, "%s: max_iterations %d: want 1 to %d", path, n, MaxIterations)
+					p.Errorf(e.v, "%s: max_iterations %d: want 1 to %d", path, n, MaxIterations)
 				}
 				s.maxIter = n
 			}
 		} else {
-			p.errorf(k.k, "%s: while needs a bound: max_iterations, 1 to %d", path, MaxIterations)
+			p.Errorf(k.k, "%s: while needs a bound: max_iterations, 1 to %d", path, MaxIterations)
 		}
 	case "try":
 		s.try = p.steps(k.v, path+".try", depth+1)
 		if e, ok := aux["catch"]; ok {
-			items, _ := p.list(e.v, "catch")
+			items, _ := p.List(e.v, "catch")
 			for i, it := range items {
 				s.catches = append(s.catches, p.catch(it, fmt.Sprintf("%s.catch[%d]", path, i), depth+2))
 			}
@@ -227,7 +229,7 @@ func (p *parser) kind(s *Step, k entry, aux map[string]entry, depth int) {
 		_, s.hasFinal = aux["finally"]
 		s.finally = sub("finally")
 		if len(s.catches) == 0 && !s.hasFinal {
-			p.errorf(k.k, "%s: try needs catch: or finally:", path)
+			p.Errorf(k.k, "%s: try needs catch: or finally:", path)
 		}
 	case "throw":
 		fields, _ := p.mapping(k.v, "throw")
@@ -236,7 +238,7 @@ func (p *parser) kind(s *Step, k entry, aux map[string]entry, depth int) {
 			case "code":
 				s.code = p.value(f.v, depth+2)
 				if c, ok := s.code.literalString(); ok && !codeRE.MatchString(c) {
-					p.errorf(f.v, "%s: code %q: want [A-Z][A-Z0-9_]*", path, c)
+					p.Errorf(f.v, "%s: code %q: want [A-Z][A-Z0-9_]*", path, c)
 				}
 			case "message":
 				s.message = p.value(f.v, depth+2)
@@ -247,7 +249,7 @@ func (p *parser) kind(s *Step, k entry, aux map[string]entry, depth int) {
 			}
 		}
 		if s.code == nil {
-			p.errorf(k.k, "%s: throw needs code:", path)
+			p.Errorf(k.k, "%s: throw needs code:", path)
 		}
 	case "assert":
 		s.assert = p.assertSpec(k, path, depth)
@@ -265,11 +267,11 @@ func (p *parser) catch(n ast.Node, path string, depth int) *catchClause {
 		switch f.key {
 		case "codes":
 			c.anyCodes = false
-			items, _ := p.list(f.v, "codes")
+			items, _ := p.List(f.v, "codes")
 			for _, it := range items {
-				if code, ok := p.str(it, "code"); ok {
+				if code, ok := p.Scalar(it, "code"); ok {
 					if !codeRE.MatchString(code) {
-						p.errorf(it, "%s: code %q: want [A-Z][A-Z0-9_]*", path, code)
+						p.Errorf(it, "%s: code %q: want [A-Z][A-Z0-9_]*", path, code)
 						continue
 					}
 					c.codes = append(c.codes, code)
@@ -298,7 +300,7 @@ func (p *parser) mcpStep(s *Step, k entry) {
 		seen[f.key] = true
 		switch {
 		case f.key == "client":
-			if name, ok := p.str(f.v, "client"); ok {
+			if name, ok := p.Scalar(f.v, "client"); ok {
 				s.client, s.clientPos = name, posOf(f.v)
 			}
 		case s.Kind == "call" && f.key == "tool":
@@ -306,25 +308,25 @@ func (p *parser) mcpStep(s *Step, k entry) {
 		case (s.Kind == "call" || s.Kind == "prompt") && f.key == "arguments":
 			s.args = p.value(f.v, 3)
 			if s.args.kind == vList || s.args.kind == vInterp {
-				p.errorf(f.v, "%s: arguments: want a mapping", s.Path)
+				p.Errorf(f.v, "%s: arguments: want a mapping", s.Path)
 			} else if s.args.kind == vLit && s.args.lit != nil {
 				if _, ok := s.args.lit.(map[string]any); !ok {
-					p.errorf(f.v, "%s: arguments: want a mapping", s.Path)
+					p.Errorf(f.v, "%s: arguments: want a mapping", s.Path)
 				}
 			}
 		case s.Kind == "call" && f.key == "tool_errors":
-			if te, ok := p.str(f.v, "tool_errors"); ok {
+			if te, ok := p.Scalar(f.v, "tool_errors"); ok {
 				if te != "throw" && te != "result" {
-					p.errorf(f.v, "%s: tool_errors %q: want throw or result", s.Path, te)
+					p.Errorf(f.v, "%s: tool_errors %q: want throw or result", s.Path, te)
 				}
 				s.toolErrors = te
 			}
 		case s.Kind == "list" && f.key == "what":
-			if w, ok := p.str(f.v, "what"); ok {
+			if w, ok := p.Scalar(f.v, "what"); ok {
 				switch w {
 				case "tools", "resources", "resource_templates", "prompts":
 				default:
-					p.errorf(f.v, "%s: what %q: want tools, resources, resource_templates or prompts", s.Path, w)
+					p.Errorf(f.v, "%s: what %q: want tools, resources, resource_templates or prompts", s.Path, w)
 				}
 				s.what = w
 			}
@@ -344,6 +346,6 @@ func (p *parser) mcpStep(s *Step, k entry) {
 	}
 	need := map[string]string{"call": "tool", "list": "what", "read": "uri", "prompt": "name"}[s.Kind]
 	if !seen[need] {
-		p.errorf(k.k, "%s: %s needs %s:", s.Path, s.Kind, need)
+		p.Errorf(k.k, "%s: %s needs %s:", s.Path, s.Kind, need)
 	}
 }

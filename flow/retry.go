@@ -24,7 +24,7 @@ func (p *parser) retry(n ast.Node) *Retry {
 		case "attempts":
 			if a, ok := p.intVal(f.v, "retry.attempts"); ok {
 				if a < 1 || a > MaxAttempts {
-					p.errorf(f.v, "retry.attempts %d: want 1 to %d", a, MaxAttempts)
+					p.Errorf(f.v, "retry.attempts %d: want 1 to %d", a, MaxAttempts)
 				}
 				r.Attempts = a
 			}
@@ -42,24 +42,24 @@ func (p *parser) retry(n ast.Node) *Retry {
 				x := p.value(v, 1)
 				fv, _ := number(x.lit)
 				if fv < 1 || fv > 100 {
-					p.errorf(f.v, "retry.factor %v: want 1 to 100", fv)
+					p.Errorf(f.v, "retry.factor %v: want 1 to 100", fv)
 				}
 				r.Factor = fv
 			default:
-				p.errorf(f.v, "retry.factor: want a number")
+				p.Errorf(f.v, "retry.factor: want a number")
 			}
 		case "jitter":
 			if b, ok := f.v.(*ast.BoolNode); ok {
 				r.Jitter = b.Value
 			} else {
-				p.errorf(f.v, "retry.jitter: want true or false")
+				p.Errorf(f.v, "retry.jitter: want true or false")
 			}
 		case "non_retryable":
-			items, _ := p.list(f.v, "retry.non_retryable")
+			items, _ := p.List(f.v, "retry.non_retryable")
 			for _, it := range items {
-				if c, ok := p.str(it, "code"); ok {
+				if c, ok := p.Scalar(it, "code"); ok {
 					if !codeRE.MatchString(c) {
-						p.errorf(it, "retry.non_retryable: code %q: want [A-Z][A-Z0-9_]*", c)
+						p.Errorf(it, "retry.non_retryable: code %q: want [A-Z][A-Z0-9_]*", c)
 					}
 					r.NonRetryable = append(r.NonRetryable, c)
 				}

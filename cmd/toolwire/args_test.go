@@ -53,19 +53,6 @@ func TestParseJSONArgPointsAtTypo(t *testing.T) {
 	}
 }
 
-func TestClosest(t *testing.T) {
-	names := []string{"get-sum", "get-tiny-image", "echo", "get-structured-content", "safe_divide"}
-	if got := closest("get-sun", names, 3); len(got) == 0 || got[0] != "get-sum" {
-		t.Errorf("closest(get-sun) = %v", got)
-	}
-	if got := closest("ech", names, 3); len(got) == 0 || got[0] != "echo" {
-		t.Errorf("closest(ech) = %v", got)
-	}
-	if got := closest("zzzzzzzz", names, 3); len(got) != 0 {
-		t.Errorf("closest(zzzzzzzz) = %v", got)
-	}
-}
-
 func TestProgressBar(t *testing.T) {
 	var b strings.Builder
 	bar := &progressBar{w: &b}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/suggest"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -86,7 +87,7 @@ func runCall(cmd *cobra.Command, f *callFlags, args []string) error {
 	}
 	if tool == nil {
 		msg := fmt.Sprintf("unknown tool %q", name)
-		if near := closest(name, names, 3); len(near) > 0 {
+		if near := suggest.Closest(name, names, 3); len(near) > 0 {
 			msg += "; did you mean " + strings.Join(near, ", ") + "?"
 		} else if len(names) > 0 {
 			msg += fmt.Sprintf("; the server has %d tools (toolwire tools %s)", len(names), t)

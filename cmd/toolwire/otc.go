@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolwire/toolwire/internal/httpguard"
+	"github.com/toolwire/toolwire/internal/suggest"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/otc"
 	"github.com/toolwire/toolwire/server"
@@ -168,7 +169,7 @@ func runOTCCall(cmd *cobra.Command, f *callFlags, args []string) error {
 	def, ids := findOTCTool(defs, toolID)
 	if def == nil {
 		msg := fmt.Sprintf("unknown tool %q", toolID)
-		if near := closest(toolID, ids, 3); len(near) > 0 {
+		if near := suggest.Closest(toolID, ids, 3); len(near) > 0 {
 			msg += "; did you mean " + strings.Join(near, ", ") + "?"
 		}
 		return usageError{msg}

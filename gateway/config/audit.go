@@ -12,6 +12,7 @@ import (
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/internal/units"
+	"github.com/toolwire/toolwire/internal/yamlsrc"
 )
 
 // Audit defaults.
@@ -48,13 +49,13 @@ var auditKeys = []string{"store", "postgres", "delivery", "queue_size", "fsync",
 
 func (d *decoder) audit(n ast.Node, f *File) {
 	f.Audit = defaultAudit()
-	m, ok := d.mapping(n, "audit")
+	m, ok := d.Mapping(n, "audit")
 	if !ok || m == nil {
 		return
 	}
 	a := &f.Audit
 	keys := map[string]ast.Node{}
-	d.fields(m, " in audit", auditKeys, func(key string, mv *ast.MappingValueNode) {
+	d.fields(m, "audit", auditKeys, func(key string, mv *ast.MappingValueNode) {
 		keys[key] = mv.Key
 		w := "audit: " + key
 		v := mv.Value
@@ -62,7 +63,7 @@ func (d *decoder) audit(n ast.Node, f *File) {
 		case "store":
 			if s, ok := d.str(v, w); ok {
 				if err := checkAuditStore(s); err != nil {
-					d.errorf(v, "%s: %v", w, err)
+					d.Errorf(v, "%s: %v", w, err)
 				}
 				a.Store = s
 			}
@@ -70,14 +71,14 @@ func (d *decoder) audit(n ast.Node, f *File) {
 			// Never echo the value: a DSN holds a password.
 			if s, ok := d.str(v, w); ok {
 				if err := checkDSN(s); err != nil {
-					d.errorf(v, "%s: %v", w, err)
+					d.Errorf(v, "%s: %v", w, err)
 				}
 				a.Postgres = s
 			}
 		case "delivery":
 			if s, ok := d.str(v, w); ok {
 				if s != "sync" && s != "async" {
-					d.errorf(v, "%s: %q is neither sync nor async", w, truncate(s))
+					d.Errorf(v, "%s: %q is neither sync nor async", w, truncate(s))
 				}
 				a.Async = s == "async"
 			}
@@ -100,7 +101,7 @@ func (d *decoder) audit(n ast.Node, f *File) {
 					err = fmt.Errorf("%v is not more than zero (write off to keep records forever)", t)
 				}
 				if err != nil {
-					d.errorf(v, "%s: %v", w, err)
+					d.Errorf(v, "%s: %v", w, err)
 				}
 				a.Retention = t
 			}
@@ -110,16 +111,16 @@ func (d *decoder) audit(n ast.Node, f *File) {
 			seen := map[string]ast.Node{}
 			for i, k := range list {
 				if i == MaxRedactKeys {
-					d.errorf(nodes[i], "%s: more than %d names", w, MaxRedactKeys)
+					d.Errorf(nodes[i], "%s: more than %d names", w, MaxRedactKeys)
 					break
 				}
 				if err := checkRedactKey(k); err != nil {
-					d.errorf(nodes[i], "%s: %v", w, err)
+					d.Errorf(nodes[i], "%s: %v", w, err)
 					continue
 				}
 				if prev, dup := seen[strings.ToLower(k)]; dup {
-					l, c := position(prev)
-					d.errorf(nodes[i], "%s: %q listed twice (first at %d:%d; names match case-insensitively)", w, k, l, c)
+					l, c := yamlsrc.Position(prev)
+					d.Errorf(nodes[i], "%s: %q listed twice (first at %d:%d; names match case-insensitively)", w, k, l, c)
 					continue
 				}
 				seen[strings.ToLower(k)] = nodes[i]
@@ -128,7 +129,7 @@ func (d *decoder) audit(n ast.Node, f *File) {
 		case "key_file":
 			if s, ok := d.str(v, w); ok {
 				if strings.TrimSpace(s) == "" || strings.IndexByte(s, 0) >= 0 {
-					d.errorf(v, "%s: want the path of a file", w)
+					d.Errorf(v, "%s: want the path of a file", w)
 					return
 				}
 				if d.opts.baseSet && !filepath.IsAbs(s) {
@@ -147,7 +148,7 @@ func (d *decoder) audit(n ast.Node, f *File) {
 					err = fmt.Errorf("%v is less than 1s (write off to log the head only at start and shutdown)", t)
 				}
 				if err != nil {
-					d.errorf(v, "%s: %v", w, err)
+					d.Errorf(v, "%s: %v", w, err)
 				}
 				a.HeadLogInterval = t
 			}
@@ -165,19 +166,19 @@ func (d *decoder) audit(n ast.Node, f *File) {
 	})
 	only := func(key, store string) {
 		if k := keys[key]; k != nil && a.Store != store && checkAuditStore(a.Store) == nil {
-			d.errorf(k, "audit: %s applies to store: %s only", key, store)
+			d.Errorf(k, "audit: %s applies to store: %s only", key, store)
 		}
 	}
 	only("postgres", "postgres")
 	only("fsync", "sqlite")
 	if k := keys["key_file"]; k != nil && a.Store == "off" {
-		d.errorf(k, "audit: key_file applies to store: sqlite or postgres only")
+		d.Errorf(k, "audit: key_file applies to store: sqlite or postgres only")
 	}
 	if a.Store == "postgres" && keys["postgres"] == nil {
-		d.errorf(keys["store"], "audit: store postgres needs postgres: the connection string (like \"${DATABASE_URL}\")")
+		d.Errorf(keys["store"], "audit: store postgres needs postgres: the connection string (like \"${DATABASE_URL}\")")
 	}
 	if k := keys["queue_size"]; k != nil && !a.Async {
-		d.errorf(k, "audit: queue_size applies to delivery: async only")
+		d.Errorf(k, "audit: queue_size applies to delivery: async only")
 	}
 	if a.Async && a.QueueSize == 0 {
 		a.QueueSize = audit.DefaultQueueSize

@@ -64,7 +64,7 @@ func TestAuditErrors(t *testing.T) {
 		{"audit:\n  retention: 100000d\n", `g.yaml:2:14: audit: retention: "100000d" is more than 36500d`},
 		{"audit:\n  redact: [token, TOKEN]\n", `g.yaml:2:19: audit: redact: "TOKEN" listed twice (first at 2:12; names match case-insensitively)`},
 		{"audit:\n  redact: ['']\n", `g.yaml:2:12: audit: redact: an empty name`},
-		{"audit:\n  redact: token\n", `g.yaml:2:11: audit: redact: want a list, not a scalar`},
+		{"audit:\n  redact: token\n", `g.yaml:2:11: audit: redact: want a list, not a string`},
 		{"audit:\n  max_value_bytes: 2GiB\n", `g.yaml:2:20: audit: max_value_bytes: 2GiB is more than 1GiB`},
 		{"audit:\n  max_value_bytes: 0\n", `g.yaml:2:20: audit: max_value_bytes: 0 is not more than zero`},
 		{"audit:\n  max_value_bytes: -1\n", `g.yaml:2:20: audit: max_value_bytes: "-1" is not a size (like 16MiB, 512KiB or 1048576)`},

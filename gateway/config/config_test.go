@@ -218,7 +218,7 @@ func TestErrors(t *testing.T) {
 		{"listen: [a]\n", "g.yaml:1:9: listen: want a string, not a list"},
 		{"listen:\n", "g.yaml:1:9: listen: no value (want a string)"},
 		{"upstreams: [a]\n", "g.yaml:1:12: upstreams: want a mapping, not a list"},
-		{"upstreams:\n  files:\n    command: srv\n", `g.yaml:3:14: upstream "files": command: want a list, not a scalar`},
+		{"upstreams:\n  files:\n    command: srv\n", `g.yaml:3:14: upstream "files": command: want a list, not a string`},
 		{"upstreams:\n  files:\n    env: [A]\n    command: [x]\n", `g.yaml:3:10: upstream "files": env: want a mapping, not a list`},
 		{"upstreams:\n  files:\n    command: [x]\n    env:\n      A:\n        B: c\n", `g.yaml:6:9: upstream "files": env: A: want a string, not a mapping`},
 		{"listen: &a x\n", "g.yaml:1:9: anchors and aliases are not supported"},
@@ -294,7 +294,7 @@ func TestErrors(t *testing.T) {
 		{"naming:\n  hide: [web__x]\n", `g.yaml:2:10: naming: hide: "web__x" is not an upstream name, "__" and a name; no upstream is configured`},
 		{up + "naming:\n  hide: [web__x, web__x]\n", `g.yaml:7:18: naming: hide: "web__x" listed twice (first at 7:10)`},
 		{up + "naming:\n  hide: [web__x]\n  rename: {web__x: y}\n", `g.yaml:7:10: naming: hide: "web__x" is also renamed`},
-		{up + "naming:\n  hide: web__x\n", `g.yaml:7:9: naming: hide: want a list, not a scalar`},
+		{up + "naming:\n  hide: web__x\n", `g.yaml:7:9: naming: hide: want a list, not a string`},
 		{up + "naming:\n  rename: [web__x]\n", `g.yaml:7:11: naming: rename: want a mapping, not a list`},
 	} {
 		_, err := Parse([]byte(c.src), "g.yaml", testEnv)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"iter"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -19,56 +18,28 @@ import (
 // structs: every key and value keeps its line and column, upstreams keep
 // their file order, and expansion applies to scalars only.
 type decoder struct {
+	yamlsrc.Reader
 	name string
 	opts *options
-	errs []*Error
 	trustState
 }
 
-func (d *decoder) errorf(n ast.Node, format string, args ...any) {
-	line, col := position(n)
-	d.errs = append(d.errs, &Error{File: d.name, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)})
-}
-
+// err is every problem recorded, in the order of the file, as *Errors.
 func (d *decoder) err() error {
-	if len(d.errs) == 0 {
-		return nil
+	ps := d.Problems()
+	errs := make([]error, len(ps))
+	for i, p := range ps {
+		errs[i] = &Error{File: d.name, Line: p.Line, Column: p.Column, Msg: p.Msg}
 	}
-	if len(d.errs) == 1 {
-		return d.errs[0]
-	}
-	sort.SliceStable(d.errs, func(i, j int) bool {
-		a, b := d.errs[i], d.errs[j]
-		return a.Line < b.Line || a.Line == b.Line && a.Column < b.Column
-	})
-	errs := make([]error, len(d.errs))
-	for i, e := range d.errs {
-		errs[i] = e
+	if len(errs) == 1 {
+		return errs[0]
 	}
 	return errors.Join(errs...)
-}
-
-// position is where n starts. A block mapping's own token is its first
-// colon, so it is placed at its first key instead.
-func position(n ast.Node) (int, int) {
-	if m, ok := n.(*ast.MappingNode); ok && !m.IsFlowStyle && len(m.Values) > 0 {
-		n = m.Values[0].Key
-	}
-	if n == nil || n.GetToken() == nil || n.GetToken().Position == nil {
-		return 0, 0
-	}
-	p := n.GetToken().Position
-	return p.Line, p.Column
 }
 
 // parseYAML parses data into a syntax tree (yamlsrc.Parse: nesting bounded
 // by MaxNesting, a panic of the YAML library an error).
 func parseYAML(data []byte) (*ast.File, error) { return yamlsrc.Parse(data, MaxNesting) }
-
-func (d *decoder) syntaxError(err error) {
-	line, col, msg := yamlsrc.SyntaxError(err)
-	d.errs = append(d.errs, &Error{File: d.name, Line: line, Column: col, Msg: msg})
-}
 
 func (d *decoder) decode(data []byte) *File {
 	f := &File{
@@ -80,7 +51,7 @@ func (d *decoder) decode(data []byte) *File {
 	}
 	tree, err := parseYAML(data)
 	if err != nil {
-		d.syntaxError(err)
+		d.SyntaxError(err)
 		return nil
 	}
 	var body ast.Node
@@ -89,7 +60,7 @@ func (d *decoder) decode(data []byte) *File {
 			continue
 		}
 		if body != nil {
-			d.errorf(doc.Body, "a second YAML document (the file holds one)")
+			d.Errorf(doc.Body, "a second YAML document (the file holds one)")
 			return nil
 		}
 		body = doc.Body
@@ -97,11 +68,11 @@ func (d *decoder) decode(data []byte) *File {
 	if _, null := body.(*ast.NullNode); body == nil || null {
 		// Never a config meant as one: most likely a file caught in the
 		// middle of a write, which must not load as no upstreams.
-		d.errs = append(d.errs, &Error{File: d.name, Msg: `the file is empty (nothing but whitespace, comments or null); ` +
-			`a config has at least one key: write "upstreams: {}" for a gateway without upstreams`})
+		d.ErrorAt(0, 0, "%s", `the file is empty (nothing but whitespace, comments or null); `+
+			`a config has at least one key: write "upstreams: {}" for a gateway without upstreams`)
 		return nil
 	}
-	top, ok := d.mapping(body, "the file")
+	top, ok := d.Mapping(body, "the file")
 	if !ok || top == nil {
 		d.trust(&trustNodes{}, f)
 		d.resolve(f)
@@ -110,7 +81,7 @@ func (d *decoder) decode(data []byte) *File {
 	var naming, upstreams ast.Node
 	var trust trustNodes
 	for _, mv := range top.Values {
-		key, ok := d.key(mv.Key)
+		key, ok := d.Key(mv.Key)
 		if !ok {
 			continue
 		}
@@ -137,14 +108,14 @@ func (d *decoder) decode(data []byte) *File {
 		case "data_dir":
 			if s, ok := d.str(v, key); ok {
 				if s == "" {
-					d.errorf(v, "data_dir: empty")
+					d.Errorf(v, "data_dir: empty")
 				}
 				f.DataDir = s
 			}
 		case "log_format":
 			if s, ok := d.str(v, key); ok {
 				if err := checkLogFormat(s); err != nil {
-					d.errorf(v, "log_format: %v", err)
+					d.Errorf(v, "log_format: %v", err)
 				}
 				f.LogFormat = s
 			}
@@ -171,7 +142,7 @@ func (d *decoder) decode(data []byte) *File {
 		case "limits":
 			d.callerLimits(v, f)
 		default:
-			d.unknown(mv.Key, key, "", topKeys...)
+			d.Unknown(mv.Key, key, "", topKeys...)
 		}
 	}
 	f.Gateway.Upstreams = d.upstreams(upstreams)
@@ -205,14 +176,14 @@ func (d *decoder) resolve(f *File) {
 
 func (d *decoder) listen(n ast.Node, key, s string, optional bool) {
 	if s == "off" && !optional {
-		d.errorf(n, "%s: cannot be off", key)
+		d.Errorf(n, "%s: cannot be off", key)
 		return
 	}
 	if err := checkListen(s); err != nil {
 		if s == "" && optional {
 			err = errors.New("empty (write off to disable)")
 		}
-		d.errorf(n, "%s: %v", key, err)
+		d.Errorf(n, "%s: %v", key, err)
 	}
 }
 
@@ -221,7 +192,7 @@ func (d *decoder) listen(n ast.Node, key, s string, optional bool) {
 func (d *decoder) listenersDistinct(top *ast.MappingNode, f *File) {
 	nodes := map[string]ast.Node{}
 	for _, mv := range top.Values {
-		if key, ok := keyText(mv.Key); ok {
+		if key, ok := yamlsrc.KeyText(mv.Key); ok {
 			nodes[key] = mv.Value
 		}
 	}
@@ -239,7 +210,7 @@ func (d *decoder) listenersDistinct(top *ast.MappingNode, f *File) {
 			if n == nil {
 				n = prev.node
 			}
-			d.errorf(n, "%s: %s is also %s", l.key, l.v, prev.key)
+			d.Errorf(n, "%s: %s is also %s", l.key, l.v, prev.key)
 			continue
 		}
 		byAddr[l.v] = seen{l.key, n}
@@ -250,14 +221,14 @@ func (d *decoder) listenersDistinct(top *ast.MappingNode, f *File) {
 var upstreamKeys = []string{"command", "env", "cwd", "url", "headers", "header_files", "oauth", "timeout", "max_message_size"}
 
 func (d *decoder) upstreams(n ast.Node) []gateway.Upstream {
-	m, ok := d.mapping(n, "upstreams")
+	m, ok := d.Mapping(n, "upstreams")
 	if !ok || m == nil {
 		return nil
 	}
 	var ups []gateway.Upstream
 	for mv, name := range d.entries(m, MaxUpstreams, fmt.Sprintf("more than %d upstreams", MaxUpstreams)) {
 		if err := checkUpstreamName(name); err != nil {
-			d.errorf(mv.Key, "upstream %q: %v", name, err)
+			d.Errorf(mv.Key, "upstream %q: %v", name, err)
 		}
 		ups = append(ups, d.upstream(mv, name))
 	}
@@ -267,12 +238,12 @@ func (d *decoder) upstreams(n ast.Node) []gateway.Upstream {
 func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Upstream {
 	u := gateway.Upstream{Name: name}
 	p := fmt.Sprintf("upstream %q", name)
-	m, ok := d.mapping(entry.Value, p)
+	m, ok := d.Mapping(entry.Value, p)
 	if !ok {
 		return u
 	}
 	if m == nil {
-		d.errorf(entry.Key, "%s: no settings (want command or url)", p)
+		d.Errorf(entry.Key, "%s: no settings (want command or url)", p)
 		return u
 	}
 	keys := map[string]ast.Node{}
@@ -280,7 +251,7 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 	var auth *upstreamOAuth
 	var headerFiles ast.Node
 	for _, mv := range m.Values {
-		key, ok := d.key(mv.Key)
+		key, ok := d.Key(mv.Key)
 		if !ok {
 			continue
 		}
@@ -289,12 +260,12 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 		switch key {
 		case "command":
 			keys[key] = mv.Key
-			items, ok := d.list(v, what)
+			items, ok := d.List(v, what)
 			if !ok {
 				continue
 			}
 			if len(items) == 0 {
-				d.errorf(v, "%s: empty (want the program and its arguments)", what)
+				d.Errorf(v, "%s: empty (want the program and its arguments)", what)
 				continue
 			}
 			u.Command = []string{}
@@ -304,33 +275,33 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 					continue
 				}
 				if i == 0 && s == "" {
-					d.errorf(it, "%s: the program is empty", what)
+					d.Errorf(it, "%s: the program is empty", what)
 				} else if strings.IndexByte(s, 0) >= 0 {
-					d.errorf(it, "%s: %v", what, errNUL)
+					d.Errorf(it, "%s: %v", what, errNUL)
 				}
 				u.Command = append(u.Command, s)
 			}
 		case "env":
 			keys[key] = mv.Key
-			em, ok := d.mapping(v, what)
+			em, ok := d.Mapping(v, what)
 			if !ok || em == nil {
 				continue
 			}
 			u.Env = map[string]string{}
 			for _, ev := range em.Values {
-				k, ok := d.key(ev.Key)
+				k, ok := d.Key(ev.Key)
 				if !ok {
 					continue
 				}
 				if !validEnvName(k) {
-					d.errorf(ev.Key, "%s: %v", what, errEnvName(k))
+					d.Errorf(ev.Key, "%s: %v", what, errEnvName(k))
 				}
 				s, ok := d.str(ev.Value, what+": "+k)
 				if !ok {
 					continue
 				}
 				if strings.IndexByte(s, 0) >= 0 {
-					d.errorf(ev.Value, "%s: %s: %v", what, k, errNUL)
+					d.Errorf(ev.Value, "%s: %s: %v", what, k, errNUL)
 				}
 				u.Env[k] = s
 			}
@@ -338,7 +309,7 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 			keys[key] = mv.Key
 			if s, ok := d.str(v, what); ok {
 				if strings.IndexByte(s, 0) >= 0 {
-					d.errorf(v, "%s: %v", what, errNUL)
+					d.Errorf(v, "%s: %v", what, errNUL)
 				}
 				u.Dir = s
 			}
@@ -346,7 +317,7 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 			keys[key] = mv.Key
 			if s, ok := d.str(v, what); ok {
 				if err := checkURL(s); err != nil {
-					d.errorf(v, "%s: %v", what, err)
+					d.Errorf(v, "%s: %v", what, err)
 				}
 				u.URL = s
 			}
@@ -358,7 +329,7 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 					return
 				}
 				if err := checkHeaderValue(s); err != nil {
-					d.errorf(hv.Value, "%s: %s: %v", what, k, err)
+					d.Errorf(hv.Value, "%s: %s: %v", what, k, err)
 				}
 				u.Header[ck] = []string{s}
 			})
@@ -373,11 +344,11 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 			if s, ok := d.str(v, what); ok {
 				t, err := units.ParseDuration(s)
 				if err != nil {
-					d.errorf(v, "%s: %v", what, err)
+					d.Errorf(v, "%s: %v", what, err)
 					continue
 				}
 				if err := checkTimeout(t); err != nil {
-					d.errorf(v, "%s: %v", what, err)
+					d.Errorf(v, "%s: %v", what, err)
 					continue
 				}
 				u.Timeout = t
@@ -388,31 +359,31 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 				u.MaxMessageSize = n
 			}
 		default:
-			d.unknown(mv.Key, key, " in "+p, upstreamKeys...)
+			d.Unknown(mv.Key, key, p, upstreamKeys...)
 		}
 	}
 	cmd, url := keys["command"], keys["url"]
 	switch {
 	case cmd != nil && url != nil:
 		later := url
-		if l1, c1 := position(cmd); true {
-			if l2, c2 := position(url); l1 > l2 || l1 == l2 && c1 > c2 {
+		if l1, c1 := yamlsrc.Position(cmd); true {
+			if l2, c2 := yamlsrc.Position(url); l1 > l2 || l1 == l2 && c1 > c2 {
 				later = cmd
 			}
 		}
-		d.errorf(later, "%s: both command and url (want exactly one)", p)
+		d.Errorf(later, "%s: both command and url (want exactly one)", p)
 	case cmd == nil && url == nil:
-		d.errorf(entry.Key, "%s: neither command nor url (want exactly one)", p)
+		d.Errorf(entry.Key, "%s: neither command nor url (want exactly one)", p)
 	case cmd != nil:
 		for _, k := range []string{"headers", "header_files", "oauth", "timeout"} {
 			if n := keys[k]; n != nil {
-				d.errorf(n, "%s: %s applies to url upstreams only", p, k)
+				d.Errorf(n, "%s: %s applies to url upstreams only", p, k)
 			}
 		}
 	default:
 		for _, k := range []string{"env", "cwd"} {
 			if n := keys[k]; n != nil {
-				d.errorf(n, "%s: %s applies to command upstreams only", p, k)
+				d.Errorf(n, "%s: %s applies to command upstreams only", p, k)
 			}
 		}
 		// After headers, whose names header_files must not repeat.
@@ -423,7 +394,7 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 }
 
 func (d *decoder) naming(n ast.Node, g *gateway.Config) {
-	m, ok := d.mapping(n, "naming")
+	m, ok := d.Mapping(n, "naming")
 	if !ok || m == nil {
 		return
 	}
@@ -432,7 +403,7 @@ func (d *decoder) naming(n ast.Node, g *gateway.Config) {
 	var hide []ast.Node
 	sepOK := true
 	for _, mv := range m.Values {
-		key, ok := d.key(mv.Key)
+		key, ok := d.Key(mv.Key)
 		if !ok {
 			continue
 		}
@@ -441,7 +412,7 @@ func (d *decoder) naming(n ast.Node, g *gateway.Config) {
 		case "separator":
 			if s, ok := d.str(v, "naming: separator"); ok {
 				if err := checkSeparator(s); err != nil {
-					d.errorf(v, "naming: separator: %v", err)
+					d.Errorf(v, "naming: separator: %v", err)
 					sepOK = false
 				}
 				nm.Separator = s
@@ -449,11 +420,11 @@ func (d *decoder) naming(n ast.Node, g *gateway.Config) {
 				sepOK = false
 			}
 		case "rename":
-			rename, _ = d.mapping(v, "naming: rename")
+			rename, _ = d.Mapping(v, "naming: rename")
 		case "hide":
-			hide, _ = d.list(v, "naming: hide")
+			hide, _ = d.List(v, "naming: hide")
 		default:
-			d.unknown(mv.Key, key, " in naming", "separator", "rename", "hide")
+			d.Unknown(mv.Key, key, "naming", "separator", "rename", "hide")
 		}
 	}
 	names := map[string]bool{}
@@ -465,14 +436,14 @@ func (d *decoder) naming(n ast.Node, g *gateway.Config) {
 		nm.Rename = map[string]string{}
 		targets := map[string]ast.Node{}
 		for _, mv := range rename.Values {
-			k, ok := d.key(mv.Key)
+			k, ok := d.Key(mv.Key)
 			if !ok {
 				continue
 			}
 			renamed[k] = true
 			if sepOK {
 				if err := checkPrefix(k, names, nm.Separator); err != nil {
-					d.errorf(mv.Key, "naming: rename: %v", err)
+					d.Errorf(mv.Key, "naming: rename: %v", err)
 				}
 			}
 			t, ok := d.str(mv.Value, "naming: rename: "+k)
@@ -480,10 +451,10 @@ func (d *decoder) naming(n ast.Node, g *gateway.Config) {
 				continue
 			}
 			if err := checkToolName(t); err != nil {
-				d.errorf(mv.Value, "naming: rename: %s: %v", k, err)
+				d.Errorf(mv.Value, "naming: rename: %s: %v", k, err)
 			} else if prev, dup := targets[t]; dup {
-				l, c := position(prev)
-				d.errorf(mv.Value, "naming: rename: %s: target %q is already a rename target (at %d:%d)", k, t, l, c)
+				l, c := yamlsrc.Position(prev)
+				d.Errorf(mv.Value, "naming: rename: %s: target %q is already a rename target (at %d:%d)", k, t, l, c)
 			} else {
 				targets[t] = mv.Value
 			}
@@ -498,127 +469,30 @@ func (d *decoder) naming(n ast.Node, g *gateway.Config) {
 		}
 		if sepOK {
 			if err := checkPrefix(h, names, nm.Separator); err != nil {
-				d.errorf(it, "naming: hide: %v", err)
+				d.Errorf(it, "naming: hide: %v", err)
 			}
 		}
 		if prev, dup := first[h]; dup {
-			l, c := position(prev)
-			d.errorf(it, "naming: hide: %q listed twice (first at %d:%d)", h, l, c)
+			l, c := yamlsrc.Position(prev)
+			d.Errorf(it, "naming: hide: %q listed twice (first at %d:%d)", h, l, c)
 		} else if renamed[h] {
-			d.errorf(it, "naming: hide: %q is also renamed", h)
+			d.Errorf(it, "naming: hide: %q is also renamed", h)
 		}
 		first[h] = it
 		nm.Hide = append(nm.Hide, h)
 	}
 }
 
-// unknown reports an unknown key, suggesting a known one a typo away.
-func (d *decoder) unknown(n ast.Node, key, where string, known ...string) {
-	best, bestD := "", 3
-	for _, k := range known {
-		if dist := editDistance(key, k); dist < bestD {
-			best, bestD = k, dist
-		}
-	}
-	hint := ""
-	if best != "" {
-		hint = fmt.Sprintf(" (did you mean %q?)", best)
-	}
-	d.errorf(n, "unknown key %q%s%s", key, where, hint)
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
-// supported reports (and returns false for) YAML features the config
-// file does not take (yamlsrc.Unsupported).
-func (d *decoder) supported(n ast.Node) bool {
-	if why := yamlsrc.Unsupported(n); why != "" {
-		d.errorf(n, "%s", why)
-		return false
-	}
-	return true
-}
-
-// keyText is the text of a scalar key as written; keys are never
-// expanded.
-func keyText(n ast.Node) (string, bool) {
-	switch n := n.(type) {
-	case *ast.StringNode:
-		return n.Value, true
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode, *ast.NullNode:
-		return n.GetToken().Value, true
-	}
-	return "", false
-}
-
-func (d *decoder) key(n ast.Node) (string, bool) {
-	if n == nil || !d.supported(n) {
-		return "", false
-	}
-	s, ok := keyText(n)
-	if !ok {
-		d.errorf(n, "a key must be a string, not a %s", kind(n))
-	}
-	return s, ok
-}
-
-func kind(n ast.Node) string {
-	switch n.(type) {
-	case *ast.MappingNode:
-		return "mapping"
-	case *ast.SequenceNode:
-		return "list"
-	case *ast.NullNode:
-		return "null"
-	}
-	return "scalar"
-}
-
 // str is a scalar value as a string, expanded. Numbers and booleans are
 // taken as written.
 func (d *decoder) str(n ast.Node, what string) (string, bool) {
-	if !d.supported(n) {
-		return "", false
-	}
-	var s string
-	switch n := n.(type) {
-	case *ast.StringNode:
-		s = n.Value
-	case *ast.LiteralNode:
-		s = n.Value.Value
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
-		s = n.GetToken().Value
-	case *ast.NullNode:
-		d.errorf(n, "%s: no value (want a string)", what)
-		return "", false
-	default:
-		d.errorf(n, "%s: want a string, not a %s", what, kind(n))
+	s, ok := d.Scalar(n, what)
+	if !ok {
 		return "", false
 	}
 	v, err := expand(s, d.opts.lookup)
 	if err != nil {
-		d.errorf(n, "%s: %v", what, err)
+		d.Errorf(n, "%s: %v", what, err)
 		return "", false
 	}
 	return v, true
@@ -636,50 +510,10 @@ func (d *decoder) size(n ast.Node, what string) (int, bool) {
 		err = checkMessageSize(int(v))
 	}
 	if err != nil {
-		d.errorf(n, "%s: %v", what, err)
+		d.Errorf(n, "%s: %v", what, err)
 		return 0, false
 	}
 	return int(v), true
-}
-
-// mapping is n as a mapping; null (a key with no value) is an empty one,
-// returned as nil with ok true.
-func (d *decoder) mapping(n ast.Node, what string) (*ast.MappingNode, bool) {
-	if n == nil {
-		return nil, true
-	}
-	if !d.supported(n) {
-		return nil, false
-	}
-	switch n := n.(type) {
-	case *ast.MappingNode:
-		if len(n.Values) == 0 {
-			return nil, true
-		}
-		return n, true
-	case *ast.NullNode:
-		return nil, true
-	}
-	d.errorf(n, "%s: want a mapping, not a %s", what, kind(n))
-	return nil, false
-}
-
-// list is n's items; null is an empty list (nil, true).
-func (d *decoder) list(n ast.Node, what string) ([]ast.Node, bool) {
-	if !d.supported(n) {
-		return nil, false
-	}
-	switch n := n.(type) {
-	case *ast.SequenceNode:
-		if n.Values == nil {
-			return []ast.Node{}, true
-		}
-		return n.Values, true
-	case *ast.NullNode:
-		return nil, true
-	}
-	d.errorf(n, "%s: want a list, not a %s", what, kind(n))
-	return nil, false
 }
 
 // entries yields the members of a mapping of named entries (upstreams,
@@ -690,10 +524,10 @@ func (d *decoder) entries(m *ast.MappingNode, max int, tooMany string) iter.Seq2
 	return func(yield func(*ast.MappingValueNode, string) bool) {
 		for i, mv := range m.Values {
 			if i == max {
-				d.errorf(mv.Key, "%s", tooMany)
+				d.Errorf(mv.Key, "%s", tooMany)
 				return
 			}
-			name, ok := d.key(mv.Key)
+			name, ok := d.Key(mv.Key)
 			if !ok {
 				continue
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway/enrich"
 	"github.com/toolwire/toolwire/gateway/policy"
+	"github.com/toolwire/toolwire/internal/yamlsrc"
 )
 
 // MaxEnrichRules is the most enrichment rules a file may configure.
@@ -38,16 +39,16 @@ func (d *decoder) enrichment(n ast.Node, f *File) {
 	if n == nil {
 		return
 	}
-	items, ok := d.list(n, "enrichment")
+	items, ok := d.List(n, "enrichment")
 	if !ok || len(items) == 0 {
 		return
 	}
-	before := len(d.errs)
+	before := d.Count()
 	var rules []enrich.Rule
 	names := map[string]ast.Node{}
 	for i, it := range items {
 		if i == MaxEnrichRules {
-			d.errorf(it, "enrichment: more than %d rules", MaxEnrichRules)
+			d.Errorf(it, "enrichment: more than %d rules", MaxEnrichRules)
 			break
 		}
 		r, fields, ok := d.enrichRule(it, i, names)
@@ -62,12 +63,12 @@ func (d *decoder) enrichment(n ast.Node, f *File) {
 		rules = append(rules, r)
 	}
 	d.enrichRules = rules
-	if len(d.errs) > before {
+	if d.Count() > before {
 		return
 	}
 	e, err := enrich.New(rules)
 	if err != nil {
-		d.errorf(n, "enrichment: %v", err) // a backstop: each rule compiled above
+		d.Errorf(n, "enrichment: %v", err) // a backstop: each rule compiled above
 		return
 	}
 	f.Gateway.Enrich = e
@@ -78,38 +79,38 @@ func (d *decoder) ruleError(item ast.Node, i int, name string, fields ruleFields
 	what := fmt.Sprintf("enrichment: rule %d %q", i, name)
 	var re *enrich.RuleError
 	if !errors.As(err, &re) {
-		d.errorf(item, "%s: %v", what, err)
+		d.Errorf(item, "%s: %v", what, err)
 		return
 	}
 	if fl, ok := fields[re.Field]; ok && fl.node != nil {
-		d.errorf(fl.node, "%s: %s: %v", what, fl.name, re.Err)
+		d.Errorf(fl.node, "%s: %s: %v", what, fl.name, re.Err)
 		return
 	}
-	d.errorf(item, "%s: %v", what, re.Err)
+	d.Errorf(item, "%s: %v", what, re.Err)
 }
 
 func (d *decoder) enrichRule(item ast.Node, i int, names map[string]ast.Node) (enrich.Rule, ruleFields, bool) {
 	var r enrich.Rule
 	fields := ruleFields{}
 	what := fmt.Sprintf("enrichment: rule %d", i)
-	m, ok := d.mapping(item, what)
+	m, ok := d.Mapping(item, what)
 	if !ok {
 		return r, nil, false
 	}
 	if m == nil {
-		d.errorf(item, "%s: no settings (want name, tools and what to add)", what)
+		d.Errorf(item, "%s: no settings (want name, tools and what to add)", what)
 		return r, nil, false
 	}
-	before := len(d.errs)
+	before := d.Count()
 	// The name first, for the other messages.
 	for _, mv := range m.Values {
-		if k, ok := keyText(mv.Key); ok && k == "name" {
+		if k, ok := yamlsrc.KeyText(mv.Key); ok && k == "name" {
 			if s, ok := d.str(mv.Value, what+": name"); ok {
 				if err := checkKeyName(s); err != nil {
-					d.errorf(mv.Value, "%s: name: %v", what, err)
+					d.Errorf(mv.Value, "%s: name: %v", what, err)
 				} else if prev, dup := names[s]; dup {
-					l, c := position(prev)
-					d.errorf(mv.Value, "%s: name: %q is also the name of the rule at %d:%d", what, s, l, c)
+					l, c := yamlsrc.Position(prev)
+					d.Errorf(mv.Value, "%s: name: %q is also the name of the rule at %d:%d", what, s, l, c)
 				} else {
 					names[s] = mv.Value
 				}
@@ -120,9 +121,9 @@ func (d *decoder) enrichRule(item ast.Node, i int, names map[string]ast.Node) (e
 	if r.Name != "" {
 		what = fmt.Sprintf("enrichment: rule %d %q", i, r.Name)
 	} else if !d.has(m, "name") {
-		d.errorf(item, "%s: no name", what)
+		d.Errorf(item, "%s: no name", what)
 	}
-	d.fields(m, " in "+what, enrichKeys, func(key string, mv *ast.MappingValueNode) {
+	d.fields(m, what, enrichKeys, func(key string, mv *ast.MappingValueNode) {
 		w := what + ": " + key
 		v := mv.Value
 		switch key {
@@ -131,7 +132,7 @@ func (d *decoder) enrichRule(item ast.Node, i int, names map[string]ast.Node) (e
 			list, nodes, _ := d.strList(v, w)
 			for j, g := range list {
 				if _, err := policy.CompileGlob(g); err != nil {
-					d.errorf(nodes[j], "%s: %v", w, err)
+					d.Errorf(nodes[j], "%s: %v", w, err)
 					continue
 				}
 				fields.add(fmt.Sprintf("Tools[%d]", len(r.Tools)), fmt.Sprintf("tools[%d]", j), nodes[j])
@@ -147,7 +148,7 @@ func (d *decoder) enrichRule(item ast.Node, i int, names map[string]ast.Node) (e
 				r.Text = append(r.Text, s)
 			}
 		case "links":
-			links, _ := d.list(v, w)
+			links, _ := d.List(v, w)
 			for j, ln := range links {
 				l, ok := d.link(ln, fmt.Sprintf("%s[%d]", w, j), len(r.Links), j, fields)
 				if ok {
@@ -155,13 +156,13 @@ func (d *decoder) enrichRule(item ast.Node, i int, names map[string]ast.Node) (e
 				}
 			}
 		case "structured":
-			sm, ok := d.mapping(v, w)
+			sm, ok := d.Mapping(v, w)
 			if !ok || sm == nil {
 				return
 			}
 			r.Structured = map[string]string{}
 			for _, sv := range sm.Values {
-				k, ok := d.key(sv.Key)
+				k, ok := d.Key(sv.Key)
 				if !ok {
 					continue
 				}
@@ -175,25 +176,25 @@ func (d *decoder) enrichRule(item ast.Node, i int, names map[string]ast.Node) (e
 		}
 	})
 	if !d.has(m, "tools") {
-		d.errorf(item, "%s: no tools (a list of globs over tool names)", what)
+		d.Errorf(item, "%s: no tools (a list of globs over tool names)", what)
 	}
-	return r, fields, len(d.errs) == before
+	return r, fields, d.Count() == before
 }
 
 // link decodes one of a rule's links; index is its place among the
 // links kept, j in the file.
 func (d *decoder) link(n ast.Node, what string, index, j int, fields ruleFields) (enrich.Link, bool) {
 	var l enrich.Link
-	m, ok := d.mapping(n, what)
+	m, ok := d.Mapping(n, what)
 	if !ok {
 		return l, false
 	}
 	if m == nil || !d.has(m, "uri") {
-		d.errorf(n, "%s: no uri", what)
+		d.Errorf(n, "%s: no uri", what)
 		return l, false
 	}
 	ok = true
-	d.fields(m, " in "+what, linkKeys, func(key string, mv *ast.MappingValueNode) {
+	d.fields(m, what, linkKeys, func(key string, mv *ast.MappingValueNode) {
 		s, good := d.str(mv.Value, what+": "+key)
 		ok = ok && good
 		field := map[string]string{"uri": "URI", "name": "Name", "title": "Title", "description": "Description", "mime_type": "MimeType"}[key]

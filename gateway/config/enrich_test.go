@@ -81,7 +81,7 @@ func TestEnrichmentErrors(t *testing.T) {
 		{"enrichment:\n  - name: a\n    tools: [x]\n    text: [t]\n    overwrite: sometimes\n", `g.yaml:5:16: enrichment: rule 0 "a": overwrite: "sometimes" is neither true nor false`},
 		{"enrichment:\n  - name: a\n    tools: [x]\n    text: ['{{$x := 1}}']\n", `g.yaml:4:12: enrichment: rule 0 "a": text: a $ not starting ${NAME}: write $$ for a literal $`},
 		{"enrichment: {name: a}\n", `g.yaml:1:13: enrichment: want a list, not a mapping`},
-		{"enrichment:\n  - x\n", `g.yaml:2:5: enrichment: rule 0: want a mapping, not a scalar`},
+		{"enrichment:\n  - x\n", `g.yaml:2:5: enrichment: rule 0: want a mapping, not a string`},
 		{"enrichment:\n  -\n", `g.yaml:2:5: enrichment: rule 0: no settings (want name, tools and what to add)`},
 	} {
 		_, err := Parse([]byte(c.src), "g.yaml")

@@ -80,7 +80,7 @@ var (
 
 // callerLimits decodes the limits section.
 func (d *decoder) callerLimits(n ast.Node, f *File) {
-	m, ok := d.mapping(n, "limits")
+	m, ok := d.Mapping(n, "limits")
 	if !ok || m == nil {
 		return
 	}
@@ -105,13 +105,13 @@ func (d *decoder) callerLimits(n ast.Node, f *File) {
 				err = fmt.Errorf("%v is more than %v", t, hi)
 			}
 			if err != nil {
-				d.errorf(v, "%s: %v", w, err)
+				d.Errorf(v, "%s: %v", w, err)
 				return
 			}
 			*to = t
 		}
 	}
-	d.fields(m, " in limits", limitsKeys, func(key string, mv *ast.MappingValueNode) {
+	d.fields(m, "limits", limitsKeys, func(key string, mv *ast.MappingValueNode) {
 		keys[key] = mv.Key
 		w, v := "limits."+key, mv.Value
 		switch key {
@@ -136,8 +136,8 @@ func (d *decoder) callerLimits(n ast.Node, f *File) {
 		case "body_grace":
 			dur(v, w, MaxTimeout, &l.BodyGrace)
 		case "sessions":
-			sm, _ := d.mapping(v, w)
-			d.fields(sm, " in "+w, sessionLimitKeys, func(key string, mv *ast.MappingValueNode) {
+			sm, _ := d.Mapping(v, w)
+			d.fields(sm, w, sessionLimitKeys, func(key string, mv *ast.MappingValueNode) {
 				keys["sessions."+key] = mv.Key
 				w, v := w+"."+key, mv.Value
 				s := &l.Sessions
@@ -155,8 +155,8 @@ func (d *decoder) callerLimits(n ast.Node, f *File) {
 				}
 			})
 		case "inputs":
-			im, _ := d.mapping(v, w)
-			d.fields(im, " in "+w, inputLimitKeys, func(key string, mv *ast.MappingValueNode) {
+			im, _ := d.Mapping(v, w)
+			d.fields(im, w, inputLimitKeys, func(key string, mv *ast.MappingValueNode) {
 				keys["inputs."+key] = mv.Key
 				w, v := w+"."+key, mv.Value
 				switch key {
@@ -169,8 +169,8 @@ func (d *decoder) callerLimits(n ast.Node, f *File) {
 				}
 			})
 		case "upstream_lists":
-			lm, _ := d.mapping(v, w)
-			d.fields(lm, " in "+w, listLimitKeys, func(key string, mv *ast.MappingValueNode) {
+			lm, _ := d.Mapping(v, w)
+			d.fields(lm, w, listLimitKeys, func(key string, mv *ast.MappingValueNode) {
 				w, v := w+"."+key, mv.Value
 				switch key {
 				case "max_pages":
@@ -189,7 +189,7 @@ func (d *decoder) callerLimits(n ast.Node, f *File) {
 	// say so rather than let the file promise it.
 	within := func(part, whole string, p, w int) {
 		if k := keys[part]; k != nil && p > 0 && w > 0 && p > w {
-			d.errorf(k, "limits.%s: %d is more than limits.%s (%d)", part, p, whole, w)
+			d.Errorf(k, "limits.%s: %d is more than limits.%s (%d)", part, p, whole, w)
 		}
 	}
 	memory := l.Memory
@@ -203,10 +203,10 @@ func (d *decoder) callerLimits(n ast.Node, f *File) {
 	within("sessions.anonymous", "sessions.max", l.Sessions.Anonymous, l.Sessions.Max)
 	within("inputs.per_caller", "inputs.pending", l.Inputs.PerCaller, l.Inputs.Pending)
 	if k := keys["sessions.unused_timeout"]; k != nil && l.Sessions.IdleTimeout > 0 && l.Sessions.UnusedTimeout > l.Sessions.IdleTimeout {
-		d.errorf(k, "limits.sessions.unused_timeout: %v is more than limits.sessions.idle_timeout (%v)",
+		d.Errorf(k, "limits.sessions.unused_timeout: %v is more than limits.sessions.idle_timeout (%v)",
 			l.Sessions.UnusedTimeout, l.Sessions.IdleTimeout)
 	}
 	if k := keys["body_grace"]; k != nil && l.MinBodyRate < 0 {
-		d.errorf(k, "limits.body_grace: applies only with a min_body_rate (it is off)")
+		d.Errorf(k, "limits.body_grace: applies only with a min_body_rate (it is off)")
 	}
 }

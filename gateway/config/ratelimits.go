@@ -19,18 +19,18 @@ var rateLimitKeys = []string{"identity", "persona", "tool", "identities", "perso
 // rateLimits decodes rate_limits into a limiter; f.Gateway.Limits stays
 // a nil interface when nothing is limited.
 func (d *decoder) rateLimits(n ast.Node, f *File) {
-	m, ok := d.mapping(n, "rate_limits")
+	m, ok := d.Mapping(n, "rate_limits")
 	if !ok || m == nil {
 		return
 	}
-	before := len(d.errs)
+	before := d.Count()
 	var cfg ratelimit.Config
 	limited := false
 	set := func(l ratelimit.Limit) ratelimit.Limit {
 		limited = limited || !l.Unlimited()
 		return l
 	}
-	d.fields(m, " in rate_limits", rateLimitKeys, func(key string, mv *ast.MappingValueNode) {
+	d.fields(m, "rate_limits", rateLimitKeys, func(key string, mv *ast.MappingValueNode) {
 		w := "rate_limits: " + key
 		v := mv.Value
 		switch key {
@@ -41,7 +41,7 @@ func (d *decoder) rateLimits(n ast.Node, f *File) {
 		case "tool":
 			cfg.Tool = set(d.limit(v, w))
 		case "identities", "personas", "tools":
-			lm, ok := d.mapping(v, w)
+			lm, ok := d.Mapping(v, w)
 			if !ok || lm == nil {
 				return
 			}
@@ -51,12 +51,12 @@ func (d *decoder) rateLimits(n ast.Node, f *File) {
 			// it, whatever the order.
 			var qualified [][2]any
 			for _, ev := range lm.Values {
-				k, ok := d.key(ev.Key)
+				k, ok := d.Key(ev.Key)
 				if !ok {
 					continue
 				}
 				if err := d.limitTarget(key, k, f); err != nil {
-					d.errorf(ev.Key, "%s: %v", w, err)
+					d.Errorf(ev.Key, "%s: %v", w, err)
 				}
 				l := set(d.limit(ev.Value, w+": "+k))
 				switch {
@@ -91,19 +91,19 @@ func (d *decoder) rateLimits(n ast.Node, f *File) {
 					err = fmt.Errorf("%v is not more than zero and at most 7d", t)
 				}
 				if err != nil {
-					d.errorf(v, "%s: %v", w, err)
+					d.Errorf(v, "%s: %v", w, err)
 				}
 				cfg.IdleTTL = t
 			}
 		}
 	})
 	d.limits = &cfg
-	if len(d.errs) > before || !limited {
+	if d.Count() > before || !limited {
 		return
 	}
 	l, err := ratelimit.New(cfg)
 	if err != nil {
-		d.errorf(n, "rate_limits: %v", err) // a backstop: limit checks the same
+		d.Errorf(n, "rate_limits: %v", err) // a backstop: limit checks the same
 		return
 	}
 	f.Gateway.Limits = l
@@ -145,12 +145,12 @@ func (d *decoder) limit(n ast.Node, what string) ratelimit.Limit {
 		var l ratelimit.Limit
 		var rateNode ast.Node
 		burst := int64(0)
-		d.fields(m, " in "+what, []string{"rate", "burst"}, func(key string, mv *ast.MappingValueNode) {
+		d.fields(m, what, []string{"rate", "burst"}, func(key string, mv *ast.MappingValueNode) {
 			if key == "rate" {
 				rateNode = mv.Value
 				if s, ok := d.str(mv.Value, what+": rate"); ok {
 					if s == "off" {
-						d.errorf(mv.Value, "%s: rate: off takes no burst (write %s: off)", what, what)
+						d.Errorf(mv.Value, "%s: rate: off takes no burst (write %s: off)", what, what)
 						return
 					}
 					l.Rate, _ = d.rate(mv.Value, what+": rate", s)
@@ -160,7 +160,7 @@ func (d *decoder) limit(n ast.Node, what string) ratelimit.Limit {
 			burst, _ = d.integer(mv.Value, what+": burst", 1, MaxBurst)
 		})
 		if rateNode == nil {
-			d.errorf(n, "%s: no rate (like 60/m)", what)
+			d.Errorf(n, "%s: no rate (like 60/m)", what)
 			return ratelimit.Limit{}
 		}
 		if l.Rate == 0 {
@@ -189,7 +189,7 @@ func (d *decoder) rate(n ast.Node, what, s string) (float64, bool) {
 		err = fmt.Errorf("rate %q is not from one call a day to %g a second", truncate(s), float64(MaxRate))
 	}
 	if err != nil {
-		d.errorf(n, "%s: %v", what, err)
+		d.Errorf(n, "%s: %v", what, err)
 		return 0, false
 	}
 	return r, true

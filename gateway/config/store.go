@@ -32,15 +32,15 @@ const MaxRedisPrefix = 64
 
 // store decodes the store section.
 func (d *decoder) store(n ast.Node, f *File) {
-	m, ok := d.mapping(n, "store")
+	m, ok := d.Mapping(n, "store")
 	if !ok {
 		return
 	}
-	d.fields(m, " in store", storeKeys, func(key string, mv *ast.MappingValueNode) {
+	d.fields(m, "store", storeKeys, func(key string, mv *ast.MappingValueNode) {
 		switch key {
 		case "memory":
 			// The default, written out: nothing to configure.
-			if _, ok := d.mapping(mv.Value, "store.memory"); ok {
+			if _, ok := d.Mapping(mv.Value, "store.memory"); ok {
 				f.Store.Redis = nil
 			}
 		case "redis":
@@ -53,13 +53,13 @@ func (d *decoder) store(n ast.Node, f *File) {
 var storeKeys, redisKeys = []string{"memory", "redis"}, []string{"url", "prefix"}
 
 func (d *decoder) redisStore(n ast.Node) *RedisStore {
-	m, ok := d.mapping(n, "store.redis")
+	m, ok := d.Mapping(n, "store.redis")
 	if !ok {
 		return nil
 	}
 	r := &RedisStore{Prefix: DefaultRedisPrefix}
 	var urlNode ast.Node
-	d.fields(m, " in store.redis", redisKeys, func(key string, mv *ast.MappingValueNode) {
+	d.fields(m, "store.redis", redisKeys, func(key string, mv *ast.MappingValueNode) {
 		switch key {
 		case "url":
 			urlNode = mv.Value
@@ -67,9 +67,9 @@ func (d *decoder) redisStore(n ast.Node) *RedisStore {
 				u, err := url.Parse(s)
 				switch {
 				case err != nil || u.Host == "":
-					d.errorf(mv.Value, "store.redis.url: not a URL with a host (redis://host:port/db)")
+					d.Errorf(mv.Value, "store.redis.url: not a URL with a host (redis://host:port/db)")
 				case u.Scheme != "redis" && u.Scheme != "rediss":
-					d.errorf(mv.Value, "store.redis.url: scheme %q; want redis or rediss", u.Scheme)
+					d.Errorf(mv.Value, "store.redis.url: scheme %q; want redis or rediss", u.Scheme)
 				default:
 					r.URL = s
 				}
@@ -77,14 +77,14 @@ func (d *decoder) redisStore(n ast.Node) *RedisStore {
 		case "prefix":
 			if s, ok := d.str(mv.Value, "store.redis.prefix"); ok {
 				if s == "" || len(s) > MaxRedisPrefix {
-					d.errorf(mv.Value, "store.redis.prefix: %d bytes; want 1 to %d", len(s), MaxRedisPrefix)
+					d.Errorf(mv.Value, "store.redis.prefix: %d bytes; want 1 to %d", len(s), MaxRedisPrefix)
 				}
 				r.Prefix = s
 			}
 		}
 	})
 	if urlNode == nil {
-		d.errorf(n, "store.redis: url is required")
+		d.Errorf(n, "store.redis: url is required")
 	}
 	return r
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/toolwire/toolwire/gateway/enrich"
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/gateway/ratelimit"
+	"github.com/toolwire/toolwire/internal/yamlsrc"
 )
 
 // Limits of the trust settings.
@@ -58,14 +59,14 @@ func (d *decoder) trust(t *trustNodes, f *File) {
 }
 
 // fields calls do for each entry of a mapping whose key is one of known
-// and reports the others as unknown; where ends the unknown key's message
-// (" in audit").
+// and reports the others as unknown; where names the mapping in the
+// unknown key's message ("audit").
 func (d *decoder) fields(m *ast.MappingNode, where string, known []string, do func(key string, mv *ast.MappingValueNode)) {
 	if m == nil {
 		return
 	}
 	for _, mv := range m.Values {
-		key, ok := d.key(mv.Key)
+		key, ok := d.Key(mv.Key)
 		if !ok {
 			continue
 		}
@@ -74,7 +75,7 @@ func (d *decoder) fields(m *ast.MappingNode, where string, known []string, do fu
 			found = found || k == key
 		}
 		if !found {
-			d.unknown(mv.Key, key, where, known...)
+			d.Unknown(mv.Key, key, where, known...)
 			continue
 		}
 		do(key, mv)
@@ -96,7 +97,7 @@ func (d *decoder) boolean(n ast.Node, what string) (bool, bool) {
 	case "false":
 		return false, true
 	}
-	d.errorf(n, "%s: %q is neither true nor false", what, s)
+	d.Errorf(n, "%s: %q is neither true nor false", what, s)
 	return false, false
 }
 
@@ -108,11 +109,11 @@ func (d *decoder) integer(n ast.Node, what string, lo, hi int64) (int64, bool) {
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		d.errorf(n, "%s: %q is not a whole number", what, truncate(s))
+		d.Errorf(n, "%s: %q is not a whole number", what, truncate(s))
 		return 0, false
 	}
 	if v < lo || v > hi {
-		d.errorf(n, "%s: %d is not from %d to %d", what, v, lo, hi)
+		d.Errorf(n, "%s: %d is not from %d to %d", what, v, lo, hi)
 		return 0, false
 	}
 	return v, true
@@ -120,7 +121,7 @@ func (d *decoder) integer(n ast.Node, what string, lo, hi int64) (int64, bool) {
 
 // strList is a list of strings; null is an empty list (nil).
 func (d *decoder) strList(n ast.Node, what string) ([]string, []ast.Node, bool) {
-	items, ok := d.list(n, what)
+	items, ok := d.List(n, what)
 	if !ok {
 		return nil, nil, false
 	}
@@ -158,7 +159,7 @@ func (d *decoder) publicURL(n ast.Node, f *File) {
 		return
 	}
 	if err := checkPublicURL(s); err != nil {
-		d.errorf(n, "public_url: %v", err)
+		d.Errorf(n, "public_url: %v", err)
 	}
 	f.PublicURL = s
 }
@@ -209,11 +210,11 @@ func isLoopback(host string) bool {
 var authKeys = []string{"api_keys", "oauth"}
 
 func (d *decoder) auth(n ast.Node, f *File) {
-	m, ok := d.mapping(n, "auth")
+	m, ok := d.Mapping(n, "auth")
 	if !ok {
 		return
 	}
-	d.fields(m, " in auth", authKeys, func(key string, mv *ast.MappingValueNode) {
+	d.fields(m, "auth", authKeys, func(key string, mv *ast.MappingValueNode) {
 		switch key {
 		case "api_keys":
 			f.Auth.APIKeys = d.apiKeys(mv.Value)
@@ -251,7 +252,7 @@ func checkKeyHash(h string) error {
 }
 
 func (d *decoder) apiKeys(n ast.Node) map[string]string {
-	m, ok := d.mapping(n, "auth: api_keys")
+	m, ok := d.Mapping(n, "auth: api_keys")
 	if !ok || m == nil {
 		return nil
 	}
@@ -259,19 +260,19 @@ func (d *decoder) apiKeys(n ast.Node) map[string]string {
 	byHash := map[string]ast.Node{}
 	for mv, name := range d.entries(m, MaxAPIKeys, fmt.Sprintf("auth: api_keys: more than %d keys", MaxAPIKeys)) {
 		if err := checkKeyName(name); err != nil {
-			d.errorf(mv.Key, "auth: api_keys: %v", err)
+			d.Errorf(mv.Key, "auth: api_keys: %v", err)
 		}
 		h, ok := d.str(mv.Value, "auth: api_keys: "+name)
 		if !ok {
 			continue
 		}
 		if err := checkKeyHash(h); err != nil {
-			d.errorf(mv.Value, "auth: api_keys: %s: %v", name, err)
+			d.Errorf(mv.Value, "auth: api_keys: %s: %v", name, err)
 			continue
 		}
 		if prev, dup := byHash[h]; dup {
-			l, c := position(prev)
-			d.errorf(mv.Value, "auth: api_keys: %s: the same hash as the key at %d:%d (each key is its own)", name, l, c)
+			l, c := yamlsrc.Position(prev)
+			d.Errorf(mv.Value, "auth: api_keys: %s: the same hash as the key at %d:%d (each key is its own)", name, l, c)
 		}
 		byHash[h] = mv.Key
 		keys[name] = h
@@ -282,12 +283,12 @@ func (d *decoder) apiKeys(n ast.Node) map[string]string {
 var oauthKeys = []string{"issuer", "audience", "jwks_url", "scopes"}
 
 func (d *decoder) oauth(entry *ast.MappingValueNode, publicURL string) *OAuth {
-	m, ok := d.mapping(entry.Value, "auth: oauth")
+	m, ok := d.Mapping(entry.Value, "auth: oauth")
 	if !ok {
 		return nil
 	}
 	o := &OAuth{Audience: publicURL}
-	d.fields(m, " in auth: oauth", oauthKeys, func(key string, mv *ast.MappingValueNode) {
+	d.fields(m, "auth: oauth", oauthKeys, func(key string, mv *ast.MappingValueNode) {
 		what := "auth: oauth: " + key
 		v := mv.Value
 		switch key {
@@ -297,7 +298,7 @@ func (d *decoder) oauth(entry *ast.MappingValueNode, publicURL string) *OAuth {
 				return
 			}
 			if err := checkSecureURL(s); err != nil {
-				d.errorf(v, "%s: %v", what, err)
+				d.Errorf(v, "%s: %v", what, err)
 			}
 			if key == "issuer" {
 				o.Issuer = s
@@ -309,7 +310,7 @@ func (d *decoder) oauth(entry *ast.MappingValueNode, publicURL string) *OAuth {
 			// also what the Protected Resource Metadata names.
 			if s, ok := d.str(v, what); ok {
 				if err := checkPublicURL(s); err != nil {
-					d.errorf(v, "%s: %v", what, err)
+					d.Errorf(v, "%s: %v", what, err)
 				}
 				o.Audience = s
 			}
@@ -318,7 +319,7 @@ func (d *decoder) oauth(entry *ast.MappingValueNode, publicURL string) *OAuth {
 		}
 	})
 	if o.Issuer == "" && !d.has(m, "issuer") {
-		d.errorf(entry.Key, "auth: oauth: no issuer (the authorization server whose tokens are accepted)")
+		d.Errorf(entry.Key, "auth: oauth: no issuer (the authorization server whose tokens are accepted)")
 	}
 	return o
 }
@@ -329,7 +330,7 @@ func (d *decoder) has(m *ast.MappingNode, key string) bool {
 		return false
 	}
 	for _, mv := range m.Values {
-		if k, ok := keyText(mv.Key); ok && k == key {
+		if k, ok := yamlsrc.KeyText(mv.Key); ok && k == key {
 			return true
 		}
 	}
@@ -343,11 +344,11 @@ func (d *decoder) scopes(n ast.Node, what string) []string {
 	var out []string
 	for i, s := range list {
 		if err := checkScope(s); err != nil {
-			d.errorf(nodes[i], "%s: %v", what, err)
+			d.Errorf(nodes[i], "%s: %v", what, err)
 			continue
 		}
 		if seen[s] {
-			d.errorf(nodes[i], "%s: %q listed twice", what, s)
+			d.Errorf(nodes[i], "%s: %q listed twice", what, s)
 			continue
 		}
 		seen[s] = true
@@ -387,8 +388,8 @@ var personaKeys = []string{"identities", "claims", "anonymous", "tools", "prompt
 // personas decodes the personas, in file order, and builds the policy;
 // nil after an error.
 func (d *decoder) personas(n ast.Node, f *File) *policy.Policy {
-	before := len(d.errs)
-	m, ok := d.mapping(n, "personas")
+	before := d.Count()
+	m, ok := d.Mapping(n, "personas")
 	if !ok {
 		return nil
 	}
@@ -396,7 +397,7 @@ func (d *decoder) personas(n ast.Node, f *File) *policy.Policy {
 	if m != nil {
 		for mv, name := range d.entries(m, MaxPersonas, fmt.Sprintf("more than %d personas", MaxPersonas)) {
 			if err := checkPersonaName(name); err != nil {
-				d.errorf(mv.Key, "persona %v", err)
+				d.Errorf(mv.Key, "persona %v", err)
 			}
 			list = append(list, d.persona(mv, name, f.Auth.APIKeys))
 		}
@@ -405,13 +406,13 @@ func (d *decoder) personas(n ast.Node, f *File) *policy.Policy {
 	for _, p := range list {
 		d.personaNames[p.Name] = true
 	}
-	if len(d.errs) > before {
+	if d.Count() > before {
 		return nil
 	}
 	p, err := policy.New(list)
 	if err != nil {
 		// The checks above cover policy.New's; this is a backstop.
-		d.errorf(n, "personas: %v", err)
+		d.Errorf(n, "personas: %v", err)
 		return nil
 	}
 	f.Personas = list
@@ -421,12 +422,12 @@ func (d *decoder) personas(n ast.Node, f *File) *policy.Policy {
 func (d *decoder) persona(entry *ast.MappingValueNode, name string, apiKeys map[string]string) policy.Persona {
 	p := policy.Persona{Name: name}
 	what := fmt.Sprintf("persona %q", name)
-	before := len(d.errs)
-	m, ok := d.mapping(entry.Value, what)
+	before := d.Count()
+	m, ok := d.Mapping(entry.Value, what)
 	if !ok {
 		return p
 	}
-	d.fields(m, " in "+what, personaKeys, func(key string, mv *ast.MappingValueNode) {
+	d.fields(m, what, personaKeys, func(key string, mv *ast.MappingValueNode) {
 		v := mv.Value
 		w := what + ": " + key
 		switch key {
@@ -435,28 +436,28 @@ func (d *decoder) persona(entry *ast.MappingValueNode, name string, apiKeys map[
 			seen := map[string]bool{}
 			for i, id := range list {
 				if err := checkIdentity(id, apiKeys); err != nil {
-					d.errorf(nodes[i], "%s: %v", w, err)
+					d.Errorf(nodes[i], "%s: %v", w, err)
 					continue
 				}
 				if seen[id] {
-					d.errorf(nodes[i], "%s: %q listed twice", w, id)
+					d.Errorf(nodes[i], "%s: %q listed twice", w, id)
 				}
 				seen[id] = true
 				p.Match.Identities = append(p.Match.Identities, id)
 			}
 		case "claims":
-			cm, ok := d.mapping(v, w)
+			cm, ok := d.Mapping(v, w)
 			if !ok || cm == nil {
 				return
 			}
 			p.Match.Claims = map[string]string{}
 			for _, cv := range cm.Values {
-				k, ok := d.key(cv.Key)
+				k, ok := d.Key(cv.Key)
 				if !ok {
 					continue
 				}
 				if k == "" {
-					d.errorf(cv.Key, "%s: empty claim name", w)
+					d.Errorf(cv.Key, "%s: empty claim name", w)
 				}
 				s, ok := d.str(cv.Value, w+": "+k)
 				if ok {
@@ -473,8 +474,8 @@ func (d *decoder) persona(entry *ast.MappingValueNode, name string, apiKeys map[
 			p.Resources = d.rules(v, w)
 		}
 	})
-	if len(p.Match.Identities) == 0 && len(p.Match.Claims) == 0 && !p.Match.Anonymous && len(d.errs) == before {
-		d.errorf(entry.Key, "%s: matches no caller (want identities, claims or anonymous: true)", what)
+	if len(p.Match.Identities) == 0 && len(p.Match.Claims) == 0 && !p.Match.Anonymous && d.Count() == before {
+		d.Errorf(entry.Key, "%s: matches no caller (want identities, claims or anonymous: true)", what)
 	}
 	return p
 }
@@ -505,17 +506,17 @@ func checkIdentity(id string, apiKeys map[string]string) error {
 // rules decodes {allow: [globs], deny: [globs]}.
 func (d *decoder) rules(n ast.Node, what string) policy.Rules {
 	var r policy.Rules
-	m, ok := d.mapping(n, what)
+	m, ok := d.Mapping(n, what)
 	if !ok {
 		return r
 	}
-	d.fields(m, " in "+what, []string{"allow", "deny"}, func(key string, mv *ast.MappingValueNode) {
+	d.fields(m, what, []string{"allow", "deny"}, func(key string, mv *ast.MappingValueNode) {
 		w := what + ": " + key
 		list, nodes, _ := d.strList(mv.Value, w)
 		var globs []string
 		for i, pat := range list {
 			if _, err := policy.CompileGlob(pat); err != nil {
-				d.errorf(nodes[i], "%s: %v", w, err)
+				d.Errorf(nodes[i], "%s: %v", w, err)
 				continue
 			}
 			globs = append(globs, pat)
@@ -532,28 +533,28 @@ func (d *decoder) rules(n ast.Node, what string) policy.Rules {
 var adminKeys = []string{"key_hash"}
 
 func (d *decoder) admin(n ast.Node, f *File) {
-	m, ok := d.mapping(n, "admin")
+	m, ok := d.Mapping(n, "admin")
 	if !ok {
 		return
 	}
-	d.fields(m, " in admin", adminKeys, func(key string, mv *ast.MappingValueNode) {
+	d.fields(m, "admin", adminKeys, func(key string, mv *ast.MappingValueNode) {
 		v := mv.Value
 		h, ok := d.str(v, "admin: key_hash")
 		if !ok {
 			return
 		}
 		if err := checkKeyHash(h); err != nil {
-			d.errorf(v, "admin: key_hash: %v", err)
+			d.Errorf(v, "admin: key_hash: %v", err)
 			return
 		}
 		for _, name := range sortedKeys(f.Auth.APIKeys) {
 			if f.Auth.APIKeys[name] == h {
-				d.errorf(v, "admin: key_hash: the hash of API key %q: the admin key must be a key of its own", name)
+				d.Errorf(v, "admin: key_hash: the hash of API key %q: the admin key must be a key of its own", name)
 				return
 			}
 		}
 		if f.AdminListen == "" {
-			d.errorf(v, "admin: key_hash: the admin page is served on admin_listen, which is off")
+			d.Errorf(v, "admin: key_hash: the admin page is served on admin_listen, which is off")
 		}
 		f.Admin.KeyHash = h
 	})

@@ -259,7 +259,7 @@ func TestTrustErrors(t *testing.T) {
 		{"personas:\n  a:\n    identities: [\"oauth:\"]\n", `g.yaml:3:18: persona "a": identities: "oauth:": empty name after the kind`},
 		{"personas:\n  a:\n    anonymous: true\n    tools:\n      allow: [\"files__[x]\"]\n", `g.yaml:5:15: persona "a": tools: allow: pattern "files__[x]": '[' at offset 7 is reserved (only * and ? are special)`},
 		{"personas:\n  a:\n    anonymous: true\n    prompts: {deny: ['']}\n", `g.yaml:4:22: persona "a": prompts: deny: empty pattern`},
-		{"personas:\n  a:\n    anonymous: true\n    resources: {allow: x}\n", `g.yaml:4:24: persona "a": resources: allow: want a list, not a scalar`},
+		{"personas:\n  a:\n    anonymous: true\n    resources: {allow: x}\n", `g.yaml:4:24: persona "a": resources: allow: want a list, not a string`},
 		{"personas:\n  a:\n    anonymous: true\n    tools: {alow: [x]}\n", `g.yaml:4:13: unknown key "alow" in persona "a": tools (did you mean "allow"?)`},
 		{"personas:\n  a:\n    claims: {role: {nested: x}}\n", `g.yaml:3:20: persona "a": claims: role: want a string, not a mapping`},
 		{"personas:\n  a:\n    claims:\n      role:\n        - x\n", `g.yaml:5:9: persona "a": claims: role: want a string, not a list`},
@@ -286,7 +286,7 @@ func TestTrustErrors(t *testing.T) {
 		{"rate_limits:\n  max_buckets: lots\n", `g.yaml:2:16: rate_limits: max_buckets: "lots" is not a whole number`},
 		{"rate_limits:\n  idle_ttl: 8d\n", `g.yaml:2:13: rate_limits: idle_ttl: 192h0m0s is not more than zero and at most 7d`},
 		{"rate_limits:\n  idle_ttl: soon\n", `g.yaml:2:13: rate_limits: idle_ttl: "soon" is not a duration (like 500ms, 30s, 36h or 90d)`},
-		{"rate_limits: 10/s\n", `g.yaml:1:14: rate_limits: want a mapping, not a scalar`},
+		{"rate_limits: 10/s\n", `g.yaml:1:14: rate_limits: want a mapping, not a string`},
 		// admin
 		{"admin:\n  key_hash: " + rawKey + "\n", "g.yaml:2:13: admin: key_hash: is an API key in clear, not its hash: configure what `toolwire gateway hash-key` prints for it, and keep the key itself out of the file"},
 		{trustHead + "admin:\n  key_hash: \"" + hashAlice + "\"\n", `g.yaml:8:13: admin: key_hash: the hash of API key "alice": the admin key must be a key of its own`},

@@ -16,6 +16,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/yamlsrc"
 	"github.com/toolwire/toolwire/oauth"
 )
 
@@ -40,20 +41,20 @@ var oauthMethods = []string{"client_secret_basic", "client_secret_post"}
 
 func (d *decoder) upstreamOAuth(entry *ast.MappingValueNode, p string) *upstreamOAuth {
 	what := p + ": oauth"
-	m, ok := d.mapping(entry.Value, what)
+	m, ok := d.Mapping(entry.Value, what)
 	if !ok {
 		return nil
 	}
 	o := &upstreamOAuth{}
-	before := len(d.errs)
-	d.fields(m, " in "+what, upstreamOAuthKeys, func(key string, mv *ast.MappingValueNode) {
+	before := d.Count()
+	d.fields(m, what, upstreamOAuthKeys, func(key string, mv *ast.MappingValueNode) {
 		w := what + ": " + key
 		v := mv.Value
 		switch key {
 		case "client_id":
 			if s, ok := d.str(v, w); ok {
 				if err := checkHeaderValue(s); err != nil {
-					d.errorf(v, "%s: %v", w, err)
+					d.Errorf(v, "%s: %v", w, err)
 				}
 				o.clientID = s
 			}
@@ -61,7 +62,7 @@ func (d *decoder) upstreamOAuth(entry *ast.MappingValueNode, p string) *upstream
 			// Never echo the value.
 			if s, ok := d.str(v, w); ok {
 				if err := checkHeaderValue(s); err != nil {
-					d.errorf(v, "%s: %v", w, err)
+					d.Errorf(v, "%s: %v", w, err)
 				}
 				o.clientSecret = s
 			}
@@ -70,7 +71,7 @@ func (d *decoder) upstreamOAuth(entry *ast.MappingValueNode, p string) *upstream
 		case "token_endpoint_auth_method":
 			if s, ok := d.str(v, w); ok {
 				if !contains(oauthMethods, s) {
-					d.errorf(v, "%s: %q is not one of %s", w, truncate(s), strings.Join(oauthMethods, ", "))
+					d.Errorf(v, "%s: %q is not one of %s", w, truncate(s), strings.Join(oauthMethods, ", "))
 				}
 				o.method = s
 			}
@@ -80,10 +81,10 @@ func (d *decoder) upstreamOAuth(entry *ast.MappingValueNode, p string) *upstream
 	})
 	for _, k := range []string{"client_id", "client_secret"} {
 		if !d.has(m, k) {
-			d.errorf(entry.Key, "%s: no %s (the client credentials grant needs client_id and client_secret)", what, k)
+			d.Errorf(entry.Key, "%s: no %s (the client credentials grant needs client_id and client_secret)", what, k)
 		}
 	}
-	if len(d.errs) > before {
+	if d.Count() > before {
 		return nil
 	}
 	return o
@@ -158,16 +159,16 @@ func (d *decoder) setAuth(u *gateway.Upstream, o *upstreamOAuth, oauthKey ast.No
 		return
 	}
 	if err := checkSecureURL(u.URL); err != nil {
-		d.errorf(oauthKey, "%s: oauth needs an https url (http only on a loopback host): no token is sent over plain http", p)
+		d.Errorf(oauthKey, "%s: oauth needs an https url (http only on a loopback host): no token is sent over plain http", p)
 		return
 	}
 	if _, dup := u.Header["Authorization"]; dup {
-		d.errorf(oauthKey, "%s: oauth sets the Authorization header, which headers or header_files set too", p)
+		d.Errorf(oauthKey, "%s: oauth sets the Authorization header, which headers or header_files set too", p)
 		return
 	}
 	a, err := authorizer(u.URL, o)
 	if err != nil {
-		d.errorf(oauthKey, "%s: oauth: %v", p, err)
+		d.Errorf(oauthKey, "%s: oauth: %v", p, err)
 		return
 	}
 	u.Auth = a
@@ -182,7 +183,7 @@ func (d *decoder) headerFiles(n ast.Node, what string, u *gateway.Upstream, firs
 			return
 		}
 		if path == "" || strings.IndexByte(path, 0) >= 0 {
-			d.errorf(hv.Value, "%s: %s: want the path of a file", what, k)
+			d.Errorf(hv.Value, "%s: %s: want the path of a file", what, k)
 			return
 		}
 		if d.opts.baseSet && !filepath.IsAbs(path) {
@@ -193,7 +194,7 @@ func (d *decoder) headerFiles(n ast.Node, what string, u *gateway.Upstream, firs
 			err = checkHeaderValue(v)
 		}
 		if err != nil {
-			d.errorf(hv.Value, "%s: %s: %s: %v", what, k, path, err)
+			d.Errorf(hv.Value, "%s: %s: %s: %v", what, k, path, err)
 			return
 		}
 		u.Header[ck] = []string{v}
@@ -206,7 +207,7 @@ func (d *decoder) headerFiles(n ast.Node, what string, u *gateway.Upstream, firs
 // add gets the entry with its name as written and canonical.
 func (d *decoder) headerEntries(n ast.Node, what string, u *gateway.Upstream, first map[string]ast.Node, skipRepeats bool,
 	add func(hv *ast.MappingValueNode, k, ck string)) {
-	hm, ok := d.mapping(n, what)
+	hm, ok := d.Mapping(n, what)
 	if !ok || hm == nil {
 		return
 	}
@@ -214,17 +215,17 @@ func (d *decoder) headerEntries(n ast.Node, what string, u *gateway.Upstream, fi
 		u.Header = http.Header{}
 	}
 	for _, hv := range hm.Values {
-		k, ok := d.key(hv.Key)
+		k, ok := d.Key(hv.Key)
 		if !ok {
 			continue
 		}
 		if err := checkHeaderName(k); err != nil {
-			d.errorf(hv.Key, "%s: %v", what, err)
+			d.Errorf(hv.Key, "%s: %v", what, err)
 		}
 		ck := http.CanonicalHeaderKey(k)
 		if prev, dup := first[ck]; dup {
-			l, c := position(prev)
-			d.errorf(hv.Key, "%s: %q repeats a header name (first at %d:%d)", what, k, l, c)
+			l, c := yamlsrc.Position(prev)
+			d.Errorf(hv.Key, "%s: %q repeats a header name (first at %d:%d)", what, k, l, c)
 			if skipRepeats {
 				continue
 			}
