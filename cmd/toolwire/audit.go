@@ -124,7 +124,7 @@ func (f *auditFilter) flags(cmd *cobra.Command) {
 	fl.StringVar(&f.since, "since", "", "only records at or after this time: RFC 3339, a date (2026-11-23) or an age (90m, 24h, 7d)")
 	fl.StringVar(&f.until, "until", "", "only records before this time (same forms as --since)")
 	fl.StringVar(&f.identity, "identity", "", `only this caller, as records name it ("api_key:ci-bot", "oauth:alice", "anonymous")`)
-	fl.StringVar(&f.tool, "tool", "", "only this tool, prompt or resource URI; a glob with * ? [...]")
+	fl.StringVar(&f.tool, "tool", "", "only this tool, prompt or resource URI; a glob with * and ?, as in personas")
 	fl.StringVar(&f.outcome, "outcome", "", "only this outcome: "+outcomeList())
 }
 

@@ -7,6 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/toolwire/toolwire/gateway/policy"
 )
 
 // Reading beside the journal's owner. The owner acknowledges a record once
@@ -92,7 +94,7 @@ func continuing(recs []*Record, head Anchor) ([]*Record, error) {
 
 // match reports whether r passes f's conditions on its fields, as the
 // stores' queries apply them (not AfterSeq or Limit).
-func (f *Filter) match(r *Record) bool {
+func (f *Filter) match(r *Record, glob *policy.Glob) bool {
 	t := r.Time.UnixNano()
 	switch {
 	case !f.Since.IsZero() && t < f.Since.UnixNano(),
@@ -102,8 +104,8 @@ func (f *Filter) match(r *Record) bool {
 		return false
 	case f.Tool == "":
 		return true
-	case IsGlob(f.Tool):
-		return globMatch(f.Tool, r.Tool)
+	case glob != nil:
+		return glob.Match(r.Tool)
 	}
 	return r.Tool == f.Tool
 }

@@ -369,9 +369,14 @@ func (s *Postgres) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error
 			yield(nil, ErrClosed)
 			return
 		}
-		q, args, glob := pgQuery(f)
+		glob, err := f.toolGlob()
+		if err != nil {
+			yield(nil, fmt.Errorf("audit: query: %w", err))
+			return
+		}
+		q, args, _ := pgQuery(f)
 		yielded, stopped := 0, false
-		err := s.withConn(ctx, func(ctx context.Context, conn *pgx.Conn) (err error) {
+		err = s.withConn(ctx, func(ctx context.Context, conn *pgx.Conn) (err error) {
 			defer func() {
 				if err != nil && yielded > 0 {
 					// Not to be retried: records were yielded already.
@@ -390,7 +395,7 @@ func (s *Postgres) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error
 				if err != nil {
 					return err
 				}
-				if glob && !globMatch(f.Tool, r.Tool) {
+				if glob != nil && !glob.Match(r.Tool) {
 					continue
 				}
 				yielded++

@@ -407,6 +407,11 @@ func (s *SQLite) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error] 
 			yield(nil, ErrClosed)
 			return
 		}
+		glob, err := f.toolGlob()
+		if err != nil {
+			fail(err)
+			return
+		}
 		if err := s.flush(ctx); err != nil {
 			fail(err)
 			return
@@ -492,7 +497,7 @@ func (s *SQLite) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error] 
 			if f.Limit > 0 && n >= f.Limit {
 				return
 			}
-			if r.Seq <= f.AfterSeq || !f.match(r) {
+			if r.Seq <= f.AfterSeq || !f.match(r, glob) {
 				continue
 			}
 			n++

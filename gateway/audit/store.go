@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"strings"
 	"time"
 )
 
@@ -46,10 +45,11 @@ type Filter struct {
 	Since, Until time.Time
 	// Identity matches Record.Identity exactly.
 	Identity string
-	// Tool matches Record.Tool: exactly, or as a glob when it holds one of
-	// * ? [ (IsGlob), where * matches any run of characters ('/' included),
-	// ? one character and [...] one of a set, case-sensitively (SQLite's
-	// GLOB, in every store).
+	// Tool matches Record.Tool: exactly, or as a glob when it holds * or ?
+	// (IsGlob), in the syntax of the personas' tool lists
+	// (policy.CompileGlob): * matches any run of characters ('/'
+	// included), ? one character, case-sensitively, in every store; a glob
+	// with one of the reserved [ ] { } \ fails the query.
 	Tool string
 	// Outcome matches Record.Outcome.
 	Outcome Outcome
@@ -59,9 +59,6 @@ type Filter struct {
 	// Limit caps the number of records; 0 or less means no cap.
 	Limit int
 }
-
-// IsGlob reports whether a Filter.Tool pattern is a glob rather than a name.
-func IsGlob(pattern string) bool { return strings.ContainsAny(pattern, "*?[") }
 
 // Option configures a store made by OpenSQLite or OpenPostgres. Options
 // apply in order (a later one wins), nil options are ignored and defaults
