@@ -335,7 +335,7 @@ func TestServeAuthFlagErrors(t *testing.T) {
 		{[]string{"--auth-issuer", "https://as.example.com", "--auth-tool-scope", "echo"}, "TOOL=SCOPE"},
 		{[]string{"--auth-issuer", "https://as.example.com", "--auth-client-id", "x"}, "are for --auth-introspect"},
 		{[]string{"--auth-issuer", "https://as.example.com", "--auth-jwks", "https://k/jwks", "--auth-introspect", "https://i"}, "exclude each other"},
-		{[]string{"--auth-issuer", "https://as.example.com", "--auth-token-cache", "-1s"}, "--auth-token-cache 0 or more"},
+		{[]string{"--auth-issuer", "https://as.example.com", "--auth-token-cache", "-1s"}, `"-1s" is not a duration`},
 	} {
 		r := runCLI(t, append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", ""}, tc.args...)...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {

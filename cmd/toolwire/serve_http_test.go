@@ -158,15 +158,19 @@ func TestDefaultAllowedHosts(t *testing.T) {
 	}
 }
 
-// TestServeHTTPFlagErrors: a non-positive limit is a usage error (exit 2).
+// TestServeHTTPFlagErrors: a non-positive limit is a usage error (exit 2);
+// a negative size or duration does not even parse.
 func TestServeHTTPFlagErrors(t *testing.T) {
 	bin := testenv.Toolwire(t)
-	for _, flag := range []string{"--max-body-size=0", "--max-sessions=-1", "--max-in-flight=0", "--session-ttl=0s",
-		"--max-in-flight-per-session=0", "--event-store-bytes=0", "--max-header-bytes=-1"} {
+	for flag, want := range map[string]string{
+		"--max-body-size=0": "must be positive", "--max-sessions=-1": "must be positive", "--max-in-flight=0": "must be positive",
+		"--session-ttl=0s": "must be positive", "--max-in-flight-per-session=0": "must be positive",
+		"--event-store-bytes=0": "must be positive", "--max-header-bytes=-1": `"-1" is not a size`, "--session-ttl=-1s": `"-1s" is not a duration`,
+	} {
 		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), flag)
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "must be positive") {
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), want) {
 			t.Errorf("%s: %v: %s", flag, err, out)
 		}
 	}
