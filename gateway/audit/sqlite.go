@@ -158,9 +158,6 @@ INSERT INTO audit_chain VALUES (0, zeroblob(32), 0, zeroblob(32));
 `,
 }
 
-// schemaVersion is the schema version this package writes.
-var schemaVersion = len(migrations)
-
 const columns = `seq, v, time_ns, duration_ns, request_id, session_id, identity, persona, upstream, tool,
 	method, arguments, outcome, error, request_bytes, response_bytes, content_blocks, era, transport, prev_hash, hash`
 

@@ -48,8 +48,7 @@ func get(t *testing.T, c *http.Client, method, u string) (int, string, error) {
 
 func TestOutboundRedirects(t *testing.T) {
 	other := redirector(t, nil)
-	var s *httptest.Server
-	s = redirector(t, func() string { return other.URL + "/hop/0" })
+	s := redirector(t, func() string { return other.URL + "/hop/0" })
 	refused := errors.New("refused elsewhere")
 	for _, tc := range []struct {
 		name   string
