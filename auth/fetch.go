@@ -123,24 +123,16 @@ func metadataURLs(issuer string) ([]string, error) {
 	}, nil
 }
 
-// asMetadata is the part of RFC 8414 / OpenID metadata a resource server
-// uses.
-type asMetadata struct {
-	Issuer                string `json:"issuer"`
-	JWKSURI               string `json:"jwks_uri"`
-	IntrospectionEndpoint string `json:"introspection_endpoint"`
-}
-
 // discover fetches the issuer's metadata and checks that it names the
 // issuer (RFC 8414 section 3.3).
-func (fc *fetchConfig) discover(ctx context.Context, issuer string) (*asMetadata, error) {
+func (fc *fetchConfig) discover(ctx context.Context, issuer string) (*AuthServerMetadata, error) {
 	urls, err := metadataURLs(issuer)
 	if err != nil {
 		return nil, err
 	}
 	var errs []error
 	for _, u := range urls {
-		var md asMetadata
+		var md AuthServerMetadata
 		err := fc.getJSON(ctx, u, &md)
 		if errors.Is(err, errNotFound) {
 			errs = append(errs, err)

@@ -70,7 +70,7 @@ func TestFetchRefusesNonJSONAndErrors(t *testing.T) {
 	// A case variant of a member the reader knows is refused, not taken
 	// for that member (nor silently ignored).
 	answer(200, "application/json", `{"Issuer":"https://evil.example.com","jwks_uri":"https://as.example.com/jwks"}`)
-	var md asMetadata
+	var md AuthServerMetadata
 	err := fc.getJSON(context.Background(), "https://as.example.com/x", &md)
 	if err == nil || !strings.Contains(err.Error(), "case-sensitive") {
 		t.Errorf("metadata with \"Issuer\": %v, want a refusal naming case", err)

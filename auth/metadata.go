@@ -31,6 +31,41 @@ type ResourceMetadata struct {
 	ResourceName string `json:"resource_name,omitempty"`
 	// ResourceDocumentation is a URL of documentation for developers.
 	ResourceDocumentation string `json:"resource_documentation,omitempty"`
+	// DPoPSigningAlgValuesSupported and DPoPBoundAccessTokensRequired are
+	// RFC 9449 section 5.2's resource-server fields.
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	DPoPBoundAccessTokensRequired bool     `json:"dpop_bound_access_tokens_required,omitempty"`
+}
+
+// AuthServerMetadata is an RFC 8414 (or OpenID Connect discovery) document:
+// the fields a resource server (Issuer, JWKSURI, IntrospectionEndpoint)
+// and package oauth's client use. The one type for both sides.
+type AuthServerMetadata struct {
+	Issuer                                     string   `json:"issuer"`
+	AuthorizationEndpoint                      string   `json:"authorization_endpoint,omitempty"`
+	TokenEndpoint                              string   `json:"token_endpoint,omitempty"`
+	RegistrationEndpoint                       string   `json:"registration_endpoint,omitempty"`
+	IntrospectionEndpoint                      string   `json:"introspection_endpoint,omitempty"`
+	JWKSURI                                    string   `json:"jwks_uri,omitempty"`
+	ScopesSupported                            []string `json:"scopes_supported,omitempty"`
+	ResponseTypesSupported                     []string `json:"response_types_supported,omitempty"`
+	GrantTypesSupported                        []string `json:"grant_types_supported,omitempty"`
+	TokenEndpointAuthMethodsSupported          []string `json:"token_endpoint_auth_methods_supported,omitempty"`
+	TokenEndpointAuthSigningAlgValuesSupported []string `json:"token_endpoint_auth_signing_alg_values_supported,omitempty"`
+	CodeChallengeMethodsSupported              []string `json:"code_challenge_methods_supported,omitempty"`
+	// AuthorizationResponseIssParameterSupported is RFC 9207's flag: the
+	// authorization response carries iss, which must then be checked.
+	AuthorizationResponseIssParameterSupported bool     `json:"authorization_response_iss_parameter_supported,omitempty"`
+	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported,omitempty"`
+	DPoPSigningAlgValuesSupported              []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	// RevocationEndpoint is RFC 7009's token revocation endpoint (RFC 8414
+	// section 2).
+	RevocationEndpoint string `json:"revocation_endpoint,omitempty"`
+
+	// Fallback marks metadata made up from the 2025-03-26 defaults
+	// (/authorize, /token, /register at the MCP server's origin) because
+	// the server published none (package oauth); it is never decoded.
+	Fallback bool `json:"-"`
 }
 
 // MetadataURL returns where the metadata of resource lives: the well-known

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/internal/httpguard"
 )
 
@@ -32,7 +33,7 @@ func newPKCE() pkce {
 // query kept, response_type=code, the client, the redirect URI, the
 // scopes (omitted when none), state, the PKCE S256 challenge, the resource
 // and, with DPoP, dpop_jkt.
-func authorizationURL(md *AuthServerMetadata, c ClientInfo, redirectURI string, scopes []string, state string, pk pkce, resource string, dpop DPoPSigner) (string, error) {
+func authorizationURL(md *auth.AuthServerMetadata, c ClientInfo, redirectURI string, scopes []string, state string, pk pkce, resource string, dpop DPoPSigner) (string, error) {
 	u, err := url.Parse(md.AuthorizationEndpoint)
 	if err != nil {
 		return "", err
@@ -61,7 +62,7 @@ func authorizationURL(md *AuthServerMetadata, c ClientInfo, redirectURI string, 
 // on: the redirect URI's, state as sent, iss per RFC 9207 (compared as
 // strings, no normalization: required when the server advertises it,
 // compared whenever present), and returns the code.
-func checkCallback(cb *url.URL, redirectURI, state string, md *AuthServerMetadata) (string, error) {
+func checkCallback(cb *url.URL, redirectURI, state string, md *auth.AuthServerMetadata) (string, error) {
 	if cb == nil {
 		return "", &Error{Op: "authorization", Description: "no authorization response"}
 	}
@@ -92,7 +93,7 @@ func checkCallback(cb *url.URL, redirectURI, state string, md *AuthServerMetadat
 
 // authorizationCode runs the authorization code flow with PKCE through the
 // user agent and exchanges the code.
-func (a *Authorizer) authorizationCode(ctx context.Context, te *TokenEndpoint, md *AuthServerMetadata, resource string, scopes []string) (*Token, error) {
+func (a *Authorizer) authorizationCode(ctx context.Context, te *TokenEndpoint, md *auth.AuthServerMetadata, resource string, scopes []string) (*Token, error) {
 	if md.AuthorizationEndpoint == "" {
 		return nil, fmt.Errorf("oauth: the authorization server %s has no authorization endpoint", md.Issuer)
 	}

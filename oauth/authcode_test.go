@@ -6,15 +6,17 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/toolwire/toolwire/auth"
 )
 
 func TestCheckCallback(t *testing.T) {
-	md := &AuthServerMetadata{Issuer: "https://as.example.com"}
-	adv := &AuthServerMetadata{Issuer: "https://as.example.com", AuthorizationResponseIssParameterSupported: true}
+	md := &auth.AuthServerMetadata{Issuer: "https://as.example.com"}
+	adv := &auth.AuthServerMetadata{Issuer: "https://as.example.com", AuthorizationResponseIssParameterSupported: true}
 	const ru = "http://127.0.0.1:8976/callback"
 	for _, tc := range []struct {
 		name, cb string
-		md       *AuthServerMetadata
+		md       *auth.AuthServerMetadata
 		ok       bool
 		is       error
 	}{
@@ -39,7 +41,7 @@ func TestCheckCallback(t *testing.T) {
 }
 
 func TestAuthorizationURL(t *testing.T) {
-	md := &AuthServerMetadata{Issuer: "https://as", AuthorizationEndpoint: "https://as/authorize?tenant=t1"}
+	md := &auth.AuthServerMetadata{Issuer: "https://as", AuthorizationEndpoint: "https://as/authorize?tenant=t1"}
 	pk := newPKCE()
 	if len(pk.verifier) != 43 {
 		t.Errorf("verifier length %d", len(pk.verifier))

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/internal/httpguard"
 )
 
@@ -129,7 +130,7 @@ type Authorizer struct {
 	tok       *Token
 	loaded    bool
 	clients   map[string]ClientInfo // by issuer
-	asCache   map[string]*AuthServerMetadata
+	asCache   map[string]*auth.AuthServerMetadata
 	requested map[string]int // authorizations per scope set
 }
 
@@ -171,7 +172,7 @@ func NewAuthorizer(cfg Config) (*Authorizer, error) {
 	return &Authorizer{
 		cfg: cfg, endpoint: u, key: key, pol: pol, hc: hc, maxBytes: maxBytes,
 		disc: discoverer{hc: hc, pol: pol, maxBytes: maxBytes}, now: now, log: log,
-		clients: map[string]ClientInfo{}, asCache: map[string]*AuthServerMetadata{}, requested: map[string]int{},
+		clients: map[string]ClientInfo{}, asCache: map[string]*auth.AuthServerMetadata{}, requested: map[string]int{},
 	}, nil
 }
 
@@ -544,7 +545,7 @@ func (a *Authorizer) pickIssuer(servers []string, cur *Token) string {
 }
 
 // authServer returns the issuer's metadata, discovered once.
-func (a *Authorizer) authServer(ctx context.Context, issuer string, legacy bool) (*AuthServerMetadata, error) {
+func (a *Authorizer) authServer(ctx context.Context, issuer string, legacy bool) (*auth.AuthServerMetadata, error) {
 	a.mu.Lock()
 	md := a.asCache[issuer]
 	a.mu.Unlock()
@@ -564,7 +565,7 @@ func (a *Authorizer) authServer(ctx context.Context, issuer string, legacy bool)
 // client returns the registration with md's issuer: one made before (in
 // this process, or the stored token's), else a new one. A registration is
 // never used with another authorization server.
-func (a *Authorizer) client(ctx context.Context, md *AuthServerMetadata, cur *Token) (ClientInfo, error) {
+func (a *Authorizer) client(ctx context.Context, md *auth.AuthServerMetadata, cur *Token) (ClientInfo, error) {
 	a.mu.Lock()
 	c, ok := a.clients[md.Issuer]
 	a.mu.Unlock()
@@ -585,7 +586,7 @@ func (a *Authorizer) client(ctx context.Context, md *AuthServerMetadata, cur *To
 	return c, nil
 }
 
-func (a *Authorizer) tokenEndpoint(md *AuthServerMetadata, c ClientInfo) *TokenEndpoint {
+func (a *Authorizer) tokenEndpoint(md *auth.AuthServerMetadata, c ClientInfo) *TokenEndpoint {
 	return &TokenEndpoint{URL: md.TokenEndpoint, Issuer: md.Issuer, Client: c, Key: a.cfg.ClientKey,
 		HTTP: a.hc, DPoP: a.cfg.DPoP, Now: a.now, Nonces: &a.asNonces,
 		MaxResponseBytes: int(a.maxBytes), MaxRedirects: a.cfg.MaxRedirects}
@@ -596,7 +597,7 @@ func (a *Authorizer) tokenEndpoint(md *AuthServerMetadata, c ClientInfo) *TokenE
 // Config.Scopes; on a step-up, united with the current token's; plus
 // offline_access when the authorization server lists it (and scopes are
 // requested at all).
-func (a *Authorizer) selectScopes(challenged string, prm *ProtectedResourceMetadata, md *AuthServerMetadata, cur *Token, stepUp bool) []string {
+func (a *Authorizer) selectScopes(challenged string, prm *auth.ResourceMetadata, md *auth.AuthServerMetadata, cur *Token, stepUp bool) []string {
 	var s []string
 	if challenged != "" {
 		s = strings.Fields(challenged)
@@ -621,7 +622,7 @@ func (a *Authorizer) selectScopes(challenged string, prm *ProtectedResourceMetad
 
 // refresh uses the refresh token; a response without a new refresh token
 // keeps the old one, one with a new one replaces it (rotation).
-func (a *Authorizer) refresh(ctx context.Context, md *AuthServerMetadata, cur *Token) (*Token, error) {
+func (a *Authorizer) refresh(ctx context.Context, md *auth.AuthServerMetadata, cur *Token) (*Token, error) {
 	te := a.tokenEndpoint(md, cur.Client)
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {cur.RefreshToken}}
 	if cur.Resource != "" {
@@ -679,7 +680,7 @@ var rotationWaits = []time.Duration{0, 50 * time.Millisecond, 100 * time.Millise
 // refresh fails, for a race lost at the server: on invalid_grant the
 // store is read a few times over a bounded wait (rotationWaits) for the
 // winner's token to appear.
-func (a *Authorizer) refreshShared(ctx context.Context, md *AuthServerMetadata, cur *Token) (*Token, error) {
+func (a *Authorizer) refreshShared(ctx context.Context, md *auth.AuthServerMetadata, cur *Token) (*Token, error) {
 	if st := a.storedOther(ctx, cur); st != nil {
 		if !st.expired(a.now()) {
 			a.adopt(st)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolwire/toolwire/auth"
 )
 
 // fakeSigner records the proofs asked of it.
@@ -64,7 +66,7 @@ func TestDPoPResourceRequests(t *testing.T) {
 		t.Error("the same nonce was retried again")
 	}
 	// The authorization request names the key.
-	raw, _ := authorizationURL(&AuthServerMetadata{AuthorizationEndpoint: "https://as/authorize"}, ClientInfo{ID: "c"}, "http://127.0.0.1:1/cb", nil, "s", newPKCE(), endpoint, signer)
+	raw, _ := authorizationURL(&auth.AuthServerMetadata{AuthorizationEndpoint: "https://as/authorize"}, ClientInfo{ID: "c"}, "http://127.0.0.1:1/cb", nil, "s", newPKCE(), endpoint, signer)
 	if !strings.Contains(raw, "dpop_jkt=jkt") {
 		t.Errorf("%s", raw)
 	}
@@ -84,22 +86,22 @@ func TestDPoPTokenWithoutSigner(t *testing.T) {
 
 func TestSelectScopes(t *testing.T) {
 	a, _ := NewAuthorizer(Config{Endpoint: "https://m/mcp"})
-	md := &AuthServerMetadata{ScopesSupported: []string{"offline_access"}}
-	prm := &ProtectedResourceMetadata{ScopesSupported: []string{"a", "b"}}
+	md := &auth.AuthServerMetadata{ScopesSupported: []string{"offline_access"}}
+	prm := &auth.ResourceMetadata{ScopesSupported: []string{"a", "b"}}
 	for _, tc := range []struct {
 		challenged string
-		prm        *ProtectedResourceMetadata
-		md         *AuthServerMetadata
+		prm        *auth.ResourceMetadata
+		md         *auth.AuthServerMetadata
 		cur        *Token
 		stepUp     bool
 		want       string
 	}{
-		{"x y", prm, &AuthServerMetadata{}, nil, false, "x y"},
-		{"", prm, &AuthServerMetadata{}, nil, false, "a b"},
-		{"", nil, &AuthServerMetadata{}, nil, false, ""},
-		{"", &ProtectedResourceMetadata{}, md, nil, false, ""},
+		{"x y", prm, &auth.AuthServerMetadata{}, nil, false, "x y"},
+		{"", prm, &auth.AuthServerMetadata{}, nil, false, "a b"},
+		{"", nil, &auth.AuthServerMetadata{}, nil, false, ""},
+		{"", &auth.ResourceMetadata{}, md, nil, false, ""},
 		{"", prm, md, nil, false, "a b offline_access"},
-		{"w", prm, &AuthServerMetadata{}, &Token{Scopes: []string{"r", "w"}}, true, "r w"},
+		{"w", prm, &auth.AuthServerMetadata{}, &Token{Scopes: []string{"r", "w"}}, true, "r w"},
 	} {
 		got := strings.Join(a.selectScopes(tc.challenged, tc.prm, tc.md, tc.cur, tc.stepUp), " ")
 		if got != tc.want {

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/toolwire/toolwire/auth"
 )
 
 // ErrIssuerMismatch: authorization server metadata whose issuer is not the
@@ -86,7 +88,7 @@ func prmURLs(endpoint *url.URL, fromHeader string) []string {
 // protectedResource finds the endpoint's Protected Resource Metadata and
 // checks that its resource covers the endpoint. nil, nil: none published
 // (the 2025-03-26 case).
-func (d *discoverer) protectedResource(ctx context.Context, endpoint *url.URL, fromHeader string) (*ProtectedResourceMetadata, error) {
+func (d *discoverer) protectedResource(ctx context.Context, endpoint *url.URL, fromHeader string) (*auth.ResourceMetadata, error) {
 	for _, u := range prmURLs(endpoint, fromHeader) {
 		data, found, err := d.get(ctx, "protected resource metadata URL", u)
 		if err != nil {
@@ -129,7 +131,7 @@ func asMetadataURLs(issuer *url.URL) []string {
 // names must be issuer exactly, and its endpoints must pass the https
 // rule. legacy (no Protected Resource Metadata: the 2025-03-26 way) makes
 // up the default endpoints when no metadata is published.
-func (d *discoverer) authServer(ctx context.Context, issuer string, legacy bool) (*AuthServerMetadata, error) {
+func (d *discoverer) authServer(ctx context.Context, issuer string, legacy bool) (*auth.AuthServerMetadata, error) {
 	iu, err := d.pol.checkURL("authorization server issuer", issuer)
 	if err != nil {
 		return nil, err
@@ -170,7 +172,7 @@ func (d *discoverer) authServer(ctx context.Context, issuer string, legacy bool)
 		return nil, fmt.Errorf("the authorization server %s publishes no metadata", issuer)
 	}
 	base := strings.TrimSuffix(iu.Scheme+"://"+iu.Host, "/")
-	return &AuthServerMetadata{
+	return &auth.AuthServerMetadata{
 		Issuer:                issuer,
 		AuthorizationEndpoint: base + "/authorize",
 		TokenEndpoint:         base + "/token",

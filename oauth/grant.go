@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/url"
 	"strings"
+
+	"github.com/toolwire/toolwire/auth"
 )
 
 // Grant obtains a token at the token endpoint without the user's browser:
@@ -29,8 +31,8 @@ type GrantParams struct {
 	// resource identifier exactly as its Protected Resource Metadata
 	// publishes it (the canonical endpoint URI when it publishes none).
 	Resource string
-	Scopes   []string            // the scopes to request; none: omit scope
-	Metadata *AuthServerMetadata // the authorization server's
+	Scopes   []string                 // the scopes to request; none: omit scope
+	Metadata *auth.AuthServerMetadata // the authorization server's
 }
 
 // ClientCredentials is the OAuth client credentials grant (machine to

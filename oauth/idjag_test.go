@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/toolwire/toolwire/auth"
 )
 
 const (
@@ -87,7 +89,7 @@ func (e *enterprise) grant() (IDJAGGrant, *TokenEndpoint, GrantParams) {
 	}
 	te := &TokenEndpoint{URL: e.as.URL + "/token", Issuer: e.as.URL, HTTP: e.as.Client(),
 		Client: ClientInfo{ID: "xaa-client", Secret: "xaa-secret", AuthMethod: "client_secret_basic"}}
-	p := GrantParams{Resource: e.as.URL + "/mcp", Metadata: &AuthServerMetadata{Issuer: e.as.URL}}
+	p := GrantParams{Resource: e.as.URL + "/mcp", Metadata: &auth.AuthServerMetadata{Issuer: e.as.URL}}
 	return g, te, p
 }
 

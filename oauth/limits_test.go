@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/toolwire/toolwire/auth"
 )
 
 // padJSON is a JSON object of exactly n bytes: obj with a pad member.
@@ -108,7 +110,7 @@ func TestMaxResponseBytesTokenAndRegistration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := &AuthServerMetadata{Issuer: srv.URL, TokenEndpoint: srv.URL + "/token", RegistrationEndpoint: srv.URL + "/register"}
+	md := &auth.AuthServerMetadata{Issuer: srv.URL, TokenEndpoint: srv.URL + "/token", RegistrationEndpoint: srv.URL + "/register"}
 	te := a.tokenEndpoint(md, ClientInfo{ID: "c1"})
 	if te.MaxResponseBytes != limit {
 		t.Fatalf("TokenEndpoint.MaxResponseBytes %d", te.MaxResponseBytes)
@@ -177,7 +179,7 @@ func TestMaxRedirects(t *testing.T) {
 		// The TokenEndpoint handed to grants has the same bound, enforced
 		// also on an HTTP client of its own.
 		for _, hc := range []*http.Client{nil, srv.Client()} {
-			te := a.tokenEndpoint(&AuthServerMetadata{Issuer: srv.URL}, ClientInfo{})
+			te := a.tokenEndpoint(&auth.AuthServerMetadata{Issuer: srv.URL}, ClientInfo{})
 			if hc != nil {
 				te.HTTP = hc
 			}

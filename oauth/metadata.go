@@ -7,63 +7,21 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/internal/httpguard"
 	"github.com/toolwire/toolwire/internal/wirejson"
 )
-
-// ProtectedResourceMetadata is an RFC 9728 document: what the MCP server
-// says about itself as an OAuth resource server.
-type ProtectedResourceMetadata struct {
-	Resource               string   `json:"resource"`
-	AuthorizationServers   []string `json:"authorization_servers,omitempty"`
-	ScopesSupported        []string `json:"scopes_supported,omitempty"`
-	BearerMethodsSupported []string `json:"bearer_methods_supported,omitempty"`
-	ResourceName           string   `json:"resource_name,omitempty"`
-	// DPoPSigningAlgValuesSupported and DPoPBoundAccessTokensRequired are
-	// RFC 9449 §5.2's resource-server fields.
-	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
-	DPoPBoundAccessTokensRequired bool     `json:"dpop_bound_access_tokens_required,omitempty"`
-}
-
-// AuthServerMetadata is an RFC 8414 (or OpenID Connect discovery) document,
-// the fields this client uses.
-type AuthServerMetadata struct {
-	Issuer                                     string   `json:"issuer"`
-	AuthorizationEndpoint                      string   `json:"authorization_endpoint,omitempty"`
-	TokenEndpoint                              string   `json:"token_endpoint,omitempty"`
-	RegistrationEndpoint                       string   `json:"registration_endpoint,omitempty"`
-	JWKSURI                                    string   `json:"jwks_uri,omitempty"`
-	ScopesSupported                            []string `json:"scopes_supported,omitempty"`
-	ResponseTypesSupported                     []string `json:"response_types_supported,omitempty"`
-	GrantTypesSupported                        []string `json:"grant_types_supported,omitempty"`
-	TokenEndpointAuthMethodsSupported          []string `json:"token_endpoint_auth_methods_supported,omitempty"`
-	TokenEndpointAuthSigningAlgValuesSupported []string `json:"token_endpoint_auth_signing_alg_values_supported,omitempty"`
-	CodeChallengeMethodsSupported              []string `json:"code_challenge_methods_supported,omitempty"`
-	// AuthorizationResponseIssParameterSupported is RFC 9207's flag: the
-	// authorization response carries iss, which must then be checked.
-	AuthorizationResponseIssParameterSupported bool     `json:"authorization_response_iss_parameter_supported,omitempty"`
-	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported,omitempty"`
-	DPoPSigningAlgValuesSupported              []string `json:"dpop_signing_alg_values_supported,omitempty"`
-	// RevocationEndpoint is RFC 7009's token revocation endpoint (RFC 8414
-	// §2): Authorizer.Logout revokes the tokens there.
-	RevocationEndpoint string `json:"revocation_endpoint,omitempty"`
-
-	// Fallback marks metadata made up from the 2025-03-26 defaults
-	// (/authorize, /token, /register at the MCP server's origin) because
-	// the server published none; it is never decoded.
-	Fallback bool `json:"-"`
-}
 
 // DecodeProtectedResourceMetadata decodes and checks a Protected Resource
 // Metadata document: a JSON object of at most DefaultMaxResponseBytes
 // with a resource. Unknown members are ignored; members of the wrong type
 // are errors.
-func DecodeProtectedResourceMetadata(data []byte) (*ProtectedResourceMetadata, error) {
+func DecodeProtectedResourceMetadata(data []byte) (*auth.ResourceMetadata, error) {
 	return decodeProtectedResourceMetadata(data, DefaultMaxResponseBytes)
 }
 
-func decodeProtectedResourceMetadata(data []byte, max int64) (*ProtectedResourceMetadata, error) {
-	var m ProtectedResourceMetadata
+func decodeProtectedResourceMetadata(data []byte, max int64) (*auth.ResourceMetadata, error) {
+	var m auth.ResourceMetadata
 	if err := decodeObject(data, &m, max); err != nil {
 		return nil, fmt.Errorf("protected resource metadata: %w", err)
 	}
@@ -81,12 +39,12 @@ func decodeProtectedResourceMetadata(data []byte, max int64) (*ProtectedResource
 // DecodeAuthServerMetadata decodes and checks authorization server
 // metadata: a JSON object of at most DefaultMaxResponseBytes with an
 // issuer and a token endpoint.
-func DecodeAuthServerMetadata(data []byte) (*AuthServerMetadata, error) {
+func DecodeAuthServerMetadata(data []byte) (*auth.AuthServerMetadata, error) {
 	return decodeAuthServerMetadata(data, DefaultMaxResponseBytes)
 }
 
-func decodeAuthServerMetadata(data []byte, max int64) (*AuthServerMetadata, error) {
-	var m AuthServerMetadata
+func decodeAuthServerMetadata(data []byte, max int64) (*auth.AuthServerMetadata, error) {
+	var m auth.AuthServerMetadata
 	if err := decodeObject(data, &m, max); err != nil {
 		return nil, fmt.Errorf("authorization server metadata: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/toolwire/toolwire/auth"
 )
 
 // ErrNoRegistration: the client has no way to register with the
@@ -18,7 +20,7 @@ var ErrNoRegistration = errors.New("no client registration is possible with the 
 // server md, in the order MCP gives: pre-registered credentials for it,
 // a Client ID Metadata Document URL when the server accepts them, then
 // RFC 7591 dynamic registration.
-func (a *Authorizer) register(ctx context.Context, md *AuthServerMetadata) (ClientInfo, error) {
+func (a *Authorizer) register(ctx context.Context, md *auth.AuthServerMetadata) (ClientInfo, error) {
 	cfg := &a.cfg
 	if cfg.ClientID != "" && (cfg.ClientIssuer == "" || cfg.ClientIssuer == md.Issuer) {
 		c := ClientInfo{ID: cfg.ClientID, Secret: cfg.ClientSecret, Issuer: md.Issuer, Kind: "preregistered", AuthMethod: cfg.TokenEndpointAuthMethod}
@@ -42,7 +44,7 @@ func (a *Authorizer) register(ctx context.Context, md *AuthServerMetadata) (Clie
 // it was registered with, else private_key_jwt with a key, else for a
 // secret client_secret_basic (RFC 8414's default) or client_secret_post
 // as the server supports, else none.
-func (a *Authorizer) authMethod(md *AuthServerMetadata, c ClientInfo) string {
+func (a *Authorizer) authMethod(md *auth.AuthServerMetadata, c ClientInfo) string {
 	if c.AuthMethod != "" {
 		return c.AuthMethod
 	}
@@ -86,7 +88,7 @@ type registrationResponse struct {
 
 // dynamicRegistration registers a public native client (RFC 7591) with
 // the authorization code and refresh token grants.
-func (a *Authorizer) dynamicRegistration(ctx context.Context, md *AuthServerMetadata) (ClientInfo, error) {
+func (a *Authorizer) dynamicRegistration(ctx context.Context, md *auth.AuthServerMetadata) (ClientInfo, error) {
 	method := "none"
 	if supported := md.TokenEndpointAuthMethodsSupported; len(supported) > 0 && !supports(supported, "none") {
 		switch {
