@@ -216,7 +216,7 @@ func TestConnInProcess(t *testing.T) {
 				t.Errorf("tool error: %v", err)
 			}
 			var je *client.JSONRPCError
-			if _, err := c.CallTool(ctx, "nope", nil, client.WithoutOutputValidation()); !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
+			if _, err := c.CallTool(ctx, "nope", nil, client.WithOutputValidation(false)); !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
 				t.Errorf("unknown tool: %v", err)
 			}
 		})
@@ -336,17 +336,17 @@ func TestConnMalformedOversizedAndEnd(t *testing.T) {
 	})
 	c := connect(t, &client.Conn{Conn: conn}, client.WithEra(mcp.EraLegacy), client.WithMaxMessageSize(1024), client.WithTimeout(testwait.Limit))
 	ctx := context.Background()
-	if _, err := c.CallTool(ctx, "x", nil, client.WithoutOutputValidation()); client.CodeOf(err) != client.CodeProtocol {
+	if _, err := c.CallTool(ctx, "x", nil, client.WithOutputValidation(false)); client.CodeOf(err) != client.CodeProtocol {
 		t.Fatalf("malformed: %v", err)
 	}
-	if _, err := c.CallTool(ctx, "x", nil, client.WithoutOutputValidation()); client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "1024-byte limit") {
+	if _, err := c.CallTool(ctx, "x", nil, client.WithOutputValidation(false)); client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "1024-byte limit") {
 		t.Fatalf("oversized: %v", err)
 	}
-	res, err := c.CallTool(ctx, "x", nil, client.WithoutOutputValidation())
+	res, err := c.CallTool(ctx, "x", nil, client.WithOutputValidation(false))
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "small" {
 		t.Fatalf("after the oversized message: %v", err)
 	}
-	if _, err := c.CallTool(ctx, "x", nil, client.WithoutOutputValidation()); client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "connection ended") {
+	if _, err := c.CallTool(ctx, "x", nil, client.WithOutputValidation(false)); client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "connection ended") {
 		t.Fatalf("server gone: %v", err)
 	}
 }
@@ -412,7 +412,7 @@ func TestServerCancelsItsRequest(t *testing.T) {
 			return mcp.ListRootsResult{}, nil
 		}),
 	)
-	if _, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation()); err != nil {
+	if _, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false)); err != nil {
 		t.Fatal(err)
 	}
 	if err := testwait.Recv(t, ended, "the handler's context to be cancelled"); !errors.Is(err, context.Canceled) {
@@ -448,7 +448,7 @@ func TestConnMalformedResponseFailsOnlyItsCall(t *testing.T) {
 	c := connect(t, &client.Conn{Conn: conn}, client.WithEra(mcp.EraLegacy), client.WithTimeout(testwait.Limit))
 	first := make(chan error, 1)
 	go func() {
-		res, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+		res, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 		if err == nil && res.Content[0].(*mcp.TextContent).Text != "first" {
 			err = fmt.Errorf("first call: %+v", res)
 		}
@@ -459,7 +459,7 @@ func TestConnMalformedResponseFailsOnlyItsCall(t *testing.T) {
 		defer mu.Unlock()
 		return held != nil
 	})
-	if _, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation()); client.CodeOf(err) != client.CodeProtocol {
+	if _, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false)); client.CodeOf(err) != client.CodeProtocol {
 		t.Fatalf("second call, answered malformed: %v", err)
 	}
 	if err := testwait.Recv(t, first, "the first call"); err != nil {

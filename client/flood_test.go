@@ -82,7 +82,7 @@ func TestHTTPServerRequestFlood(t *testing.T) {
 						return true
 					}
 					c := connect(t, f.transport(), opts...)
-					_, err := c.CallTool(context.Background(), "flood", nil, client.WithoutOutputValidation())
+					_, err := c.CallTool(context.Background(), "flood", nil, client.WithOutputValidation(false))
 					var te *client.TransportError
 					if !errors.As(err, &te) || errors.Is(err, context.DeadlineExceeded) ||
 						!strings.Contains(err.Error(), fmt.Sprintf("answering %d of its requests, the client's limit", limit)) {

@@ -236,7 +236,7 @@ func TestInputRequiredTypedHandlers(t *testing.T) {
 	f, bodies := mrtrFake(t, inputs, state)
 	c := connect(t, f.transport(), client.WithElicitationHandler(acceptAll), client.WithSamplingHandler(echoModel),
 		client.WithRoots(mcp.Root{URI: "file:///w"}))
-	res, err := c.CallTool(context.Background(), "ask", nil, client.WithoutOutputValidation())
+	res, err := c.CallTool(context.Background(), "ask", nil, client.WithOutputValidation(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestInputRequiredRefusals(t *testing.T) {
 			called = true
 			return acceptAll(ctx, p)
 		}))
-		_, err := c.CallTool(context.Background(), "ask", nil, client.WithoutOutputValidation())
+		_, err := c.CallTool(context.Background(), "ask", nil, client.WithOutputValidation(false))
 		var je *jsonrpc.Error
 		if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || called {
 			t.Errorf("err = %v (handler called: %v), want -32602 without the handler", err, called)
@@ -273,7 +273,7 @@ func TestInputRequiredRefusals(t *testing.T) {
 		f, bodies := mrtrFake(t, `{"draft":{"method":"sampling/createMessage","params":`+samplingReq+`}}`, `"s"`)
 		c := connect(t, f.transport(), client.WithElicitationHandler(acceptAll),
 			client.WithRequestHandler(func(context.Context, string, json.RawMessage) (any, error) { return map[string]any{}, nil }))
-		_, err := c.CallTool(context.Background(), "ask", nil, client.WithoutOutputValidation())
+		_, err := c.CallTool(context.Background(), "ask", nil, client.WithOutputValidation(false))
 		if client.CodeOf(err) != client.CodeProtocol || !strings.Contains(err.Error(), "sampling capability") || len(*bodies) != 1 {
 			t.Errorf("err = %v after %d rounds, want a protocol error naming the capability", err, len(*bodies))
 		}
@@ -285,7 +285,7 @@ func TestInputRequiredRefusals(t *testing.T) {
 			writeResult(w, req.ID, `{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}}}`)
 		})
 		c := connect(t, f.transport(), client.WithRoots(), client.WithMaxInputRounds(3))
-		_, err := c.CallTool(context.Background(), "ask", nil, client.WithoutOutputValidation())
+		_, err := c.CallTool(context.Background(), "ask", nil, client.WithOutputValidation(false))
 		if client.CodeOf(err) != client.CodeProtocol || rounds.Load() != 3 {
 			t.Errorf("err = %v after %d rounds, want a protocol error after 3", err, rounds.Load())
 		}
@@ -319,7 +319,7 @@ func TestLegacyUndeclaredRequestRefused(t *testing.T) {
 	}
 	c := connect(t, f.transport(), client.WithEra(mcp.EraLegacy),
 		client.WithRequestHandler(func(context.Context, string, json.RawMessage) (any, error) { return map[string]any{}, nil }))
-	res, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+	res, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -174,7 +174,7 @@ func TestHTTPNoCrossOriginRedirect(t *testing.T) {
 					tr := &client.HTTP{URL: f.url(), Client: hc, Header: secrets}
 					c := connect(t, tr, legacy(), client.WithReconnectDelay(time.Millisecond, time.Millisecond))
 					for _, tool := range []string{"echo", "resume"} {
-						_, err := c.CallTool(context.Background(), tool, map[string]string{"message": "private"}, client.WithoutOutputValidation())
+						_, err := c.CallTool(context.Background(), tool, map[string]string{"message": "private"}, client.WithOutputValidation(false))
 						var te *client.TransportError
 						if !errors.As(err, &te) || te.StatusCode != status || !strings.Contains(err.Error(), "redirect to \""+target) {
 							t.Errorf("HTTP %d, %s: err = %v, want a transport error naming the redirect", status, tool, err)
@@ -255,7 +255,7 @@ func TestHTTPSessionRejected400(t *testing.T) {
 			return false
 		}
 		c := connect(t, f.transport(), legacy())
-		_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+		_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 		var se *client.SessionInvalidError
 		if tc.lost {
 			if !errors.As(err, &se) || client.CodeOf(err) != client.CodeSessionInvalid || se.StatusCode != 400 || se.SessionID != "session-2" {
@@ -299,7 +299,7 @@ func TestHTTPRefusedAnswerFailsTheCall(t *testing.T) {
 	c := connect(t, f.transport(), legacy(), handler, client.WithTimeout(testwait.Limit/2))
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.CallTool(context.Background(), "ask", nil, client.WithoutOutputValidation())
+		_, err := c.CallTool(context.Background(), "ask", nil, client.WithOutputValidation(false))
 		done <- err
 	}()
 	err := testwait.Recv(t, done, "the call to fail")

@@ -85,7 +85,7 @@ func TestHTTPSSENotificationsBeforeResponse(t *testing.T) {
 	var progress []client.Progress
 	var mu sync.Mutex
 	c := connect(t, f.transport(), client.WithEra(mcp.EraLegacy), client.WithLogHandler(func(m client.LogMessage) { mu.Lock(); logs = append(logs, m); mu.Unlock() }))
-	res, err := c.CallTool(context.Background(), "slow", nil, client.WithoutOutputValidation(),
+	res, err := c.CallTool(context.Background(), "slow", nil, client.WithOutputValidation(false),
 		client.WithProgress(func(p client.Progress) { mu.Lock(); progress = append(progress, p); mu.Unlock() }))
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func TestHTTPMalformedJSON(t *testing.T) {
 		return false
 	}
 	c := connect(t, f.transport(), legacy())
-	_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+	_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	var pe *client.ProtocolError
 	if !errors.As(err, &pe) || client.CodeOf(err) != client.CodeProtocol {
 		t.Fatalf("err = %v, want a protocol error", err)
@@ -156,7 +156,7 @@ func TestHTTPMalformedEnvelopes(t *testing.T) {
 				return false
 			}
 			c := connect(t, f.transport(), legacy())
-			_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+			_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 			if client.CodeOf(err) != client.CodeProtocol {
 				t.Fatalf("err = %v, want a protocol error", err)
 			}
@@ -174,7 +174,7 @@ func TestHTTPBadBlockIsNamed(t *testing.T) {
 		return false
 	}
 	c := connect(t, f.transport(), legacy())
-	_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+	_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	var pe *client.ProtocolError
 	if !errors.As(err, &pe) || pe.Path != "content[1]" || !strings.Contains(err.Error(), "mimeType") {
 		t.Fatalf("err = %v (path %q)", err, pe.Path)
@@ -191,7 +191,7 @@ func TestHTTPMalformedSSE(t *testing.T) {
 		return false
 	}
 	c := connect(t, f.transport(), legacy())
-	_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+	_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	if client.CodeOf(err) != client.CodeProtocol || !strings.Contains(err.Error(), "malformed SSE event") {
 		t.Fatalf("err = %v, want a protocol error about SSE", err)
 	}
@@ -221,7 +221,7 @@ func TestHTTPStatusAndContentType(t *testing.T) {
 				return false
 			}
 			c := connect(t, f.transport(), legacy())
-			_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+			_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 			var te *client.TransportError
 			if !errors.As(err, &te) || te.StatusCode != tc.status {
 				t.Fatalf("err = %v, want a transport error with status %d", err, tc.status)
@@ -240,7 +240,7 @@ func TestHTTPJSONRPCErrorKeepsCodeMessageData(t *testing.T) {
 		return false
 	}
 	c := connect(t, f.transport(), legacy())
-	_, err := c.CallTool(context.Background(), "nope", nil, client.WithoutOutputValidation())
+	_, err := c.CallTool(context.Background(), "nope", nil, client.WithOutputValidation(false))
 	var je *client.JSONRPCError
 	if !errors.As(err, &je) || client.CodeOf(err) != client.CodeJSONRPC {
 		t.Fatalf("err = %v", err)
@@ -260,7 +260,7 @@ func TestHTTPToolError(t *testing.T) {
 		return false
 	}
 	c := connect(t, f.transport(), legacy())
-	res, err := c.CallTool(context.Background(), "weather", map[string]string{"city": "Atlantis"}, client.WithoutOutputValidation())
+	res, err := c.CallTool(context.Background(), "weather", map[string]string{"city": "Atlantis"}, client.WithOutputValidation(false))
 	var te *client.ToolError
 	if !errors.As(err, &te) || client.CodeOf(err) != client.CodeToolError {
 		t.Fatalf("err = %v", err)
@@ -295,7 +295,7 @@ func TestHTTPSessionLostOnceIsRecovered(t *testing.T) {
 	f := newFake(t)
 	sessionKeeper(f, func(n int) bool { return n == 1 })
 	c := connect(t, f.transport(), legacy())
-	res, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+	res, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestHTTPSessionLostTwiceIsInvalid(t *testing.T) {
 	f := newFake(t)
 	sessionKeeper(f, func(int) bool { return true })
 	c := connect(t, f.transport(), legacy())
-	_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+	_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	var se *client.SessionInvalidError
 	if !errors.As(err, &se) || client.CodeOf(err) != client.CodeSessionInvalid {
 		t.Fatalf("err = %v, want session invalid", err)
@@ -346,7 +346,7 @@ func TestHTTPResumeWithLastEventID(t *testing.T) {
 		writeSSE(w, "id: ev-2\ndata: \n\n", "id: ev-3\n"+sseData(`{"jsonrpc":"2.0","id":`+id+`,"result":`+textResult("resumed")+`}`))
 	}
 	c := connect(t, f.transport(), legacy())
-	res, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+	res, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func TestHTTPStreamEndsWithoutResponse(t *testing.T) {
 		return false
 	}
 	c := connect(t, f.transport(), legacy())
-	_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+	_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	if client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "ended before the response") {
 		t.Fatalf("err = %v", err)
 	}
@@ -414,7 +414,7 @@ func TestHTTPMaxMessageSize(t *testing.T) {
 				return false
 			}
 			c := connect(t, f.transport(), client.WithEra(mcp.EraLegacy), client.WithMaxMessageSize(1024))
-			_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+			_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 			if client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "1024-byte limit") {
 				t.Fatalf("err = %v", err)
 			}
@@ -460,7 +460,7 @@ func TestHTTPOnly404IsSessionLoss(t *testing.T) {
 		return false
 	}
 	c := connect(t, f.transport(), legacy())
-	_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+	_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	var je *client.JSONRPCError
 	if !errors.As(err, &je) || je.Code != -32001 {
 		t.Fatalf("err = %v, want the JSON-RPC error as sent", err)
@@ -504,7 +504,7 @@ func TestHTTPResponseOnAnotherStream(t *testing.T) {
 	c := connect(t, f.transport(), legacy(), client.WithLogHandler(func(client.LogMessage) { reading <- struct{}{} }))
 	// The reply stream never ends on its own: a call that waited for it
 	// would end with the client's timeout, a hang bound, as an error.
-	res, err := c.CallTool(context.Background(), "x", nil, client.WithTimeout(testwait.Limit), client.WithoutOutputValidation())
+	res, err := c.CallTool(context.Background(), "x", nil, client.WithTimeout(testwait.Limit), client.WithOutputValidation(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,7 +551,7 @@ func TestHTTPCloseEndsCallsInFlight(t *testing.T) {
 			}
 			errc := make(chan error, 1)
 			go func() {
-				_, err := c.CallTool(context.Background(), "slow", nil, client.WithoutOutputValidation())
+				_, err := c.CallTool(context.Background(), "slow", nil, client.WithOutputValidation(false))
 				errc <- err
 			}()
 			testwait.Closed(t, waiting, "the call to reach the server")

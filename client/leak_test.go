@@ -43,7 +43,7 @@ func cycle(t *testing.T, tr client.Transport, opts ...client.Option) {
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
-	res, err := c.CallTool(context.Background(), "echo", map[string]string{"message": "hi"}, client.WithoutOutputValidation())
+	res, err := c.CallTool(context.Background(), "echo", map[string]string{"message": "hi"}, client.WithOutputValidation(false))
 	if err != nil || textOf(res) != "hi" {
 		t.Fatalf("echo: %v %+v", err, res)
 	}

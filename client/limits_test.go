@@ -128,7 +128,7 @@ func TestHTTPEndlessSSEStreamTimesOut(t *testing.T) {
 			// The timeout given to the call, not to Connect, which a loaded
 			// machine may take longer than 300 ms to finish.
 			c := connect(t, f.transport(), client.WithEra(era))
-			_, err := c.CallTool(context.Background(), "endless", nil, client.WithoutOutputValidation(), client.WithTimeout(300*time.Millisecond))
+			_, err := c.CallTool(context.Background(), "endless", nil, client.WithOutputValidation(false), client.WithTimeout(300*time.Millisecond))
 			if client.CodeOf(err) != client.CodeTransport || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no response within 300ms") {
 				t.Fatalf("err = %v, want the client's timeout (a transport error, context.DeadlineExceeded)", err)
 			}
@@ -175,7 +175,7 @@ func TestHTTPEndlessSSEStreamMemory(t *testing.T) {
 	c := connect(t, f.transport(), client.WithTimeout(2*time.Minute))
 	base := settledHeap()
 	alloc := totalAlloc()
-	res, err := c.CallTool(context.Background(), "endless", nil, client.WithoutOutputValidation())
+	res, err := c.CallTool(context.Background(), "endless", nil, client.WithOutputValidation(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestHTTPHugeReplyRefused(t *testing.T) {
 					t.Fatal(err)
 				}
 				alloc := totalAlloc()
-				_, err := c.CallTool(context.Background(), "huge", nil, client.WithoutOutputValidation())
+				_, err := c.CallTool(context.Background(), "huge", nil, client.WithOutputValidation(false))
 				allocated := totalAlloc() - alloc
 				var te *client.TransportError
 				if !errors.As(err, &te) || client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), fmt.Sprintf("exceeds the %d-byte limit on message size", limit)) {

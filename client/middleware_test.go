@@ -63,7 +63,7 @@ func TestMiddlewareObserves(t *testing.T) {
 	}
 	var rec recorder
 	c := connect(t, f.transport(), client.WithMiddleware(rec.middleware))
-	_, err := c.CallTool(context.Background(), "x", map[string]int{"a": 1}, client.WithoutOutputValidation(), client.WithProgress(func(client.Progress) {}))
+	_, err := c.CallTool(context.Background(), "x", map[string]int{"a": 1}, client.WithOutputValidation(false), client.WithProgress(func(client.Progress) {}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestMiddlewareRewritesAndRefuses(t *testing.T) {
 	c := connect(t, f.transport(), client.WithEra(mcp.EraLegacy), client.WithMiddleware(policy))
 	ctx := context.Background()
 
-	res, err := c.CallTool(ctx, "search", map[string]any{"q": "go", "limit": 1000}, client.WithoutOutputValidation())
+	res, err := c.CallTool(ctx, "search", map[string]any{"q": "go", "limit": 1000}, client.WithOutputValidation(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,13 +134,13 @@ func TestMiddlewareRewritesAndRefuses(t *testing.T) {
 		t.Errorf("server saw %s", text)
 	}
 
-	res, err = c.CallTool(ctx, "cached", nil, client.WithoutOutputValidation())
+	res, err = c.CallTool(ctx, "cached", nil, client.WithOutputValidation(false))
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "from the cache" {
 		t.Fatalf("cached: %v %+v", err, res)
 	}
 
 	before := len(f.requests())
-	_, err = c.CallTool(ctx, "forbidden", map[string]any{}, client.WithoutOutputValidation())
+	_, err = c.CallTool(ctx, "forbidden", map[string]any{}, client.WithOutputValidation(false))
 	if !errors.Is(err, errForbidden) {
 		t.Fatalf("err = %v, want the middleware's error", err)
 	}
@@ -240,7 +240,7 @@ func TestReceivingMiddlewareSeesInputRequests(t *testing.T) {
 			}
 		}),
 	)
-	res, err := c.CallTool(context.Background(), "greet", nil, client.WithoutOutputValidation())
+	res, err := c.CallTool(context.Background(), "greet", nil, client.WithOutputValidation(false))
 	if err != nil {
 		t.Fatal(err)
 	}

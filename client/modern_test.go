@@ -156,7 +156,7 @@ func TestModernOutputValidation(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Path != "/temp" {
 		t.Fatalf("mismatch: err = %v", err)
 	}
-	if _, err := c.CallTool(ctx, "weather", nil, client.WithoutOutputValidation()); err != nil {
+	if _, err := c.CallTool(ctx, "weather", nil, client.WithOutputValidation(false)); err != nil {
 		t.Fatalf("validation not switched off: %v", err)
 	}
 	reply.Store(`{"resultType":"complete","content":[]}`)
@@ -179,10 +179,10 @@ func TestModernOutputValidation(t *testing.T) {
 	if n := len(f.calls("tools/list")); n != 1 {
 		t.Errorf("tools/list sent %d times; the cache should serve every call", n)
 	}
-	c2 := connect(t, f.transport(), client.WithoutOutputValidation())
+	c2 := connect(t, f.transport(), client.WithOutputValidation(false))
 	reply.Store(`{"resultType":"complete","content":[],"structuredContent":{"temp":"warm"}}`)
 	if _, err := c2.CallTool(ctx, "weather", nil); err != nil {
-		t.Fatalf("client-wide WithoutOutputValidation: %v", err)
+		t.Fatalf("client-wide WithOutputValidation(false): %v", err)
 	}
 }
 
@@ -285,7 +285,7 @@ func TestTimeoutCancelsModernByClosingStream(t *testing.T) {
 		closed <- struct{}{}
 	})
 	c := connect(t, f.transport())
-	_, err := c.CallTool(context.Background(), "slow", nil, client.WithTimeout(200*time.Millisecond), client.WithoutOutputValidation())
+	_, err := c.CallTool(context.Background(), "slow", nil, client.WithTimeout(200*time.Millisecond), client.WithOutputValidation(false))
 	if client.CodeOf(err) != client.CodeTransport || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
 	}
@@ -317,7 +317,7 @@ func TestCancelLegacyHTTPSendsCancelled(t *testing.T) {
 		}
 	}()
 	defer cancel()
-	_, err := c.CallTool(ctx, "slow", nil, client.WithoutOutputValidation())
+	_, err := c.CallTool(ctx, "slow", nil, client.WithOutputValidation(false))
 	if !errors.Is(err, context.Canceled) || client.CodeOf(err) != client.CodeTransport {
 		t.Fatalf("err = %v", err)
 	}
@@ -336,7 +336,7 @@ func TestCancelLegacyHTTPSendsCancelled(t *testing.T) {
 func TestStdioCancelSendsCancelled(t *testing.T) {
 	var logs testenv.SyncBuffer
 	c := connect(t, fakeCommand(t, "cancel"), client.WithEra(mcp.EraLegacy), client.WithLogger(newTextLogger(&logs)))
-	_, err := c.CallTool(context.Background(), "work", nil, client.WithTimeout(100*time.Millisecond), client.WithoutOutputValidation())
+	_, err := c.CallTool(context.Background(), "work", nil, client.WithTimeout(100*time.Millisecond), client.WithOutputValidation(false))
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
 	}
@@ -373,7 +373,7 @@ func TestInputRequiredRounds(t *testing.T) {
 			return map[string]any{"action": "accept", "content": map[string]string{"name": "Ada"}}, nil
 		}),
 	)
-	res, err := c.CallTool(context.Background(), "greet", nil, client.WithoutOutputValidation())
+	res, err := c.CallTool(context.Background(), "greet", nil, client.WithOutputValidation(false))
 	if err != nil {
 		t.Fatal(err)
 	}

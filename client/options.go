@@ -381,24 +381,29 @@ func (o TimeoutOption) applyCall(c *callConfig) {
 	c.timeout, c.hasTimeout = o.d, o.d != 0
 }
 
-// NoOutputValidationOption turns off the check of a tools/call result's
-// structuredContent against the tool's outputSchema. As an Option it applies
-// to every call; as a CallOption to that one call.
-type NoOutputValidationOption struct{}
+// OutputValidationOption turns the check of a tools/call result's
+// structuredContent against the tool's outputSchema on or off. As an Option
+// it applies to every call; as a CallOption to that one call, over the
+// client's.
+type OutputValidationOption struct{ on bool }
 
-// WithoutOutputValidation skips the outputSchema check, so CallTool needs
-// no tools/list first. By default structuredContent is validated against
-// the outputSchema from tools/list.
-func WithoutOutputValidation() NoOutputValidationOption { return NoOutputValidationOption{} }
+// WithOutputValidation turns the outputSchema check on or off (on by
+// default: structuredContent is validated against the outputSchema from
+// tools/list). Off, CallTool needs no tools/list first.
+func WithOutputValidation(on bool) OutputValidationOption { return OutputValidationOption{on} }
 
-func (NoOutputValidationOption) applyClient(c *config)   { c.noValidate = true }
-func (NoOutputValidationOption) applyCall(c *callConfig) { c.noValidate = true }
+func (o OutputValidationOption) applyClient(c *config) { c.noValidate = !o.on }
+func (o OutputValidationOption) applyCall(c *callConfig) {
+	c.validate = &o.on
+}
 
 type callConfig struct {
 	timeout    time.Duration
 	hasTimeout bool
 	progress   func(Progress)
-	noValidate bool
+	// validate, when set, turns the outputSchema check on or off for this
+	// call, whatever the client's setting.
+	validate *bool
 	// onStart, when set, learns the id of each wire request the call
 	// sends (subscriptions/listen routes its notifications by it).
 	onStart func(jsonrpc.ID)
@@ -414,7 +419,7 @@ type callConfig struct {
 	taskStatus func(mcp.Task)
 	// onLog, when set, gets the log messages that come with the call.
 	onLog func(LogMessage)
-	// Relayed input (WithoutInputRounds, WithInputResponses).
+	// Relayed input (WithInputRounds, WithInputResponses).
 	noRounds     bool
 	inputs       json.RawMessage
 	requestState json.RawMessage
@@ -438,15 +443,15 @@ type logOption struct{ fn func(LogMessage) }
 
 func (o logOption) applyCall(c *callConfig) { c.onLog = o.fn }
 
-type noRoundsOption struct{}
+type inputRoundsOption bool
 
-func (noRoundsOption) applyCall(c *callConfig) { c.noRounds = true }
+func (o inputRoundsOption) applyCall(c *callConfig) { c.noRounds = !bool(o) }
 
-// WithoutInputRounds makes a 2026-07-28 call return an input_required
-// result as it is (raw, as from Call) instead of answering it: for a relay,
-// such as a gateway, whose own client answers and retries the call with
-// WithInputResponses.
-func WithoutInputRounds() CallOption { return noRoundsOption{} }
+// WithInputRounds turns the answering of a 2026-07-28 call's input_required
+// results on or off (on by default). Off, the call returns such a result as
+// it is (raw, as from Call): for a relay, such as a gateway, whose own
+// client answers and retries the call with WithInputResponses.
+func WithInputRounds(on bool) CallOption { return inputRoundsOption(on) }
 
 type inputResponsesOption struct{ responses, state json.RawMessage }
 
@@ -469,6 +474,15 @@ func WithInputResponses(responses, requestState json.RawMessage) CallOption {
 func WithCallLog(fn func(LogMessage)) CallOption { return logOption{fn} }
 
 // newCallConfig applies opts in order.
+// validates says whether this call checks structuredContent against the
+// tool's outputSchema: the call's setting if it has one, else the client's.
+func (cc *callConfig) validates(c *Client) bool {
+	if cc.validate != nil {
+		return *cc.validate
+	}
+	return !c.cfg.noValidate
+}
+
 func newCallConfig(opts []CallOption) callConfig {
 	if len(opts) == 0 {
 		return callConfig{}

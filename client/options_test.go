@@ -16,8 +16,8 @@ import (
 var (
 	_ Option     = WithTimeout(0)
 	_ CallOption = WithTimeout(0)
-	_ Option     = WithoutOutputValidation()
-	_ CallOption = WithoutOutputValidation()
+	_ Option     = WithOutputValidation(false)
+	_ CallOption = WithOutputValidation(false)
 )
 
 func TestConfigDefaults(t *testing.T) {
@@ -124,12 +124,12 @@ func TestConfigMiddlewareAccumulates(t *testing.T) {
 }
 
 func TestCallConfig(t *testing.T) {
-	if cc := newCallConfig(nil); cc.hasTimeout || cc.timeout != 0 || cc.noValidate || cc.progress != nil {
+	if cc := newCallConfig(nil); cc.hasTimeout || cc.timeout != 0 || cc.validate != nil || cc.progress != nil {
 		t.Errorf("no options: %+v", cc)
 	}
 	var got []Progress
-	cc := newCallConfig([]CallOption{nil, WithTimeout(time.Second), WithoutOutputValidation(), WithProgress(func(p Progress) { got = append(got, p) }), nil})
-	if !cc.hasTimeout || cc.timeout != time.Second || !cc.noValidate || cc.progress == nil {
+	cc := newCallConfig([]CallOption{nil, WithTimeout(time.Second), WithOutputValidation(false), WithProgress(func(p Progress) { got = append(got, p) }), nil})
+	if !cc.hasTimeout || cc.timeout != time.Second || cc.validate == nil || *cc.validate || cc.progress == nil {
 		t.Fatalf("%+v", cc)
 	}
 	cc.progress(Progress{Progress: 1})
@@ -152,9 +152,30 @@ func TestCallConfig(t *testing.T) {
 			t.Errorf("%d options: hasTimeout %v, timeout %v", len(tc.opts), cc.hasTimeout, cc.timeout)
 		}
 	}
-	// WithoutOutputValidation as a client Option sets the client-wide switch.
-	if c := newConfig([]Option{WithoutOutputValidation()}); !c.noValidate {
-		t.Error("client-wide WithoutOutputValidation not set")
+	// WithOutputValidation as a client Option sets the client-wide switch,
+	// and a call's own setting wins over it, either way.
+	if c := newConfig([]Option{WithOutputValidation(false)}); !c.noValidate {
+		t.Error("client-wide WithOutputValidation(false) not set")
+	}
+	if c := newConfig([]Option{WithOutputValidation(false), WithOutputValidation(true)}); c.noValidate {
+		t.Error("a later WithOutputValidation(true) does not win")
+	}
+	off := &Client{cfg: newConfig([]Option{WithOutputValidation(false)})}
+	on := &Client{cfg: newConfig(nil)}
+	for _, tc := range []struct {
+		c    *Client
+		opts []CallOption
+		want bool
+	}{
+		{on, nil, true},
+		{off, nil, false},
+		{off, []CallOption{WithOutputValidation(true)}, true},
+		{on, []CallOption{WithOutputValidation(false)}, false},
+	} {
+		cc := newCallConfig(tc.opts)
+		if got := cc.validates(tc.c); got != tc.want {
+			t.Errorf("client off %v, %d call options: validates %v, want %v", tc.c.cfg.noValidate, len(tc.opts), got, tc.want)
+		}
 	}
 }
 

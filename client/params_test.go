@@ -48,13 +48,13 @@ func TestParamsOnTheWire(t *testing.T) {
 		f.handle = answer
 		c := connect(t, f.transport(), legacy())
 		progress := client.WithProgress(func(client.Progress) {})
-		if _, err := c.CallTool(ctx, `a<b"c`, json.RawMessage("{\n  \"q\": \"x y\",\n  \"n\": [1, 2]\n}\n"), progress, client.WithoutOutputValidation()); err != nil {
+		if _, err := c.CallTool(ctx, `a<b"c`, json.RawMessage("{\n  \"q\": \"x y\",\n  \"n\": [1, 2]\n}\n"), progress, client.WithOutputValidation(false)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := c.Call(ctx, "tools/call", json.RawMessage(`{"name":"m","_meta":{"trace":"t1"}}`), progress); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.CallTool(ctx, "plain", nil, client.WithoutOutputValidation()); err != nil {
+		if _, err := c.CallTool(ctx, "plain", nil, client.WithOutputValidation(false)); err != nil {
 			t.Fatal(err)
 		}
 		calls := f.calls("tools/call")

@@ -127,7 +127,7 @@ func TestExactJSON(t *testing.T) {
 				return false
 			}
 			c := connect(t, f.transport(), legacy())
-			_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+			_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 			if client.CodeOf(err) != client.CodeProtocol {
 				t.Fatalf("err = %v, want a protocol error", err)
 			}
@@ -193,7 +193,7 @@ func TestExactJSON(t *testing.T) {
 				return false
 			}
 			c := connect(t, f.transport(), legacy())
-			if _, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation()); client.CodeOf(err) != client.CodeProtocol {
+			if _, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false)); client.CodeOf(err) != client.CodeProtocol {
 				t.Errorf("%s: tools/call: err = %v, want a protocol error", name, err)
 			}
 			if _, err := c.GetTask(context.Background(), "a"); client.CodeOf(err) != client.CodeProtocol {

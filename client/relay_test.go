@@ -13,7 +13,7 @@ import (
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
-// TestRelayedInputRound: WithoutInputRounds returns a 2026-07-28
+// TestRelayedInputRound: WithInputRounds(false) returns a 2026-07-28
 // input_required result as it is, and WithInputResponses sends the retry
 // with the answers and the requestState byte for byte, as a gateway
 // relaying its callers' answers does.
@@ -39,7 +39,7 @@ func TestRelayedInputRound(t *testing.T) {
 			asked = true
 			return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil
 		}))
-	raw, err := c.CallToolRaw(t.Context(), "who", nil, client.WithoutInputRounds())
+	raw, err := c.CallToolRaw(t.Context(), "who", nil, client.WithInputRounds(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestRelayedInputRound(t *testing.T) {
 		t.Fatal("the client answered the input request itself")
 	}
 	answers := json.RawMessage(`{"elicitation":{"action":"accept","content":{"name":"Ada"}}}`)
-	raw, err = c.CallToolRaw(t.Context(), "who", nil, client.WithInputResponses(answers, head.RequestState), client.WithoutInputRounds())
+	raw, err = c.CallToolRaw(t.Context(), "who", nil, client.WithInputResponses(answers, head.RequestState), client.WithInputRounds(false))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func TestHTTPSessionRejectedForever(t *testing.T) {
 				armed.Store(true)
 				for call := 1; call <= 3; call++ {
 					start := len(f.requests())
-					_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+					_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 					var se *client.SessionInvalidError
 					if !errors.As(err, &se) || client.CodeOf(err) != client.CodeSessionInvalid || se.StatusCode != rej.status {
 						t.Fatalf("call %d: err = %v (code %s), want CodeSessionInvalid with HTTP %d", call, err, client.CodeOf(err), rej.status)
@@ -149,14 +149,14 @@ func TestHTTPSessionRestoredAfterFailedReinitialize(t *testing.T) {
 	}
 	c := connect(t, f.transport(), legacy())
 	phase.Store(1)
-	_, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+	_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	var te *client.TransportError
 	if !errors.As(err, &te) || te.StatusCode != http.StatusServiceUnavailable || client.CodeOf(err) != client.CodeTransport {
 		t.Fatalf("while the server restarts: err = %v, want the transport error of the re-initialization (HTTP 503)", err)
 	}
 	phase.Store(2)
 	start := len(f.requests())
-	res, err := c.CallTool(context.Background(), "x", nil, client.WithoutOutputValidation())
+	res, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	if err != nil {
 		t.Fatalf("after the server came back: %v", err)
 	}

@@ -214,7 +214,7 @@ func TestStdioProgress(t *testing.T) {
 func TestStdioChildDiesMidCall(t *testing.T) {
 	c := connect(t, fakeCommand(t, "die"), client.WithEra(mcp.EraLegacy))
 	ctx := testwait.Context(t)
-	_, err := c.CallTool(ctx, "work", nil, client.WithoutOutputValidation())
+	_, err := c.CallTool(ctx, "work", nil, client.WithOutputValidation(false))
 	if client.CodeOf(err) != client.CodeTransport {
 		t.Fatalf("err = %v (code %q), want a transport error", err, client.CodeOf(err))
 	}
@@ -234,7 +234,7 @@ func TestStdioChildDiesMidCall(t *testing.T) {
 
 func TestStdioMalformedReply(t *testing.T) {
 	c := connect(t, fakeCommand(t, "garbage"), client.WithEra(mcp.EraLegacy), client.WithTimeout(testwait.Limit))
-	_, err := c.CallTool(context.Background(), "work", nil, client.WithoutOutputValidation())
+	_, err := c.CallTool(context.Background(), "work", nil, client.WithOutputValidation(false))
 	if client.CodeOf(err) != client.CodeProtocol {
 		t.Fatalf("err = %v, want a protocol error", err)
 	}
@@ -248,7 +248,7 @@ func TestStdioCloseEscalatesToKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CallTool(context.Background(), "work", nil, client.WithoutOutputValidation()); err != nil {
+	if _, err := c.CallTool(context.Background(), "work", nil, client.WithOutputValidation(false)); err != nil {
 		t.Fatal(err)
 	}
 	_, rest, ok := strings.Cut(logs.String(), "PID ")
@@ -273,12 +273,12 @@ func TestStdioCloseEscalatesToKill(t *testing.T) {
 
 func TestStdioMaxMessageSize(t *testing.T) {
 	c := connect(t, fakeCommand(t, "huge"), client.WithEra(mcp.EraLegacy), client.WithMaxMessageSize(4096))
-	_, err := c.CallTool(context.Background(), "work", nil, client.WithoutOutputValidation())
+	_, err := c.CallTool(context.Background(), "work", nil, client.WithOutputValidation(false))
 	if client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "4096-byte limit") {
 		t.Fatalf("err = %v", err)
 	}
 	// The oversized line was skipped; the connection still works.
-	res, err := c.CallTool(context.Background(), "work", nil, client.WithoutOutputValidation())
+	res, err := c.CallTool(context.Background(), "work", nil, client.WithOutputValidation(false))
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "small" {
 		t.Fatalf("next call: %v %+v", err, res)
 	}

@@ -118,7 +118,7 @@ func (c *Client) CallToolTask(ctx context.Context, name string, args any, opts .
 	if err != nil {
 		return nil, err
 	}
-	validate := !c.cfg.noValidate && !cc.noValidate
+	validate := cc.validates(c)
 	entry, err := c.toolForCall(ctx, name, validate)
 	if err != nil {
 		return nil, err
@@ -514,7 +514,7 @@ func (c *Client) taskResult(ctx context.Context, id, tool string, cc callConfig,
 	if name == "" {
 		name = "task " + id
 	}
-	validate := tool != "" && !c.cfg.noValidate && !cc.noValidate
+	validate := tool != "" && cc.validates(c)
 	var entry *toolEntry
 	if validate {
 		var err error

@@ -174,7 +174,7 @@ func isModern(name string) bool { return strings.HasSuffix(name, "modern") }
 func TestCallToolTaskBothEras(t *testing.T) {
 	var seen taskSeen
 	s := taskStandIn(t, basicTaskMethods(&seen, 2), legacyTasksCapability)
-	for name, c := range promptTransports(t, s, client.WithoutOutputValidation(), client.WithTaskPolling(time.Millisecond, 5*time.Millisecond)) {
+	for name, c := range promptTransports(t, s, client.WithOutputValidation(false), client.WithTaskPolling(time.Millisecond, 5*time.Millisecond)) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			seen.gets.Store(0)
@@ -268,7 +268,7 @@ func TestCallToolTaskTyped(t *testing.T) {
 		return res, err
 	}
 	s := taskStandIn(t, methods, legacyTasksCapability)
-	for name, c := range promptTransports(t, s, client.WithoutOutputValidation(), client.WithTaskPolling(time.Millisecond, time.Millisecond)) {
+	for name, c := range promptTransports(t, s, client.WithOutputValidation(false), client.WithTaskPolling(time.Millisecond, time.Millisecond)) {
 		got, err := client.CallToolTaskAs[struct {
 			Sum int `json:"sum"`
 		}](context.Background(), c, "sum", nil)
@@ -291,7 +291,7 @@ func TestCallToolTaskImmediate(t *testing.T) {
 			return mcp.TextResult("now"), nil
 		},
 	})
-	for name, c := range promptTransports(t, s, client.WithoutOutputValidation()) {
+	for name, c := range promptTransports(t, s, client.WithOutputValidation(false)) {
 		if !isModern(name) {
 			continue
 		}
@@ -390,7 +390,7 @@ func TestWaitTaskPollPacing(t *testing.T) {
 				}
 				gets.Store(0)
 				poll.Store(int64(tc.poll))
-				_, err := c.CallTool(testwait.Context(t), "slow", nil, client.WithoutOutputValidation())
+				_, err := c.CallTool(testwait.Context(t), "slow", nil, client.WithOutputValidation(false))
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
@@ -458,7 +458,7 @@ func TestWaitTaskInputRequired(t *testing.T) {
 		asked.Add(1)
 		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"v": strings.TrimSuffix(p.Message, "?") + "!"}}, nil
 	})
-	for name, c := range promptTransports(t, s, handler, client.WithoutOutputValidation(), client.WithTaskPolling(time.Millisecond, time.Millisecond)) {
+	for name, c := range promptTransports(t, s, handler, client.WithOutputValidation(false), client.WithTaskPolling(time.Millisecond, time.Millisecond)) {
 		if !isModern(name) {
 			continue
 		}
@@ -467,7 +467,7 @@ func TestWaitTaskInputRequired(t *testing.T) {
 		updates = nil
 		mu.Unlock()
 		asked.Store(0)
-		start, err := c.CallToolTask(context.Background(), "ask", nil, client.WithoutOutputValidation())
+		start, err := c.CallToolTask(context.Background(), "ask", nil, client.WithOutputValidation(false))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -561,14 +561,14 @@ func TestWaitTaskLegacyElicitation(t *testing.T) {
 	handler := client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"v": "Ada"}}, nil
 	})
-	for name, c := range promptTransports(t, s, handler, client.WithoutOutputValidation()) {
+	for name, c := range promptTransports(t, s, handler, client.WithOutputValidation(false)) {
 		if isModern(name) {
 			continue
 		}
 		token.Store(json.RawMessage(nil))
 		var progress []string
 		var pmu sync.Mutex
-		start, err := c.CallToolTask(context.Background(), "greet", nil, client.WithoutOutputValidation(), client.WithProgress(func(p client.Progress) {
+		start, err := c.CallToolTask(context.Background(), "greet", nil, client.WithOutputValidation(false), client.WithProgress(func(p client.Progress) {
 			pmu.Lock()
 			progress = append(progress, fmt.Sprintf("%g/%g %s", p.Progress, p.Total, p.Message))
 			pmu.Unlock()
@@ -692,7 +692,7 @@ func TestCallToolWaitsForUnaskedTask(t *testing.T) {
 		return &mcp.CreateTaskResult{Task: newTask("t1", mcp.TaskWorking, "")}, nil
 	}
 	s := taskStandIn(t, methods, legacyTasksCapability)
-	for name, c := range promptTransports(t, s, client.WithoutOutputValidation(), client.WithTaskPolling(time.Millisecond, time.Millisecond)) {
+	for name, c := range promptTransports(t, s, client.WithOutputValidation(false), client.WithTaskPolling(time.Millisecond, time.Millisecond)) {
 		seen.gets.Store(0)
 		res, err := c.CallTool(context.Background(), "slow", nil)
 		if err != nil {

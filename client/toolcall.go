@@ -15,7 +15,7 @@ import (
 // CallTool calls a tool and returns its decoded result. args is anything
 // that encodes to a JSON object (or nil). The result's content has been
 // checked block by block, and its structuredContent against the tool's
-// outputSchema (see WithoutOutputValidation); a mismatch is a
+// outputSchema (see WithOutputValidation); a mismatch is a
 // *ProtocolError. A structuredContent of null is kept as the JSON null
 // (StructuredContent is "null") and validated like any other value. When
 // the tool reports failure (isError), the result is returned together with
@@ -28,7 +28,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 	if err != nil {
 		return nil, err
 	}
-	validate := !c.cfg.noValidate && !cc.noValidate
+	validate := cc.validates(c)
 	entry, err := c.toolForCall(ctx, name, validate)
 	if err != nil {
 		return nil, err

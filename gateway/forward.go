@@ -135,7 +135,7 @@ func (g *Gateway) callTool(ctx context.Context, name string, r route, args json.
 	var raw json.RawMessage
 	opts := []client.CallOption{client.WithTimeout(r.up.timeout())}
 	if in != nil {
-		opts = append(opts, client.WithoutInputRounds())
+		opts = append(opts, client.WithInputRounds(false))
 		if in.responses != nil || in.state != nil {
 			opts = append(opts, client.WithInputResponses(in.responses, in.state))
 		}

@@ -54,7 +54,7 @@ func (g *Gateway) callTask(ctx context.Context, req *server.CallRequest, r route
 	}
 	var res *mcp.CallToolResult
 	err := g.forward(ctx, r.up, func(ctx context.Context, c *client.Client) error {
-		st, err := c.CallToolTask(ctx, r.name, args, client.WithoutOutputValidation(), client.WithTimeout(r.up.timeout()),
+		st, err := c.CallToolTask(ctx, r.name, args, client.WithOutputValidation(false), client.WithTimeout(r.up.timeout()),
 			client.WithTaskStatus(func(t mcp.Task) {
 				if t.StatusMessage != "" {
 					req.SetTaskStatus(t.StatusMessage)
@@ -73,7 +73,7 @@ func (g *Gateway) callTask(ctx context.Context, req *server.CallRequest, r route
 		if err != nil {
 			return err
 		}
-		res, err = st.Wait(ctx, client.WithoutOutputValidation())
+		res, err = st.Wait(ctx, client.WithOutputValidation(false))
 		if err != nil && st.Task != nil && ctx.Err() != nil {
 			// The gateway's task was cancelled or expired: so is the upstream's.
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.up.timeout())

@@ -103,8 +103,7 @@ func TestMemoryBudgetRefusal(t *testing.T) {
 }
 
 // By default every Serve shares the process's budget; WithMemoryBudget sets
-// another (nil: the shared one), WithoutMemoryBudget none, the later option
-// winning.
+// another (nil: none), the later option winning.
 func TestMemoryBudgetOption(t *testing.T) {
 	if c := newServeConfig(nil); c.budget != SharedMemoryBudget() || c.budget.Limit() != DefaultMemoryBudget {
 		t.Fatalf("default budget %p (limit %d), want the shared one", c.budget, c.budget.Limit())
@@ -113,13 +112,13 @@ func TestMemoryBudgetOption(t *testing.T) {
 	if c := newServeConfig([]ServeOption{WithMemoryBudget(mine)}); c.budget != mine {
 		t.Error("WithMemoryBudget ignored")
 	}
-	if c := newServeConfig([]ServeOption{WithMemoryBudget(nil)}); c.budget != SharedMemoryBudget() {
-		t.Error("WithMemoryBudget(nil) is not the shared budget")
+	if c := newServeConfig([]ServeOption{WithMemoryBudget(nil)}); c.budget != nil {
+		t.Error("WithMemoryBudget(nil) does not turn the budget off")
 	}
-	if c := newServeConfig([]ServeOption{WithMemoryBudget(mine), WithoutMemoryBudget()}); c.budget != nil {
-		t.Error("WithoutMemoryBudget ignored")
+	if c := newServeConfig([]ServeOption{WithMemoryBudget(mine), WithMemoryBudget(nil)}); c.budget != nil {
+		t.Error("a later WithMemoryBudget(nil) does not win")
 	}
-	if c := newServeConfig([]ServeOption{WithoutMemoryBudget(), WithMemoryBudget(mine)}); c.budget != mine {
+	if c := newServeConfig([]ServeOption{WithMemoryBudget(nil), WithMemoryBudget(mine)}); c.budget != mine {
 		t.Error("a later WithMemoryBudget does not win")
 	}
 }

@@ -132,18 +132,13 @@ func WithLogger(l *slog.Logger) ServeOption {
 // connection goes on serving. Notifications (a cancellation frees the
 // budget) and responses are still handled. A request larger than the whole
 // budget is always refused, so a WithMaxMessageSize above the budget's limit
-// wants a larger budget too. By default, and when b is nil, Serve uses
-// SharedMemoryBudget: DefaultMemoryBudget (32 MiB) shared by every Serve of
-// the process. WithoutMemoryBudget turns it off.
+// wants a larger budget too. By default Serve uses SharedMemoryBudget:
+// DefaultMemoryBudget (32 MiB) shared by every Serve of the process. A nil
+// b turns the budget off: requests are admitted whatever the bodies in
+// flight already hold (WithMaxConcurrency, WithMaxQueued and
+// WithMaxMessageSize still apply).
 func WithMemoryBudget(b *MemoryBudget) ServeOption {
-	return serveOption(func(c *serveConfig) { c.budget, c.noBudget = b, false })
-}
-
-// WithoutMemoryBudget turns the memory budget off: requests are admitted
-// whatever the bodies in flight already hold (the other limits,
-// WithMaxConcurrency, WithMaxQueued and WithMaxMessageSize, still apply).
-func WithoutMemoryBudget() ServeOption {
-	return serveOption(func(c *serveConfig) { c.budget, c.noBudget = nil, true })
+	return serveOption(func(c *serveConfig) { c.budget, c.noBudget = b, b == nil })
 }
 
 // SizeLimitedConn is a Conn whose incoming message size limit can be set,

@@ -331,7 +331,7 @@ func newLogger(level string) (*slog.Logger, error) {
 // of that many bytes, or none for 0.
 func memoryBudgetOption(n int64) transport.ServeOption {
 	if n == 0 {
-		return transport.WithoutMemoryBudget()
+		return transport.WithMemoryBudget(nil)
 	}
 	return transport.WithMemoryBudget(transport.NewMemoryBudget(n))
 }
@@ -339,7 +339,7 @@ func memoryBudgetOption(n int64) transport.ServeOption {
 // httpBudgetOption is the HTTP counterpart of memoryBudgetOption.
 func httpBudgetOption(n int64) streamable.HandlerOption {
 	if n == 0 {
-		return streamable.WithoutMemoryBudget()
+		return streamable.WithMemoryBudget(nil)
 	}
 	return streamable.WithMemoryBudget(transport.NewMemoryBudget(n))
 }

@@ -94,7 +94,7 @@ func (f *targetFlags) options() ([]client.Option, error) {
 	}
 	opts := []client.Option{client.WithMaxMessageSize(f.maxMessageSize), client.WithTimeout(timeout), client.WithMaxPages(f.maxPages)}
 	if f.noValidate {
-		opts = append(opts, client.WithoutOutputValidation())
+		opts = append(opts, client.WithOutputValidation(false))
 	}
 	opts = append(opts, f.logOptions()...)
 	switch f.era {

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/internal/testwait"
+	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
-	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/transport"
 )
 

@@ -311,7 +311,7 @@ func TestBudgetShareSizes(t *testing.T) {
 			t.Errorf("an address share outlives its charge")
 		}
 	}
-	o := newHandlerConfig([]HandlerOption{WithoutMemoryBudget()})
+	o := newHandlerConfig([]HandlerOption{WithMemoryBudget(nil)})
 	if s := newBudgetShares(&o); s.anon != nil || s.charge(httptest.NewRequest("POST", "/", nil)).pool != nil {
 		t.Error("without a budget something is charged")
 	}

@@ -92,11 +92,11 @@ func TestMemoryBudgetOverHTTP(t *testing.T) {
 	waitInUse(t, budget, 0)
 }
 
-// TestWithoutMemoryBudget: with the budget off (here after a one-byte
+// TestNoMemoryBudget: with the budget off (here after a one-byte
 // budget, which the later option overrides), bodies are admitted.
-func TestWithoutMemoryBudget(t *testing.T) {
+func TestNoMemoryBudget(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, WithMemoryBudget(transport.NewMemoryBudget(1)), WithoutMemoryBudget())
+	_, ts := testServer(t, f, WithMemoryBudget(transport.NewMemoryBudget(1)), WithMemoryBudget(nil))
 	sid := initialize(t, ts.URL)
 	resp := do(t, legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`))
 	if body := readAll(t, resp); resp.StatusCode != http.StatusOK || !strings.Contains(body, "Echo: hi") {

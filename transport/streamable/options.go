@@ -176,19 +176,14 @@ func WithMaxInFlightPerSession(n int) HandlerOption {
 // before its body is read when its Content-Length shows it does not fit
 // now (id null), else once the bytes read do not fit, undecoded, with the
 // id its bytes show. One budget may be
-// shared with stdio and other handlers. By default, and when b is nil, the
-// handler uses transport.SharedMemoryBudget (transport.DefaultMemoryBudget,
-// 32 MiB, shared by the whole process); WithoutMemoryBudget turns it off.
-// A budget smaller than WithMaxBodyBytes refuses the largest bodies always.
+// shared with stdio and other handlers. By default the handler uses
+// transport.SharedMemoryBudget (transport.DefaultMemoryBudget, 32 MiB,
+// shared by the whole process); a nil b turns the budget off (POST bodies
+// are admitted whatever the requests in flight hold; WithMaxBodyBytes and
+// WithMaxInFlight still apply). A budget smaller than WithMaxBodyBytes
+// refuses the largest bodies always.
 func WithMemoryBudget(b *transport.MemoryBudget) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.budget, c.noBudget = b, false })
-}
-
-// WithoutMemoryBudget turns the memory budget off: POST bodies are admitted
-// whatever the requests in flight hold (WithMaxBodyBytes and WithMaxInFlight
-// still apply).
-func WithoutMemoryBudget() HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.budget, c.noBudget = nil, true })
+	return handlerOption(func(c *handlerConfig) { c.budget, c.noBudget = b, b == nil })
 }
 
 // WithAnonymousShare bounds the bytes of the memory budget that the bodies
