@@ -1,4 +1,4 @@
-// Command bench runs the benchmark of issue 6: the same workloads against
+// Command bench runs the SDK benchmark: the same workloads against
 // four servers (toolwire, go-sdk, mcp-go and a bare net/http floor), each in
 // a fresh process per workload, the order rotated every repetition, and
 // prints medians with min-max and the ratios to the floor. W1-W6 are

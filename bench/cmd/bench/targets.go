@@ -31,10 +31,10 @@ func absolute(w, m string) func(results, string) float64 {
 	return func(r results, s string) float64 { return r.med(w, s, m) }
 }
 
-// serverTargets prints the targets of issue 6 and those of the 2026-07-28
-// workloads, for the servers.
+// serverTargets prints the servers' targets: those of the 2025-11-25
+// workloads and those of the 2026-07-28 ones.
 func serverTargets(w io.Writer, r results) {
-	issue6 := []target{
+	legacy := []target{
 		{"W1 calls/s at 8 callers (ratio)", "W1", toFloor("W1", "cps8"), 0.85, false, ">= 0.85"},
 		{"W1 calls/s at 64 callers (ratio)", "W1", toFloor("W1", "cps64"), 0.85, false, ">= 0.85"},
 		{"W1 sequential p50 latency (ratio)", "W1", toFloor("W1", "p50"), 1.15, true, "<= 1.15x"},
@@ -52,7 +52,7 @@ func serverTargets(w io.Writer, r results) {
 			return r.med("W8", s, "allocs") / r.med("W6", s, "allocs")
 		}, 1.10, true, "<= 1.10"},
 	}
-	targetTable(w, "Against the targets of issue 6 (same run)", issue6, r)
+	targetTable(w, "Against the targets of the 2025-11-25 workloads (same run)", legacy, r)
 	targetTable(w, "Against the targets of the 2026-07-28 workloads (same run)", modern, r)
 }
 
