@@ -400,6 +400,33 @@ func readRequest(br *bufio.Reader) (string, error) {
 	return string(b), err
 }
 
+// readCounts counts, by X-Id, the requests a raw server read whole.
+type readCounts struct{ m sync.Map } // X-Id: *atomic.Int64
+
+// read reads one request and its body from br and counts it; false when
+// the connection ended first.
+func (rc *readCounts) read(br *bufio.Reader) (*http.Request, bool) {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return nil, false
+	}
+	if _, err := io.Copy(io.Discard, req.Body); err != nil {
+		return nil, false
+	}
+	v, _ := rc.m.LoadOrStore(req.Header.Get("X-Id"), new(atomic.Int64))
+	v.(*atomic.Int64).Add(1)
+	return req, true
+}
+
+// times is how often the request id was read whole.
+func (rc *readCounts) times(id string) int64 {
+	v, ok := rc.m.Load(id)
+	if !ok {
+		return 0
+	}
+	return v.(*atomic.Int64).Load()
+}
+
 // TestH1WrittenRequestNotReplayed: a request written whole is never sent
 // again, whatever follows: a reused connection closed without a byte of
 // the response (the server may have run the request and died) or after
@@ -407,19 +434,14 @@ func readRequest(br *bufio.Reader) (string, error) {
 // says the request was sent and not sent again.
 func TestH1WrittenRequestNotReplayed(t *testing.T) {
 	h1Leaks(t)
-	var seen sync.Map // X-Id: *atomic.Int64, times the server read that request whole
+	var seen readCounts
 	srv := newRawServer(t, func(n int64, c net.Conn) {
 		br := bufio.NewReader(c)
 		for {
-			req, err := http.ReadRequest(br)
-			if err != nil {
+			req, ok := seen.read(br)
+			if !ok {
 				return
 			}
-			if _, err := io.Copy(io.Discard, req.Body); err != nil {
-				return
-			}
-			v, _ := seen.LoadOrStore(req.Header.Get("X-Id"), new(atomic.Int64))
-			v.(*atomic.Int64).Add(1)
 			switch req.Header.Get("X-Then") {
 			case "close": // read and acted on, then gone without a byte
 				return
@@ -442,13 +464,6 @@ func TestH1WrittenRequestNotReplayed(t *testing.T) {
 		}
 		return err
 	}
-	times := func(id string) int64 {
-		v, ok := seen.Load(id)
-		if !ok {
-			return 0
-		}
-		return v.(*atomic.Int64).Load()
-	}
 	for _, tc := range []struct {
 		id, then string
 		pooled   bool // sent on a pooled connection
@@ -470,7 +485,7 @@ func TestH1WrittenRequestNotReplayed(t *testing.T) {
 		if tc.then == "close" && !strings.Contains(err.Error(), "not sent again") {
 			t.Errorf("%s: error %q does not say the request was sent and not sent again", tc.id, err)
 		}
-		if n := times(tc.id); n != 1 {
+		if n := seen.times(tc.id); n != 1 {
 			t.Fatalf("%s: the server read the request %d times, want 1", tc.id, n)
 		}
 		want := before
@@ -490,21 +505,16 @@ func TestH1WrittenRequestNotReplayed(t *testing.T) {
 // not retried, marked or not, and a second loss ends the retries.
 func TestH1ReplaySafeRequestSentAgain(t *testing.T) {
 	h1Leaks(t)
-	var seen sync.Map // X-Id: *atomic.Int64, times the server read that request whole
+	var seen readCounts
 	var lose sync.Map // X-Id: *atomic.Int64, losses still to come for that request
 	srv := newRawServer(t, func(n int64, c net.Conn) {
 		br := bufio.NewReader(c)
 		for {
-			req, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			if _, err := io.Copy(io.Discard, req.Body); err != nil {
+			req, ok := seen.read(br)
+			if !ok {
 				return
 			}
 			id := req.Header.Get("X-Id")
-			v, _ := seen.LoadOrStore(id, new(atomic.Int64))
-			v.(*atomic.Int64).Add(1)
 			if l, ok := lose.Load(id); ok && l.(*atomic.Int64).Add(-1) >= 0 {
 				if req.Header.Get("X-Then") == "half" {
 					io.WriteString(c, "HTTP/1.1 200 O")
@@ -526,13 +536,6 @@ func TestH1ReplaySafeRequestSentAgain(t *testing.T) {
 		defer resp.Body.Close()
 		b, err := io.ReadAll(resp.Body)
 		return string(b), err
-	}
-	times := func(id string) int64 {
-		v, ok := seen.Load(id)
-		if !ok {
-			return 0
-		}
-		return v.(*atomic.Int64).Load()
 	}
 	safe := withReplaySafe(context.Background())
 	for _, tc := range []struct {
@@ -566,7 +569,7 @@ func TestH1ReplaySafeRequestSentAgain(t *testing.T) {
 		if !tc.answered && err != nil && tc.then == "" && !strings.Contains(err.Error(), "not sent again") {
 			t.Errorf("%s: error %q does not say the request was not sent again", tc.id, err)
 		}
-		if got := times(tc.id); got != tc.reads {
+		if got := seen.times(tc.id); got != tc.reads {
 			t.Errorf("%s: the server read the request %d times, want %d", tc.id, got, tc.reads)
 		}
 		if got := srv.conns.Load() - before; got != tc.newConns {

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // TestStartCleanup: Start waits for every ready line and keeps its group;
@@ -53,11 +55,7 @@ func TestStartCleanup(t *testing.T) {
 	}
 	t.Logf("Cleanup took %v", time.Since(begin).Round(time.Millisecond))
 	// Killed, the child is gone once reaped (a zombie until then).
-	for deadline := time.Now().Add(time.Minute); alive(child); time.Sleep(10 * time.Millisecond) { // a hang bound
-		if time.Now().After(deadline) {
-			t.Fatalf("the child %d outlived Cleanup", child)
-		}
-	}
+	testwait.WaitFor(t, "the child "+strconv.Itoa(child)+" to end after Cleanup", func() bool { return !alive(child) })
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("Dir %s left: %v", dir, err)
 	}
