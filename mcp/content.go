@@ -124,20 +124,13 @@ func (c *AudioContent) MarshalJSON() ([]byte, error) {
 	return json.Marshal(mediaWire{"audio", base64.StdEncoding.EncodeToString(c.Data), c.MIMEType, c.Annotations, c.Meta})
 }
 
-// MarshalJSON writes the block with its "type".
+// MarshalJSON writes the block with its "type"; the other members are a
+// Resource's, as the schema defines ResourceLink by extending Resource.
 func (c *ResourceLink) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Type        string       `json:"type"`
-		URI         string       `json:"uri"`
-		Name        string       `json:"name"`
-		Title       string       `json:"title,omitempty"`
-		Description string       `json:"description,omitempty"`
-		MIMEType    string       `json:"mimeType,omitempty"`
-		Size        *int64       `json:"size,omitempty"`
-		Icons       []Icon       `json:"icons,omitempty"`
-		Annotations *Annotations `json:"annotations,omitempty"`
-		Meta        Meta         `json:"_meta,omitempty"`
-	}{"resource_link", c.URI, c.Name, c.Title, c.Description, c.MIMEType, c.Size, c.Icons, c.Annotations, c.Meta})
+		Type string `json:"type"`
+		Resource
+	}{"resource_link", Resource(*c)})
 }
 
 // MarshalJSON writes the block with its "type".

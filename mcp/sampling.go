@@ -75,18 +75,28 @@ type SamplingMessage struct {
 // MarshalJSON writes a single block as an object and several as an array,
 // as the schema allows.
 func (m SamplingMessage) MarshalJSON() ([]byte, error) {
-	if len(m.Content) == 0 {
-		return nil, errors.New("mcp: a sampling message needs content")
-	}
-	var content any = m.Content
-	if len(m.Content) == 1 {
-		content = m.Content[0]
+	content, err := samplingContentJSON(m.Content, "message")
+	if err != nil {
+		return nil, err
 	}
 	return json.Marshal(struct {
 		Role    Role `json:"role"`
 		Content any  `json:"content"`
 		Meta    Meta `json:"_meta,omitempty"`
 	}{m.Role, content, m.Meta})
+}
+
+// samplingContentJSON is the wire form of a sampling message's or result's
+// content: one block as an object and several as an array, as the schema
+// allows; what names the carrier in the error for no content at all.
+func samplingContentJSON(blocks []Content, what string) (any, error) {
+	switch len(blocks) {
+	case 0:
+		return nil, errors.New("mcp: a sampling " + what + " needs content")
+	case 1:
+		return blocks[0], nil
+	}
+	return blocks, nil
 }
 
 // UnmarshalJSON decodes a message strictly; content may be one block or an
@@ -256,12 +266,9 @@ type CreateMessageResult struct {
 
 // MarshalJSON writes one block as an object and several as an array.
 func (r *CreateMessageResult) MarshalJSON() ([]byte, error) {
-	if len(r.Content) == 0 {
-		return nil, errors.New("mcp: a sampling result needs content")
-	}
-	var content any = r.Content
-	if len(r.Content) == 1 {
-		content = r.Content[0]
+	content, err := samplingContentJSON(r.Content, "result")
+	if err != nil {
+		return nil, err
 	}
 	return json.Marshal(struct {
 		Role       Role   `json:"role"`
