@@ -82,7 +82,7 @@ func benchEndpointTB(b testing.TB, opts ...streamable.HandlerOption) string {
 	}); err != nil {
 		b.Fatal(err)
 	}
-	h := streamable.NewHandler(s, append(opts, streamable.WithMaxSessions(1<<20))...)
+	h := streamable.NewHandler(s, append(opts, streamable.WithLimits(streamable.Limits{MaxSessions: 1 << 20}))...)
 	ts := httptest.NewServer(h)
 	b.Cleanup(func() { h.Close(); ts.Close() })
 	return ts.URL

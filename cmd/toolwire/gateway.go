@@ -311,7 +311,7 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 		streamable.WithAllowedHosts(defaultAllowedHosts(file.Listen, logger)...),
 		streamable.WithSessionAdmission(g.AdmitSession)}, append(limitHandler, shared.handlerOptions()...)...)...)
 	err = streamable.Serve(ctx, ln, h, append(append(serveOpts, limitServe...),
-		streamable.WithShutdownTimeout(f.shutdownTimeout),
+		streamable.WithLimits(streamable.Limits{ShutdownTimeout: f.shutdownTimeout}),
 		streamable.WithLogger(logger),
 		streamable.WithOnListen(func(url string) {
 			ups := g.Upstreams()

@@ -12,21 +12,24 @@ import (
 // Zero fields pass zero, which each option reads as its default.
 func limitOptions(l config.Limits) ([]streamable.HandlerOption, []streamable.ServerOption, []gateway.Option) {
 	h := []streamable.HandlerOption{
-		streamable.WithMaxBodyBytes(int64(l.MaxBody)),
-		streamable.WithMaxInFlight(l.MaxInFlight),
-		streamable.WithAnonymousShare(int64(l.AnonymousMemory)),
-		streamable.WithAddressShare(int64(l.AddressMemory)),
-		streamable.WithMinBodyRate(int64(l.MinBodyRate), l.BodyGrace),
-		streamable.WithMaxSessions(l.Sessions.Max),
-		streamable.WithMaxSessionsPerPrincipal(l.Sessions.PerCaller),
-		streamable.WithMaxAnonymousSessions(l.Sessions.Anonymous),
-		streamable.WithSessionIdleTimeout(l.Sessions.IdleTimeout),
-		streamable.WithUnusedSessionTimeout(l.Sessions.UnusedTimeout),
+		streamable.WithLimits(streamable.Limits{
+			MaxBodyBytes:            int64(l.MaxBody),
+			MaxInFlight:             l.MaxInFlight,
+			MaxAnonymousBytes:       int64(l.AnonymousMemory),
+			MaxAddressBytes:         int64(l.AddressMemory),
+			MinBodyRate:             int64(l.MinBodyRate),
+			BodyGrace:               l.BodyGrace,
+			MaxSessions:             l.Sessions.Max,
+			MaxSessionsPerPrincipal: l.Sessions.PerCaller,
+			MaxAnonymousSessions:    l.Sessions.Anonymous,
+			SessionIdleTimeout:      l.Sessions.IdleTimeout,
+			UnusedSessionTimeout:    l.Sessions.UnusedTimeout,
+		}),
 	}
 	if l.Memory > 0 {
 		h = append(h, streamable.WithMemoryBudget(transport.NewMemoryBudget(int64(l.Memory))))
 	}
-	s := []streamable.ServerOption{streamable.WithMaxConns(l.MaxConns)}
+	s := []streamable.ServerOption{streamable.WithLimits(streamable.Limits{MaxConns: l.MaxConns})}
 	g := []gateway.Option{gateway.WithInputLimits(l.Inputs), gateway.WithListLimits(l.UpstreamLists)}
 	return h, s, g
 }

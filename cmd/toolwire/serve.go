@@ -275,25 +275,31 @@ func serveHTTP(cmd *cobra.Command, srv *server.Server, f *serveFlags, logger *sl
 	h := streamable.NewHandler(srv, append([]streamable.HandlerOption{
 		streamable.WithAllowedHosts(hosts...),
 		streamable.WithAllowedOrigins(f.allowedOrigins...),
-		streamable.WithMaxBodyBytes(f.maxBodySize),
-		streamable.WithSessionIdleTimeout(f.sessionTTL),
-		streamable.WithMaxSessions(f.maxSessions),
-		streamable.WithMaxInFlight(f.maxInFlight),
-		streamable.WithMaxInFlightPerSession(f.maxPerSession),
+		streamable.WithLimits(streamable.Limits{
+			MaxBodyBytes:          f.maxBodySize,
+			SessionIdleTimeout:    f.sessionTTL,
+			MaxSessions:           f.maxSessions,
+			MaxInFlight:           f.maxInFlight,
+			MaxInFlightPerSession: f.maxPerSession,
+		}),
 		streamable.WithEventStore(streamable.NewMemoryEventStore(streamable.WithMaxBytes(f.eventStoreBytes))),
 		httpBudgetOption(f.memoryBudget),
-		streamable.WithReadTimeout(f.readTimeout),
-		streamable.WithWriteTimeout(f.writeTimeout),
+		streamable.WithLimits(streamable.Limits{
+			ReadTimeout:  f.readTimeout,
+			WriteTimeout: f.writeTimeout,
+		}),
 		logOpt}, f.shared.handlerOptions(streamable.WithMaxBytes(f.eventStoreBytes))...)...)
 	if f.authOn {
 		return serveAuthHTTP(cmd.Context(), srv, f, h, logger)
 	}
 	return streamable.ListenAndServe(cmd.Context(), f.addr, h,
 		streamable.WithPath(f.path),
-		streamable.WithReadHeaderTimeout(f.readHeaderTimeout),
-		streamable.WithIdleTimeout(f.idleTimeout),
-		streamable.WithMaxHeaderBytes(f.maxHeaderBytes),
-		streamable.WithShutdownTimeout(f.shutdownTimeout),
+		streamable.WithLimits(streamable.Limits{
+			ReadHeaderTimeout: f.readHeaderTimeout,
+			IdleTimeout:       f.idleTimeout,
+			MaxHeaderBytes:    f.maxHeaderBytes,
+			ShutdownTimeout:   f.shutdownTimeout,
+		}),
 		logOpt,
 		streamable.WithOnListen(func(url string) {
 			logger.Info("serving reference tools over Streamable HTTP", "url", url, "tools", len(srv.Tools()))

@@ -128,7 +128,7 @@ func newRig(t *testing.T) *rig {
 		}
 	}()
 
-	h := streamable.NewHandler(srv, streamable.WithMaxBodyBytes(limit))
+	h := streamable.NewHandler(srv, streamable.WithLimits(streamable.Limits{MaxBodyBytes: limit}))
 	r.ts = httptest.NewServer(h)
 	r.hc = &http.Client{Timeout: waitLimit}
 	t.Cleanup(func() {

@@ -128,7 +128,7 @@ func TestSlowDeclaredBodiesDoNotStarveKeyedCallers(t *testing.T) {
 			)
 			f := newFixture(t)
 			budget := transport.NewMemoryBudget(transport.DefaultMemoryBudget)
-			h := NewHandler(f.srv, WithMemoryBudget(budget), WithReadTimeout(time.Hour), WithMinBodyRate(DefaultMinBodyRate, time.Hour))
+			h := NewHandler(f.srv, WithMemoryBudget(budget), WithLimits(Limits{ReadTimeout: time.Hour, MinBodyRate: DefaultMinBodyRate, BodyGrace: time.Hour}))
 			var wb watchedBodies
 			ts := httptest.NewServer(wb.wrap(bearerAuth(h)))
 			t.Cleanup(func() { h.Close(); ts.Close() })
@@ -174,7 +174,7 @@ func TestAnonymousSharesBoundSentBodies(t *testing.T) {
 	)
 	f := newFixture(t)
 	budget := transport.NewMemoryBudget(transport.DefaultMemoryBudget)
-	h := NewHandler(f.srv, WithMemoryBudget(budget), WithReadTimeout(time.Hour), WithMinBodyRate(DefaultMinBodyRate, time.Hour))
+	h := NewHandler(f.srv, WithMemoryBudget(budget), WithLimits(Limits{ReadTimeout: time.Hour, MinBodyRate: DefaultMinBodyRate, BodyGrace: time.Hour}))
 	ts := httptest.NewServer(bearerAuth(h))
 	t.Cleanup(func() { h.Close(); ts.Close() })
 	addr := ts.Listener.Addr().(*net.TCPAddr)
@@ -244,7 +244,7 @@ func TestAnonymousSharesBoundSentBodies(t *testing.T) {
 func TestStalledBodyRefusedAfterGrace(t *testing.T) {
 	f := newFixture(t)
 	budget := transport.NewMemoryBudget(transport.DefaultMemoryBudget)
-	h := NewHandler(f.srv, WithMemoryBudget(budget), WithReadTimeout(time.Hour), WithMinBodyRate(1<<10, 100*time.Millisecond))
+	h := NewHandler(f.srv, WithMemoryBudget(budget), WithLimits(Limits{ReadTimeout: time.Hour, MinBodyRate: 1 << 10, BodyGrace: 100 * time.Millisecond}))
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() { h.Close(); ts.Close() })
 	nc := slowBody(t, nil, ts.Listener.Addr().String(), DefaultMaxBodyBytes)
@@ -264,7 +264,7 @@ func TestStalledBodyRefusedAfterGrace(t *testing.T) {
 // the read timeout; no rate, the read timeout.
 func TestBodyDeadline(t *testing.T) {
 	start := time.Unix(1_700_000_000, 0)
-	o := newHandlerConfig([]HandlerOption{WithMinBodyRate(1000, 2*time.Second), WithReadTimeout(10 * time.Second)})
+	o := newHandlerConfig([]HandlerOption{WithLimits(Limits{MinBodyRate: 1000, BodyGrace: 2 * time.Second, ReadTimeout: 10 * time.Second})})
 	for _, c := range []struct {
 		got  int64
 		want time.Duration
@@ -273,7 +273,7 @@ func TestBodyDeadline(t *testing.T) {
 			t.Errorf("after %d bytes: due in %v, want %v", c.got, got, c.want)
 		}
 	}
-	o = newHandlerConfig([]HandlerOption{WithMinBodyRate(-1, 0), WithReadTimeout(10 * time.Second)})
+	o = newHandlerConfig([]HandlerOption{WithLimits(Limits{MinBodyRate: -1, BodyGrace: 0, ReadTimeout: 10 * time.Second})})
 	if got := o.bodyDeadline(start, 0).Sub(start); got != 10*time.Second {
 		t.Errorf("without a rate: due in %v", got)
 	}
@@ -296,9 +296,9 @@ func TestBudgetShareSizes(t *testing.T) {
 		{nil, 16 << 20, 4 << 20},
 		{[]HandlerOption{WithMemoryBudget(transport.NewMemoryBudget(8 << 20))}, 4 << 20, 4 << 20},
 		{[]HandlerOption{WithMemoryBudget(transport.NewMemoryBudget(1 << 20))}, 1 << 20, 1 << 20},
-		{[]HandlerOption{WithAnonymousShare(1 << 20), WithAddressShare(64 << 10)}, 1 << 20, 64 << 10},
-		{[]HandlerOption{WithAddressShare(-1)}, 16 << 20, 16 << 20},
-		{[]HandlerOption{WithAnonymousShare(-1), WithAddressShare(-1)}, 32 << 20, 32 << 20},
+		{[]HandlerOption{WithLimits(Limits{MaxAnonymousBytes: 1 << 20, MaxAddressBytes: 64 << 10})}, 1 << 20, 64 << 10},
+		{[]HandlerOption{WithLimits(Limits{MaxAddressBytes: -1})}, 16 << 20, 16 << 20},
+		{[]HandlerOption{WithLimits(Limits{MaxAnonymousBytes: -1, MaxAddressBytes: -1})}, 32 << 20, 32 << 20},
 	} {
 		o := newHandlerConfig(append([]HandlerOption{WithMemoryBudget(b)}, c.opts...))
 		s := newBudgetShares(&o)

@@ -196,7 +196,7 @@ func readCharged(src io.Reader, declared, limit int64, c *charge, progress func(
 }
 
 // bodyDeadline is when a body read that began at start must end, having
-// received got bytes: WithMinBodyRate's grace plus a second for every
+// received got bytes: Limits.BodyGrace plus a second for every
 // rate bytes, never past the read timeout.
 func (o *handlerConfig) bodyDeadline(start time.Time, got int64) time.Time {
 	end := start.Add(o.readTimeout)

@@ -45,7 +45,7 @@ import (
 func FuzzHTTPPost(f *testing.F) {
 	srv := fuzzServer(f)
 	f.Fuzz(func(t *testing.T, body []byte, contentType, accept, session, version, method, name, origin, host string) {
-		h := NewHandler(srv, WithMaxBodyBytes(fuzzBodyLimit))
+		h := NewHandler(srv, WithLimits(Limits{MaxBodyBytes: fuzzBodyLimit}))
 		defer h.Close()
 		live := fuzzInitialize(t, h)
 

@@ -56,7 +56,7 @@ type Handler struct {
 }
 
 // NewHandler returns a handler that opens sessions on opener, configured by
-// opts (WithAllowedHosts, WithMaxBodyBytes, WithLogger, ...).
+// opts (WithAllowedHosts, WithLimits, WithLogger, ...).
 func NewHandler(opener jsonrpc.SessionOpener, opts ...HandlerOption) *Handler {
 	o := newHandlerConfig(opts)
 	h := &Handler{
@@ -92,20 +92,20 @@ func NewHandler(opener jsonrpc.SessionOpener, opts ...HandlerOption) *Handler {
 //     status of its own);
 //   - 202, no body: a notification or a response accepted;
 //   - 400: a body that is not one valid JSON-RPC message, or that did not
-//     arrive in time (WithMinBodyRate, WithReadTimeout), a missing
+//     arrive in time (Limits.MinBodyRate, Limits.ReadTimeout), a missing
 //     Mcp-Session-Id, an unsupported MCP-Protocol-Version, 2026-era headers
 //     that do not match the body, invalid params;
 //   - 403: a Host or Origin not allowed, another principal's session, or
 //     an initialize WithSessionAdmission refused;
 //   - 404: an unknown or ended session, a 2026-era method not found;
 //   - 406: an Accept header without application/json and text/event-stream;
-//   - 413: a body past WithMaxBodyBytes;
+//   - 413: a body past Limits.MaxBodyBytes;
 //   - 415: a Content-Type other than application/json;
-//   - 429: a session at WithMaxInFlightPerSession;
+//   - 429: a session at Limits.MaxInFlightPerSession;
 //   - 500: a 2026-era internal error;
-//   - 503: shutting down; at WithMaxSessions, WithMaxAnonymousSessions,
-//     WithMaxSessionsPerPrincipal or WithMaxInFlight; past the memory
-//     budget (WithMemoryBudget, WithAnonymousShare, WithAddressShare).
+//   - 503: shutting down; at Limits.MaxSessions, Limits.MaxAnonymousSessions,
+//     Limits.MaxSessionsPerPrincipal or Limits.MaxInFlight; past the memory
+//     budget (WithMemoryBudget, Limits.MaxAnonymousBytes, Limits.MaxAddressBytes).
 //
 // An error response carries the id of the request it refuses whenever the
 // body was read and its id could be, even when the message is otherwise
@@ -210,7 +210,7 @@ func refuseOverBudget(w http.ResponseWriter, e *jsonrpc.Error) {
 // for it as it arrives (readCharged). A Content-Length past the limit gets
 // 413 at once, before any byte is read; a body that passes the limit while
 // being read gets 413 then, and is not read any further (refuseTooLarge).
-// One that does not arrive at WithMinBodyRate, or within WithReadTimeout,
+// One that does not arrive at Limits.MinBodyRate, or within Limits.ReadTimeout,
 // gets 400 and its connection is closed; one whose next bytes do not fit
 // the memory budget gets 503, its id recovered from what was read.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, c *charge) ([]byte, bool) {
@@ -325,7 +325,7 @@ func modernHeader(r *http.Request) bool {
 }
 
 // begin counts a request in; it fails with the error to answer while
-// shutting down or when as many requests as WithMaxInFlight allows are
+// shutting down or when as many requests as Limits.MaxInFlight allows are
 // running.
 func (h *Handler) begin() *jsonrpc.Error {
 	h.mu.Lock()
@@ -452,8 +452,8 @@ var (
 func newSessionID() string { return rand.Text() }
 
 // retryAfterBusy is the Retry-After, in seconds, of a refusal for want of
-// room (503 at WithMaxSessions or WithMaxInFlight, 429 at
-// WithMaxInFlightPerSession): slots free as requests finish and sessions
+// room (503 at Limits.MaxSessions or Limits.MaxInFlight, 429 at
+// Limits.MaxInFlightPerSession): slots free as requests finish and sessions
 // end, so a client may try again soon.
 const retryAfterBusy = "1"
 

@@ -213,7 +213,7 @@ func TestRefusedBodyNotDrained(t *testing.T) {
 		size  = 200 << 10
 	)
 	f := newFixture(t)
-	h := NewHandler(f.srv, WithMaxBodyBytes(limit))
+	h := NewHandler(f.srv, WithLimits(Limits{MaxBodyBytes: limit}))
 	var serverRead atomic.Int64
 	ts := httptest.NewUnstartedServer(h)
 	ts.Listener = countingListener{ts.Listener, &serverRead}
@@ -254,7 +254,7 @@ func TestRefusedBodyNotDrained(t *testing.T) {
 }
 
 // TestInitializeFloodGets503: 200 initialize requests from 10 clients at
-// once against WithMaxSessions(20) open exactly 20 sessions; every other
+// once against Limits.MaxSessions 20 open exactly 20 sessions; every other
 // one gets 503 with Retry-After and a JSON-RPC error that carries its id
 // and names the limit. Ending one session makes room for one more.
 func TestInitializeFloodGets503(t *testing.T) {
@@ -264,7 +264,7 @@ func TestInitializeFloodGets503(t *testing.T) {
 		clients     = 10
 	)
 	f := newFixture(t)
-	h, ts := testServer(t, f, WithMaxSessions(maxSessions))
+	h, ts := testServer(t, f, WithLimits(Limits{MaxSessions: maxSessions}))
 	type outcome struct {
 		status int
 		retry  string

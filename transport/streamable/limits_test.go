@@ -20,7 +20,7 @@ import (
 func TestMaxInFlightPerSession(t *testing.T) {
 	f := newFixture(t)
 	const perSession = 2
-	_, ts := testServer(t, f, WithMaxInFlight(perSession+1), WithMaxInFlightPerSession(perSession))
+	_, ts := testServer(t, f, WithLimits(Limits{MaxInFlight: perSession + 1, MaxInFlightPerSession: perSession}))
 	a, b := initialize(t, ts.URL), initialize(t, ts.URL)
 	defer close(f.release)
 
@@ -165,7 +165,7 @@ func TestErrorsNameNoGoTypes(t *testing.T) {
 // after waiting out the read timeout for a body that never comes.
 func TestDeclaredBodyOverLimitRefusedAtOnce(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, WithMaxBodyBytes(1<<10), WithReadTimeout(time.Hour))
+	_, ts := testServer(t, f, WithLimits(Limits{MaxBodyBytes: 1 << 10, ReadTimeout: time.Hour}))
 	nc, err := net.Dial("tcp", ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"github.com/toolwire/toolwire/transport"
 )
 
-// Defaults for the HandlerOption constructors; every limit can be changed.
+// Defaults of the handler's Limits; every limit can be changed.
 const (
 	DefaultMaxBodyBytes       = 4 << 20 // 4 MiB
 	DefaultSessionIdleTimeout = 10 * time.Minute
@@ -119,59 +119,13 @@ func WithSessionBus(bus SessionBus) HandlerOption {
 	return handlerOption(func(c *handlerConfig) { c.sessionBus = bus })
 }
 
-// WithMaxBodyBytes bounds a POST body (default 4 MiB); a larger one gets 413
-// with a JSON-RPC error. Values of zero or less mean the default.
-func WithMaxBodyBytes(n int64) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.maxBodyBytes = n })
-}
-
-// WithSessionIdleTimeout ends a 2025-era session that has had no request and
-// no open stream for d (default 10 minutes); its id then gets 404. Values of
-// zero or less mean the default. A session never used after initialize
-// ends sooner (WithUnusedSessionTimeout).
-func WithSessionIdleTimeout(d time.Duration) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.sessionIdleTimeout = d })
-}
-
-// WithMaxSessions bounds how many 2025-era sessions may be open at once
-// (default 10,000); an initialize past it gets 503 with Retry-After: 1 and
-// a JSON-RPC error naming the limit, once sessions idle past the timeout
-// have been swept. Values below 1 mean the default.
-func WithMaxSessions(n int) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.maxSessions = n })
-}
-
-// WithMaxInFlight bounds the requests being served at once, both eras
-// together (default 4096); past it a request gets 503 with Retry-After: 1.
-// A 2025-era request whose client dropped its stream still counts until it
-// finishes. Values below 1 mean the default.
-func WithMaxInFlight(n int) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.maxInFlight = n })
-}
-
-// WithMaxInFlightPerSession bounds the requests one 2025-era session may
-// have running at once (default 256, range 1 up to any int; values below 1
-// mean the default), so that one client cannot take every slot of
-// WithMaxInFlight. Past it that session's request POST gets 429 Too Many
-// Requests with Retry-After and a JSON-RPC error naming the limit; other
-// sessions are still served.
-//
-// A request whose POST connection the client dropped keeps running, since a
-// 2025-era client may resume its stream with GET and Last-Event-ID, and it
-// keeps counting against its session's limit (and WithMaxInFlight) until it
-// finishes, is cancelled with notifications/cancelled, hits the tool
-// timeout, or its session ends (DELETE or idle expiry).
-func WithMaxInFlightPerSession(n int) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.maxPerSession = n })
-}
-
 // WithMemoryBudget charges the body of every POST to b as it arrives, until
 // its request is answered (for a 2025-era call whose POST connection
 // dropped, until the call ends), so that requests in flight cannot hold
 // more memory than the budget allows whatever their content would cost
 // decoded, and a body announced but not sent holds next to nothing. A
 // request without a principal is charged to a share of b
-// (WithAnonymousShare, WithAddressShare). Past it a POST gets 503 with
+// (Limits.MaxAnonymousBytes, Limits.MaxAddressBytes). Past it a POST gets 503 with
 // Retry-After and a JSON-RPC error with jsonrpc.CodeOverloaded: refused
 // before its body is read when its Content-Length shows it does not fit
 // now (id null), else once the bytes read do not fit, undecoded, with the
@@ -179,77 +133,11 @@ func WithMaxInFlightPerSession(n int) HandlerOption {
 // shared with stdio and other handlers. By default the handler uses
 // transport.SharedMemoryBudget (transport.DefaultMemoryBudget, 32 MiB,
 // shared by the whole process); a nil b turns the budget off (POST bodies
-// are admitted whatever the requests in flight hold; WithMaxBodyBytes and
-// WithMaxInFlight still apply). A budget smaller than WithMaxBodyBytes
+// are admitted whatever the requests in flight hold; Limits.MaxBodyBytes and
+// Limits.MaxInFlight still apply). A budget smaller than Limits.MaxBodyBytes
 // refuses the largest bodies always.
 func WithMemoryBudget(b *transport.MemoryBudget) HandlerOption {
 	return handlerOption(func(c *handlerConfig) { c.budget, c.noBudget = b, b == nil })
-}
-
-// WithAnonymousShare bounds the bytes of the memory budget that the bodies
-// of requests without a principal (none in the request's context, see
-// auth.WithPrincipal: no credentials, or a server that checks none) may
-// hold together, so that callers without credentials cannot starve those
-// with them, whose requests draw on the whole budget. By default, and for
-// 0, it is half the budget's limit, and never less than WithMaxBodyBytes
-// (one body of the largest size); a negative n gives them no share of
-// their own. Each handler has its own share, of the budget it charges.
-func WithAnonymousShare(n int64) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.anonShare = n })
-}
-
-// WithAddressShare bounds what the bodies of requests without a principal
-// from one client address (the host of Request.RemoteAddr; an IPv6 address
-// by its /64) may hold at once, within WithAnonymousShare, so that one
-// client cannot take the whole anonymous share. By default, and for 0, it
-// is an eighth of the budget's limit, and never less than WithMaxBodyBytes
-// (under the defaults, one 4 MiB body); a negative n means no bound per
-// address. Behind a proxy every client has the proxy's address.
-func WithAddressShare(n int64) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.addrShare = n })
-}
-
-// WithMinBodyRate refuses a POST body that arrives slower than bytesPerSecond
-// once grace has passed (defaults DefaultMinBodyRate, DefaultBodyGrace): the
-// body's deadline starts grace after its read begins and moves a second
-// later for every bytesPerSecond bytes received, never past WithReadTimeout.
-// A body that stalls thus holds its connection and memory for grace, not the
-// whole read timeout; it gets 400 and its connection is closed. A rate of 0
-// and a grace of zero or less mean the defaults; a negative rate leaves
-// only WithReadTimeout.
-func WithMinBodyRate(bytesPerSecond int64, grace time.Duration) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.minBodyRate, c.bodyGrace = bytesPerSecond, grace })
-}
-
-// WithMaxSessionsPerPrincipal bounds the 2025-era sessions one principal
-// (auth.Principal.Key) may have open at once (default
-// DefaultMaxSessionsPerPrincipal), so that one identity cannot take every
-// session of WithMaxSessions; past it its initialize gets 503 with
-// Retry-After and a JSON-RPC error naming the limit. Values below 1 mean the
-// default.
-func WithMaxSessionsPerPrincipal(n int) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.maxPerPrincipal = n })
-}
-
-// WithMaxAnonymousSessions bounds the 2025-era sessions opened without a
-// principal, all together (default DefaultMaxAnonymousSessions), so that
-// callers without credentials cannot take every session of
-// WithMaxSessions; past it an anonymous initialize gets 503 with
-// Retry-After and a JSON-RPC error naming the limit. Values below 1 mean
-// the default.
-func WithMaxAnonymousSessions(n int) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.maxAnonymous = n })
-}
-
-// WithUnusedSessionTimeout ends a 2025-era session whose client has sent
-// nothing naming it since initialize (no notifications/initialized, no
-// request, no GET) once it has been idle for d (default
-// DefaultUnusedSessionTimeout), rather than WithSessionIdleTimeout: opening
-// sessions and leaving them holds a slot for seconds, not minutes. Values
-// of zero or less mean the default; a d past the idle timeout is that
-// timeout.
-func WithUnusedSessionTimeout(d time.Duration) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.unusedTimeout = d })
 }
 
 // WithSessionAdmission decides whether the caller of an initialize may
@@ -271,33 +159,6 @@ func WithSessionAdmission(admit func(r *http.Request, p *auth.Principal) error) 
 // whose client holds an event id are stored: nothing else can be resumed.
 func WithEventStore(s EventStore) HandlerOption {
 	return handlerOption(func(c *handlerConfig) { c.eventStore = s })
-}
-
-// WithRetryInterval sets the SSE retry field sent with each priming event:
-// how long a client waits before reconnecting a closed stream (default 1 s).
-// Values of zero or less mean the default.
-func WithRetryInterval(d time.Duration) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.retryInterval = d })
-}
-
-// WithKeepAliveInterval sets how often an idle SSE stream gets a comment
-// line, so that proxies and clients do not time it out (default 15 s). Zero
-// means the default; a negative value disables keep-alives.
-func WithKeepAliveInterval(d time.Duration) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.keepAliveInterval = d })
-}
-
-// WithWriteTimeout bounds each write to a client (default 30 s); a client
-// that does not read for this long loses its stream. Values of zero or less
-// mean the default.
-func WithWriteTimeout(d time.Duration) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.writeTimeout = d })
-}
-
-// WithReadTimeout bounds reading one request body (default 30 s). Values of
-// zero or less mean the default.
-func WithReadTimeout(d time.Duration) HandlerOption {
-	return handlerOption(func(c *handlerConfig) { c.readTimeout = d })
 }
 
 // LoggerOption sets where diagnostics go. It is both a HandlerOption (a

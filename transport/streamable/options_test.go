@@ -18,9 +18,13 @@ func TestHandlerOptionDefaults(t *testing.T) {
 		c.allowedHosts != nil || c.allowedOrigins != nil {
 		t.Fatalf("defaults: %+v", c)
 	}
-	c = newHandlerConfig([]HandlerOption{WithMaxBodyBytes(-1), WithSessionIdleTimeout(-1), WithMaxSessions(0),
-		WithMaxInFlight(-3), WithEventStore(nil), WithRetryInterval(0), WithKeepAliveInterval(-1),
-		WithWriteTimeout(-1), WithReadTimeout(0), WithLogger(nil), nil})
+	c = newHandlerConfig([]HandlerOption{WithLimits(Limits{
+		MaxBodyBytes:       -1,
+		SessionIdleTimeout: -1,
+		MaxSessions:        0,
+		MaxInFlight:        -3,
+	}), WithEventStore(nil), WithLimits(Limits{RetryInterval: 0, KeepAliveInterval: -1,
+		WriteTimeout: -1, ReadTimeout: 0}), WithLogger(nil), nil})
 	if c.maxBodyBytes != DefaultMaxBodyBytes || c.sessionIdleTimeout != DefaultSessionIdleTimeout ||
 		c.maxSessions != DefaultMaxSessions || c.maxInFlight != DefaultMaxInFlight || c.eventStore == nil ||
 		c.retryInterval != DefaultRetryInterval || c.keepAliveInterval != -1 ||
@@ -31,8 +35,8 @@ func TestHandlerOptionDefaults(t *testing.T) {
 	store := NewMemoryEventStore()
 	l := slog.New(slog.DiscardHandler)
 	c = newHandlerConfig([]HandlerOption{WithAllowedHosts("x"), WithAllowedHosts(hosts...),
-		WithAllowedOrigins("https://a.example"), WithMaxBodyBytes(10), WithMaxSessions(2), WithMaxInFlight(3),
-		WithEventStore(store), WithKeepAliveInterval(time.Second), WithLogger(l)})
+		WithAllowedOrigins("https://a.example"), WithLimits(Limits{MaxBodyBytes: 10, MaxSessions: 2, MaxInFlight: 3}),
+		WithEventStore(store), WithLimits(Limits{KeepAliveInterval: time.Second}), WithLogger(l)})
 	hosts[0] = "changed"
 	if len(c.allowedHosts) != 1 || c.allowedHosts[0] != "a.example" || c.allowedOrigins[0] != "https://a.example" ||
 		c.maxBodyBytes != 10 || c.maxSessions != 2 || c.maxInFlight != 3 || c.eventStore != store ||
@@ -44,8 +48,12 @@ func TestHandlerOptionDefaults(t *testing.T) {
 // TestServerOptionDefaults: the same rules for Serve's options; one
 // WithLogger value serves as both kinds of option.
 func TestServerOptionDefaults(t *testing.T) {
-	c := newServerConfig([]ServerOption{WithPath(""), WithReadHeaderTimeout(-1), WithIdleTimeout(0),
-		WithMaxHeaderBytes(-1), WithShutdownTimeout(0), WithOnListen(nil), nil})
+	c := newServerConfig([]ServerOption{WithPath(""), WithLimits(Limits{
+		ReadHeaderTimeout: -1,
+		IdleTimeout:       0,
+		MaxHeaderBytes:    -1,
+		ShutdownTimeout:   0,
+	}), WithOnListen(nil), nil})
 	if c.path != DefaultPath || c.readHeaderTimeout != DefaultReadHeaderTimeout || c.idleTimeout != DefaultIdleTimeout ||
 		c.maxHeaderBytes != DefaultMaxHeaderBytes || c.shutdownTimeout != DefaultShutdownTimeout ||
 		c.onListen != nil || c.logger == nil {
@@ -53,7 +61,7 @@ func TestServerOptionDefaults(t *testing.T) {
 	}
 	l := slog.New(slog.DiscardHandler)
 	log := WithLogger(l)
-	c = newServerConfig([]ServerOption{WithPath("/x"), WithPath("/y"), WithMaxHeaderBytes(5), log})
+	c = newServerConfig([]ServerOption{WithPath("/x"), WithPath("/y"), WithLimits(Limits{MaxHeaderBytes: 5}), log})
 	if h := newHandlerConfig([]HandlerOption{log}); h.logger != l || c.logger != l || c.path != "/y" || c.maxHeaderBytes != 5 {
 		t.Fatalf("set: %+v", c)
 	}

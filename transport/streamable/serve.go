@@ -12,7 +12,7 @@ import (
 	"github.com/toolwire/toolwire/internal/httpguard"
 )
 
-// Defaults for ListenAndServe and the ServerOption constructors.
+// Defaults for ListenAndServe and the server's Limits.
 const (
 	DefaultAddr              = "127.0.0.1:8080"
 	DefaultPath              = "/mcp"
@@ -21,7 +21,7 @@ const (
 	DefaultShutdownTimeout   = 30 * time.Second
 	DefaultMaxHeaderBytes    = 64 << 10
 	// DefaultMaxConns bounds the connections the endpoint holds at once
-	// (WithMaxConns): past it new ones wait in the kernel's backlog, so
+	// (Limits.MaxConns): past it new ones wait in the kernel's backlog, so
 	// that a flood of idle connections cannot exhaust the process's
 	// descriptors.
 	DefaultMaxConns = 4096
@@ -54,38 +54,6 @@ func (f serverOption) applyServer(c *serverConfig) { f(c) }
 // get 404. An empty path means the default.
 func WithPath(p string) ServerOption {
 	return serverOption(func(c *serverConfig) { c.path = p })
-}
-
-// WithReadHeaderTimeout bounds reading a request's headers (default 10 s).
-// Values of zero or less mean the default.
-func WithReadHeaderTimeout(d time.Duration) ServerOption {
-	return serverOption(func(c *serverConfig) { c.readHeaderTimeout = d })
-}
-
-// WithIdleTimeout bounds how long a keep-alive connection waits for its next
-// request (default 2 minutes). Values of zero or less mean the default.
-func WithIdleTimeout(d time.Duration) ServerOption {
-	return serverOption(func(c *serverConfig) { c.idleTimeout = d })
-}
-
-// WithMaxHeaderBytes bounds the size of a request's headers (default
-// 64 KiB). Values of zero or less mean the default.
-func WithMaxHeaderBytes(n int) ServerOption {
-	return serverOption(func(c *serverConfig) { c.maxHeaderBytes = n })
-}
-
-// WithMaxConns bounds the connections held at once (default
-// DefaultMaxConns); past it a new connection waits to be accepted until
-// one closes. Values of zero or less mean the default.
-func WithMaxConns(n int) ServerOption {
-	return serverOption(func(c *serverConfig) { c.maxConns = n })
-}
-
-// WithShutdownTimeout sets how long requests in flight may finish once the
-// context is done, before they are cancelled (default 30 s). Values of zero
-// or less mean the default.
-func WithShutdownTimeout(d time.Duration) ServerOption {
-	return serverOption(func(c *serverConfig) { c.shutdownTimeout = d })
 }
 
 // WithOnListen sets a function called with the endpoint's URL
@@ -159,7 +127,7 @@ func ListenAndServe(ctx context.Context, addr string, h *Handler, opts ...Server
 
 // Serve serves h at the endpoint path (WithPath) on ln until ctx is done,
 // then shuts down gracefully: the listener closes, streams end, and requests
-// in flight get up to the shutdown timeout (WithShutdownTimeout) to finish. There is no whole-request write timeout,
+// in flight get up to the shutdown timeout (Limits.ShutdownTimeout) to finish. There is no whole-request write timeout,
 // which would cut SSE streams; the handler bounds each write instead.
 func Serve(ctx context.Context, ln net.Listener, h *Handler, opts ...ServerOption) error {
 	o := newServerConfig(opts)

@@ -32,7 +32,7 @@ func TestAnonymousInitializeFloodLeavesKeyedSessions(t *testing.T) {
 	f := newFixture(t)
 	// The flood's sessions are never used: the unused timeout is put out
 	// of reach, so that none expires on a slow machine and makes room.
-	h := NewHandler(f.srv, WithUnusedSessionTimeout(time.Hour))
+	h := NewHandler(f.srv, WithLimits(Limits{UnusedSessionTimeout: time.Hour}))
 	ts := httptest.NewServer(bearerAuth(h))
 	t.Cleanup(func() { h.Close(); ts.Close() })
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers + 4}}
@@ -109,7 +109,7 @@ func TestAnonymousInitializeFloodLeavesKeyedSessions(t *testing.T) {
 // caller still open theirs, and ending one of its sessions makes room.
 func TestSessionCapPerPrincipal(t *testing.T) {
 	f := newFixture(t)
-	h := NewHandler(f.srv, WithMaxSessionsPerPrincipal(3), WithMaxAnonymousSessions(2))
+	h := NewHandler(f.srv, WithLimits(Limits{MaxSessionsPerPrincipal: 3, MaxAnonymousSessions: 2}))
 	ts := httptest.NewServer(bearerAuth(h))
 	t.Cleanup(func() { h.Close(); ts.Close() })
 	initAs := func(who string) *http.Response {
@@ -156,7 +156,7 @@ func TestSessionCapPerPrincipal(t *testing.T) {
 func TestUnusedSessionExpires(t *testing.T) {
 	f := newFixture(t)
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	h := NewHandler(f.srv, WithSessionIdleTimeout(time.Hour), WithUnusedSessionTimeout(30*time.Second), WithMaxAnonymousSessions(2))
+	h := NewHandler(f.srv, WithLimits(Limits{SessionIdleTimeout: time.Hour, UnusedSessionTimeout: 30 * time.Second, MaxAnonymousSessions: 2}))
 	h.now = clock.Now
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() { h.Close(); ts.Close() })
@@ -240,13 +240,13 @@ func TestSessionAdmission(t *testing.T) {
 func TestSessionCapDefaults(t *testing.T) {
 	for _, c := range []handlerConfig{
 		newHandlerConfig(nil),
-		newHandlerConfig([]HandlerOption{WithMaxSessionsPerPrincipal(0), WithMaxAnonymousSessions(-1), WithUnusedSessionTimeout(0)}),
+		newHandlerConfig([]HandlerOption{WithLimits(Limits{MaxSessionsPerPrincipal: 0, MaxAnonymousSessions: -1, UnusedSessionTimeout: 0})}),
 	} {
 		if c.maxPerPrincipal != DefaultMaxSessionsPerPrincipal || c.maxAnonymous != DefaultMaxAnonymousSessions || c.unusedTimeout != DefaultUnusedSessionTimeout {
 			t.Errorf("defaults: %d per principal, %d anonymous, unused for %v", c.maxPerPrincipal, c.maxAnonymous, c.unusedTimeout)
 		}
 	}
-	c := newHandlerConfig([]HandlerOption{WithSessionIdleTimeout(10 * time.Second)})
+	c := newHandlerConfig([]HandlerOption{WithLimits(Limits{SessionIdleTimeout: 10 * time.Second})})
 	if c.unusedTimeout != 10*time.Second {
 		t.Errorf("an unused timeout past the idle timeout: %v", c.unusedTimeout)
 	}

@@ -21,7 +21,7 @@ import (
 func expiringHandler(t *testing.T, f *fixture, opts ...HandlerOption) (*Handler, *fakeClock, *httptest.Server) {
 	t.Helper()
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	h := NewHandler(f.srv, append([]HandlerOption{WithSessionIdleTimeout(time.Minute)}, opts...)...)
+	h := NewHandler(f.srv, append([]HandlerOption{WithLimits(Limits{SessionIdleTimeout: time.Minute})}, opts...)...)
 	h.now = clock.Now
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
@@ -33,7 +33,7 @@ func expiringHandler(t *testing.T, f *fixture, opts ...HandlerOption) (*Handler,
 
 func TestSessionExpiry(t *testing.T) {
 	f := newFixture(t)
-	h, clock, ts := expiringHandler(t, f, WithSessionIdleTimeout(time.Minute))
+	h, clock, ts := expiringHandler(t, f, WithLimits(Limits{SessionIdleTimeout: time.Minute}))
 	idle := initialize(t, ts.URL)
 	busy := initialize(t, ts.URL)
 
@@ -80,7 +80,7 @@ func TestSessionWithOpenStreamDoesNotExpire(t *testing.T) {
 
 func TestSessionCap(t *testing.T) {
 	f := newFixture(t)
-	h, clock, ts := expiringHandler(t, f, WithMaxSessions(2))
+	h, clock, ts := expiringHandler(t, f, WithLimits(Limits{MaxSessions: 2}))
 	initialize(t, ts.URL)
 	initialize(t, ts.URL)
 	resp := do(t, legacyRequest(t, ts.URL, "", initializeBody))
@@ -103,7 +103,7 @@ func TestAbandonedSessionsReleaseMemory(t *testing.T) {
 	f := newFixture(t)
 	store := NewMemoryEventStore()
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	h := NewHandler(f.srv, WithSessionIdleTimeout(time.Minute), WithMaxSessions(2000), WithEventStore(store))
+	h := NewHandler(f.srv, WithLimits(Limits{SessionIdleTimeout: time.Minute, MaxSessions: 2000}), WithEventStore(store))
 	h.now = clock.Now
 	defer h.Close()
 

@@ -207,7 +207,7 @@ func TestHeldStreamKeepsTheSession(t *testing.T) {
 	events, bus := NewMemoryEventStore(), NewMemorySessionBus()
 	serve := func() (*Handler, string) {
 		h := NewHandler(newFixture(t).srv, WithSessionStore(store), WithEventStore(events), WithSessionBus(bus),
-			WithSessionIdleTimeout(idle))
+			WithLimits(Limits{SessionIdleTimeout: idle}))
 		h.now = clock.Now
 		ts := httptest.NewServer(h)
 		t.Cleanup(func() { h.Close(); ts.Close() })

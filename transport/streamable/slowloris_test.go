@@ -72,7 +72,7 @@ func (l *connClock) Accept() (net.Conn, error) {
 
 // TestSlowlorisClosedByReadHeaderTimeout: 1,000 connections each send a
 // request line and headers a byte at a time, never finishing them, against
-// a server started with Serve and WithReadHeaderTimeout(2s). The clients
+// a server started with Serve and a 2 s Limits.ReadHeaderTimeout. The clients
 // go on dripping until the server closes their connection, and nothing in
 // the server but that timeout closes a connection whose headers are not
 // complete: the server closing every one, none before the timeout after
@@ -93,7 +93,7 @@ func TestSlowlorisClosedByReadHeaderTimeout(t *testing.T) {
 	h := NewHandler(f.srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, ln, h, WithReadHeaderTimeout(timeout)) }()
+	go func() { served <- Serve(ctx, ln, h, WithLimits(Limits{ReadHeaderTimeout: timeout})) }()
 	defer func() {
 		cancel()
 		if err := testwait.Recv(t, served, "Serve to return"); err != nil {

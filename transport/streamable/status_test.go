@@ -15,7 +15,7 @@ import (
 // checks the JSON-RPC error body that goes with it.
 func TestStatusCodes(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, WithMaxBodyBytes(1024))
+	_, ts := testServer(t, f, WithLimits(Limits{MaxBodyBytes: 1024}))
 	url := ts.URL
 	sid := initialize(t, url)
 
@@ -182,7 +182,7 @@ func TestModernErrorsEchoID(t *testing.T) {
 // requests are served again.
 func TestMaxInFlight(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, WithMaxInFlight(1))
+	_, ts := testServer(t, f, WithLimits(Limits{MaxInFlight: 1}))
 	replies := make(chan string, 1)
 	go func() {
 		resp := do(t, modernRequest(t, ts.URL, 1, "tools/call", map[string]any{"name": "gate"}))

@@ -339,7 +339,7 @@ func TestStandaloneStream(t *testing.T) {
 // TestKeepAlive: an idle SSE stream gets comment lines.
 func TestKeepAlive(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, WithKeepAliveInterval(time.Millisecond))
+	_, ts := testServer(t, f, WithLimits(Limits{KeepAliveInterval: time.Millisecond}))
 	sid := initialize(t, ts.URL)
 	resp := openGET(t, ts.URL, sid, "")
 	defer resp.Body.Close()
@@ -356,7 +356,7 @@ func TestKeepAlive(t *testing.T) {
 // stream once a write has waited past the write timeout.
 func TestWriteTimeoutDropsStuckClient(t *testing.T) {
 	f := newFixture(t)
-	h, ts := testServer(t, f, WithWriteTimeout(20*time.Millisecond), WithKeepAliveInterval(-1))
+	h, ts := testServer(t, f, WithLimits(Limits{WriteTimeout: 20 * time.Millisecond, KeepAliveInterval: -1}))
 	sid := initialize(t, ts.URL)
 	resp := openGET(t, ts.URL, sid, "")
 	defer resp.Body.Close() // never read

@@ -16,7 +16,7 @@ import (
 // holding the handler forever.
 func TestReadTimeoutEndsStalledBody(t *testing.T) {
 	f := newFixture(t)
-	_, ts := testServer(t, f, WithReadTimeout(20*time.Millisecond))
+	_, ts := testServer(t, f, WithLimits(Limits{ReadTimeout: 20 * time.Millisecond}))
 	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func endpoint(tb testing.TB, opts ...streamable.HandlerOption) (url string, stop
 	}); err != nil {
 		tb.Fatal(err)
 	}
-	h := streamable.NewHandler(s, append(opts, streamable.WithMaxSessions(1<<20))...)
+	h := streamable.NewHandler(s, append(opts, streamable.WithLimits(streamable.Limits{MaxSessions: 1 << 20}))...)
 	ts := httptest.NewServer(h)
 	var once bool
 	stop = func() {
