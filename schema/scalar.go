@@ -149,6 +149,25 @@ const (
 	verdictUncheckable // too large to compare exactly, and magnitude does not decide
 )
 
+// numberBound is one of minimum, maximum, exclusiveMinimum and
+// exclusiveMaximum: the bound and which comparison of a value with it
+// (-1, 0, +1) breaks it.
+type numberBound struct {
+	bound *big.Rat
+	fails func(int) bool
+}
+
+// numberBounds lists the plan's four numeric bounds, set or not, for the
+// exact comparison and for the magnitude-only one of a huge number alike.
+func (p *plan) numberBounds() [4]numberBound {
+	return [4]numberBound{
+		{p.minimum, func(c int) bool { return c < 0 }},
+		{p.maximum, func(c int) bool { return c > 0 }},
+		{p.exclusiveMin, func(c int) bool { return c <= 0 }},
+		{p.exclusiveMax, func(c int) bool { return c >= 0 }},
+	}
+}
+
 func numberPasses(p *plan, raw []byte, d decimal) verdict {
 	if p.enum != nil && len(p.enum.numbers) == 0 || p.constToo != nil && len(p.constToo.numbers) == 0 {
 		return verdictFail // the enum holds no number
@@ -170,15 +189,7 @@ func numberPasses(p *plan, raw []byte, d decimal) verdict {
 		if p.enum != nil || p.multipleOf != nil {
 			return verdictUncheckable
 		}
-		for _, b := range []struct {
-			bound *big.Rat
-			fails func(int) bool
-		}{
-			{p.minimum, func(c int) bool { return c < 0 }},
-			{p.maximum, func(c int) bool { return c > 0 }},
-			{p.exclusiveMin, func(c int) bool { return c <= 0 }},
-			{p.exclusiveMax, func(c int) bool { return c >= 0 }},
-		} {
+		for _, b := range p.numberBounds() {
 			if b.bound == nil {
 				continue
 			}
@@ -192,15 +203,7 @@ func numberPasses(p *plan, raw []byte, d decimal) verdict {
 	if p.enum != nil && !numberIn(p.enum, rat()) || p.constToo != nil && !numberIn(p.constToo, rat()) {
 		return verdictFail
 	}
-	for _, b := range []struct {
-		bound *big.Rat
-		fails func(int) bool
-	}{
-		{p.minimum, func(c int) bool { return c < 0 }},
-		{p.maximum, func(c int) bool { return c > 0 }},
-		{p.exclusiveMin, func(c int) bool { return c <= 0 }},
-		{p.exclusiveMax, func(c int) bool { return c >= 0 }},
-	} {
+	for _, b := range p.numberBounds() {
 		if b.bound == nil {
 			continue
 		}
