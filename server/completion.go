@@ -2,13 +2,9 @@ package server
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -72,10 +68,9 @@ type completionKey struct{ ref, name, arg string }
 // completionRegistry holds the completion handlers; completion/complete
 // joins the method table with the first.
 type completionRegistry struct {
-	methods sync.Mutex
-	served  atomic.Bool
-	mu      sync.RWMutex
-	byKey   map[completionKey]CompleteFunc
+	methodGate
+	mu    sync.RWMutex
+	byKey map[completionKey]CompleteFunc
 }
 
 // AddPromptCompletion completes the argument arg of the prompt named
@@ -120,21 +115,11 @@ func (s *Server) addCompletion(k completionKey, f CompleteFunc) error {
 	return nil
 }
 
+// ensureCompletionMethod adds completion/complete to the method table, and
+// so the completions capability, with the first completion.
 func (s *Server) ensureCompletionMethod() error {
-	r := &s.completions
-	r.methods.Lock()
-	defer r.methods.Unlock()
-	if r.served.Load() {
-		return nil
-	}
-	if s.hasMethod(mcp.MethodComplete) {
-		return &RegistrationError{Kind: "completion", Reason: "completion/complete is already in the method table (added with AddMethod)"}
-	}
-	if err := s.addMethod(MethodSpec{Name: mcp.MethodComplete, Capability: "completions"}, s.complete); err != nil {
-		return err
-	}
-	r.served.Store(true)
-	return nil
+	return s.joinMethods(&s.completions.methodGate, "completion",
+		registryMethod{MethodSpec{Name: mcp.MethodComplete, Capability: "completions"}, s.complete})
 }
 
 // completeParams are the params of completion/complete as read: missing
@@ -173,11 +158,9 @@ func (s *Server) complete(ctx context.Context, req *Request) (any, error) {
 	switch p.Ref.Type {
 	case mcp.RefPrompt:
 		key.name = p.Ref.Name
-		s.prompts.mu.RLock()
-		pr, _ := s.prompts.set.get(p.Ref.Name)
-		s.prompts.mu.RUnlock()
-		if pr == nil {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown prompt: %q", p.Ref.Name)
+		pr, jerr := s.lookupPrompt(p.Ref.Name)
+		if jerr != nil {
+			return nil, jerr
 		}
 		if !slices.ContainsFunc(pr.def.Arguments, func(a mcp.PromptArgument) bool { return a.Name == cr.Argument }) {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "prompt %q has no argument %q", p.Ref.Name, cr.Argument)
@@ -209,12 +192,12 @@ func (s *Server) complete(ctx context.Context, req *Request) (any, error) {
 	if f == nil {
 		return res, nil
 	}
-	c, err := s.runCompletion(ctx, cr, f)
+	c, err := runHandler(s, "completion", "argument", cr.Argument, func() (*mcp.Completion, error) { return f(ctx, cr) })
 	if err != nil {
 		if je, ok := jsonrpc.AsError(err); ok {
 			return nil, je
 		}
-		if err == errCompletionPanic {
+		if err == errHandlerPanic {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "completion of %q failed with an internal error", cr.Argument)
 		}
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "completion of %q failed: %v", cr.Argument, err)
@@ -230,16 +213,4 @@ func (s *Server) complete(ctx context.Context, req *Request) (any, error) {
 		}
 	}
 	return res, nil
-}
-
-var errCompletionPanic = errors.New("internal error")
-
-func (s *Server) runCompletion(ctx context.Context, req *CompleteRequest, f CompleteFunc) (c *mcp.Completion, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.cfg.logger.Error("completion handler panicked", "argument", req.Argument, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			c, err = nil, errCompletionPanic
-		}
-	}()
-	return f(ctx, req)
 }

@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -61,10 +59,9 @@ type prompt struct {
 // promptRegistry holds the prompts; prompts/list and prompts/get join the
 // method table with the first one.
 type promptRegistry struct {
-	methods sync.Mutex  // held while the prompt methods join the table
-	served  atomic.Bool // the prompt methods are this registry's
-	mu      sync.RWMutex
-	set     sortedSet[*prompt] // in prompts/list order
+	methodGate
+	mu  sync.RWMutex
+	set sortedSet[*prompt] // in prompts/list order
 }
 
 // AddPrompt registers a prompt template served by prompts/get. The first
@@ -100,14 +97,9 @@ func AddPrompt(s *Server, p *mcp.Prompt, h PromptFunc) error {
 	if err := s.ensurePromptMethods(); err != nil {
 		return err
 	}
-	r := &s.prompts
-	r.mu.Lock()
-	added := r.set.add(def.Name, &prompt{def: &def, handle: h})
-	r.mu.Unlock()
-	if !added {
+	if !addListed(s, &s.prompts.mu, &s.prompts.set, def.Name, &prompt{def: &def, handle: h}, changedPrompts) {
 		return &RegistrationError{Kind: "prompt", Name: def.Name, Reason: "a prompt with this name is already registered"}
 	}
-	s.listChanged(changedPrompts)
 	return nil
 }
 
@@ -115,72 +107,33 @@ func AddPrompt(s *Server, p *mcp.Prompt, h PromptFunc) error {
 // changed. It reports whether the prompt existed. The prompts capability
 // stays declared.
 func (s *Server) RemovePrompt(name string) bool {
-	r := &s.prompts
-	r.mu.Lock()
-	ok := r.set.remove(name)
-	r.mu.Unlock()
-	if ok {
-		s.listChanged(changedPrompts)
-	}
-	return ok
+	return removeListed(s, &s.prompts.mu, &s.prompts.set, name, changedPrompts)
 }
 
 // Prompts returns the registered prompts in list order.
 func (s *Server) Prompts() []*mcp.Prompt {
-	r := &s.prompts
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]*mcp.Prompt, 0, len(r.set.names))
-	for _, p := range r.set.values() {
-		out = append(out, p.def)
-	}
-	return out
+	return listedDefs(&s.prompts.mu, &s.prompts.set, promptDef)
 }
+
+func promptDef(p *prompt) *mcp.Prompt { return p.def }
 
 // ensurePromptMethods adds prompts/list and prompts/get to the method
 // table, and so the prompts capability, when the first prompt is
-// registered. A table that already has them from AddMethod is an error: the
-// registry would not be the one serving them.
+// registered.
 func (s *Server) ensurePromptMethods() error {
-	r := &s.prompts
-	r.methods.Lock()
-	defer r.methods.Unlock()
-	if r.served.Load() {
-		return nil
-	}
 	listChanged := json.RawMessage(`{"listChanged":true}`)
-	if s.hasMethod(mcp.MethodListPrompts) || s.hasMethod(mcp.MethodGetPrompt) {
-		return &RegistrationError{Kind: "prompt", Reason: "prompts/list or prompts/get is already in the method table (added with AddMethod)"}
-	}
-	if err := s.addMethod(MethodSpec{Name: mcp.MethodListPrompts, Capability: "prompts", CapabilityValue: listChanged, Cacheable: true}, s.listPrompts); err != nil {
-		return err
-	}
-	if err := s.addMethod(MethodSpec{Name: mcp.MethodGetPrompt, Capability: "prompts", CapabilityValue: listChanged, NameParam: "name", Input: true}, s.getPrompt); err != nil {
-		return err
-	}
-	r.served.Store(true)
-	return nil
+	return s.joinMethods(&s.prompts.methodGate, "prompt",
+		registryMethod{MethodSpec{Name: mcp.MethodListPrompts, Capability: "prompts", CapabilityValue: listChanged, Cacheable: true}, s.listPrompts},
+		registryMethod{MethodSpec{Name: mcp.MethodGetPrompt, Capability: "prompts", CapabilityValue: listChanged, NameParam: "name", Input: true}, s.getPrompt})
 }
 
 // listPrompts serves prompts/list: one page in name order, with a cursor
 // naming the last prompt of the page.
 func (s *Server) listPrompts(_ context.Context, req *Request) (any, error) {
-	var p mcp.ListPromptsParams
-	if err := decodeParams(req.Method, req.Params, &p); err != nil {
-		return nil, err
-	}
-	r := &s.prompts
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	prompts, next, jerr := r.set.page(promptCursorPrefix, p.Cursor, s.cfg.pageSize, s.keep(req, ListPrompts))
-	if jerr != nil {
-		return nil, jerr
-	}
-	res := &mcp.ListPromptsResult{Prompts: make([]*mcp.Prompt, len(prompts)), NextCursor: next}
-	for i, pr := range prompts {
-		res.Prompts[i] = pr.def
-	}
-	return res, nil
+	return listPage(s, req, &s.prompts.mu, &s.prompts.set, promptCursorPrefix, ListPrompts, promptDef,
+		func(prompts []*mcp.Prompt, next string) any {
+			return &mcp.ListPromptsResult{Prompts: prompts, NextCursor: next}
+		})
 }
 
 // getPromptParams are the params of prompts/get as read: arguments raw, so
@@ -205,11 +158,9 @@ func (s *Server) getPrompt(ctx context.Context, req *Request) (any, error) {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid prompts/get params: "name" is required`)
 	}
 	name := *p.Name
-	s.prompts.mu.RLock()
-	pr, _ := s.prompts.set.get(name)
-	s.prompts.mu.RUnlock()
-	if pr == nil {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown prompt: %q", name)
+	pr, jerr := s.lookupPrompt(name)
+	if jerr != nil {
+		return nil, jerr
 	}
 	args, jerr := promptArguments(p.Arguments)
 	if jerr != nil {
@@ -228,7 +179,8 @@ func (s *Server) getPrompt(ctx context.Context, req *Request) (any, error) {
 	default:
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "prompt %q: missing required arguments %s", name, quoteAll(missing))
 	}
-	res, err := s.runPrompt(ctx, &PromptRequest{Request: req, Name: name, Prompt: pr.def}, pr, args)
+	preq := &PromptRequest{Request: req, Name: name, Prompt: pr.def}
+	res, err := runHandler(s, "prompt", "prompt", name, func() (*mcp.GetPromptResult, error) { return pr.handle(ctx, preq, args) })
 	if err != nil {
 		return nil, s.promptError(name, err)
 	}
@@ -299,18 +251,16 @@ func quoteAll(names []string) string {
 	return strings.Join(q, ", ")
 }
 
-// runPrompt calls the handler, recovering a panic as an internal error.
-func (s *Server) runPrompt(ctx context.Context, req *PromptRequest, pr *prompt, args map[string]string) (res *mcp.GetPromptResult, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.cfg.logger.Error("prompt handler panicked", "prompt", req.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			res, err = nil, errPromptPanic
-		}
-	}()
-	return pr.handle(ctx, req, args)
+// lookupPrompt returns the prompt named name; an unknown prompt is -32602.
+func (s *Server) lookupPrompt(name string) (*prompt, *jsonrpc.Error) {
+	s.prompts.mu.RLock()
+	pr, _ := s.prompts.set.get(name)
+	s.prompts.mu.RUnlock()
+	if pr == nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown prompt: %q", name)
+	}
+	return pr, nil
 }
-
-var errPromptPanic = errors.New("internal error")
 
 // promptError routes a handler error: a *jsonrpc.Error as itself, a
 // *PromptArgumentError as -32602, anything else as -32603.
@@ -322,7 +272,7 @@ func (s *Server) promptError(name string, err error) *jsonrpc.Error {
 	if errors.As(err, &ae) {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "prompt %q: %v", name, ae)
 	}
-	if err == errPromptPanic {
+	if err == errHandlerPanic {
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, "prompt %q failed with an internal error", name)
 	}
 	s.cfg.logger.Debug("prompt handler failed", "prompt", name, "error", err)

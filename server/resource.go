@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -123,11 +121,10 @@ type resourceTemplate struct {
 // resources/subscribe and unsubscribe join the method table with the first
 // resource or template.
 type resourceRegistry struct {
-	methods sync.Mutex  // held while the resource methods join the table
-	served  atomic.Bool // the resource methods are this registry's
-	mu      sync.RWMutex
-	static  sortedSet[*resource]         // by URI: the resources/list order
-	tmpls   sortedSet[*resourceTemplate] // by uriTemplate: the templates/list and matching order
+	methodGate
+	mu     sync.RWMutex
+	static sortedSet[*resource]         // by URI: the resources/list order
+	tmpls  sortedSet[*resourceTemplate] // by uriTemplate: the templates/list and matching order
 
 	subs subscriptions // subscribe.go
 }
@@ -172,14 +169,9 @@ func AddResource(s *Server, r *mcp.Resource, h ResourceFunc) error {
 	if err := s.ensureResourceMethods("resource"); err != nil {
 		return err
 	}
-	reg := &s.resources
-	reg.mu.Lock()
-	added := reg.static.add(def.URI, &resource{def: &def, handle: h})
-	reg.mu.Unlock()
-	if !added {
+	if !addListed(s, &s.resources.mu, &s.resources.static, def.URI, &resource{def: &def, handle: h}, changedResources) {
 		return &RegistrationError{Kind: "resource", Name: def.URI, Reason: "a resource with this URI is already registered"}
 	}
-	s.listChanged(changedResources)
 	return nil
 }
 
@@ -256,11 +248,7 @@ func AddResourceTemplate(s *Server, t *mcp.ResourceTemplate, h ResourceTemplateF
 	if err := s.ensureResourceMethods(kind); err != nil {
 		return err
 	}
-	reg := &s.resources
-	reg.mu.Lock()
-	added := reg.tmpls.add(def.URITemplate, &resourceTemplate{def: &def, tmpl: tmpl, handle: h})
-	reg.mu.Unlock()
-	if !added {
+	if !addListed(s, &s.resources.mu, &s.resources.tmpls, def.URITemplate, &resourceTemplate{def: &def, tmpl: tmpl, handle: h}, changedResources) {
 		return &RegistrationError{Kind: kind, Name: def.URITemplate, Reason: "a resource template with this uriTemplate is already registered"}
 	}
 	for _, c := range cfg.completions {
@@ -268,7 +256,6 @@ func AddResourceTemplate(s *Server, t *mcp.ResourceTemplate, h ResourceTemplateF
 			return err
 		}
 	}
-	s.listChanged(changedResources)
 	return nil
 }
 
@@ -276,128 +263,57 @@ func AddResourceTemplate(s *Server, t *mcp.ResourceTemplate, h ResourceTemplateF
 // the list changed. It reports whether the resource existed. Subscriptions
 // to the URI stay: the resource may come back.
 func (s *Server) RemoveResource(uri string) bool {
-	reg := &s.resources
-	reg.mu.Lock()
-	ok := reg.static.remove(uri)
-	reg.mu.Unlock()
-	if ok {
-		s.listChanged(changedResources)
-	}
-	return ok
+	return removeListed(s, &s.resources.mu, &s.resources.static, uri, changedResources)
 }
 
 // RemoveResourceTemplate unregisters a resource template and tells
 // connected clients the list changed. It reports whether it existed.
 // Completions registered for it stay.
 func (s *Server) RemoveResourceTemplate(uriTemplate string) bool {
-	reg := &s.resources
-	reg.mu.Lock()
-	ok := reg.tmpls.remove(uriTemplate)
-	reg.mu.Unlock()
-	if ok {
-		s.listChanged(changedResources)
-	}
-	return ok
+	return removeListed(s, &s.resources.mu, &s.resources.tmpls, uriTemplate, changedResources)
 }
 
 // Resources returns the registered static resources in list order (by URI).
 func (s *Server) Resources() []*mcp.Resource {
-	reg := &s.resources
-	reg.mu.RLock()
-	defer reg.mu.RUnlock()
-	out := make([]*mcp.Resource, 0, len(reg.static.names))
-	for _, r := range reg.static.values() {
-		out = append(out, r.def)
-	}
-	return out
+	return listedDefs(&s.resources.mu, &s.resources.static, resourceDef)
 }
 
 // ResourceTemplates returns the registered resource templates in list and
 // matching order (by uriTemplate).
 func (s *Server) ResourceTemplates() []*mcp.ResourceTemplate {
-	reg := &s.resources
-	reg.mu.RLock()
-	defer reg.mu.RUnlock()
-	out := make([]*mcp.ResourceTemplate, 0, len(reg.tmpls.names))
-	for _, t := range reg.tmpls.values() {
-		out = append(out, t.def)
-	}
-	return out
+	return listedDefs(&s.resources.mu, &s.resources.tmpls, templateDef)
 }
+
+func resourceDef(r *resource) *mcp.Resource                 { return r.def }
+func templateDef(t *resourceTemplate) *mcp.ResourceTemplate { return t.def }
 
 // ensureResourceMethods adds the resource methods to the method table, and
 // so the resources capability, with the first resource or template.
 func (s *Server) ensureResourceMethods(kind string) error {
-	reg := &s.resources
-	reg.methods.Lock()
-	defer reg.methods.Unlock()
-	if reg.served.Load() {
-		return nil
-	}
-	names := []string{mcp.MethodListResources, mcp.MethodListResourceTemplates, mcp.MethodReadResource, mcp.MethodSubscribe, mcp.MethodUnsubscribe}
-	for _, n := range names {
-		if s.hasMethod(n) {
-			return &RegistrationError{Kind: kind, Reason: n + " is already in the method table (added with AddMethod)"}
-		}
-	}
 	caps := json.RawMessage(`{"subscribe":true,"listChanged":true}`)
-	for _, m := range []struct {
-		spec   MethodSpec
-		handle func(context.Context, *Request) (any, error)
-	}{
-		{MethodSpec{Name: mcp.MethodListResources, Capability: "resources", CapabilityValue: caps, Cacheable: true}, s.listResources},
-		{MethodSpec{Name: mcp.MethodListResourceTemplates, Capability: "resources", CapabilityValue: caps, Cacheable: true}, s.listResourceTemplates},
-		{MethodSpec{Name: mcp.MethodReadResource, Capability: "resources", CapabilityValue: caps, NameParam: "uri", Input: true}, s.readResource},
-		{MethodSpec{Name: mcp.MethodSubscribe, Eras: Legacy, Capability: "resources", CapabilityValue: caps}, s.subscribe},
-		{MethodSpec{Name: mcp.MethodUnsubscribe, Eras: Legacy, Capability: "resources", CapabilityValue: caps}, s.unsubscribe},
-	} {
-		if err := s.addMethod(m.spec, m.handle); err != nil {
-			return err
-		}
-	}
-	reg.served.Store(true)
-	return nil
+	return s.joinMethods(&s.resources.methodGate, kind,
+		registryMethod{MethodSpec{Name: mcp.MethodListResources, Capability: "resources", CapabilityValue: caps, Cacheable: true}, s.listResources},
+		registryMethod{MethodSpec{Name: mcp.MethodListResourceTemplates, Capability: "resources", CapabilityValue: caps, Cacheable: true}, s.listResourceTemplates},
+		registryMethod{MethodSpec{Name: mcp.MethodReadResource, Capability: "resources", CapabilityValue: caps, NameParam: "uri", Input: true}, s.readResource},
+		registryMethod{MethodSpec{Name: mcp.MethodSubscribe, Eras: Legacy, Capability: "resources", CapabilityValue: caps}, s.subscribe},
+		registryMethod{MethodSpec{Name: mcp.MethodUnsubscribe, Eras: Legacy, Capability: "resources", CapabilityValue: caps}, s.unsubscribe})
 }
 
 // listResources serves resources/list: one page in URI order.
 func (s *Server) listResources(_ context.Context, req *Request) (any, error) {
-	var p mcp.ListResourcesParams
-	if err := decodeParams(req.Method, req.Params, &p); err != nil {
-		return nil, err
-	}
-	reg := &s.resources
-	reg.mu.RLock()
-	defer reg.mu.RUnlock()
-	entries, next, jerr := reg.static.page(resourceCursorPrefix, p.Cursor, s.cfg.pageSize, s.keep(req, ListResources))
-	if jerr != nil {
-		return nil, jerr
-	}
-	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, len(entries)), NextCursor: next}
-	for i, r := range entries {
-		res.Resources[i] = r.def
-	}
-	return res, nil
+	return listPage(s, req, &s.resources.mu, &s.resources.static, resourceCursorPrefix, ListResources, resourceDef,
+		func(resources []*mcp.Resource, next string) any {
+			return &mcp.ListResourcesResult{Resources: resources, NextCursor: next}
+		})
 }
 
 // listResourceTemplates serves resources/templates/list: one page in
 // uriTemplate order.
 func (s *Server) listResourceTemplates(_ context.Context, req *Request) (any, error) {
-	var p mcp.ListResourcesParams
-	if err := decodeParams(req.Method, req.Params, &p); err != nil {
-		return nil, err
-	}
-	reg := &s.resources
-	reg.mu.RLock()
-	defer reg.mu.RUnlock()
-	entries, next, jerr := reg.tmpls.page(templateCursorPrefix, p.Cursor, s.cfg.pageSize, s.keep(req, ListResourceTemplates))
-	if jerr != nil {
-		return nil, jerr
-	}
-	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: make([]*mcp.ResourceTemplate, len(entries)), NextCursor: next}
-	for i, t := range entries {
-		res.ResourceTemplates[i] = t.def
-	}
-	return res, nil
+	return listPage(s, req, &s.resources.mu, &s.resources.tmpls, templateCursorPrefix, ListResourceTemplates, templateDef,
+		func(tmpls []*mcp.ResourceTemplate, next string) any {
+			return &mcp.ListResourceTemplatesResult{ResourceTemplates: tmpls, NextCursor: next}
+		})
 }
 
 // uriParams are the params of resources/read, subscribe and unsubscribe as
@@ -463,7 +379,7 @@ func (s *Server) readResource(ctx context.Context, req *Request) (any, error) {
 	if handle == nil {
 		return nil, resourceNotFound(req.Peer.Era, uri)
 	}
-	res, err := s.runResource(ctx, rr, handle)
+	res, err := runHandler(s, "resource", "uri", uri, func() (*mcp.ReadResourceResult, error) { return handle(ctx, rr) })
 	if err != nil {
 		return nil, s.resourceError(req.Peer.Era, uri, err)
 	}
@@ -474,29 +390,8 @@ func (s *Server) readResource(ctx context.Context, req *Request) (any, error) {
 	out := *res
 	out.Contents = make([]mcp.ResourceContents, len(res.Contents))
 	for i, c := range res.Contents {
-		switch c := c.(type) {
-		case *mcp.TextResourceContents:
-			if c != nil && c.URI == "" {
-				cc := *c
-				cc.URI = uri
-				out.Contents[i] = &cc
-				continue
-			}
-			if c != nil {
-				out.Contents[i] = c
-				continue
-			}
-		case *mcp.BlobResourceContents:
-			if c != nil && c.URI == "" {
-				cc := *c
-				cc.URI = uri
-				out.Contents[i] = &cc
-				continue
-			}
-			if c != nil {
-				out.Contents[i] = c
-				continue
-			}
+		if out.Contents[i] = contentsFor(c, uri); out.Contents[i] != nil {
+			continue
 		}
 		s.cfg.logger.Error("resource handler returned an invalid content", "uri", uri, "index", i)
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "resource %q produced an invalid content (contents[%d] must be a non-nil *mcp.TextResourceContents or *mcp.BlobResourceContents)", uri, i)
@@ -517,17 +412,33 @@ func (s *Server) readResource(ctx context.Context, req *Request) (any, error) {
 	return &out, nil
 }
 
-var errResourcePanic = errors.New("internal error")
-
-// runResource calls a handler, recovering a panic as an internal error.
-func (s *Server) runResource(ctx context.Context, req *ResourceRequest, h func(context.Context, *ResourceRequest) (*mcp.ReadResourceResult, error)) (res *mcp.ReadResourceResult, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.cfg.logger.Error("resource handler panicked", "uri", req.URI, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			res, err = nil, errResourcePanic
+// contentsFor returns a content a handler returned as it is read from uri:
+// one without a uri gets this one (in a copy: the handler's value stays as
+// it was). A nil content, or one of no known type, is nil.
+func contentsFor(c mcp.ResourceContents, uri string) mcp.ResourceContents {
+	switch c := c.(type) {
+	case *mcp.TextResourceContents:
+		if c != nil {
+			return withURI(c, func(cc *mcp.TextResourceContents) { cc.URI = uri })
 		}
-	}()
-	return h(ctx, req)
+	case *mcp.BlobResourceContents:
+		if c != nil {
+			return withURI(c, func(cc *mcp.BlobResourceContents) { cc.URI = uri })
+		}
+	}
+	return nil
+}
+
+func withURI[C any, P interface {
+	*C
+	mcp.ResourceContents
+}](c P, setURI func(P)) mcp.ResourceContents {
+	if c.ResourceURI() != "" {
+		return c
+	}
+	cc := *c
+	setURI(&cc)
+	return P(&cc)
 }
 
 // resourceError routes a handler error: a *jsonrpc.Error as itself,
@@ -539,7 +450,7 @@ func (s *Server) resourceError(era mcp.Era, uri string, err error) *jsonrpc.Erro
 	if errors.Is(err, ErrResourceNotFound) {
 		return resourceNotFound(era, uri)
 	}
-	if err == errResourcePanic {
+	if err == errHandlerPanic {
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, "resource %q failed with an internal error", uri)
 	}
 	s.cfg.logger.Debug("resource handler failed", "uri", uri, "error", err)
