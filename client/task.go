@@ -113,38 +113,32 @@ func (s *TaskStart) Wait(ctx context.Context, opts ...CallOption) (*mcp.CallTool
 // returned in the TaskStart together with a *ToolError). input_required
 // rounds before the task is created are answered as for CallTool.
 func (c *Client) CallToolTask(ctx context.Context, name string, args any, opts ...CallOption) (*TaskStart, error) {
-	cc := newCallConfig(opts)
-	out, err := toolCallParams(name, args)
-	if err != nil {
-		return nil, err
-	}
-	validate := cc.validates(c)
-	entry, err := c.toolForCall(ctx, name, validate)
+	tc, err := c.newToolCall(ctx, name, args, opts)
 	if err != nil {
 		return nil, err
 	}
 	st := c.state()
 	var token string
 	if st.era == mcp.EraModern {
-		cc.caps = c.taskCaps()
+		tc.cc.caps = c.taskCaps()
 	} else {
 		if !legacyTasks(st.caps).toolCall {
 			return nil, fmt.Errorf("client: %s as a task: %w: it did not declare tasks.requests.tools.call", name, ErrTasksUnsupported)
 		}
-		if entry == nil {
-			entry = c.tools.get(name)
+		if tc.entry == nil {
+			tc.entry = c.tools.get(name)
 		}
-		if entry != nil && taskSupportOf(entry.tool) == mcp.TaskForbidden {
+		if tc.entry != nil && taskSupportOf(tc.entry.tool) == mcp.TaskForbidden {
 			return nil, fmt.Errorf("client: %s as a task: %w: the tool's execution.taskSupport is forbidden", name, ErrTasksUnsupported)
 		}
-		if out, err = withTaskParam(out, cc.taskTTL); err != nil {
+		if tc.out, err = withTaskParam(tc.out, tc.cc.taskTTL); err != nil {
 			return nil, err
 		}
-		if cc.progress != nil {
-			cc.onToken = func(t string) { token = t }
+		if tc.cc.progress != nil {
+			tc.cc.onToken = func(t string) { token = t }
 		}
 	}
-	raw, err := c.call(ctx, out, cc, true)
+	raw, err := c.call(ctx, tc.out, tc.cc, true)
 	if err != nil {
 		return nil, err
 	}
@@ -154,11 +148,11 @@ func (c *Client) CallToolTask(ctx context.Context, name string, args any, opts .
 	}
 	if isTask {
 		if token != "" && !task.Status.Terminal() {
-			c.tasks.keepProgress(c, task.TaskID, token, c.progressFunc(cc.progress))
+			c.tasks.keepProgress(c, task.TaskID, token, c.progressFunc(tc.cc.progress))
 		}
 		return &TaskStart{Tool: name, Task: task, c: c}, nil
 	}
-	res, err := c.toolResult(ctx, name, entry, validate, raw)
+	res, err := c.toolResult(ctx, name, tc.entry, tc.validate, raw)
 	if res == nil {
 		return nil, err
 	}

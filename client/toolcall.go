@@ -23,21 +23,15 @@ import (
 // not, as the client did not ask for one: see CallToolTask) is waited for
 // as WaitTask waits, and its result checked alike.
 func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
-	cc := newCallConfig(opts)
-	out, err := toolCallParams(name, args)
+	tc, err := c.newToolCall(ctx, name, args, opts)
 	if err != nil {
 		return nil, err
 	}
-	validate := cc.validates(c)
-	entry, err := c.toolForCall(ctx, name, validate)
+	raw, err := c.call(ctx, tc.out, tc.cc, true)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := c.call(ctx, out, cc, true)
-	if err != nil {
-		return nil, err
-	}
-	res, err := c.toolResult(ctx, name, entry, validate, raw)
+	res, err := c.toolResult(ctx, name, tc.entry, tc.validate, raw)
 	if err != nil && res == nil {
 		// Without the tasks extension declared a server should not answer
 		// with a task; one that does anyway is waited for.
@@ -45,7 +39,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 			if terr != nil {
 				return nil, terr
 			}
-			return c.waitTask(ctx, task.TaskID, name, cc)
+			return c.waitTask(ctx, task.TaskID, name, tc.cc)
 		}
 	}
 	return res, err
@@ -102,6 +96,32 @@ func (c *Client) CallToolRaw(ctx context.Context, name string, args any, opts ..
 		return nil, err
 	}
 	return c.call(ctx, out, cc, false)
+}
+
+// toolCall is a tools/call request about to be sent: its params, the
+// call's options, whether its result is validated, and the tool's listing
+// when the call needs it (toolForCall).
+type toolCall struct {
+	cc       callConfig
+	out      outgoing
+	validate bool
+	entry    *toolEntry
+}
+
+// newToolCall encodes name and args as tools/call params and looks the
+// tool up as the call needs, which CallTool and CallToolTask both do before
+// sending.
+func (c *Client) newToolCall(ctx context.Context, name string, args any, opts []CallOption) (*toolCall, error) {
+	tc := &toolCall{cc: newCallConfig(opts)}
+	var err error
+	if tc.out, err = toolCallParams(name, args); err != nil {
+		return nil, err
+	}
+	tc.validate = tc.cc.validates(c)
+	if tc.entry, err = c.toolForCall(ctx, name, tc.validate); err != nil {
+		return nil, err
+	}
+	return tc, nil
 }
 
 // toolOp names a tools/call in errors.
