@@ -7,7 +7,6 @@ import (
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
-	"github.com/toolwire/toolwire/transport/memory"
 )
 
 // ExampleClient_GetPrompt registers a prompt template on a server, then
@@ -28,38 +27,25 @@ func ExampleClient_GetPrompt() {
 			Content: &mcp.TextContent{Text: "Summarize in " + length + ": " + args["text"]},
 		}}}, nil
 	})
-	if err != nil {
+	inMemory(srv, err, func(ctx context.Context, c *client.Client) error {
+		prompts, err := c.ListPrompts(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range prompts {
+			fmt.Println(p.Name, "-", p.Description)
+		}
+		res, err := c.GetPrompt(ctx, "summarize", map[string]string{"text": "MCP servers offer prompts."})
+		if err != nil {
+			return err
+		}
+		for _, m := range res.Messages {
+			fmt.Println(m.Role, m.Content.(*mcp.TextContent).Text)
+		}
+		_, err = c.GetPrompt(ctx, "summarize", nil)
 		fmt.Println(err)
-		return
-	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, srv)})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer c.Close()
-
-	prompts, err := c.ListPrompts(ctx)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, p := range prompts {
-		fmt.Println(p.Name, "-", p.Description)
-	}
-	res, err := c.GetPrompt(ctx, "summarize", map[string]string{"text": "MCP servers offer prompts."})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, m := range res.Messages {
-		fmt.Println(m.Role, m.Content.(*mcp.TextContent).Text)
-	}
-	_, err = c.GetPrompt(ctx, "summarize", nil)
-	fmt.Println(err)
+		return nil
+	})
 	// Output:
 	// summarize - Summarizes a text
 	// user Summarize in one sentence: MCP servers offer prompts.

@@ -9,7 +9,6 @@ import (
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
-	"github.com/toolwire/toolwire/transport/memory"
 )
 
 // ExampleClient_ReadResource reads a resource from a server connected in
@@ -26,32 +25,20 @@ func ExampleClient_ReadResource() {
 				&mcp.TextResourceContents{URI: p.URI, MIMEType: "text/plain", Text: "buy milk"},
 			}}, nil
 		})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, srv)})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer c.Close()
-
-	res, err := c.ReadResource(ctx, "file:///notes.txt")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, rc := range res.Contents {
-		if t, ok := rc.(*mcp.TextResourceContents); ok {
-			fmt.Println(t.URI, t.MIMEType, t.Text)
+	inMemory(srv, err, func(ctx context.Context, c *client.Client) error {
+		res, err := c.ReadResource(ctx, "file:///notes.txt")
+		if err != nil {
+			return err
 		}
-	}
-	_, err = c.ReadResource(ctx, "file:///missing.txt")
-	fmt.Println(client.IsResourceNotFound(err), client.CodeOf(err))
+		for _, rc := range res.Contents {
+			if t, ok := rc.(*mcp.TextResourceContents); ok {
+				fmt.Println(t.URI, t.MIMEType, t.Text)
+			}
+		}
+		_, err = c.ReadResource(ctx, "file:///missing.txt")
+		fmt.Println(client.IsResourceNotFound(err), client.CodeOf(err))
+		return nil
+	})
 	// Output:
 	// file:///notes.txt text/plain buy milk
 	// true ERR_MCP_JSON_RPC_ERROR
@@ -71,26 +58,15 @@ func ExampleClient_Complete() {
 			}
 			return &mcp.CompleteResult{Completion: mcp.Completion{Values: vals}}, nil
 		})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, srv)})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer c.Close()
-
-	comp, err := c.Complete(ctx, mcp.CompletionReference{Type: mcp.RefPrompt, Name: "trip"},
-		mcp.CompletionArgument{Name: "city", Value: "Par"}, map[string]string{"country": "any"})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(comp.Values)
+	inMemory(srv, err, func(ctx context.Context, c *client.Client) error {
+		comp, err := c.Complete(ctx, mcp.CompletionReference{Type: mcp.RefPrompt, Name: "trip"},
+			mcp.CompletionArgument{Name: "city", Value: "Par"}, map[string]string{"country": "any"})
+		if err != nil {
+			return err
+		}
+		fmt.Println(comp.Values)
+		return nil
+	})
 	// Output:
 	// [Paris, any Parma, any]
 }
@@ -115,30 +91,20 @@ func ExampleWithElicitationHandler() {
 			}
 			return map[string]string{"greeting": fmt.Sprintf("hello %v (%s)", res.Content["name"], res.Action)}, nil
 		})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, srv)}, client.WithEra(mcp.EraLegacy),
-		client.WithElicitationHandler(func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			fmt.Println("asked:", p.Message)
-			return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": "Ada"}}, nil
-		}))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer c.Close()
-	raw, err := c.Call(ctx, "demo/greet", nil)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	var out struct{ Greeting string }
-	json.Unmarshal(raw, &out)
-	fmt.Println(out.Greeting)
+	answer := client.WithElicitationHandler(func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		fmt.Println("asked:", p.Message)
+		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": "Ada"}}, nil
+	})
+	inMemory(srv, err, func(ctx context.Context, c *client.Client) error {
+		raw, err := c.Call(ctx, "demo/greet", nil)
+		if err != nil {
+			return err
+		}
+		var out struct{ Greeting string }
+		json.Unmarshal(raw, &out)
+		fmt.Println(out.Greeting)
+		return nil
+	}, client.WithEra(mcp.EraLegacy), answer)
 	// Output:
 	// asked: Your name?
 	// hello Ada (accept)

@@ -122,6 +122,28 @@ func ExampleConn() {
 	// Hello, Ada!
 }
 
+// inMemory connects a client with opts to srv served in memory, as
+// ExampleConn does step by step, and runs body with it. setupErr is the
+// error of registering srv's handlers; the examples print that, a failed
+// connection or body's error, and stop.
+func inMemory(srv *server.Server, setupErr error, body func(ctx context.Context, c *client.Client) error, opts ...client.Option) {
+	if setupErr != nil {
+		fmt.Println(setupErr)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, srv)}, opts...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	if err := body(ctx, c); err != nil {
+		fmt.Println(err)
+	}
+}
+
 // ExampleWithMiddleware logs every request the client sends, with how
 // long it took and whether it failed. The same jsonrpc.Middleware shape
 // wraps the requests a toolwire server receives, so one middleware can
@@ -145,20 +167,12 @@ func ExampleWithMiddleware() {
 		}
 	}
 
-	srv, _ := reference.NewServer()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, srv)},
-		client.WithMiddleware(timing))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer c.Close()
-	// The first call lists the tools for the outputSchema check.
-	if _, err := c.CallTool(ctx, "get-sum", map[string]any{"a": 7, "b": 5}); err != nil {
-		fmt.Println(err)
-	}
+	srv, err := reference.NewServer()
+	inMemory(srv, err, func(ctx context.Context, c *client.Client) error {
+		// The first call lists the tools for the outputSchema check.
+		_, err := c.CallTool(ctx, "get-sum", map[string]any{"a": 7, "b": 5})
+		return err
+	}, client.WithMiddleware(timing))
 	// Output:
 	// level=INFO msg="mcp request" method=server/discover ok=true
 	// level=INFO msg="mcp request" method=tools/list ok=true
