@@ -10,6 +10,8 @@ import (
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/text/cases"
+
+	"github.com/toolwire/toolwire/internal/jsontest"
 )
 
 // This file holds a strict reference decoding of a message, written apart
@@ -236,7 +238,7 @@ func referenceDecode(data []byte) refMessage {
 // same kind, method, id, params, result and error.
 func compareStrict(t *testing.T, data []byte) {
 	t.Helper()
-	if refDepth(data) > strictDepth {
+	if jsontest.Depth(data) > strictDepth {
 		return // the reference's decoder stops there; TestDecodeDeep covers it
 	}
 	ref := referenceDecode(data)
@@ -272,26 +274,6 @@ func compareStrict(t *testing.T, data []byte) {
 			t.Fatalf("%q: %s read\n  %+v\nreference read\n  %+v", data, path.name, got, ref)
 		}
 	}
-}
-
-// refDepth counts the deepest nesting of brackets outside strings.
-func refDepth(data []byte) int {
-	depth, deepest, inString := 0, 0, false
-	for i := 0; i < len(data); i++ {
-		switch c := data[i]; {
-		case inString && c == '\\':
-			i++
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == '{' || c == '[':
-			depth++
-			deepest = max(deepest, depth)
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return deepest
 }
 
 // FuzzDecodeStrict checks Decode against the strict reference. Its seeds are

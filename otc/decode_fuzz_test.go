@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/toolwire/toolwire/internal/jsontest"
 )
 
 // The POST /tools/call body decoder (parseCall) against a strict reference
@@ -350,26 +352,6 @@ func refNoDuplicates(body []byte) error {
 // and for the decoder alike.
 const maxJSONDepth = 10000
 
-// jsonDepth is how deep objects and arrays nest in valid JSON text.
-func jsonDepth(text []byte) int {
-	depth, deepest, in := 0, 0, false
-	for i := 0; i < len(text); i++ {
-		switch c := text[i]; {
-		case in && c == '\\':
-			i++
-		case c == '"':
-			in = !in
-		case in:
-		case c == '{' || c == '[':
-			depth++
-			deepest = max(deepest, depth)
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return deepest
-}
-
 // canonJSON is JSON text in one spelling (encoding/json's, numbers as
 // written), so that two texts of one value compare equal.
 func canonJSON(raw json.RawMessage) string {
@@ -434,7 +416,7 @@ func FuzzParseCall(f *testing.F) {
 			t.Fatalf("%q: re-encoding: %v", body, err)
 		}
 		forms := [][]byte{bare}
-		if jsonDepth(bare) < maxJSONDepth { // wrapping nests the request one level deeper
+		if jsontest.Depth(bare) < maxJSONDepth { // wrapping nests the request one level deeper
 			forms = append(forms, wrappedJSON)
 		}
 		for _, again := range forms {

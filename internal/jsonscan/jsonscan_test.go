@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/toolwire/toolwire/internal/jsontest"
 )
 
 func TestMembers(t *testing.T) {
@@ -212,38 +214,18 @@ func FuzzMembersAgreesWithJSONText(f *testing.F) {
 	})
 }
 
-// nestedReference is the depth of brackets outside strings.
-func nestedReference(data []byte) int {
-	depth, deepest, inString := 0, 0, false
-	for i := 0; i < len(data); i++ {
-		switch c := data[i]; {
-		case inString && c == '\\':
-			i++
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == '{' || c == '[':
-			depth++
-			deepest = max(deepest, depth)
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return deepest
-}
-
 func checkNested(t *testing.T, data []byte) {
 	t.Helper()
 	end, depth, ok := Nested(data, 0)
 	whole := ok && isBlankForTest(data[end:])
-	if nestedReference(data) > 10000 {
+	if jsontest.Depth(data) > 10000 {
 		return // past jsontext's own limit
 	}
 	if want := valid(data); whole != want {
 		t.Fatalf("%q: Nested accepted %v (end %d), jsontext %v", data, whole, end, want)
 	}
-	if whole && depth != nestedReference(data) {
-		t.Fatalf("%q: depth %d, want %d", data, depth, nestedReference(data))
+	if whole && depth != jsontest.Depth(data) {
+		t.Fatalf("%q: depth %d, want %d", data, depth, jsontest.Depth(data))
 	}
 }
 
