@@ -135,11 +135,11 @@ func (ss *Session) logLevelLocked() mcp.LoggingLevel {
 }
 
 // sessionLogs is a session's logging state, guarded by the session's mu:
-// its level and the server-wide records waiting to go out (slog.go).
+// its level and the server-wide records waiting to go out (slog.go; the
+// session's logsSending tells whether a goroutine drains them).
 type sessionLogs struct {
-	level   mcp.LoggingLevel        // set by logging/setLevel; "" until then
-	queue   []*jsonrpc.Notification // server-wide records not yet sent
-	sending bool                    // a goroutine is draining queue
+	level mcp.LoggingLevel        // set by logging/setLevel; "" until then
+	queue []*jsonrpc.Notification // server-wide records not yet sent
 }
 
 // requestLog is the logging state of one request, made when it first logs.

@@ -26,10 +26,11 @@ type Session struct {
 	closed      bool
 	registered  bool      // in the server's session set, for list changes
 	notifier    bool      // a goroutine is sending list changes
+	logsSending bool      // a goroutine is draining logs.queue (slog.go)
 	changed     changeSet // list changes not yet sent
 	version     string
 	clientInfo  mcp.Implementation
-	clientCaps  mcp.ClientCapabilities
+	clientCaps  *mcp.ClientCapabilities // nil when the client declared none
 	inflight    map[jsonrpc.ID]*call
 	listeners   map[*listener]struct{}
 	calls       *jsonrpc.Peer // requests this server sent the client
@@ -59,7 +60,25 @@ func (ss *Session) Peer() PeerInfo {
 }
 
 func (ss *Session) legacyPeerLocked() PeerInfo {
-	return PeerInfo{Era: mcp.EraLegacy, ProtocolVersion: ss.version, ClientInfo: ss.clientInfo, ClientCapabilities: ss.clientCaps}
+	return PeerInfo{Era: mcp.EraLegacy, ProtocolVersion: ss.version, ClientInfo: ss.clientInfo, ClientCapabilities: ss.capsLocked()}
+}
+
+// capsLocked returns the capabilities the client declared.
+func (ss *Session) capsLocked() mcp.ClientCapabilities {
+	if ss.clientCaps == nil {
+		return mcp.ClientCapabilities{}
+	}
+	return *ss.clientCaps
+}
+
+// keptCaps returns what a session keeps of declared capabilities: nothing
+// when the client declared none (capabilities {}), the common case of a
+// client that only calls tools, so that its idle session stays small.
+func keptCaps(c mcp.ClientCapabilities) *mcp.ClientCapabilities {
+	if c.Roots == nil && c.Sampling == nil && c.Elicitation == nil && c.Tasks == nil && c.Experimental == nil && c.Extensions == nil {
+		return nil
+	}
+	return &c
 }
 
 // HandleInline implements jsonrpc.InlineHandler: initialize is served before
@@ -86,7 +105,7 @@ func (ss *Session) initialize(_ context.Context, r *Request, p *initializeParams
 	if ss.initialized {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session is already initialized")
 	}
-	ss.initialized, ss.version, ss.clientInfo, ss.clientCaps = true, version, p.ClientInfo, p.Capabilities
+	ss.initialized, ss.version, ss.clientInfo, ss.clientCaps = true, version, p.ClientInfo, keptCaps(p.Capabilities)
 	ss.stateRev.Add(1)
 	return &mcp.InitializeResult{
 		ProtocolVersion: version,

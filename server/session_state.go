@@ -69,7 +69,7 @@ func (ss *Session) Snapshot() ([]byte, error) {
 		ss.mu.Unlock()
 		return nil, ErrNotEstablished
 	}
-	st := sessionState{Version: ss.version, ClientInfo: ss.clientInfo, Capabilities: ss.clientCaps, Ready: ss.ready, LogLevel: ss.logs.level}
+	st := sessionState{Version: ss.version, ClientInfo: ss.clientInfo, Capabilities: ss.capsLocked(), Ready: ss.ready, LogLevel: ss.logs.level}
 	ss.mu.Unlock()
 	subs := &ss.srv.resources.subs
 	subs.mu.Lock()
@@ -97,7 +97,7 @@ func (s *Server) ResumeSession(state []byte, out jsonrpc.Sender) (jsonrpc.Sessio
 	// integers), so that the client's answer reaches the one that asked.
 	ss.firstCallID = rand.Int64N(1<<52) &^ 0xffff
 	ss.initialized, ss.ready = true, st.Ready
-	ss.version, ss.clientInfo, ss.clientCaps = st.Version, st.ClientInfo, st.Capabilities
+	ss.version, ss.clientInfo, ss.clientCaps = st.Version, st.ClientInfo, keptCaps(st.Capabilities)
 	ss.logs.level = st.LogLevel
 	ss.mu.Unlock()
 	s.setSubscriptions(ss, st.Subscriptions)

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -163,5 +164,36 @@ func TestDuplicateInFlightID(t *testing.T) {
 	r = testwait.Recv(t, p.other, "the first request's response")
 	if r.Error != nil {
 		t.Errorf("first request failed: %v", r.Error)
+	}
+}
+
+// TestPeerKeepsDeclaredCapabilities: a session reports the capabilities its
+// client declared in initialize exactly, and none when it declared none.
+func TestPeerKeepsDeclaredCapabilities(t *testing.T) {
+	s := newTestServer(t)
+	for caps, want := range map[string][]string{
+		`{}`: nil,
+		`{"sampling":{},"experimental":{"x":{}}}`:         {"sampling"},
+		`{"roots":{"listChanged":true},"elicitation":{}}`: {"roots", "elicitation"},
+	} {
+		ss := s.NewSession(nil)
+		init := []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps +
+			`,"clientInfo":{"name":"c","version":"1"}}}`)
+		if r := serveOne(t, ss, init); r == nil || r.Error != nil {
+			t.Fatalf("initialize with %s: %+v", caps, r)
+		}
+		got := ss.Peer().ClientCapabilities
+		for _, c := range []string{"roots", "sampling", "elicitation"} {
+			if has, w := got.Has(c), slices.Contains(want, c); has != w {
+				t.Errorf("capabilities %s: Has(%q) = %t, want %t", caps, c, has, w)
+			}
+		}
+		if (got.Experimental != nil) != strings.Contains(caps, "experimental") {
+			t.Errorf("capabilities %s: experimental %v", caps, got.Experimental)
+		}
+		if got.Roots != nil && !got.Roots.ListChanged {
+			t.Errorf("capabilities %s: roots.listChanged lost", caps)
+		}
+		ss.Close()
 	}
 }

@@ -205,8 +205,8 @@ func (h *SlogHandler) Handle(_ context.Context, rec slog.Record) error {
 			continue
 		}
 		ss.logs.queue = append(ss.logs.queue, n)
-		if !ss.logs.sending {
-			ss.logs.sending = true
+		if !ss.logsSending {
+			ss.logsSending = true
 			go ss.sendLogs(h.dropped)
 		}
 		ss.mu.Unlock()
@@ -222,7 +222,7 @@ func (ss *Session) sendLogs(dropped *atomic.Uint64) {
 		batch := ss.logs.queue
 		ss.logs.queue = nil
 		if len(batch) == 0 || ss.closed {
-			ss.logs.sending = false
+			ss.logsSending = false
 			ss.mu.Unlock()
 			if len(batch) > 0 {
 				dropped.Add(uint64(len(batch)))

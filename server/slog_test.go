@@ -47,7 +47,7 @@ func (k *logSink) len() int {
 func sending(ss *Session) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.logs.sending
+	return ss.logsSending
 }
 
 // A client that does not read never blocks the logging goroutine: its
@@ -87,6 +87,8 @@ func TestSlogHandlerStuckClientIsBounded(t *testing.T) {
 	if d := h.Dropped(); d < 2*records-2*queue {
 		t.Errorf("Dropped() = %d, want at least %d", d, 2*records-2*queue)
 	}
+	// The sender may not have reached the client yet when logging returns.
+	testwait.WaitFor(t, "the stuck session's sender reaches its client", func() bool { return stuck.peak.Load() > 0 })
 	if p := stuck.peak.Load(); p != 1 {
 		t.Errorf("%d sends at once to one session, want 1", p)
 	}

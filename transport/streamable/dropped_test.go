@@ -337,7 +337,7 @@ func TestStandaloneEventsNeedAnID(t *testing.T) {
 	note := func(n int) *jsonrpc.Notification {
 		return &jsonrpc.Notification{Method: "notifications/message", Params: fmt.Appendf(nil, `{"level":"info","data":%d}`, n)}
 	}
-	if err := ls.standalone.Send(context.Background(), note(1)); err != nil {
+	if err := ls.Send(context.Background(), note(1)); err != nil {
 		t.Fatal(err)
 	}
 	if store.Len() != 0 {
@@ -350,11 +350,12 @@ func TestStandaloneEventsNeedAnID(t *testing.T) {
 	}
 	resp.Body.Close()
 	testwait.WaitFor(t, "the dropped GET stream to be let go", func() bool {
-		ls.standalone.mu.Lock()
-		defer ls.standalone.mu.Unlock()
-		return ls.standalone.c == nil
+		st := ls.getStandalone()
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return st.c == nil
 	})
-	if err := ls.standalone.Send(context.Background(), note(2)); err != nil {
+	if err := ls.Send(context.Background(), note(2)); err != nil {
 		t.Fatal(err)
 	}
 	resumed := openGET(t, ts.URL, sid, prime.ID)

@@ -1,14 +1,10 @@
 package streamable
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/toolwire/toolwire/auth"
@@ -17,42 +13,6 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/transport"
 )
-
-// standaloneStream is the id of a session's GET stream.
-const standaloneStream = "g"
-
-// legacySession is a 2025-era session: opened by initialize, named by
-// Mcp-Session-Id, ended by DELETE or by idling past the TTL.
-type legacySession struct {
-	h      *Handler
-	id     string
-	owner  string // auth.Principal.Key of whoever opened it; "" for anonymous
-	sess   jsonrpc.Session
-	ctx    context.Context // done when the session ends
-	cancel context.CancelFunc
-
-	mu         sync.Mutex
-	prime      bool // the negotiated revision knows priming events (2025-11-25+)
-	streams    map[string]*stream
-	standalone *stream
-	next       int
-	retired    []string // streams answered live, kept for a late resume
-	busy       int      // requests running and connections attached
-	inFlight   int      // requests running, for WithMaxInFlightPerSession
-	lastActive time.Time
-	closed     bool
-	used       atomic.Bool // a request named it since initialize
-
-	// With a SessionStore: the state revision of sess last stored or
-	// applied, and the stored state that revision matches.
-	stateRev uint64
-	state    []byte
-	syncMu   sync.Mutex // one store update at a time
-
-	// With a SessionBus: the clients following, here, POST streams whose
-	// requests run on another replica (sessionbus.go).
-	followers map[string]map[*follower]struct{}
-}
 
 func (h *Handler) newStream(ls *legacySession, id string, final bool) *stream {
 	return &stream{id: id, ls: ls, final: final, retry: h.o.retryInterval, log: h.o.logger}
@@ -74,28 +34,11 @@ func (h *Handler) register(id, owner string, resume func(out jsonrpc.Sender) (js
 	if full {
 		h.sweep()
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	// The POST stream map is made on the first POST, so an idle session
-	// stays small (BENCHMARKS.md measures it).
-	ls := &legacySession{h: h, id: id, owner: owner, ctx: ctx, cancel: cancel, lastActive: h.now(), busy: 1}
-	ls.standalone = h.newStream(ls, standaloneStream, false)
-	out := jsonrpc.SenderFunc(func(ctx context.Context, m jsonrpc.Message) error {
-		if h.bused() && !ls.standalone.attached() {
-			// The GET stream, if any, is held elsewhere: pass the message
-			// on (list changes each replica tells its clients itself).
-			if !listChanged(m) {
-				if b, err := jsonrpc.Encode(m); err == nil {
-					ls.publish(busMessage{Kind: busOut, Msg: b})
-				}
-			}
-			return nil
-		}
-		return ls.standalone.send(m, false)
-	})
+	ls := &legacySession{h: h, id: id, owner: owner, lastActive: h.now(), busy: 1}
+	out := jsonrpc.Sender(ls)
 	if resume != nil {
 		sess, err := resume(out)
 		if err != nil {
-			cancel()
 			h.o.logger.Error("a stored session could not be resumed", "session", id, "error", err)
 			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "this session could not be resumed here; initialize a new one")
 		}
@@ -104,7 +47,6 @@ func (h *Handler) register(id, owner string, resume func(out jsonrpc.Sender) (js
 	h.mu.Lock()
 	if h.draining {
 		h.mu.Unlock()
-		cancel()
 		if ls.sess != nil {
 			ls.sess.Close()
 		}
@@ -112,7 +54,6 @@ func (h *Handler) register(id, owner string, resume func(out jsonrpc.Sender) (js
 	}
 	if e := h.noRoomLocked(owner); e != nil && h.sessions[ls.id] == nil {
 		h.mu.Unlock()
-		cancel()
 		if ls.sess != nil {
 			ls.sess.Close()
 		}
@@ -121,7 +62,6 @@ func (h *Handler) register(id, owner string, resume func(out jsonrpc.Sender) (js
 	if other := h.sessions[ls.id]; other != nil {
 		// Resumed by another request meanwhile: use that copy.
 		h.mu.Unlock()
-		cancel()
 		if ls.sess != nil {
 			ls.sess.Close()
 		}
@@ -306,68 +246,6 @@ func (h *Handler) storeFailed(op string, err error) {
 
 // storeLogEvery spaces the log lines of a session store outage.
 const storeLogEvery = 10 * time.Second
-
-// applied records state as what the session's copy here matches.
-func (ls *legacySession) applied(state []byte) {
-	st, ok := ls.sess.(jsonrpc.StatefulSession)
-	if !ok {
-		return
-	}
-	ls.mu.Lock()
-	ls.state, ls.stateRev = state, st.StateRevision()
-	ls.mu.Unlock()
-}
-
-// applyStored brings this replica's copy up to the stored state, when a
-// request served elsewhere changed it.
-func (ls *legacySession) applyStored(state []byte) {
-	ls.mu.Lock()
-	same := bytes.Equal(state, ls.state)
-	ls.mu.Unlock()
-	st, ok := ls.sess.(jsonrpc.StatefulSession)
-	if same || !ok {
-		return
-	}
-	if err := st.ApplySnapshot(state); err != nil {
-		ls.h.o.logger.Warn("stored session state not applied", "session", ls.id, "error", err)
-		return
-	}
-	ls.applied(state)
-}
-
-// syncState stores the session's state when a message served here changed
-// it, so that every replica serves the session as its client left it.
-func (ls *legacySession) syncState(ctx context.Context) {
-	if !ls.h.shared() {
-		return
-	}
-	st, ok := ls.sess.(jsonrpc.StatefulSession)
-	if !ok {
-		return
-	}
-	ls.syncMu.Lock()
-	defer ls.syncMu.Unlock()
-	rev := st.StateRevision()
-	ls.mu.Lock()
-	same := rev == ls.stateRev
-	ls.mu.Unlock()
-	if same {
-		return
-	}
-	snap, err := st.Snapshot()
-	if err != nil {
-		return
-	}
-	if err := ls.h.o.sessionStore.Update(context.WithoutCancel(ctx), ls.id, snap, ls.h.o.sessionIdleTimeout); err != nil {
-		if !errors.Is(err, ErrSessionNotFound) {
-			ls.h.storeFailed("update", err)
-		}
-		return
-	}
-	ls.mu.Lock()
-	ls.state, ls.stateRev = snap, rev
-	ls.mu.Unlock()
-}
 
 // requestContext is the context a 2025-era message is served under: the
 // HTTP request's values (an authenticated principal, a trace) without its
@@ -633,7 +511,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	case <-c.done:
 	case <-r.Context().Done():
 		st.detach(c)
-	case <-ls.ctx.Done():
+	case <-ls.ended():
 		st.detach(c)
 	}
 }
@@ -660,247 +538,6 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	h.endSession(ls)
 	w.WriteHeader(http.StatusOK)
-}
-
-// touch records activity.
-func (ls *legacySession) touch() {
-	ls.mu.Lock()
-	ls.lastActive = ls.h.now()
-	ls.mu.Unlock()
-}
-
-// beginCall counts a request against the session's in-flight limit; false
-// when the session already has WithMaxInFlightPerSession requests running.
-// A request counts until its handler returns, whether or not its client is
-// still connected.
-func (ls *legacySession) beginCall() bool {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if ls.inFlight >= ls.h.o.maxPerSession {
-		return false
-	}
-	ls.inFlight++
-	return true
-}
-
-// endCall releases a slot taken by beginCall.
-func (ls *legacySession) endCall() {
-	ls.mu.Lock()
-	ls.inFlight--
-	ls.mu.Unlock()
-}
-
-// release marks the end of a request or a connection.
-func (ls *legacySession) release() {
-	ls.mu.Lock()
-	ls.busy--
-	ls.lastActive = ls.h.now()
-	ls.mu.Unlock()
-}
-
-// addStream opens the response stream of a POST; nil if the session ended.
-func (ls *legacySession) addStream(c *conn, reqID jsonrpc.ID) *stream {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if ls.closed {
-		return nil
-	}
-	ls.next++
-	st := ls.h.newStream(ls, "p"+strconv.Itoa(ls.next), true)
-	st.c = c
-	st.reqID = reqID
-	st.prime = ls.prime
-	if ls.streams == nil {
-		ls.streams = map[string]*stream{}
-	}
-	ls.streams[st.id] = st
-	ls.busy++
-	ls.lastActive = ls.h.now()
-	return st
-}
-
-// attachStandalone makes c the live standalone stream; nil if one is open.
-func (ls *legacySession) attachStandalone(c *conn) *stream {
-	ls.mu.Lock()
-	st := ls.standalone
-	st.prime = ls.prime
-	ls.busy++
-	ls.lastActive = ls.h.now()
-	ls.mu.Unlock()
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.c != nil {
-		ls.release()
-		return nil
-	}
-	st.c = c
-	if err := st.startLocked(); err != nil {
-		st.detachLocked()
-	}
-	return st
-}
-
-// resume replays the stream an event belongs to after that event and, if the
-// stream is still going, attaches c to it.
-func (ls *legacySession) resume(c *conn, last string) (*stream, int, *jsonrpc.Error) {
-	store := ls.h.o.eventStore
-	streamID, _, err := store.After(ls.id, last)
-	if err != nil {
-		return nil, http.StatusBadRequest, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "cannot resume after event %q: %v", last, err)
-	}
-	ls.mu.Lock()
-	st := ls.streams[streamID]
-	if streamID == standaloneStream {
-		st = ls.standalone
-	}
-	if st != nil {
-		ls.busy++
-		ls.lastActive = ls.h.now()
-	}
-	ls.mu.Unlock()
-	if st == nil && ls.h.bused() {
-		return nil, followElsewhere, nil // its request runs, or ran, on another replica
-	}
-	if st == nil {
-		return nil, http.StatusBadRequest, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "cannot resume after event %q: its stream has ended", last)
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.c != nil {
-		ls.release()
-		return nil, http.StatusConflict, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "stream %q is already open on another connection", streamID)
-	}
-	// Read again under the stream's lock: nothing can be appended between
-	// this replay and the attach below.
-	_, events, err := store.After(ls.id, last)
-	if err != nil {
-		ls.release()
-		return nil, http.StatusBadRequest, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "cannot resume after event %q: %v", last, err)
-	}
-	if err := c.startSSE(); err != nil {
-		c.end()
-		return st, 0, nil
-	}
-	for _, e := range events {
-		if e.Data == nil {
-			continue
-		}
-		if err := c.event(e.ID, 0, e.Data); err != nil {
-			c.end()
-			return st, 0, nil
-		}
-	}
-	if st.finished {
-		// The response was among the replayed events: the stream is done.
-		c.end()
-		st.dropLocked()
-		return st, 0, nil
-	}
-	st.c = c
-	return st, 0, nil
-}
-
-// endStandalone closes the live GET stream, if any (shutdown).
-func (ls *legacySession) endStandalone() {
-	st := ls.standalone
-	st.mu.Lock()
-	st.detachLocked()
-	st.mu.Unlock()
-}
-
-// append records an event unless the session has ended.
-func (ls *legacySession) append(stream string, data []byte) (string, error) {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if ls.closed {
-		return "", errSessionEnded
-	}
-	return ls.h.o.eventStore.Append(ls.id, stream, data)
-}
-
-var errSessionEnded = errors.New("streamable: session has ended")
-
-// dropStream forgets a delivered POST stream.
-func (ls *legacySession) dropStream(id string, stored bool) {
-	if id == standaloneStream {
-		return
-	}
-	ls.mu.Lock()
-	delete(ls.streams, id)
-	closed := ls.closed
-	ls.mu.Unlock()
-	if !closed && stored {
-		// Only a stream that stored events has any to forget: a reply sent
-		// as plain JSON costs the event store nothing.
-		ls.h.o.eventStore.DropStream(ls.id, id)
-	}
-}
-
-// retainedStreams is how many answered streams a session keeps for clients
-// that resume after a drop the server did not notice.
-const retainedStreams = 16
-
-// retire keeps an answered stream resumable for a while, forgetting the
-// oldest one past retainedStreams.
-func (ls *legacySession) retire(id string) {
-	ls.mu.Lock()
-	ls.retired = append(ls.retired, id)
-	var old string
-	if len(ls.retired) > retainedStreams {
-		old = ls.retired[0]
-		ls.retired = ls.retired[1:]
-	}
-	ls.mu.Unlock()
-	if old != "" {
-		ls.dropStream(old, true) // retired: its client got an event id
-	}
-}
-
-// idleFor reports whether the session has been idle for longer than ttl,
-// or than unused when no request has named it since initialize.
-func (ls *legacySession) idleFor(now time.Time, ttl, unused time.Duration) bool {
-	if !ls.used.Load() {
-		ttl = min(ttl, unused)
-	}
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	return ls.busy == 0 && now.Sub(ls.lastActive) > ttl
-}
-
-// close ends the session: requests are cancelled, streams closed, events
-// forgotten.
-func (ls *legacySession) close() { ls.closeLocal(true) }
-
-// closeLocal ends this process's copy of the session; forget also drops
-// its stored events, which a copy evicted while the session lives on in a
-// SessionStore keeps for the replicas still serving it.
-func (ls *legacySession) closeLocal(forget bool) {
-	ls.mu.Lock()
-	if ls.closed {
-		ls.mu.Unlock()
-		return
-	}
-	ls.closed = true
-	streams := make([]*stream, 0, len(ls.streams)+1)
-	streams = append(streams, ls.standalone)
-	for _, st := range ls.streams {
-		streams = append(streams, st)
-	}
-	ls.streams = nil
-	ls.mu.Unlock()
-	// Unanswered POSTs get their "session ended" error before the requests
-	// are cancelled, so a cancelled request cannot end its POST first with
-	// no response.
-	for _, st := range streams {
-		st.endSession()
-	}
-	ls.cancel()
-	if ls.sess != nil {
-		ls.sess.Close()
-	}
-	if forget {
-		ls.h.o.eventStore.DropSession(ls.id)
-	}
 }
 
 // sweep ends the sessions idle past the TTL.

@@ -124,8 +124,10 @@ func (h *Handler) onBus(session string, raw []byte) {
 			}
 		}
 	case busOut:
-		if msg, _, err := jsonrpc.Decode(m.Msg); err == nil && ls.standalone.attached() {
-			_ = ls.standalone.send(msg, false)
+		if st := ls.getStandalone(); st != nil && st.attached() {
+			if msg, _, err := jsonrpc.Decode(m.Msg); err == nil {
+				_ = st.send(msg, false)
+			}
 		}
 	case busEvent:
 		ls.followersOf(m.Stream, func(f *follower) { f.offer(m) })
@@ -173,7 +175,10 @@ func (f *follower) offer(m busMessage) {
 func (ls *legacySession) followersOf(stream string, fn func(*follower)) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	for f := range ls.followers[stream] {
+	if ls.shared == nil {
+		return
+	}
+	for f := range ls.shared.followers[stream] {
 		if f.ch != nil {
 			fn(f)
 		}
@@ -240,20 +245,21 @@ func (ls *legacySession) follow(ctx context.Context, w http.ResponseWriter, c *c
 	f := &follower{ch: make(chan busMessage, followerBuffer)}
 	live := f.ch
 	ls.mu.Lock()
-	if ls.followers == nil {
-		ls.followers = map[string]map[*follower]struct{}{}
+	sh := ls.sharedLocked()
+	if sh.followers == nil {
+		sh.followers = map[string]map[*follower]struct{}{}
 	}
-	if ls.followers[streamID] == nil {
-		ls.followers[streamID] = map[*follower]struct{}{}
+	if sh.followers[streamID] == nil {
+		sh.followers[streamID] = map[*follower]struct{}{}
 	}
-	ls.followers[streamID][f] = struct{}{}
+	sh.followers[streamID][f] = struct{}{}
 	ls.busy++
 	ls.mu.Unlock()
 	defer func() {
 		ls.mu.Lock()
-		delete(ls.followers[streamID], f)
-		if len(ls.followers[streamID]) == 0 {
-			delete(ls.followers, streamID)
+		delete(sh.followers[streamID], f)
+		if len(sh.followers[streamID]) == 0 {
+			delete(sh.followers, streamID)
 		}
 		ls.mu.Unlock()
 		ls.release()
@@ -267,6 +273,7 @@ func (ls *legacySession) follow(ctx context.Context, w http.ResponseWriter, c *c
 	if c.startSSE() != nil {
 		return
 	}
+	ended := ls.ended()
 	seen := make(map[string]struct{}, len(events))
 	for _, e := range events {
 		seen[e.ID] = struct{}{}
@@ -294,7 +301,7 @@ func (ls *legacySession) follow(ctx context.Context, w http.ResponseWriter, c *c
 			return
 		case <-ctx.Done():
 			return
-		case <-ls.ctx.Done():
+		case <-ended:
 			return
 		}
 	}

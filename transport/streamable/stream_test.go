@@ -319,9 +319,9 @@ func TestStandaloneStream(t *testing.T) {
 	// Wait until the server has let go of the dropped stream.
 	ls := h.lookup(sid)
 	for {
-		ls.standalone.mu.Lock()
-		attached := ls.standalone.c != nil
-		ls.standalone.mu.Unlock()
+		ls.getStandalone().mu.Lock()
+		attached := ls.getStandalone().c != nil
+		ls.getStandalone().mu.Unlock()
 		if !attached {
 			break
 		}
@@ -366,10 +366,10 @@ func TestWriteTimeoutDropsStuckClient(t *testing.T) {
 		if i > 10000 {
 			t.Fatal("the stuck stream was never dropped")
 		}
-		_ = ls.standalone.Send(context.Background(), big)
-		ls.standalone.mu.Lock()
-		attached := ls.standalone.c != nil
-		ls.standalone.mu.Unlock()
+		_ = ls.getStandalone().Send(context.Background(), big)
+		ls.getStandalone().mu.Lock()
+		attached := ls.getStandalone().c != nil
+		ls.getStandalone().mu.Unlock()
 		if !attached {
 			return
 		}

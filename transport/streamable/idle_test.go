@@ -1,0 +1,119 @@
+package streamable
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/server"
+)
+
+// TestIdleSessionsStaySmall opens 1,000 2025-11-25 sessions (initialize,
+// then notifications/initialized, as a client that only calls tools does)
+// and bounds the live heap each one holds at 1 KiB: an idle session makes
+// no GET stream, no end-of-session channel and no state for shared stores
+// until something needs them.
+func TestIdleSessionsStaySmall(t *testing.T) {
+	f := newFixture(t)
+	h := NewHandler(f.srv)
+	t.Cleanup(func() { h.Close() })
+	post := func(session, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			r.Header.Set("Mcp-Session-Id", session)
+			r.Header.Set("Mcp-Protocol-Version", mcp.Version20251125)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	open := func() string {
+		w := post("", initializeBody)
+		sid := w.Header().Get("Mcp-Session-Id")
+		if w.Code != http.StatusOK || sid == "" {
+			t.Fatalf("initialize: status %d: %s", w.Code, w.Body)
+		}
+		if w := post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); w.Code != http.StatusAccepted {
+			t.Fatalf("initialized: status %d", w.Code)
+		}
+		return sid
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	open() // one-time setup is not charged to the sessions
+	before := heap()
+	const n = 1000
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = open()
+	}
+	per := (float64(heap()) - float64(before)) / n
+	t.Logf("live heap per idle session: %.0f bytes", per)
+	if per > 1024 {
+		t.Errorf("an idle session holds %.0f bytes of live heap, want at most 1024", per)
+	}
+	if per < 64 {
+		t.Fatalf("an idle session holds %.0f bytes: the measurement is not seeing the sessions", per)
+	}
+	ls := h.lookup(ids[n-1])
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.standalone != nil || ls.done != nil || ls.shared != nil || ls.streams != nil {
+		t.Errorf("an idle session holds state it never needed: GET stream %v, end channel %v, shared part %v, POST streams %v",
+			ls.standalone != nil, ls.done != nil, ls.shared != nil, ls.streams != nil)
+	}
+}
+
+// TestGETOpenedLaterGetsNotifications: a session that stayed without a GET
+// stream gets the server's notifications once it opens one, and ending the
+// session (DELETE) ends that stream.
+func TestGETOpenedLaterGetsNotifications(t *testing.T) {
+	f := newFixture(t)
+	_, ts := testServer(t, f)
+	sid := initialize(t, ts.URL)
+	type none struct{}
+	add := func(name string) {
+		t.Helper()
+		if err := server.AddTool(f.srv, &mcp.Tool{Name: name, Description: "d"},
+			func(context.Context, *server.CallRequest, none) (string, error) { return "", nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("before") // no GET stream yet: nobody to tell, nothing kept
+
+	resp := openGET(t, ts.URL, sid, "")
+	defer resp.Body.Close()
+	sr := newSSEReader(resp.Body)
+	if prime, ok := sr.next(); !ok || prime.ID == "" {
+		t.Fatalf("GET stream starts with %+v, want a priming event", prime)
+	}
+	add("after")
+	e, ok := sr.next()
+	if !ok || !strings.Contains(e.Data, "notifications/tools/list_changed") {
+		t.Fatalf("GET event %+v, want list_changed", e)
+	}
+
+	del, err := http.NewRequest(http.MethodDelete, ts.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	del.Header.Set("Mcp-Session-Id", sid)
+	if dr := do(t, del); readAll(t, dr) != "" || dr.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE: status %d", dr.StatusCode)
+	}
+	if rest, err := io.ReadAll(resp.Body); err != nil || len(rest) != 0 {
+		t.Fatalf("after DELETE the GET stream gave %q, %v; want its end", rest, err)
+	}
+}
