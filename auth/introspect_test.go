@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/testclock"
 )
 
 // testIntrospector is an RFC 7662 endpoint answering from a table.
@@ -79,10 +81,10 @@ func activeAnswer(kv ...any) map[string]any {
 	return a
 }
 
-func newTestIntrospection(t *testing.T, ti *testIntrospector, clock *fakeClock, opts ...IntrospectionOption) *IntrospectionVerifier {
+func newTestIntrospection(t *testing.T, ti *testIntrospector, clock *testclock.Clock, opts ...IntrospectionOption) *IntrospectionVerifier {
 	t.Helper()
 	v, err := NewIntrospectionVerifier(ti.srv.URL, testAudience, append([]IntrospectionOption{
-		WithClientCredentials("rs:client", "s&cret"), WithIssuer("https://as.example.com"), WithClock(clock.now)}, opts...)...)
+		WithClientCredentials("rs:client", "s&cret"), WithIssuer("https://as.example.com"), WithClock(clock.Now)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func TestIntrospectionAcceptsAndCaches(t *testing.T) {
 	if n := ti.hits("tok-a"); n != 1 {
 		t.Fatalf("introspected %d times within the TTL", n)
 	}
-	clock.advance(DefaultIntrospectionTTL)
+	clock.Advance(DefaultIntrospectionTTL)
 	if _, err := v.Verify(ctx, "tok-a"); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +121,7 @@ func TestIntrospectionAcceptsAndCaches(t *testing.T) {
 	if _, err := v.Verify(ctx, "tok-a"); err != nil {
 		t.Fatalf("within the TTL: %v", err)
 	}
-	clock.advance(DefaultIntrospectionTTL)
+	clock.Advance(DefaultIntrospectionTTL)
 	if _, err := v.Verify(ctx, "tok-a"); !errors.Is(err, ErrInvalidToken) {
 		t.Fatalf("revoked: %v", err)
 	}
@@ -134,11 +136,11 @@ func TestIntrospectionCacheNeverOutlivesExp(t *testing.T) {
 	if _, err := v.Verify(ctx, "short"); err != nil {
 		t.Fatal(err)
 	}
-	clock.advance(9 * time.Second)
+	clock.Advance(9 * time.Second)
 	if _, err := v.Verify(ctx, "short"); err != nil || ti.hits("short") != 1 {
 		t.Fatalf("before exp: %v, %d requests", err, ti.hits("short"))
 	}
-	clock.advance(time.Second)
+	clock.Advance(time.Second)
 	if _, err := v.Verify(ctx, "short"); !errors.Is(err, ErrInvalidToken) || ti.hits("short") != 2 {
 		t.Fatalf("at exp: %v, %d requests (want the cache entry gone)", err, ti.hits("short"))
 	}
@@ -158,7 +160,7 @@ func TestIntrospectionInactiveCachedBriefly(t *testing.T) {
 		t.Fatalf("inactive introspected %d times", n)
 	}
 	ti.set("nope", activeAnswer())
-	clock.advance(DefaultInactiveTTL)
+	clock.Advance(DefaultInactiveTTL)
 	if _, err := v.Verify(ctx, "nope"); err != nil {
 		t.Fatalf("after the inactive TTL: %v", err)
 	}

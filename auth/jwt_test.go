@@ -12,13 +12,15 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/toolwire/toolwire/internal/testclock"
 )
 
 const testAudience = "https://mcp.example.com/mcp"
 
-func newTestVerifier(t testing.TB, iss *testIssuer, clock *fakeClock, opts ...JWTOption) *JWTVerifier {
+func newTestVerifier(t testing.TB, iss *testIssuer, clock *testclock.Clock, opts ...JWTOption) *JWTVerifier {
 	t.Helper()
-	v, err := NewJWTVerifier(iss.url, testAudience, append([]JWTOption{WithClock(clock.now)}, opts...)...)
+	v, err := NewJWTVerifier(iss.url, testAudience, append([]JWTOption{WithClock(clock.Now)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,11 +139,11 @@ func TestJWTClockSkew(t *testing.T) {
 	clock := newClock()
 	v = newTestVerifier(t, iss, clock)
 	tok := iss.mint(t, "k1", "", c) // exp at testNow+1h
-	clock.advance(time.Hour + DefaultClockSkew - time.Second)
+	clock.Advance(time.Hour + DefaultClockSkew - time.Second)
 	if _, err := v.Verify(context.Background(), tok); err != nil {
 		t.Fatalf("just before exp+skew: %v", err)
 	}
-	clock.advance(time.Second)
+	clock.Advance(time.Second)
 	if _, err := v.Verify(context.Background(), tok); !errors.Is(err, ErrInvalidToken) {
 		t.Fatalf("at exp+skew: %v", err)
 	}
@@ -179,7 +181,7 @@ func TestJWKSUnknownKidRefreshIsRateLimited(t *testing.T) {
 	// after it has passed refetches, the others are refused from cache.
 	for i := range 50 {
 		if i == 10 {
-			clock.advance(time.Minute)
+			clock.Advance(time.Minute)
 		}
 		_, err := v.Verify(ctx, iss.mint(t, fmt.Sprintf("random-%d", i), "", iss.claims(testAudience)))
 		if !errors.Is(err, ErrInvalidToken) {
@@ -216,7 +218,7 @@ func TestJWKSKeyRotation(t *testing.T) {
 	if _, err := v.Verify(ctx, k2); !errors.Is(err, ErrInvalidToken) {
 		t.Fatalf("k2 within the interval: %v", err)
 	}
-	clock.advance(DefaultJWKSRefreshInterval)
+	clock.Advance(DefaultJWKSRefreshInterval)
 	if _, err := v.Verify(ctx, k2); err != nil {
 		t.Fatalf("k2 after the interval: %v", err)
 	}
@@ -225,9 +227,9 @@ func TestJWKSKeyRotation(t *testing.T) {
 	}
 	// Past the max age the set is fetched again even for a known kid.
 	_, before := iss.hits()
-	clock.advance(DefaultJWKSMaxAge)
+	clock.Advance(DefaultJWKSMaxAge)
 	c := iss.claims(testAudience)
-	c["exp"] = clock.now().Add(time.Hour).Unix()
+	c["exp"] = clock.Now().Add(time.Hour).Unix()
 	if _, err := v.Verify(ctx, iss.mint(t, "k2", "", c)); err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +256,7 @@ func TestVerifiedTokenCache(t *testing.T) {
 	// answer stands for the TTL, as a copy, then the token is refused.
 	iss.addKey("k2", testRSAKeys(t)[1], false)
 	iss.publish("k2")
-	clock.advance(DefaultJWKSRefreshInterval)
+	clock.Advance(DefaultJWKSRefreshInterval)
 	if _, err := v.Verify(ctx, iss.mint(t, "k2", "", iss.claims(testAudience))); err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +264,7 @@ func TestVerifiedTokenCache(t *testing.T) {
 	if err != nil || again.Scopes[0] != "tools:call" {
 		t.Fatalf("within the TTL: %v, %+v", err, again)
 	}
-	clock.advance(time.Minute - DefaultJWKSRefreshInterval)
+	clock.Advance(time.Minute - DefaultJWKSRefreshInterval)
 	if _, err := v.Verify(ctx, k1); !errors.Is(err, ErrInvalidToken) {
 		t.Fatalf("past the TTL after the key was withdrawn: %v", err)
 	}
@@ -270,12 +272,12 @@ func TestVerifiedTokenCache(t *testing.T) {
 	// Never past exp: a token expiring in 10 s is refused 12 s later (the
 	// skew is 1 s), well within the cache's minute.
 	c := iss.claims(testAudience)
-	c["exp"] = clock.now().Add(10 * time.Second).Unix()
+	c["exp"] = clock.Now().Add(10 * time.Second).Unix()
 	short := iss.mint(t, "k2", "", c)
 	if _, err := v.Verify(ctx, short); err != nil {
 		t.Fatal(err)
 	}
-	clock.advance(12 * time.Second)
+	clock.Advance(12 * time.Second)
 	if _, err := v.Verify(ctx, short); !errors.Is(err, ErrInvalidToken) {
 		t.Fatalf("an expired token from the cache: %v", err)
 	}
@@ -286,13 +288,13 @@ func TestVerifiedTokenCache(t *testing.T) {
 	// A refused token is not remembered: once its key is published it passes.
 	iss.addKey("k3", newECKey(t), false)
 	k3c := iss.claims(testAudience)
-	k3c["exp"] = clock.now().Add(time.Hour).Unix()
+	k3c["exp"] = clock.Now().Add(time.Hour).Unix()
 	k3 := iss.mint(t, "k3", "ES256", k3c)
 	if _, err := v.Verify(ctx, k3); !errors.Is(err, ErrInvalidToken) {
 		t.Fatalf("unpublished key: %v", err)
 	}
 	iss.publish("k2", "k3")
-	clock.advance(DefaultJWKSRefreshInterval)
+	clock.Advance(DefaultJWKSRefreshInterval)
 	if _, err := v.Verify(ctx, k3); err != nil {
 		t.Fatalf("after publication: %v", err)
 	}
@@ -321,7 +323,7 @@ func TestJWKSUnavailable(t *testing.T) {
 	iss.mu.Lock()
 	iss.jwksFail = false
 	iss.mu.Unlock()
-	clock.advance(DefaultJWKSRefreshInterval)
+	clock.Advance(DefaultJWKSRefreshInterval)
 	if _, err := v.Verify(ctx, tok); err != nil {
 		t.Fatalf("JWKS back: %v", err)
 	}
@@ -330,7 +332,7 @@ func TestJWKSUnavailable(t *testing.T) {
 	iss.mu.Lock()
 	iss.jwksFail = true
 	iss.mu.Unlock()
-	clock.advance(DefaultJWKSRefreshInterval)
+	clock.Advance(DefaultJWKSRefreshInterval)
 	if _, err := v.Verify(ctx, iss.mint(t, "new", "", iss.claims(testAudience))); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("unknown kid, JWKS down: %v", err)
 	}
@@ -366,7 +368,7 @@ func TestJWKSDiscovery(t *testing.T) {
 	}
 	// Metadata naming another issuer is refused.
 	iss4 := newTestIssuer(t)
-	v, err := NewJWTVerifier(iss4.url+"/", testAudience, WithClock(newClock().now))
+	v, err := NewJWTVerifier(iss4.url+"/", testAudience, WithClock(newClock().Now))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,12 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/oauthtest"
+	"github.com/toolwire/toolwire/internal/testclock"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/oauth"
@@ -21,26 +21,9 @@ import (
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
-// clock is a settable clock shared by the authorization server and the
+// newClock is a settable clock shared by the authorization server and the
 // client.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+func newClock() *testclock.Clock { return testclock.New(time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)) }
 
 func mcpHandler(t *testing.T) http.Handler {
 	srv := server.New(mcp.Implementation{Name: "protected", Version: "1.0.0"})
@@ -60,7 +43,7 @@ type env struct {
 	as       *oauthtest.Server
 	rs       *oauthtest.Resource
 	endpoint string
-	clock    *clock
+	clock    *testclock.Clock
 }
 
 func newEnv(t *testing.T, opts oauthtest.Options, setup func(*oauthtest.Resource)) *env {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/gateway/ratelimit"
+	"github.com/toolwire/toolwire/internal/testclock"
 	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testwait"
 )
@@ -29,25 +30,8 @@ var _ gatewayLimiter = (*Limiter)(nil)
 // in-process limiter see the same times.
 var limiterT0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// fakeClock is a settable clock for WithLimiterClock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: limiterT0} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// newFakeClock is a settable clock for WithLimiterClock.
+func newFakeClock() *testclock.Clock { return testclock.New(limiterT0) }
 
 func newLimiter(t testing.TB, c *Client, cfg ratelimit.Config, opts ...LimiterOption) *Limiter {
 	t.Helper()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testclock"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/taskstore"
 )
@@ -20,29 +21,9 @@ import (
 // it when the test ends.
 type Maker func(t *testing.T, opts ...taskstore.Option) taskstore.Store
 
-// fakeClock is a settable clock; with step it advances on every reading.
-type fakeClock struct {
-	mu   sync.Mutex
-	t    time.Time
-	step time.Duration
-}
-
-func newFakeClock(step time.Duration) *fakeClock {
-	return &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), step: step}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := c.t
-	c.t = c.t.Add(c.step)
-	return t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newFakeClock is a settable clock; with step it advances on every reading.
+func newFakeClock(step time.Duration) *testclock.Clock {
+	return testclock.NewStepping(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), step)
 }
 
 // Task returns a working task of owner, as the suite creates them.
