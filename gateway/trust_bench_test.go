@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/gateway/audit/sqlite"
 	"github.com/toolwire/toolwire/gateway/policy"
 )
 
@@ -27,7 +28,7 @@ func BenchmarkTrustedCall(b *testing.B) {
 			cfg := gateway.Config{Upstreams: []gateway.Upstream{{Name: "files", Server: echoServer("files")}}}
 			var opts []gateway.Option
 			if c.trust {
-				s, err := audit.OpenSQLite(filepath.Join(b.TempDir(), "audit.db"), audit.WithFsync(false))
+				s, err := sqlite.Open(filepath.Join(b.TempDir(), "audit.db"), audit.WithFsync(false))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -17,6 +17,7 @@ import (
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/gateway/audit/sqlite"
 	"github.com/toolwire/toolwire/gateway/enrich"
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/gateway/ratelimit"
@@ -62,7 +63,7 @@ func countedEcho(name string, c *callCounter) *server.Server {
 type trustEnv struct {
 	g                *gateway.Gateway
 	cfg              gateway.Config
-	store            *audit.SQLite
+	store            *sqlite.Store
 	counted          *callCounter
 	url              string
 	aliceKey, botKey string
@@ -91,7 +92,7 @@ func newTrustEnv(t *testing.T, limits gateway.Limiter, opts ...gateway.Option) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.store, err = audit.OpenSQLite(filepath.Join(t.TempDir(), "audit.db"))
+	e.store, err = sqlite.Open(filepath.Join(t.TempDir(), "audit.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +381,7 @@ func TestCancelledCallIsAuditedAsCancelled(t *testing.T) {
 		<-ctx.Done()
 		return "", ctx.Err()
 	}))
-	store, err := audit.OpenSQLite(filepath.Join(t.TempDir(), "audit.db"))
+	store, err := sqlite.Open(filepath.Join(t.TempDir(), "audit.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

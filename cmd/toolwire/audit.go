@@ -17,6 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/gateway/audit/postgres"
+	"github.com/toolwire/toolwire/gateway/audit/sqlite"
 	"github.com/toolwire/toolwire/gateway/config"
 	"github.com/toolwire/toolwire/internal/units"
 )
@@ -72,7 +74,7 @@ func (a *auditTarget) open(ctx context.Context) (audit.Store, error) {
 	}
 	switch {
 	case a.postgres != "":
-		return audit.OpenPostgres(ctx, a.postgres, audit.WithKey(key))
+		return postgres.Open(ctx, a.postgres, audit.WithKey(key))
 	case file != nil:
 		return openAuditStore(ctx, file, key)
 	}
@@ -80,7 +82,7 @@ func (a *auditTarget) open(ctx context.Context) (audit.Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("no audit trail at %s: %w", path, err)
 	}
-	return audit.OpenSQLite(path, audit.WithKey(key))
+	return sqlite.Open(path, audit.WithKey(key))
 }
 
 // dir is the data directory --data-dir names.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/gateway/audit/sqlite"
 )
 
 // auditDir makes a data directory whose audit trail holds n records, the
@@ -19,7 +20,7 @@ import (
 func auditDir(t *testing.T, n int, ids ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := audit.OpenSQLite(filepath.Join(dir, auditFile))
+	s, err := sqlite.Open(filepath.Join(dir, auditFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestAuditCLI(t *testing.T) {
 // retention at start, and the chain still verifies.
 func TestAuditRetentionSweep(t *testing.T) {
 	dir := auditDir(t, 12, "api_key:alice") // one record an hour, from 48 hours ago
-	s, err := audit.OpenSQLite(filepath.Join(dir, auditFile))
+	s, err := sqlite.Open(filepath.Join(dir, auditFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/gateway/audit/sqlite"
 	"github.com/toolwire/toolwire/gateway/config"
 	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testwait"
@@ -184,7 +185,7 @@ func TestGatewayAuditKeyedChain(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(auditDB(dir)), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	old, err := audit.OpenSQLite(auditDB(dir))
+	old, err := sqlite.Open(auditDB(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestGatewayAuditHeadMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := audit.OpenSQLite(filepath.Join(t.TempDir(), auditFile), audit.WithKey(k), audit.WithFsync(false))
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), auditFile), audit.WithKey(k), audit.WithFsync(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +373,7 @@ func TestGatewayAuditKey(t *testing.T) {
 
 // TestAuditHeadLogged: the head is logged at each interval it moved.
 func TestAuditHeadLogged(t *testing.T) {
-	s, err := audit.OpenSQLite(filepath.Join(t.TempDir(), auditFile), audit.WithFsync(false))
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), auditFile), audit.WithFsync(false))
 	if err != nil {
 		t.Fatal(err)
 	}

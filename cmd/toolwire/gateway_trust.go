@@ -25,6 +25,8 @@ import (
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/admin"
 	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/gateway/audit/postgres"
+	"github.com/toolwire/toolwire/gateway/audit/sqlite"
 	"github.com/toolwire/toolwire/gateway/config"
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/internal/units"
@@ -44,7 +46,7 @@ func openAuditStore(ctx context.Context, file *config.File, key *audit.Key) (aud
 	case "off":
 		return nil, nil
 	case "postgres":
-		return audit.OpenPostgres(ctx, file.Audit.Postgres, audit.WithKey(key))
+		return postgres.Open(ctx, file.Audit.Postgres, audit.WithKey(key))
 	}
 	if file.DataDir == "" {
 		return nil, nil // the embedded default keeps no state
@@ -52,7 +54,7 @@ func openAuditStore(ctx context.Context, file *config.File, key *audit.Key) (aud
 	if err := os.MkdirAll(file.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data_dir: %w", err)
 	}
-	return audit.OpenSQLite(filepath.Join(file.DataDir, auditFile), audit.WithFsync(file.Audit.Fsync), audit.WithKey(key))
+	return sqlite.Open(filepath.Join(file.DataDir, auditFile), audit.WithFsync(file.Audit.Fsync), audit.WithKey(key))
 }
 
 // gatewayAuditKey returns the key the gateway seals its audit trail with:

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/gateway/audit/sqlite"
 	"github.com/toolwire/toolwire/gateway/policy"
 )
 
@@ -98,7 +99,7 @@ func newEnv(t *testing.T, noAudit bool, opts ...Option) *env {
 	cfg := Config{KeyHash: policy.HashKey(testKey), Gateway: e.src, Policy: func() *policy.Policy { return p },
 		Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	if !noAudit {
-		st, err := audit.OpenSQLite(filepath.Join(t.TempDir(), "audit.db"))
+		st, err := sqlite.Open(filepath.Join(t.TempDir(), "audit.db"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/gateway/audit/sqlite"
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/mcp"
@@ -71,7 +72,7 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := audit.OpenSQLite(filepath.Join(t.TempDir(), "audit.db"))
+	store, err := sqlite.Open(filepath.Join(t.TempDir(), "audit.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

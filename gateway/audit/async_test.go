@@ -147,28 +147,3 @@ func TestAsyncStoreErrors(t *testing.T) {
 		t.Errorf("failed %d, hook %d", a.Failed(), errs.Load())
 	}
 }
-
-// TestAsyncSQLite: concurrent appenders through the queue into a real store
-// form one verifiable chain with every record in it.
-func TestAsyncSQLite(t *testing.T) {
-	s, _ := openTest(t)
-	a := NewAsync(s, WithQueueSize(1000))
-	var wg sync.WaitGroup
-	for w := range 10 {
-		wg.Go(func() {
-			for i := range 50 {
-				if err := a.Append(context.Background(), sample(w*50+i)); err != nil {
-					t.Error(err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := a.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	rep := mustVerify(t, s)
-	if rep.Checked != 500 || a.Written() != 500 || a.Dropped() != 0 {
-		t.Errorf("checked %d, written %d, dropped %d", rep.Checked, a.Written(), a.Dropped())
-	}
-}

@@ -31,8 +31,9 @@ func (d *Digest) UnmarshalText(b []byte) error {
 	return err
 }
 
-// digestFrom copies b, which must be 32 bytes, into a Digest.
-func digestFrom(b []byte) (Digest, error) {
+// ParseDigest copies b, a hash as a database column holds it (32 bytes),
+// into a Digest; another length is an error.
+func ParseDigest(b []byte) (Digest, error) {
 	var d Digest
 	if len(b) != len(d) {
 		return d, fmt.Errorf("audit: stored hash of %d bytes, want %d", len(b), len(d))
@@ -530,7 +531,7 @@ func (v *Verifier) gap(r *Record) {
 func (v *Verifier) Report() *VerifyReport {
 	if !v.ended {
 		v.ended = true
-		v.reached(v.rep.Head)
+		v.Reached(v.rep.Head)
 		for _, c := range v.rep.Anchored {
 			if c.Result == "unchecked" && c.Seq > v.prev.Seq && !v.Broken() {
 				v.fail(v.prev.Seq+1, BreakAnchored, "the anchored head %d (hash %s) is past the trail's last record %d: records %d to %d were deleted, and the stored head with them",
@@ -549,9 +550,10 @@ func (v *Verifier) Report() *VerifyReport {
 	return &rep
 }
 
-// reached checks that the records added so far end at h: the head, or a
-// point the records added next continue from.
-func (v *Verifier) reached(h Anchor) {
+// Reached checks that the records added so far end at h: the head, or a
+// point the records added next continue from (a store that verifies a
+// database's records and then journaled ones passes the database's head).
+func (v *Verifier) Reached(h Anchor) {
 	if !v.Broken() {
 		switch {
 		case v.prev.Seq < h.Seq:
@@ -574,10 +576,11 @@ type gapArgs struct {
 	Kept string  `json:"kept,omitempty"`
 }
 
-// gapRecord returns the unsealed gap record for records from to to lost
-// to the damaged journal kept at kept; next is the PrevHash of the record
-// after them, nil when none survived.
-func gapRecord(from, to int64, next *Digest, kept string, now time.Time) *Record {
+// NewGapRecord returns the unsealed gap record (see Gap) standing for the
+// records from to to, lost to a damaged journal whose copy was kept at
+// kept; next is the PrevHash of the record after them, nil when none
+// survived. now stamps it.
+func NewGapRecord(from, to int64, next *Digest, kept string, now time.Time) *Record {
 	args, _ := json.Marshal(gapArgs{From: from, To: to, Next: next, Kept: kept})
 	span := fmt.Sprintf("records %d to %d", from, to)
 	if from == to {

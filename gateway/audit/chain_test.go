@@ -144,7 +144,7 @@ func TestDigestText(t *testing.T) {
 func TestVerifierGaps(t *testing.T) {
 	rs := chainOf(8)
 	now := rs[0].Time
-	g := gapRecord(4, 6, &rs[6].PrevHash, "kept", now)
+	g := NewGapRecord(4, 6, &rs[6].PrevHash, "kept", now)
 	Seal(g, Anchor{3, rs[2].Hash})
 	walk := []*Record{rs[0], rs[1], rs[2], g, rs[6], rs[7]}
 	head := Anchor{8, rs[7].Hash}
@@ -177,10 +177,10 @@ func TestVerifierGaps(t *testing.T) {
 	}
 
 	// Nothing survived the damage: the chain goes on from the gap record.
-	end := gapRecord(4, 5, nil, "kept", now)
+	end := NewGapRecord(4, 5, nil, "kept", now)
 	Seal(end, Anchor{3, rs[2].Hash})
 	next := sample(9)
-	Seal(next, chainAfter(end))
+	Seal(next, ChainAfter(end))
 	if next.Seq != 6 {
 		t.Fatalf("after a gap of 4 to 5, seq %d", next.Seq)
 	}
@@ -189,7 +189,7 @@ func TestVerifierGaps(t *testing.T) {
 		t.Errorf("a gap at the end: %+v", rep)
 	}
 
-	bad := gapRecord(4, 6, nil, "kept", now)
+	bad := NewGapRecord(4, 6, nil, "kept", now)
 	bad.Arguments = []byte(`{"from":5,"to":6}`)
 	Seal(bad, Anchor{3, rs[2].Hash})
 	if rep := verify(Anchor{}, head, []*Record{rs[0], rs[1], rs[2], bad}); rep.Break == nil || rep.Break.Kind != BreakInvalid {

@@ -9,9 +9,9 @@ import (
 // Filter.Tool globs are the gateway's one glob syntax (policy.CompileGlob):
 // * any run of characters, ? one character, everything else itself, and
 // [ ] { } \ reserved. The SQLite store hands them to GLOB, which reads
-// such a pattern the same way; the PostgreSQL store narrows with LIKE
-// (globLike) and matches with the compiled glob, as it does the journal's
-// records.
+// such a pattern the same way; the PostgreSQL store narrows with LIKE and
+// matches exactly with Filter.Matcher, as the SQLite store does the
+// journal's records.
 
 // IsGlob reports whether a Filter.Tool pattern is a glob (it holds * or ?)
 // rather than a tool name.
@@ -26,26 +26,32 @@ func (f *Filter) toolGlob() (*policy.Glob, error) {
 	return policy.CompileGlob(f.Tool)
 }
 
-// globLike is a LIKE pattern (escape character \) that matches every name
-// the glob pattern matches, and maybe more: * and ? are % (the PostgreSQL
-// store compares bytes, where one character may be several), and LIKE's
-// own % _ \ are escaped. The caller keeps only what the glob matches.
-func globLike(pattern string) string {
-	var b strings.Builder
-	pct := false // b ends with an unescaped %
-	for i := 0; i < len(pattern); i++ {
-		switch c := pattern[i]; c {
-		case '*', '?':
-			if !pct {
-				b.WriteByte('%')
-				pct = true
-			}
-			continue
-		case '%', '_', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteByte(pattern[i])
-		pct = false
+// Matcher returns the test of f's conditions on a record's fields (Since,
+// Until, Identity, Tool, Outcome; not AfterSeq or Limit), as the stores'
+// queries apply them: for a store that filters records outside its
+// database (journaled ones), or narrows in SQL and matches exactly after.
+// A Tool glob with a reserved character is an error.
+func (f Filter) Matcher() (func(*Record) bool, error) {
+	glob, err := f.toolGlob()
+	if err != nil {
+		return nil, err
 	}
-	return b.String()
+	return func(r *Record) bool { return f.match(r, glob) }, nil
+}
+
+// match reports whether r passes f's conditions on its fields.
+func (f *Filter) match(r *Record, glob *policy.Glob) bool {
+	t := r.Time.UnixNano()
+	switch {
+	case !f.Since.IsZero() && t < f.Since.UnixNano(),
+		!f.Until.IsZero() && t >= f.Until.UnixNano(),
+		f.Identity != "" && r.Identity != f.Identity,
+		f.Outcome != "" && r.Outcome != f.Outcome:
+		return false
+	case f.Tool == "":
+		return true
+	case glob != nil:
+		return glob.Match(r.Tool)
+	}
+	return r.Tool == f.Tool
 }

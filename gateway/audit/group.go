@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 )
 
-// Group commit. A store's Appends go through a committer: a record that
+// Group commit. A store's Appends go through a GroupCommit: a record that
 // arrives while a commit is under way waits for it, and all the records
 // waiting then are linked and written in the next single transaction (one
 // sync for all of them), up to maxBatch at a time. A record that arrives
@@ -23,9 +23,11 @@ type pending struct {
 	done chan error // buffered: the commit's outcome for this record
 }
 
-// committer runs a store's group commits. At most one batch is under way;
-// the goroutine that commits runs only while records wait.
-type committer struct {
+// GroupCommit runs a store's group commits: every Store in the project
+// appends through one, so that concurrent Appends share transactions the
+// same way whatever the database. At most one batch is under way; the
+// goroutine that commits runs only while records wait.
+type GroupCommit struct {
 	// commit stores batch in one transaction: it reads the head, seals each
 	// record after the previous one, inserts them and moves the head, or
 	// stores none of them.
@@ -38,31 +40,50 @@ type committer struct {
 	closed  bool
 	wg      sync.WaitGroup // the running goroutine
 
-	// hook, when set (by tests), is called by the store's commit inside
+	// hook, when set (SetHook), is called by the store's commit inside
 	// the transaction, after the inserts and before the commit; an error
 	// rolls the batch back.
 	hook func(ctx context.Context, batch []*Record) error
 }
 
-func newCommitter(maxBatch int, commit func(context.Context, []*Record) error) *committer {
-	return &committer{commit: commit, maxBatch: maxBatch}
+// NewGroupCommit returns the group commit of a store whose commit stores
+// batch in one transaction: it reads the head, seals each record after the
+// previous one, inserts them and moves the head, or stores none of them
+// (and calls BeforeCommit just before committing). A batch holds at most
+// maxBatch records (Settings.MaxBatch).
+func NewGroupCommit(maxBatch int, commit func(ctx context.Context, batch []*Record) error) *GroupCommit {
+	return &GroupCommit{commit: commit, maxBatch: max(maxBatch, 1)}
 }
 
-// beforeCommit runs the test hook, if any.
-func (c *committer) beforeCommit(ctx context.Context, batch []*Record) error {
-	if c.hook == nil {
+// BeforeCommit is called by the store's commit inside the transaction,
+// after the inserts and before the commit: it runs the hook SetHook set, if
+// any, and an error it returns must roll the batch back.
+func (c *GroupCommit) BeforeCommit(ctx context.Context, batch []*Record) error {
+	c.mu.Lock()
+	hook := c.hook
+	c.mu.Unlock()
+	if hook == nil {
 		return nil
 	}
-	return c.hook(ctx, batch)
+	return hook(ctx, batch)
 }
 
-// append commits a copy of r (already prepared) and, on success, copies the
+// SetHook sets (nil: removes) the function BeforeCommit runs in every
+// commit's transaction: for tests of a store's commit path (holding a
+// batch, failing one).
+func (c *GroupCommit) SetHook(hook func(ctx context.Context, batch []*Record) error) {
+	c.mu.Lock()
+	c.hook = hook
+	c.mu.Unlock()
+}
+
+// Append commits a copy of r (already prepared) and, on success, copies the
 // sealed record back to r. It returns when the record is committed, or its
 // batch failed, or ctx was done before the record was taken into a batch.
 // Once taken, it waits for the batch's outcome: a batch is cancelled only
 // when the contexts of all its records are done, so that one caller giving
 // up does not fail the others'.
-func (c *committer) append(ctx context.Context, r *Record) error {
+func (c *GroupCommit) Append(ctx context.Context, r *Record) error {
 	p := &pending{ctx: ctx, rec: *r, done: make(chan error, 1)}
 	c.mu.Lock()
 	if c.closed {
@@ -97,7 +118,7 @@ func (c *committer) append(ctx context.Context, r *Record) error {
 
 // withdraw removes p from the queue, reporting whether it was still there
 // (not yet taken into a batch).
-func (c *committer) withdraw(p *pending) bool {
+func (c *GroupCommit) withdraw(p *pending) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	i := slices.Index(c.queue, p)
@@ -108,15 +129,15 @@ func (c *committer) withdraw(p *pending) bool {
 	return true
 }
 
-// queued is how many records wait for a batch.
-func (c *committer) queued() int {
+// Queued is how many records wait for a batch (not the one under way).
+func (c *GroupCommit) Queued() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.queue)
 }
 
 // run commits batches while records wait, then exits.
-func (c *committer) run() {
+func (c *GroupCommit) run() {
 	defer c.wg.Done()
 	for {
 		batch := c.take()
@@ -131,7 +152,7 @@ func (c *committer) run() {
 // queue (which holds its own record), then leaves what arrived meanwhile
 // to a goroutine of its own (run): a lone Append costs no goroutine
 // switch, and a busy one does not wait for later batches.
-func (c *committer) lead() {
+func (c *GroupCommit) lead() {
 	if batch := c.take(); batch != nil {
 		c.commitBatch(batch)
 		c.mu.Lock()
@@ -147,7 +168,7 @@ func (c *committer) lead() {
 }
 
 // commitBatch commits batch and tells each of its records the outcome.
-func (c *committer) commitBatch(batch []*pending) {
+func (c *GroupCommit) commitBatch(batch []*pending) {
 	ctx, release := batchContext(batch)
 	recs := make([]*Record, len(batch))
 	for i, p := range batch {
@@ -160,7 +181,7 @@ func (c *committer) commitBatch(batch []*pending) {
 	}
 }
 
-func (c *committer) take() []*pending {
+func (c *GroupCommit) take() []*pending {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -220,10 +241,17 @@ func batchContext(batch []*pending) (context.Context, func()) {
 	}
 }
 
-// close stops taking records: the batch under way finishes, the records
+// Closed reports whether Close was called.
+func (c *GroupCommit) Closed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// Close stops taking records: the batch under way finishes, the records
 // still queued fail with ErrClosed, and later appends too. It returns when
 // no commit is under way.
-func (c *committer) close() {
+func (c *GroupCommit) Close() {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()

@@ -1,241 +1,34 @@
 package audit
 
 import (
-	"context"
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"sync"
-	"syscall"
-	"time"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
-// The journal is how an SQLite store without fsync (WithFsync(false))
-// makes Append cheap and still durable against a crash or SIGKILL of the
-// process: Append seals the record and writes it to an append-only file
-// next to the database (path + ".journal") with one write(2), and
-// returns; a background writer moves journaled records into the database
-// in batches and empties the file once all of it is in. Opening the store
-// moves whatever a killed process left in the journal into the database
-// first. The journal's owner holds an exclusive lock on it, so one process
-// at a time appends (a second opens the store read-only: it queries and
-// verifies every record the owner acknowledged, stored or still journaled
-// (journal_read.go), and Append fails).
-type journal struct {
-	s    *SQLite
-	f    *os.File
-	path string
+// The journal's file format. A store that acknowledges a record before it
+// is in its database (the SQLite store without fsync) first writes it to a
+// journal file, an append-only sequence of entries, each one sealed
+// record: its length as 4 bytes big-endian, its Encode bytes (which carry
+// every field but Hash, and start with the encoding's version tag), and
+// its Hash (SHA-256 or, keyed, HMAC-SHA-256 of the encoding). Binary,
+// because the hash covers the fields' exact bytes, which JSON cannot carry
+// (invalid UTF-8), and because Append has computed the encoding for the
+// hash anyway.
 
-	mu       sync.Mutex
-	head     Anchor    // the chain after the last record journaled
-	queue    []*Record // journaled, not yet in the database
-	written  int64     // bytes in the file
-	stored   int64     // the last Seq in the database
-	err      error     // the last failure to move records into the database
-	closing  bool
-	changed  *sync.Cond    // signalled when queue, stored or closing change
-	wake     chan struct{} // a record was journaled
-	kick     chan struct{} // store now: a reader or Close waits
-	done     chan struct{}
-	buf      []byte
-	gaps     []Gap // written by recover
-	maxBatch int
-	restart  int64 // journalRestart; smaller in tests
-}
-
-// Timing of the background writer.
-const (
-	// journalRetry is how long it waits after failing to store a batch
-	// before trying again.
-	journalRetry = 100 * time.Millisecond
-	// journalGather is how long it lets records gather before storing
-	// them, unless a batch is full or a reader waits: a transaction costs
-	// far more than a record in it, and the records are safe meanwhile.
-	journalGather = 25 * time.Millisecond
-	// journalRestart is the journal's size past which it is started over
-	// once everything in it is stored (truncating costs a system call, so
-	// it is not done after every batch).
-	journalRestart = 1 << 20
-)
-
-// ErrReadOnly is Append on a store whose journal another process holds.
-var ErrReadOnly = errors.New("audit: read-only: another process appends to this audit trail")
-
-// openJournal takes the journal of s (locking it), moves what it holds into
-// the database, and starts the background writer. It returns nil and no
-// error when another process holds the journal: s is then read-only.
-func openJournal(s *SQLite) (*journal, error) {
-	path := s.path + journalSuffix
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("audit: journal: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("audit: journal: lock: %w", err)
-	}
-	j := &journal{s: s, f: f, path: path, wake: make(chan struct{}, 1), kick: make(chan struct{}, 1), done: make(chan struct{}), maxBatch: s.cfg.maxBatch, restart: journalRestart}
-	j.changed = sync.NewCond(&j.mu)
-	if err := j.recover(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	go j.run()
-	return j, nil
-}
-
-// recover stores the journaled records the database lacks (those after
-// its head that continue its chain), then empties the journal. A torn last
-// entry, from a write the process died in, was never acknowledged and is
-// dropped. Damage elsewhere never drops the intact entries after it: they
-// are stored too, the records the damaged bytes held are replaced by a gap
-// record saying so (see Gap), and the damaged file is kept beside the
-// journal for whoever looks into it.
-func (j *journal) recover() error {
-	ctx := context.Background()
-	_, head, err := readAnchors(ctx, j.s.w)
-	if err != nil {
-		return fmt.Errorf("audit: journal: %w", err)
-	}
-	if _, err := j.f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("audit: journal: %w", err)
-	}
-	buf, err := io.ReadAll(j.f)
-	if err != nil {
-		return fmt.Errorf("audit: journal: %w", err)
-	}
-	if len(buf) > 0 && j.s.keyed {
-		return errJournalKeyed // the trail's key is not this store's
-	}
-	sc := journalScanner{key: j.s.cfg.key}
-	parts := sc.scan(buf)
-	if sc.keyed || sc.macBad > 0 && sc.macOK == 0 && !j.s.keyOK {
-		// Keyed entries that cannot be checked, or none holds under
-		// this key: most likely another key than the trail's, and
-		// taking them all for damage would lose them.
-		return errJournalKeyed
-	}
-	var missing []*Record
-	kept := ""
-	// lose replaces the records after head up to to by a gap record; next
-	// is the PrevHash of the record after them, nil when none survived.
-	lose := func(to int64, next *Digest) error {
-		if to <= head.Seq {
-			return nil // stored before the journal was damaged
-		}
-		if kept == "" {
-			if kept, err = keepDamaged(j.path, buf, j.s.cfg.now()); err != nil {
-				return err
-			}
-		}
-		g := gapRecord(head.Seq+1, to, next, kept, j.s.cfg.now())
-		j.s.cfg.key.Seal(g, head)
-		missing = append(missing, g)
-		j.gaps = append(j.gaps, Gap{From: g.Seq, To: to, Kept: kept, Reason: g.Error})
-		head = chainAfter(g)
-		return nil
-	}
-	var last int64 // the Seq of the last intact entry read
-	var damage *journalPart
-	for i := range parts {
-		p := &parts[i]
-		if p.r == nil {
-			damage = p
-			continue
-		}
-		r := p.r
-		if damage != nil && r.Seq > head.Seq+1 {
-			if err := lose(r.Seq-1, &r.PrevHash); err != nil {
-				return err
-			}
-		}
-		damage, last = nil, r.Seq
-		if r.Seq <= head.Seq {
-			continue // already stored
-		}
-		if r.Seq != head.Seq+1 || r.PrevHash != head.Hash {
-			return fmt.Errorf("audit: journal %s: record %d does not continue the database's chain (head %d)", j.path, r.Seq, head.Seq)
-		}
-		missing = append(missing, r)
-		head = Anchor{Seq: r.Seq, Hash: r.Hash}
-	}
-	if damage != nil { // damage up to the end: its entries were the newest
-		base := last
-		if base == 0 {
-			base = head.Seq
-			if damage.seq > 0 && damage.seq-1 < base {
-				base = damage.seq - 1
-			}
-		}
-		if err := lose(base+int64(damage.entries), nil); err != nil {
-			return err
-		}
-	}
-	for len(missing) > 0 {
-		n := min(len(missing), j.maxBatch)
-		if err := j.s.store(ctx, missing[:n], true); err != nil {
-			return fmt.Errorf("audit: journal: storing what it holds: %w", err)
-		}
-		missing = missing[n:]
-	}
-	if err := j.f.Truncate(0); err != nil {
-		return fmt.Errorf("audit: journal: %w", err)
-	}
-	j.head, j.stored = head, head.Seq
-	return nil
-}
-
-// errJournalKeyed is the journal of a keyed trail recovered without its
-// key (none, or another): its entries could not be checked, nor a gap
-// record sealed.
-var errJournalKeyed = errors.New("audit: the journal of this keyed trail needs its key to be recovered")
-
-// keepDamaged copies the damaged journal b next to the journal at path,
-// named after the time, and returns the copy's path.
-func keepDamaged(path string, b []byte, now time.Time) (string, error) {
-	name := path + ".damaged-" + now.UTC().Format("20060102T150405.000000000Z")
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", fmt.Errorf("audit: keeping the damaged journal: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(name)
-		return "", fmt.Errorf("audit: keeping the damaged journal: %w", err)
-	}
-	return name, nil
-}
-
-// journalSuffix names the journal after the database it belongs to. (Not
+// JournalSuffix names a journal after the database it belongs to. (Not
 // "-journal": that is SQLite's own rollback journal.)
-const journalSuffix = ".journal"
+const JournalSuffix = ".journal"
 
-// maxJournalEntry bounds one journaled record: Limits keep records far
+// MaxJournalEntry bounds one journaled record: Limits keep records far
 // smaller (arguments and error text are cut), so a longer entry is damage.
-const maxJournalEntry = 8 << 20
+const MaxJournalEntry = 8 << 20
 
-// A journal entry is one sealed record: its length as 4 bytes big-endian,
-// its Encode bytes (which carry every field but Hash, and start with the
-// encoding's version tag), and its Hash (SHA-256 or, keyed, HMAC-SHA-256
-// of the encoding). Binary, because the hash covers the fields' exact
-// bytes, which JSON cannot carry (invalid UTF-8), and because Append has
-// computed the encoding for the hash anyway.
-
-// appendJournalEntry seals r after prev with k (keyless when nil) and
-// appends its entry to b.
-func appendJournalEntry(b []byte, r *Record, prev Anchor, k *Key) []byte {
+// AppendJournalEntry seals r after prev with k (keyless when nil), as
+// Key.Seal does, and appends its journal entry to b.
+func AppendJournalEntry(b []byte, r *Record, prev Anchor, k *Key) []byte {
 	r.Seq, r.PrevHash = prev.Seq+1, prev.Hash
 	r.Scheme = SchemeSHA256
 	if k != nil {
@@ -252,151 +45,236 @@ func appendJournalEntry(b []byte, r *Record, prev Anchor, k *Key) []byte {
 	return append(b, r.Hash[:]...)
 }
 
-// append seals r after the last journaled record and writes it to the
-// journal; when it returns nil, r survives the process.
-func (j *journal) append(r *Record) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.closing {
-		return ErrClosed
-	}
-	rec := *r
-	j.buf = appendJournalEntry(j.buf[:0], &rec, j.head, j.s.cfg.key)
-	n, err := j.f.Write(j.buf)
-	j.written += int64(n)
-	if err != nil {
-		// A partial entry makes the journal unreadable from there on:
-		// stop taking records rather than lose them silently.
-		j.closing = true
-		return fmt.Errorf("audit: append: journal: %w", err)
-	}
-	j.head = Anchor{Seq: rec.Seq, Hash: rec.Hash}
-	j.queue = append(j.queue, &rec)
-	*r = rec
-	select {
-	case j.wake <- struct{}{}:
-	default:
-	}
-	return nil
-}
-
-// run moves journaled records into the database until closed and empty.
-func (j *journal) run() {
-	defer close(j.done)
-	for {
-		j.mu.Lock()
-		for len(j.queue) == 0 && !j.closing {
-			j.mu.Unlock()
-			<-j.wake
-			j.mu.Lock()
+// ReadJournal reads a journal another process appends to, and returns its
+// records after seq after. It reads the entries that form one chain from
+// the start, up to the end, a torn or damaged entry (a write under way,
+// which is not acknowledged yet; damage is reported by the owner's next
+// open, which recovers the records after it) or an entry that does not
+// continue the one before (the file was started over while it was read,
+// after storing everything before it). Keyed entries are checked with key,
+// or read unchecked without it.
+func ReadJournal(b []byte, after int64, key *Key) []*Record {
+	sc := journalScanner{key: key}
+	var recs []*Record
+	var prev *Record
+	for off := 0; off < len(b); {
+		r, n, st := sc.entryAt(b[off:])
+		if st != entryIntact {
+			break
 		}
-		if len(j.queue) == 0 { // closing, and everything is stored
-			j.mu.Unlock()
-			return
-		}
-		if len(j.queue) < j.maxBatch && !j.closing {
-			j.mu.Unlock()
-			j.gather()
-			j.mu.Lock()
-		}
-		batch := j.queue[:min(len(j.queue), j.maxBatch)]
-		j.mu.Unlock()
-
-		err := j.s.store(context.Background(), batch, true)
-
-		j.mu.Lock()
-		j.err = err
-		if err == nil {
-			j.queue = j.queue[len(batch):]
-			j.stored = batch[len(batch)-1].Seq
-			if len(j.queue) == 0 && j.written >= j.restart {
-				// All of the file is in the database: start it over.
-				if terr := j.f.Truncate(0); terr == nil {
-					j.written = 0
-				}
+		off += n
+		if prev != nil {
+			if next := ChainAfter(prev); r.Seq != next.Seq+1 || r.PrevHash != next.Hash {
+				break
 			}
 		}
-		j.changed.Broadcast()
-		closing := j.closing
-		j.mu.Unlock()
-		if err != nil {
-			if closing {
-				return // the records stay in the journal for the next open
+		prev = r
+		if r.Seq > after {
+			recs = append(recs, r)
+		}
+	}
+	return recs
+}
+
+// JournalScan is what ScanJournal found in a journal file: its intact
+// entries and damaged runs in file order, and what it learnt of the key
+// its keyed entries were sealed with.
+type JournalScan struct {
+	// Parts are the intact entries and damaged runs, in file order.
+	Parts []JournalPart
+	// Keyed says keyed entries were read unchecked (no key was given).
+	Keyed bool
+	// MACOK and MACBad count the keyed entries whose HMAC held, and did
+	// not, under the key given.
+	MACOK, MACBad int
+}
+
+// ScanJournal reads the journal b, which may be damaged, checking keyed
+// entries with key (nil: they are read unchecked, and Keyed says some
+// were). A torn last entry (a write the process died in: never
+// acknowledged) is left out; a torn-looking entry with an intact one after
+// it is damage.
+func ScanJournal(b []byte, key *Key) JournalScan {
+	sc := journalScanner{key: key}
+	parts := sc.scan(b)
+	return JournalScan{Parts: parts, Keyed: sc.keyed, MACOK: sc.macOK, MACBad: sc.macBad}
+}
+
+// Reading a journal file that may be damaged. An entry is intact when its
+// encoding reads and its hash holds; the encoding delimits itself, so an
+// entry whose length word alone was damaged is still read whole. Past a
+// damaged entry the scan resynchronises on the next intact one: every
+// encoding starts with its tag, and only an intact entry's hash holds.
+
+// JournalPart is an intact entry (Record) or a run of damaged bytes
+// (Record nil) of a journal file.
+type JournalPart struct {
+	// Record is the intact entry's record, nil for damaged bytes.
+	Record *Record
+	// Entries is how many entries the damaged bytes held (at least 1),
+	// by their length words when those lead exactly to what follows,
+	// else by the encodings' tags found in them.
+	Entries int
+	// Seq is the Seq the first of the damaged entries claims, 0 when
+	// unreadable (it cannot be trusted: use it only where nothing better
+	// is known).
+	Seq int64
+}
+
+// journalScanner reads entries with a key (nil: keyless entries are
+// checked, keyed ones are read unchecked, and keyed says some were);
+// macOK and macBad count the keyed entries read whose HMAC held, and did
+// not, under key.
+type journalScanner struct {
+	key           *Key
+	keyed         bool
+	macOK, macBad int
+}
+
+// entryStatus is what entryAt found.
+type entryStatus int
+
+const (
+	entryIntact  entryStatus = iota
+	entryTorn                // the bytes end within the entry its length declares
+	entryDamaged             // anything else
+)
+
+// entryAt reads the entry b starts with, and its length when intact.
+func (sc *journalScanner) entryAt(b []byte) (*Record, int, entryStatus) {
+	if len(b) < 4 {
+		return nil, 0, entryTorn
+	}
+	if r, m, err := decodePrefix(b[4:]); err == nil && 4+m+sha256.Size <= len(b) {
+		copy(r.Hash[:], b[4+m:])
+		if sc.holds(r, b[4:4+m]) {
+			return r, 4 + m + sha256.Size, entryIntact
+		}
+	}
+	if n := binary.BigEndian.Uint32(b); n <= MaxJournalEntry && 4+int(n)+sha256.Size > len(b) {
+		return nil, 0, entryTorn
+	}
+	return nil, 0, entryDamaged
+}
+
+// holds reports whether r's hash is that of its encoding enc.
+func (sc *journalScanner) holds(r *Record, enc []byte) bool {
+	switch {
+	case r.Scheme == SchemeSHA256:
+		return sha256.Sum256(enc) == r.Hash
+	case sc.key != nil:
+		if sc.key.sum(enc) != r.Hash {
+			sc.macBad++
+			return false
+		}
+		sc.macOK++
+		return true
+	}
+	sc.keyed = true // cannot be checked here
+	return true
+}
+
+// tagPrefix is what every encoding starts with, whatever its version.
+var tagPrefix = []byte(encodingTag[:versionAt])
+
+// scan reads the journal b: its intact entries and damaged runs in file
+// order. A torn last entry (a write the process died in: never
+// acknowledged) is left out; a torn-looking entry with an intact one after
+// it is damage.
+func (sc *journalScanner) scan(b []byte) []JournalPart {
+	var parts []JournalPart
+	for off := 0; off < len(b); {
+		r, n, st := sc.entryAt(b[off:])
+		if st == entryIntact {
+			parts = append(parts, JournalPart{Record: r})
+			off += n
+			continue
+		}
+		next := sc.resync(b, off)
+		if next < 0 && st == entryTorn {
+			break
+		}
+		end := next
+		if end < 0 {
+			end = len(b)
+		}
+		parts = append(parts, damagedPart(b[off:end], end == len(b)))
+		off = end
+	}
+	return parts
+}
+
+// resync returns the offset of the first intact entry after off, -1 when
+// none.
+func (sc *journalScanner) resync(b []byte, off int) int {
+	for from := off + 1 + 4; from < len(b); {
+		i := bytes.Index(b[from:], tagPrefix)
+		if i < 0 {
+			return -1
+		}
+		at := from + i - 4
+		if _, _, st := sc.entryAt(b[at:]); st == entryIntact {
+			return at
+		}
+		from += i + 1
+	}
+	return -1
+}
+
+// damagedPart describes the damaged bytes d; atEnd says they run to the
+// end of the file, where a torn entry may end them.
+func damagedPart(d []byte, atEnd bool) JournalPart {
+	p := JournalPart{Entries: bytes.Count(d, tagPrefix)}
+	if len(d) >= 4+len(encodingTag)+8 && bytes.HasPrefix(d[4:], tagPrefix) {
+		p.Seq = int64(binary.BigEndian.Uint64(d[4+len(encodingTag):]))
+		if p.Seq < 1 {
+			p.Seq = 0
+		}
+	}
+	// Follow the length words: when they lead exactly to the end of d
+	// (or to a torn entry at the end of the file) they count the entries.
+	n := 0
+	for off := 0; off < len(d); n++ {
+		if len(d)-off < 4 {
+			n = -1
+			break
+		}
+		size := 4 + int(binary.BigEndian.Uint32(d[off:])) + sha256.Size
+		if size-4-sha256.Size > MaxJournalEntry {
+			n = -1
+			break
+		}
+		if off+size > len(d) {
+			if !atEnd || n == 0 {
+				n = -1
 			}
-			time.Sleep(journalRetry)
+			break // a torn last entry: not one acknowledged
 		}
+		off += size
 	}
+	if n > 0 {
+		p.Entries = n
+	}
+	p.Entries = max(p.Entries, 1)
+	return p
 }
 
-// gather waits journalGather for more records, less when a reader or Close
-// kicks the writer.
-func (j *journal) gather() {
-	t := time.NewTimer(journalGather)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-j.kick:
+// ChainAfter is the point of the chain the record after r links to: r's
+// own, or for a gap record the last record it stands for, with the hash
+// the record after them links to when one survived. A store moves its
+// head to it after storing r.
+func ChainAfter(r *Record) Anchor {
+	a := Anchor{Seq: r.Seq, Hash: r.Hash}
+	if r.Method != MethodGap || r.Outcome != OutcomeLost {
+		return a
 	}
-}
-
-// hurry makes the writer store what it holds now.
-func (j *journal) hurry() {
-	select {
-	case j.kick <- struct{}{}:
-	default:
+	var g gapArgs
+	if wirejson.Unmarshal(r.Arguments, &g) != nil || g.From != r.Seq || g.To < g.From {
+		return a
 	}
-}
-
-// flush waits until every record journaled so far is in the database, or
-// ctx ends, so that a Query or Verify in this process sees its own
-// appends.
-func (j *journal) flush(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, func() {
-		j.mu.Lock()
-		j.changed.Broadcast()
-		j.mu.Unlock()
-	})
-	defer stop()
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	want := j.head.Seq
-	for j.stored < want {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		j.hurry()
-		if j.err != nil && j.closing {
-			return j.err
-		}
-		j.changed.Wait()
+	a.Seq = g.To
+	if g.Next != nil {
+		a.Hash = *g.Next
 	}
-	return nil
-}
-
-// close stops taking records, waits until the background writer has
-// stored what it can, and releases the journal.
-func (j *journal) close() error {
-	j.mu.Lock()
-	j.closing = true
-	j.mu.Unlock()
-	select {
-	case j.wake <- struct{}{}:
-	default:
-	}
-	j.hurry()
-	<-j.done
-	j.mu.Lock()
-	err := j.err
-	if len(j.queue) == 0 && j.written > 0 {
-		// Everything is stored: leave an empty journal behind.
-		if terr := j.f.Truncate(0); terr == nil {
-			j.written = 0
-		}
-	}
-	j.changed.Broadcast()
-	j.mu.Unlock()
-	if cerr := j.f.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	return err
+	return a
 }

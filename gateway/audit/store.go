@@ -60,16 +60,16 @@ type Filter struct {
 	Limit int
 }
 
-// Option configures a store made by OpenSQLite or OpenPostgres. Options
-// apply in order (a later one wins), nil options are ignored and defaults
-// fill in the rest, as everywhere in the project; an option that does not
-// concern a store (WithFsync for PostgreSQL, WithMaxConns for SQLite) is
-// ignored by it.
-type Option interface{ applyAudit(*config) }
+// Option configures a store: sqlite.Open's, postgres.Open's, or another
+// Store's that reads its options with Resolve. Options apply in order (a
+// later one wins), nil options are ignored and defaults fill in the rest,
+// as everywhere in the project; an option that does not concern a store
+// (WithFsync for PostgreSQL, WithMaxConns for SQLite) is ignored by it.
+type Option interface{ applyAudit(*Settings) }
 
-type option func(*config)
+type option func(*Settings)
 
-func (f option) applyAudit(c *config) { f(c) }
+func (f option) applyAudit(c *Settings) { f(c) }
 
 // DefaultMaxBatch is how many records one group commit writes at most (see
 // WithMaxBatch): enough to absorb a burst in a few transactions, small
@@ -80,34 +80,53 @@ const DefaultMaxBatch = 256
 // (see WithMaxConns): one appends, the others serve Query, Verify and Sweep.
 const DefaultMaxConns = 4
 
-type config struct {
-	key      *Key
-	limits   Limits
-	now      func() time.Time
-	fsync    bool
-	maxBatch int
-	maxConns int
+// Settings is what a store's options resolve to (Resolve): the values a
+// store outside this package (sqlite.Store, postgres.Store) works with.
+type Settings struct {
+	// Key keys the chain (WithKey); nil seals records keyless.
+	Key *Key
+	// Limits are the per-record limits, defaults filled in (WithLimits).
+	Limits Limits
+	// Fsync says whether an SQLite commit syncs before Append returns
+	// (WithFsync; default on).
+	Fsync bool
+	// MaxBatch bounds the records of one group commit (WithMaxBatch).
+	MaxBatch int
+	// MaxConns bounds a server database's connections (WithMaxConns).
+	MaxConns int
+
+	now func() time.Time
 }
 
-func newConfig(opts []Option) *config {
-	c := &config{now: time.Now, fsync: true}
+// Resolve applies opts in order (a later one wins, nil ones are ignored)
+// over the defaults: how a Store outside this package reads its options.
+func Resolve(opts ...Option) Settings {
+	c := Settings{now: time.Now, Fsync: true}
 	for _, o := range opts {
 		if o != nil {
-			o.applyAudit(c)
+			o.applyAudit(&c)
 		}
 	}
-	c.limits = c.limits.withDefaults()
-	if c.maxBatch < 1 {
-		c.maxBatch = DefaultMaxBatch
+	c.Limits = c.Limits.withDefaults()
+	if c.MaxBatch < 1 {
+		c.MaxBatch = DefaultMaxBatch
 	}
 	switch {
-	case c.maxConns <= 0:
-		c.maxConns = DefaultMaxConns
-	case c.maxConns < 2:
-		c.maxConns = 2
+	case c.MaxConns <= 0:
+		c.MaxConns = DefaultMaxConns
+	case c.MaxConns < 2:
+		c.MaxConns = 2
 	}
 	return c
 }
+
+// Now reads the configured clock (WithClock; default time.Now): what
+// stamps a record appended with a zero Time.
+func (c Settings) Now() time.Time { return c.now() }
+
+// Prepare applies the Limits to r and stamps it with the clock when its
+// Time is zero (Limits.Prepare): the first step of every store's Append.
+func (c Settings) Prepare(r *Record) error { return c.Limits.Prepare(r, c.now()) }
 
 // WithKey keys the chain with k: the records appended from now on are
 // sealed with HMAC-SHA-256 under it (SchemeHMAC), and Verify checks keyed
@@ -115,15 +134,15 @@ func newConfig(opts []Option) *config {
 // keyless record after a keyed one is a break. A store without the key of
 // a keyed trail reads it, but Append fails (ErrKeyRequired) and Verify
 // stops at its first keyed record (BreakKey).
-func WithKey(k *Key) Option { return option(func(c *config) { c.key = k }) }
+func WithKey(k *Key) Option { return option(func(c *Settings) { c.Key = k }) }
 
 // WithLimits sets the per-record limits (zero fields keep the defaults).
-func WithLimits(l Limits) Option { return option(func(c *config) { c.limits = l }) }
+func WithLimits(l Limits) Option { return option(func(c *Settings) { c.Limits = l }) }
 
 // WithClock sets the clock that stamps records with a zero Time (default
 // time.Now). For tests.
 func WithClock(now func() time.Time) Option {
-	return option(func(c *config) {
+	return option(func(c *Settings) {
 		if now != nil {
 			c.now = now
 		}
@@ -136,7 +155,7 @@ func WithClock(now func() time.Time) Option {
 // share a commit. Off: Append writes the sealed record to a journal file
 // next to the database with one write(2) and returns; a background writer
 // moves journaled records into the database in batches (synchronous=NORMAL),
-// and the next open moves in whatever a killed process left (journal.go).
+// and the next open moves in whatever a killed process left.
 // An acknowledged record then survives a crash or SIGKILL of the process,
 // not a power loss or an operating system crash, and appends cost a write
 // instead of a transaction. The journal's owner is the trail's only writer:
@@ -144,18 +163,18 @@ func WithClock(now func() time.Time) Option {
 // verifiable either way: a power loss can only lose the newest records and
 // their head together, never break the chain. A Postgres store ignores it:
 // there durability is the server's (fsync, synchronous_commit).
-func WithFsync(on bool) Option { return option(func(c *config) { c.fsync = on }) }
+func WithFsync(on bool) Option { return option(func(c *Settings) { c.Fsync = on }) }
 
 // WithMaxBatch bounds how many records one group commit writes in one
 // transaction (default DefaultMaxBatch; below 1, the default). Appends that
 // arrive while a commit is under way wait for it and are then committed
 // together, up to n at a time.
-func WithMaxBatch(n int) Option { return option(func(c *config) { c.maxBatch = n }) }
+func WithMaxBatch(n int) Option { return option(func(c *Settings) { c.MaxBatch = n }) }
 
 // WithMaxConns bounds the connections a Postgres store opens (default
 // DefaultMaxConns; at least 2, so that Append has one beside a Query). An
 // SQLite store ignores it.
-func WithMaxConns(n int) Option { return option(func(c *config) { c.maxConns = n }) }
+func WithMaxConns(n int) Option { return option(func(c *Settings) { c.MaxConns = n }) }
 
 // ErrKeyRequired is Append on a keyed trail by a store opened without its
 // key (WithKey: none, or another): its records would not verify.
@@ -171,7 +190,16 @@ type Anchored interface {
 	Head(ctx context.Context) (Anchor, error)
 }
 
-var (
-	_ Anchored = (*SQLite)(nil)
-	_ Anchored = (*Postgres)(nil)
-)
+// CheckHead is a store's verdict, when it opens, on its chain's head
+// record r under the key it was given (nil: none): needsKey when r is
+// keyed and its HMAC does not hold under k (Append must then fail with
+// ErrKeyRequired), holds when it does.
+func CheckHead(r *Record, k *Key) (needsKey, holds bool) {
+	if r.Scheme != SchemeHMAC {
+		return false, false
+	}
+	if sum, known := k.Sum(r); known && sum == r.Hash {
+		return false, true
+	}
+	return true, false
+}

@@ -1,4 +1,4 @@
-package audit
+package sqlite
 
 import (
 	"bytes"
@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/gateway/audit/storetest"
 )
 
 // damagedJournal is a trail as a killed gateway leaves it: stored records
@@ -19,46 +22,50 @@ import (
 type damagedJournal struct {
 	path    string
 	journal []byte
-	starts  []int     // where each entry starts; the torn one last
-	recs    []*Record // every acknowledged record, in Seq order
-	stored  int64     // the database's head
+	starts  []int           // where each entry starts; the torn one last
+	recs    []*audit.Record // every acknowledged record, in Seq order
+	stored  int64           // the database's head
 }
 
 // buildJournal makes a trail in dir with stored records in the database
 // and a journal of them and journaled more, all sealed with k (keyless
 // when nil).
-func buildJournal(t *testing.T, dir string, k *Key, stored, journaled int) *damagedJournal {
+func buildJournal(t *testing.T, dir string, k *audit.Key, stored, journaled int) *damagedJournal {
 	t.Helper()
 	d := &damagedJournal{path: filepath.Join(dir, "audit.db"), stored: int64(stored)}
-	s, err := OpenSQLite(d.path, WithKey(k))
+	s, err := Open(d.path, audit.WithKey(k))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.recs = appendN(t, s, stored, nil)
+	d.recs = storetest.AppendN(t, s, stored, nil)
 	s.Close()
-	head := Anchor{}
-	add := func(r *Record) {
+	head := audit.Anchor{}
+	add := func(r *audit.Record) {
 		d.starts = append(d.starts, len(d.journal))
-		d.journal = appendJournalEntry(d.journal, r, head, k)
-		head = Anchor{Seq: r.Seq, Hash: r.Hash}
+		d.journal = audit.AppendJournalEntry(d.journal, r, head, k)
+		head = audit.Anchor{Seq: r.Seq, Hash: r.Hash}
 	}
 	for _, r := range d.recs {
 		add(r)
 	}
 	for i := range journaled {
-		r := sample(stored + i)
+		r := storetest.Sample(stored + i)
 		r.Identity = fmt.Sprintf("journaled-%d", i)
-		if err := (Limits{}).Prepare(r, time.Now()); err != nil {
+		if err := (audit.Limits{}).Prepare(r, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		add(r)
 		d.recs = append(d.recs, r)
 	}
-	torn := appendJournalEntry(nil, sample(999), head, k)
+	torn := audit.AppendJournalEntry(nil, storetest.Sample(999), head, k)
 	d.starts = append(d.starts, len(d.journal))
 	d.journal = append(d.journal, torn[:len(torn)*2/3]...)
 	return d
 }
+
+// tagLen is the length of the tag every record encoding starts with
+// (Record.Encode).
+const tagLen = len("toolwire/audit/v1\x00")
 
 // entryAtOffset is the index of the entry holding byte off.
 func (d *damagedJournal) entryAtOffset(off int) int {
@@ -78,7 +85,7 @@ func (d *damagedJournal) entryAtOffset(off int) int {
 func TestJournalDamage(t *testing.T) {
 	const stored, journaled = 5, 30
 	// Inside an entry's encoding: its Identity.
-	encAt := 4 + len(encodingTag) + 3*8 + (8 + 1) + (8 + 4) + 8 + 2
+	encAt := 4 + tagLen + 3*8 + (8 + 1) + (8 + 4) + 8 + 2
 	type damage func(d *damagedJournal) (b []byte, lost []int64)
 	// flip flips one byte of entry i at offset within it: the entry's
 	// record is lost unless it was stored.
@@ -96,7 +103,7 @@ func TestJournalDamage(t *testing.T) {
 		return func(d *damagedJournal) ([]byte, []int64) {
 			off := int(float64(d.starts[len(d.starts)-1]) * frac)
 			i := d.entryAtOffset(off)
-			if off-d.starts[i] < 4+len(encodingTag) {
+			if off-d.starts[i] < 4+tagLen {
 				off = d.starts[i] + encAt // a text field, not the length word
 			}
 			return flip(i, off-d.starts[i])(d)
@@ -130,17 +137,17 @@ func TestJournalDamage(t *testing.T) {
 	for _, keyed := range []bool{false, true} {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("keyed=%v/%s", keyed, c.name), func(t *testing.T) {
-				var k *Key
+				var k *audit.Key
 				if keyed {
-					k = testKey(t, 3)
+					k = storetest.Key(t, 3)
 				}
 				dir := t.TempDir()
 				d := buildJournal(t, dir, k, stored, journaled)
 				damaged, lost := c.damage(d)
-				if err := os.WriteFile(d.path+journalSuffix, damaged, 0o600); err != nil {
+				if err := os.WriteFile(d.path+audit.JournalSuffix, damaged, 0o600); err != nil {
 					t.Fatal(err)
 				}
-				s, err := OpenSQLite(d.path, WithFsync(false), WithKey(k))
+				s, err := Open(d.path, audit.WithFsync(false), audit.WithKey(k))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -148,17 +155,17 @@ func TestJournalDamage(t *testing.T) {
 				checkRecovered(t, s, d, damaged, lost)
 
 				// The chain goes on after the gap, and keeps reporting it.
-				r := sample(100)
+				r := storetest.Sample(100)
 				if err := s.Append(context.Background(), r); err != nil || r.Seq != int64(stored+journaled+1) {
 					t.Fatalf("append after recovery: seq %d, %v", r.Seq, err)
 				}
 				rep, err := s.Verify(context.Background())
-				if err != nil || len(rep.Gaps) != len(gapsOf(lost)) || rep.Head.Seq != r.Seq || rep.Break != nil && rep.Break.Kind != BreakLost {
+				if err != nil || len(rep.Gaps) != len(gapsOf(lost)) || rep.Head.Seq != r.Seq || rep.Break != nil && rep.Break.Kind != audit.BreakLost {
 					t.Errorf("verify after an append: %+v %v", rep, err)
 				}
 				s.Close()
 				// Reopened, nothing is recovered twice.
-				s2, err := OpenSQLite(d.path, WithFsync(false), WithKey(k))
+				s2, err := Open(d.path, audit.WithFsync(false), audit.WithKey(k))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -187,7 +194,7 @@ func gapsOf(lost []int64) [][2]int64 {
 // checkRecovered checks a store just opened on d's trail with the journal
 // damaged: every acknowledged record is there with its hash, or in a gap
 // Verify reports; nothing else is lost, and the damaged file is kept.
-func checkRecovered(t *testing.T, s *SQLite, d *damagedJournal, damaged []byte, lost []int64) {
+func checkRecovered(t *testing.T, s *Store, d *damagedJournal, damaged []byte, lost []int64) {
 	t.Helper()
 	rep, err := s.Verify(context.Background())
 	if err != nil {
@@ -206,7 +213,7 @@ func checkRecovered(t *testing.T, s *SQLite, d *damagedJournal, damaged []byte, 
 			t.Fatalf("verify: %v", rep.Break)
 		}
 	} else {
-		if rep.OK || rep.Break == nil || rep.Break.Kind != BreakLost || rep.Break.Seq != want[0][0] {
+		if rep.OK || rep.Break == nil || rep.Break.Kind != audit.BreakLost || rep.Break.Seq != want[0][0] {
 			t.Fatalf("verify of a trail with gaps: %+v", rep)
 		}
 		g := rep.Gaps[0]
@@ -226,15 +233,15 @@ func checkRecovered(t *testing.T, s *SQLite, d *damagedJournal, damaged []byte, 
 		t.Errorf("JournalGaps %v", gaps)
 	}
 	// Every acknowledged record is in the trail, exactly, or lost in a gap.
-	byseq := map[int64]*Record{}
-	for _, r := range collect(t, s, Filter{}) {
+	byseq := map[int64]*audit.Record{}
+	for _, r := range storetest.Collect(t, s, audit.Filter{}) {
 		byseq[r.Seq] = r
 	}
 	for _, r := range d.recs {
 		got := byseq[r.Seq]
 		switch {
 		case slices.Contains(lost, r.Seq) && slices.ContainsFunc(want, func(g [2]int64) bool { return g[0] == r.Seq }):
-			if got == nil || got.Method != MethodGap || got.Outcome != OutcomeLost {
+			if got == nil || got.Method != audit.MethodGap || got.Outcome != audit.OutcomeLost {
 				t.Errorf("record %d: %+v, want the gap record", r.Seq, got)
 			}
 		case slices.Contains(lost, r.Seq):
@@ -247,10 +254,10 @@ func checkRecovered(t *testing.T, s *SQLite, d *damagedJournal, damaged []byte, 
 			t.Errorf("record %d came back as %+v", r.Seq, got)
 		}
 	}
-	if st, err := os.Stat(d.path + journalSuffix); err != nil || st.Size() != 0 {
+	if st, err := os.Stat(d.path + audit.JournalSuffix); err != nil || st.Size() != 0 {
 		t.Errorf("the journal after recovery: %v %v", st, err)
 	}
-	if ents, _ := filepath.Glob(d.path + journalSuffix + ".damaged-*"); len(ents) != min(len(want), 1) {
+	if ents, _ := filepath.Glob(d.path + audit.JournalSuffix + ".damaged-*"); len(ents) != min(len(want), 1) {
 		t.Errorf("damaged journals kept: %v", ents)
 	}
 }
@@ -260,32 +267,32 @@ func checkRecovered(t *testing.T, s *SQLite, d *damagedJournal, damaged []byte, 
 // neither damage nor seal a gap record): that store is read-only; the
 // next open with the key recovers it.
 func TestJournalDamageNeedsTheKey(t *testing.T) {
-	k := testKey(t, 4)
+	k := storetest.Key(t, 4)
 	d := buildJournal(t, t.TempDir(), k, 3, 10)
 	damaged := bytes.Clone(d.journal)
 	damaged[d.starts[6]+40] ^= 1
-	os.WriteFile(d.path+journalSuffix, damaged, 0o600)
+	os.WriteFile(d.path+audit.JournalSuffix, damaged, 0o600)
 	for _, o := range []struct {
 		name string
-		opts []Option
+		opts []audit.Option
 	}{
-		{"no key", []Option{WithFsync(true)}},
-		{"no key, no fsync", []Option{WithFsync(false)}},
-		{"another key", []Option{WithKey(testKey(t, 5))}},
+		{"no key", []audit.Option{audit.WithFsync(true)}},
+		{"no key, no fsync", []audit.Option{audit.WithFsync(false)}},
+		{"another key", []audit.Option{audit.WithKey(storetest.Key(t, 5))}},
 	} {
-		s, err := OpenSQLite(d.path, o.opts...)
+		s, err := Open(d.path, o.opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !s.ReadOnly() || !s.NeedsKey() || s.Append(context.Background(), sample(1)) == nil {
+		if !s.ReadOnly() || !s.NeedsKey() || s.Append(context.Background(), storetest.Sample(1)) == nil {
 			t.Errorf("%s: a store without the key took over the damaged journal", o.name)
 		}
 		s.Close()
-		if b, _ := os.ReadFile(d.path + journalSuffix); !bytes.Equal(b, damaged) {
+		if b, _ := os.ReadFile(d.path + audit.JournalSuffix); !bytes.Equal(b, damaged) {
 			t.Fatalf("%s: the journal was changed", o.name)
 		}
 	}
-	s, err := OpenSQLite(d.path, WithKey(k))
+	s, err := Open(d.path, audit.WithKey(k))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,8 +302,8 @@ func TestJournalDamageNeedsTheKey(t *testing.T) {
 	// Nothing stored yet, and no entry holds under the key given: another
 	// key, whose every entry would be taken for damage.
 	fresh := buildJournal(t, t.TempDir(), k, 0, 5)
-	os.WriteFile(fresh.path+journalSuffix, fresh.journal, 0o600)
-	other, err := OpenSQLite(fresh.path, WithKey(testKey(t, 5)))
+	os.WriteFile(fresh.path+audit.JournalSuffix, fresh.journal, 0o600)
+	other, err := Open(fresh.path, audit.WithKey(storetest.Key(t, 5)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,14 +319,14 @@ func TestJournalDamageNeedsTheKey(t *testing.T) {
 // gap names a record that is there.
 func TestJournalDamageAnywhere(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
-	k := testKey(t, 3)
+	k := storetest.Key(t, 3)
 	for i := range 40 {
 		d := buildJournal(t, t.TempDir(), k, 4, 12)
 		damaged := bytes.Clone(d.journal)
 		off := rnd.IntN(len(damaged))
 		damaged[off] ^= byte(1 + rnd.IntN(255))
-		os.WriteFile(d.path+journalSuffix, damaged, 0o600)
-		s, err := OpenSQLite(d.path, WithKey(k), WithFsync(false))
+		os.WriteFile(d.path+audit.JournalSuffix, damaged, 0o600)
+		s, err := Open(d.path, audit.WithKey(k), audit.WithFsync(false))
 		if err != nil {
 			t.Fatalf("case %d, byte %d: %v", i, off, err)
 		}
@@ -327,20 +334,20 @@ func TestJournalDamageAnywhere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Break != nil && rep.Break.Kind != BreakLost {
+		if rep.Break != nil && rep.Break.Kind != audit.BreakLost {
 			t.Errorf("case %d, byte %d: %v", i, off, rep.Break)
 		}
 		lost := func(seq int64) bool {
-			return slices.ContainsFunc(rep.Gaps, func(g Gap) bool { return g.From <= seq && seq <= g.To })
+			return slices.ContainsFunc(rep.Gaps, func(g audit.Gap) bool { return g.From <= seq && seq <= g.To })
 		}
-		got := map[int64]*Record{}
-		for _, r := range collect(t, s, Filter{}) {
+		got := map[int64]*audit.Record{}
+		for _, r := range storetest.Collect(t, s, audit.Filter{}) {
 			got[r.Seq] = r
 		}
 		for _, r := range d.recs {
 			g := got[r.Seq]
 			switch {
-			case lost(r.Seq) && g != nil && g.Method != MethodGap:
+			case lost(r.Seq) && g != nil && g.Method != audit.MethodGap:
 				t.Errorf("case %d, byte %d: record %d is there and in a gap", i, off, r.Seq)
 			case lost(r.Seq):
 			case g == nil || g.Hash != r.Hash:

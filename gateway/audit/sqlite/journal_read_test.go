@@ -1,4 +1,4 @@
-package audit
+package sqlite
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/gateway/audit/storetest"
 	"github.com/toolwire/toolwire/internal/testwait"
 )
 
@@ -23,29 +25,29 @@ import (
 // stores records up to stored in the database and keeps the later ones
 // only journaled; Query and Verify go through a second, read-only store.
 type besideWriter struct {
-	*SQLite // the reader
-	t       testing.TB
-	owner   *SQLite
-	stored  atomic.Int64
+	*Store // the reader
+	t      testing.TB
+	owner  *Store
+	stored atomic.Int64
 }
 
 var errHeld = errors.New("test: the writer is held")
 
 func openBesideWriter(t testing.TB, path string, stored int64) *besideWriter {
 	t.Helper()
-	owner, err := OpenSQLite(path, WithFsync(false), WithMaxBatch(1))
+	owner, err := Open(path, audit.WithFsync(false), audit.WithMaxBatch(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := &besideWriter{t: t, owner: owner}
 	b.stored.Store(stored)
-	owner.gc.hook = func(_ context.Context, batch []*Record) error {
+	owner.gc.SetHook(func(_ context.Context, batch []*audit.Record) error {
 		if batch[len(batch)-1].Seq > b.stored.Load() {
 			return errHeld
 		}
 		return nil
-	}
-	if b.SQLite, err = OpenSQLite(path); err != nil {
+	})
+	if b.Store, err = Open(path); err != nil {
 		owner.Close()
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func openBesideWriter(t testing.TB, path string, stored int64) *besideWriter {
 
 // Append journals r and, when the writer is to store it, waits until it is
 // in the database.
-func (b *besideWriter) Append(ctx context.Context, r *Record) error {
+func (b *besideWriter) Append(ctx context.Context, r *audit.Record) error {
 	if err := b.owner.Append(ctx, r); err != nil {
 		return err
 	}
@@ -89,14 +91,14 @@ func (b *besideWriter) waitStored(seq int64) {
 
 func (b *besideWriter) Close() error {
 	b.stored.Store(math.MaxInt64)
-	b.SQLite.Close()
+	b.Store.Close()
 	return b.owner.Close()
 }
 
 // besideWriterKind: half the records of a test in the database, the rest
 // only in the journal.
-var besideWriterKind = storeKind{
-	open: func(t *testing.T, opts ...Option) Store {
+var besideWriterKind = storetest.Kind{
+	Open: func(t *testing.T, opts ...audit.Option) audit.Store {
 		return openBesideWriter(t, filepath.Join(t.TempDir(), "audit.db"), 5)
 	},
 }
@@ -105,8 +107,7 @@ var besideWriterKind = storeKind{
 // limits and paging see the journaled records as the stored ones, and a
 // record is read back exactly either way.
 func TestJournalReaderQuery(t *testing.T) {
-	t.Run("Query", func(t *testing.T) { testQuery(t, besideWriterKind) })
-	t.Run("AnyBytes", func(t *testing.T) { testAnyBytes(t, besideWriterKind) })
+	storetest.Run(t, besideWriterKind, "Query", "AnyBytes")
 }
 
 // TestJournalReaderSeesPendingRecords: a reader beside the journal's owner
@@ -116,25 +117,25 @@ func TestJournalReaderQuery(t *testing.T) {
 func TestJournalReaderSeesPendingRecords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.db")
 	b := openBesideWriter(t, path, 3)
-	acked := appendN(t, b, 8, nil)
+	acked := storetest.AppendN(t, b, 8, nil)
 	check := func(when string) {
 		t.Helper()
-		got := collect(t, b, Filter{})
+		got := storetest.Collect(t, b, audit.Filter{})
 		if len(got) != len(acked) {
-			t.Fatalf("%s: the reader sees records %v, want 1 to %d", when, seqsOf(got), len(acked))
+			t.Fatalf("%s: the reader sees records %v, want 1 to %d", when, storetest.Seqs(got), len(acked))
 		}
 		for i, r := range got {
 			if r.Seq != acked[i].Seq || r.Hash != acked[i].Hash || r.Identity != acked[i].Identity || !r.Time.Equal(acked[i].Time) {
 				t.Fatalf("%s: record %d read as %+v, acknowledged as %+v", when, i+1, r, acked[i])
 			}
 		}
-		rep := mustVerify(t, b)
+		rep := storetest.MustVerify(t, b)
 		last := acked[len(acked)-1]
-		if rep.Checked != 8 || rep.Head != (Anchor{Seq: last.Seq, Hash: last.Hash}) {
+		if rep.Checked != 8 || rep.Head != (audit.Anchor{Seq: last.Seq, Hash: last.Hash}) {
 			t.Fatalf("%s: verify %+v", when, rep)
 		}
 	}
-	if st, err := os.Stat(path + journalSuffix); err != nil || st.Size() == 0 {
+	if st, err := os.Stat(path + audit.JournalSuffix); err != nil || st.Size() == 0 {
 		t.Fatalf("the journal: %v %v", st, err)
 	}
 	check("records 4 to 8 journaled only")
@@ -143,7 +144,7 @@ func TestJournalReaderSeesPendingRecords(t *testing.T) {
 	if err := b.owner.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := os.Stat(path + journalSuffix); err != nil || st.Size() != 0 {
+	if st, err := os.Stat(path + audit.JournalSuffix); err != nil || st.Size() != 0 {
 		t.Fatalf("the journal after its owner closed: %v %v", st, err)
 	}
 	check("the owner closed")
@@ -153,7 +154,7 @@ func TestJournalReaderSeesPendingRecords(t *testing.T) {
 // and holds its lock for the test, as a running gateway would.
 func journalOwnedElsewhere(t *testing.T, path string, entries []byte) {
 	t.Helper()
-	f, err := os.OpenFile(path+journalSuffix, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(path+audit.JournalSuffix, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,32 +176,32 @@ func journalOwnedElsewhere(t *testing.T, path string, entries []byte) {
 func TestJournalReaderTornTail(t *testing.T) {
 	type built struct {
 		entries []byte
-		next    Anchor // the anchor the next entry follows
+		next    audit.Anchor // the anchor the next entry follows
 	}
 	// stored3 makes a trail of three stored records and returns the
 	// journal a gateway that stored them would hold: their entries.
 	stored3 := func(t *testing.T) (string, built) {
 		path := filepath.Join(t.TempDir(), "audit.db")
-		s, err := OpenSQLite(path)
+		s, err := Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var b built
-		for _, r := range appendN(t, s, 3, nil) {
-			b.entries = appendJournalEntry(b.entries, r, b.next, nil)
-			b.next = Anchor{Seq: r.Seq, Hash: r.Hash}
+		for _, r := range storetest.AppendN(t, s, 3, nil) {
+			b.entries = audit.AppendJournalEntry(b.entries, r, b.next, nil)
+			b.next = audit.Anchor{Seq: r.Seq, Hash: r.Hash}
 		}
 		s.Close()
 		return path, b
 	}
 	add := func(b *built, i int) []byte {
-		r := sample(i)
-		if err := (Limits{}).Prepare(r, time.Now()); err != nil {
+		r := storetest.Sample(i)
+		if err := (audit.Limits{}).Prepare(r, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		start := len(b.entries)
-		b.entries = appendJournalEntry(b.entries, r, b.next, nil)
-		b.next = Anchor{Seq: r.Seq, Hash: r.Hash}
+		b.entries = audit.AppendJournalEntry(b.entries, r, b.next, nil)
+		b.next = audit.Anchor{Seq: r.Seq, Hash: r.Hash}
 		return b.entries[start:]
 	}
 	cases := []struct {
@@ -208,7 +209,7 @@ func TestJournalReaderTornTail(t *testing.T) {
 		journal func(b *built) []byte
 		want    int64 // the records seen: 1 to want
 		err     string
-		brk     *Break
+		brk     *audit.Break
 	}{
 		{"whole entries", func(b *built) []byte { add(b, 4); add(b, 5); return b.entries }, 5, "", nil},
 		{"a torn last entry", func(b *built) []byte {
@@ -228,29 +229,29 @@ func TestJournalReaderTornTail(t *testing.T) {
 		}, 4, "", nil},
 		{"started over while read", func(b *built) []byte {
 			add(b, 4)
-			b.next = Anchor{Seq: 9, Hash: Digest{9}}
+			b.next = audit.Anchor{Seq: 9, Hash: audit.Digest{9}}
 			add(b, 10)
 			return b.entries
 		}, 4, "", nil},
 		{"only stored records", func(b *built) []byte { return b.entries }, 3, "", nil},
 		{"not continuing the database's chain", func(b *built) []byte {
-			b.entries, b.next = nil, Anchor{Seq: 4, Hash: Digest{4}}
+			b.entries, b.next = nil, audit.Anchor{Seq: 4, Hash: audit.Digest{4}}
 			add(b, 5)
 			add(b, 6)
 			return b.entries
-		}, 3, "does not continue the database's chain", &Break{Seq: 4, Kind: BreakMissing}},
+		}, 3, "does not continue the database's chain", &audit.Break{Seq: 4, Kind: audit.BreakMissing}},
 		{"relinked after the database's head", func(b *built) []byte {
-			b.entries, b.next = nil, Anchor{Seq: 3, Hash: Digest{3}}
+			b.entries, b.next = nil, audit.Anchor{Seq: 3, Hash: audit.Digest{3}}
 			add(b, 4)
 			return b.entries
-		}, 3, "does not continue the database's chain", &Break{Seq: 4, Kind: BreakRelinked}},
+		}, 3, "does not continue the database's chain", &audit.Break{Seq: 4, Kind: audit.BreakRelinked}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path, b := stored3(t)
 			entries := c.journal(&b)
 			journalOwnedElsewhere(t, path, entries)
-			s, err := OpenSQLite(path)
+			s, err := Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -258,9 +259,9 @@ func TestJournalReaderTornTail(t *testing.T) {
 			if !s.ReadOnly() {
 				t.Fatal("not read-only beside the journal's owner")
 			}
-			var got []*Record
+			var got []*audit.Record
 			var qerr error
-			for r, err := range s.Query(context.Background(), Filter{}) {
+			for r, err := range s.Query(context.Background(), audit.Filter{}) {
 				if err != nil {
 					qerr = err
 					break
@@ -282,14 +283,14 @@ func TestJournalReaderTornTail(t *testing.T) {
 				if qerr != nil {
 					t.Fatal(qerr)
 				}
-				if want := seqsUpTo(c.want); !slices.Equal(seqsOf(got), want) {
-					t.Errorf("query: %v, want %v", seqsOf(got), want)
+				if want := seqsUpTo(c.want); !slices.Equal(storetest.Seqs(got), want) {
+					t.Errorf("query: %v, want %v", storetest.Seqs(got), want)
 				}
 				if !rep.OK || rep.Checked != c.want || rep.Head.Seq != c.want {
 					t.Errorf("verify: %+v %v", rep, rep.Break)
 				}
 			}
-			if on, err := os.ReadFile(path + journalSuffix); err != nil || !bytes.Equal(on, entries) {
+			if on, err := os.ReadFile(path + audit.JournalSuffix); err != nil || !bytes.Equal(on, entries) {
 				t.Errorf("the reader changed the journal: %v", err)
 			}
 		})
@@ -301,7 +302,7 @@ func TestJournalReaderTornTail(t *testing.T) {
 func TestJournalReaderEditedHead(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.db")
 	b := openBesideWriter(t, path, 3)
-	appendN(t, b, 5, nil)
+	storetest.AppendN(t, b, 5, nil)
 	if _, err := rawDB(t, path).Exec(`UPDATE audit SET identity = 'mallory' WHERE seq = 3`); err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestJournalReaderEditedHead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.OK || rep.Break.Seq != 3 || rep.Break.Kind != BreakEdited {
+	if rep.OK || rep.Break.Seq != 3 || rep.Break.Kind != audit.BreakEdited {
 		t.Errorf("verify: %+v", rep.Break)
 	}
 }
@@ -328,7 +329,7 @@ func seqsUpTo(n int64) []int64 {
 // query began, in one unbroken run, and every verify passes.
 func TestJournalReaderRacesTheWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.db")
-	owner, err := OpenSQLite(path, WithFsync(false))
+	owner, err := Open(path, audit.WithFsync(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +337,7 @@ func TestJournalReaderRacesTheWriter(t *testing.T) {
 	owner.j.mu.Lock()
 	owner.j.restart = 4 << 10 // a few records: the file starts over all the time
 	owner.j.mu.Unlock()
-	reader, err := OpenSQLite(path)
+	reader, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +355,7 @@ func TestJournalReaderRacesTheWriter(t *testing.T) {
 		i := 0
 		for n := range bursts {
 			for range n {
-				r := sample(i)
+				r := storetest.Sample(i)
 				i++
 				if err := owner.Append(context.Background(), r); err != nil {
 					t.Error(err)
@@ -376,19 +377,19 @@ func TestJournalReaderRacesTheWriter(t *testing.T) {
 			return
 		}
 		from := max(0, before-100)
-		got := collect(t, reader, Filter{AfterSeq: from})
-		seqs := seqsOf(got)
+		got := storetest.Collect(t, reader, audit.Filter{AfterSeq: from})
+		seqs := storetest.Seqs(got)
 		if int64(len(seqs)) < before-from || (len(seqs) > 0 && (seqs[0] != from+1 || seqs[len(seqs)-1] != seqs[0]+int64(len(seqs))-1)) {
 			t.Fatalf("round %d: records after %d acknowledged up to %d; the reader sees %v", i, from, before, seqs)
 		}
 		if i%20 == 0 {
-			if rep := mustVerify(t, reader); rep.Last < before {
+			if rep := storetest.MustVerify(t, reader); rep.Last < before {
 				t.Fatalf("round %d: verify checked up to %d, acknowledged up to %d", i, rep.Last, before)
 			}
 		}
 	}
 	// The journal holds less than all the records: it started over.
-	entry := int64(len(appendJournalEntry(nil, sample(0), Anchor{}, nil)))
+	entry := int64(len(audit.AppendJournalEntry(nil, storetest.Sample(0), audit.Anchor{}, nil)))
 	owner.j.mu.Lock()
 	written := owner.j.written
 	owner.j.mu.Unlock()

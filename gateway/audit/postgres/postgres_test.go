@@ -1,4 +1,4 @@
-package audit
+package postgres
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/gateway/audit/storetest"
 	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testwait"
 )
@@ -46,11 +48,11 @@ func pgExec(t *testing.T, dsn, sql string, args ...any) int64 {
 	return tag.RowsAffected()
 }
 
-func openPG(t testing.TB, dsn string, opts ...Option) *Postgres {
+func openPG(t testing.TB, dsn string, opts ...audit.Option) *Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	s, err := OpenPostgres(ctx, dsn, opts...)
+	s, err := Open(ctx, dsn, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,10 +64,10 @@ func openPG(t testing.TB, dsn string, opts ...Option) *Postgres {
 // one server, each on a database of its own.
 func TestPostgres(t *testing.T) {
 	srv := testenv.Postgres(t)
-	dsns := map[Store]string{}
+	dsns := map[audit.Store]string{}
 	var mu sync.Mutex
-	kind := storeKind{
-		open: func(t *testing.T, opts ...Option) Store {
+	kind := storetest.Kind{
+		Open: func(t *testing.T, opts ...audit.Option) audit.Store {
 			dsn := pgDatabase(t, srv)
 			s := openPG(t, dsn, opts...)
 			mu.Lock()
@@ -73,14 +75,15 @@ func TestPostgres(t *testing.T) {
 			mu.Unlock()
 			return s
 		},
-		reopen: func(t *testing.T, s Store, opts ...Option) Store {
+		Reopen: func(t *testing.T, s audit.Store, opts ...audit.Option) audit.Store {
 			mu.Lock()
 			dsn := dsns[s]
 			mu.Unlock()
 			return openPG(t, dsn, opts...)
 		},
+		Group: func(s audit.Store) *audit.GroupCommit { return s.(*Store).gc },
 	}
-	t.Run("Store", func(t *testing.T) { testStore(t, kind) })
+	t.Run("Store", func(t *testing.T) { storetest.Run(t, kind) })
 	t.Run("VerifyNamesEditedRow", func(t *testing.T) { testPGEdited(t, srv) })
 	t.Run("VerifyNamesDeletedRows", func(t *testing.T) { testPGDeleted(t, srv) })
 	t.Run("TwoStoresOneChain", func(t *testing.T) { testPGTwoStores(t, srv) })
@@ -97,42 +100,42 @@ func testPGKeyed(t *testing.T, srv *testenv.PostgresServer) {
 	ctx := context.Background()
 	dsn := pgDatabase(t, srv)
 	old := openPG(t, dsn)
-	appendN(t, old, 2, nil)
+	storetest.AppendN(t, old, 2, nil)
 	old.Close()
-	k := testKey(t, 9)
-	a, b := openPG(t, dsn, WithKey(k)), openPG(t, dsn, WithKey(k))
-	appendN(t, a, 3, nil)
-	appendN(t, b, 3, nil)
-	if rep := mustVerify(t, b); rep.Checked != 8 || rep.KeyedFrom != 3 {
+	k := storetest.Key(t, 9)
+	a, b := openPG(t, dsn, audit.WithKey(k)), openPG(t, dsn, audit.WithKey(k))
+	storetest.AppendN(t, a, 3, nil)
+	storetest.AppendN(t, b, 3, nil)
+	if rep := storetest.MustVerify(t, b); rep.Checked != 8 || rep.KeyedFrom != 3 {
 		t.Fatalf("keyed from the third record: %+v", rep)
 	}
-	appendN(t, b, 2, nil)
+	storetest.AppendN(t, b, 2, nil)
 	later, err := a.Head(ctx)
 	if err != nil || later.Seq != 10 {
 		t.Fatalf("head %+v %v", later, err)
 	}
 	pgExec(t, dsn, `DELETE FROM toolwire_audit_records WHERE seq > 8`)
 	pgExec(t, dsn, `UPDATE toolwire_audit_head SET head_seq = 8, head_hash = (SELECT hash FROM toolwire_audit_records WHERE seq = 8)`)
-	mustVerify(t, a)
+	storetest.MustVerify(t, a)
 	rep, err := a.VerifyAnchored(ctx, later)
-	if err != nil || rep.OK || rep.Break.Kind != BreakAnchored || rep.Break.Seq != 9 {
+	if err != nil || rep.OK || rep.Break.Kind != audit.BreakAnchored || rep.Break.Seq != 9 {
 		t.Errorf("against the anchored head %d: %+v %v", later.Seq, rep, err)
 	}
 
-	r := collect(t, a, Filter{AfterSeq: 4, Limit: 1})[0]
+	r := storetest.Collect(t, a, audit.Filter{AfterSeq: 4, Limit: 1})[0]
 	r.Identity = "mallory"
 	r.Hash = r.ComputeHash() // SHA-256: all one can do without the key
 	pgExec(t, dsn, `UPDATE toolwire_audit_records SET identity = $1, hash = $2 WHERE seq = 5`, []byte(r.Identity), r.Hash[:])
-	verifyBreak(t, a, 5, BreakEdited)
+	verifyBreak(t, a, 5, audit.BreakEdited)
 
 	keyless := openPG(t, dsn)
-	if err := keyless.Append(ctx, sample(1)); !errors.Is(err, ErrKeyRequired) {
+	if err := keyless.Append(ctx, storetest.Sample(1)); !errors.Is(err, audit.ErrKeyRequired) {
 		t.Errorf("append without the key: %v", err)
 	}
-	verifyBreak(t, keyless, 3, BreakKey)
+	verifyBreak(t, keyless, 3, audit.BreakKey)
 }
 
-func verifyBreak(t *testing.T, s Store, seq int64, kind BreakKind) {
+func verifyBreak(t *testing.T, s audit.Store, seq int64, kind audit.BreakKind) {
 	t.Helper()
 	rep, err := s.Verify(context.Background())
 	if err != nil {
@@ -155,18 +158,18 @@ func testPGEdited(t *testing.T, srv *testenv.PostgresServer) {
 	} {
 		dsn := pgDatabase(t, srv)
 		s := openPG(t, dsn)
-		appendN(t, s, 10, nil)
+		storetest.AppendN(t, s, 10, nil)
 		if n := pgExec(t, dsn, `UPDATE toolwire_audit_records SET `+set+` WHERE seq = 6`); n != 1 {
 			t.Fatalf("%s: %d rows", set, n)
 		}
-		verifyBreak(t, s, 6, BreakEdited)
+		verifyBreak(t, s, 6, audit.BreakEdited)
 	}
 	// A hash of the wrong size is reported, not an error.
 	dsn := pgDatabase(t, srv)
 	s := openPG(t, dsn)
-	appendN(t, s, 3, nil)
+	storetest.AppendN(t, s, 3, nil)
 	pgExec(t, dsn, `UPDATE toolwire_audit_records SET prev_hash = '\x00'::bytea WHERE seq = 3`)
-	verifyBreak(t, s, 3, BreakInvalid)
+	verifyBreak(t, s, 3, audit.BreakInvalid)
 }
 
 // testPGDeleted: deleting a middle record, the newest, or the oldest left
@@ -174,36 +177,36 @@ func testPGEdited(t *testing.T, srv *testenv.PostgresServer) {
 func testPGDeleted(t *testing.T, srv *testenv.PostgresServer) {
 	dsn := pgDatabase(t, srv)
 	s := openPG(t, dsn)
-	appendN(t, s, 10, nil)
+	storetest.AppendN(t, s, 10, nil)
 	pgExec(t, dsn, `DELETE FROM toolwire_audit_records WHERE seq IN (4, 5)`)
-	verifyBreak(t, s, 4, BreakMissing)
+	verifyBreak(t, s, 4, audit.BreakMissing)
 
 	dsn = pgDatabase(t, srv)
 	s = openPG(t, dsn)
-	appendN(t, s, 5, nil)
+	storetest.AppendN(t, s, 5, nil)
 	pgExec(t, dsn, `DELETE FROM toolwire_audit_records WHERE seq = 5`)
-	verifyBreak(t, s, 5, BreakMissing)
+	verifyBreak(t, s, 5, audit.BreakMissing)
 
 	dsn = pgDatabase(t, srv)
 	s = openPG(t, dsn)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	appendN(t, s, 6, func(i int, r *Record) { r.Time = t0.Add(time.Duration(i) * time.Hour) })
+	storetest.AppendN(t, s, 6, func(i int, r *audit.Record) { r.Time = t0.Add(time.Duration(i) * time.Hour) })
 	if n, err := s.Sweep(context.Background(), t0.Add(3*time.Hour)); err != nil || n != 3 {
 		t.Fatalf("sweep: %d, %v", n, err)
 	}
 	pgExec(t, dsn, `DELETE FROM toolwire_audit_records WHERE seq = 4`)
-	verifyBreak(t, s, 4, BreakMissing)
+	verifyBreak(t, s, 4, audit.BreakMissing)
 }
 
 // testPGTwoStores: two stores (as two gateway processes would) opened at
 // once on one new database, appending concurrently, form one valid chain.
 func testPGTwoStores(t *testing.T, srv *testenv.PostgresServer) {
 	dsn := pgDatabase(t, srv)
-	var stores [2]*Postgres
+	var stores [2]*Store
 	var wg sync.WaitGroup
 	for i := range stores {
 		wg.Go(func() {
-			s, err := OpenPostgres(context.Background(), dsn)
+			s, err := Open(context.Background(), dsn)
 			if err != nil {
 				t.Error(err)
 				return
@@ -220,12 +223,12 @@ func testPGTwoStores(t *testing.T, srv *testenv.PostgresServer) {
 	}
 	const workers, each = 10, 20
 	var mu sync.Mutex
-	hashes := map[int64]Digest{}
+	hashes := map[int64]audit.Digest{}
 	for w := range 2 * workers {
 		s := stores[w%2]
 		wg.Go(func() {
 			for i := range each {
-				r := sample(w*each + i)
+				r := storetest.Sample(w*each + i)
 				r.Identity = fmt.Sprintf("store%d", w%2)
 				if err := s.Append(context.Background(), r); err != nil {
 					t.Error(err)
@@ -243,12 +246,12 @@ func testPGTwoStores(t *testing.T, srv *testenv.PostgresServer) {
 	wg.Wait()
 	const n = 2 * workers * each
 	for _, s := range stores {
-		rep := mustVerify(t, s)
+		rep := storetest.MustVerify(t, s)
 		if rep.Checked != n || rep.Last != n {
 			t.Errorf("report %+v", rep)
 		}
 	}
-	stored := collect(t, stores[0], Filter{})
+	stored := storetest.Collect(t, stores[0], audit.Filter{})
 	if len(stored) != n {
 		t.Fatalf("%d stored, want %d", len(stored), n)
 	}
@@ -258,7 +261,7 @@ func testPGTwoStores(t *testing.T, srv *testenv.PostgresServer) {
 		}
 	}
 	for i := range 2 {
-		if got := len(collect(t, stores[1], Filter{Identity: fmt.Sprintf("store%d", i)})); got != n/2 {
+		if got := len(storetest.Collect(t, stores[1], audit.Filter{Identity: fmt.Sprintf("store%d", i)})); got != n/2 {
 			t.Errorf("store%d appended %d, want %d", i, got, n/2)
 		}
 	}
@@ -286,7 +289,7 @@ func testPGSchema(t *testing.T, srv *testenv.PostgresServer) {
 	if _, err := conn.Exec(ctx, `UPDATE toolwire_audit_meta SET value = '99' WHERE key = 'schema_version'`); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := OpenPostgres(ctx, dsn); err == nil || !strings.Contains(err.Error(), "newer") {
+	if s, err := Open(ctx, dsn); err == nil || !strings.Contains(err.Error(), "newer") {
 		if s != nil {
 			s.Close()
 		}
@@ -301,11 +304,11 @@ func TestPostgresRestart(t *testing.T) {
 	dsn := pgDatabase(t, srv)
 	port := srv.Port()
 	s := openPG(t, dsn)
-	appendN(t, s, 5, nil)
+	storetest.AppendN(t, s, 5, nil)
 	// Some idle connections in the pool, all of them to die with the server.
 	var wg sync.WaitGroup
 	for range 3 {
-		wg.Go(func() { mustVerify(t, s) })
+		wg.Go(func() { storetest.MustVerify(t, s) })
 	}
 	wg.Wait()
 	srv.Restart()
@@ -314,17 +317,17 @@ func TestPostgresRestart(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	r := sample(5)
+	r := storetest.Sample(5)
 	if err := s.Append(ctx, r); err != nil {
 		t.Fatalf("append after restart: %v", err)
 	}
 	if r.Seq != 6 {
 		t.Errorf("seq %d after restart", r.Seq)
 	}
-	if rep := mustVerify(t, s); rep.Checked != 6 {
+	if rep := storetest.MustVerify(t, s); rep.Checked != 6 {
 		t.Errorf("checked %d", rep.Checked)
 	}
-	if rs := collect(t, s, Filter{}); len(rs) != 6 || rs[5].Hash != r.Hash {
+	if rs := storetest.Collect(t, s, audit.Filter{}); len(rs) != 6 || rs[5].Hash != r.Hash {
 		t.Errorf("query after restart: %d records", len(rs))
 	}
 }
@@ -338,17 +341,17 @@ func TestPostgresKill(t *testing.T) {
 	dsn := pgDatabase(t, srv)
 	port := srv.Port()
 	s := openPG(t, dsn)
-	appendN(t, s, 3, nil)
+	storetest.AppendN(t, s, 3, nil)
 	var wg sync.WaitGroup
 	for range 3 {
-		wg.Go(func() { mustVerify(t, s) })
+		wg.Go(func() { storetest.MustVerify(t, s) })
 	}
 	wg.Wait()
 	srv.Kill()
 	pgServerGone(t, srv, port)
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Limit)
 	defer cancel()
-	r := sample(3)
+	r := storetest.Sample(3)
 	err := s.Append(ctx, r)
 	if err == nil {
 		t.Fatal("append with the server gone: no error")
@@ -357,14 +360,14 @@ func TestPostgresKill(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Errorf("append failed only at its deadline: %v", err)
 	}
-	if r.Seq != 0 || r.Hash != (Digest{}) {
+	if r.Seq != 0 || r.Hash != (audit.Digest{}) {
 		t.Errorf("failed append sealed the record as %d", r.Seq)
 	}
 	if _, err := s.Verify(ctx); err == nil {
 		t.Error("verify with the server gone: no error")
 	}
 	var qerr error
-	for _, err := range s.Query(ctx, Filter{}) {
+	for _, err := range s.Query(ctx, audit.Filter{}) {
 		qerr = err
 	}
 	if qerr == nil || ctx.Err() != nil {
@@ -374,11 +377,11 @@ func TestPostgresKill(t *testing.T) {
 	if srv.Port() != port {
 		t.Skipf("the server moved from port %d to %d", port, srv.Port())
 	}
-	rs := appendN(t, s, 1, nil)
+	rs := storetest.AppendN(t, s, 1, nil)
 	if rs[0].Seq != 4 {
 		t.Errorf("seq %d after recovery", rs[0].Seq)
 	}
-	if rep := mustVerify(t, s); rep.Checked != 4 {
+	if rep := storetest.MustVerify(t, s); rep.Checked != 4 {
 		t.Errorf("checked %d after recovery", rep.Checked)
 	}
 }
@@ -442,7 +445,7 @@ func TestPostgresDSNPassword(t *testing.T) {
 		"postgres://auditor:" + pw + "@127.0.0.1:1/audit?sslmode=bogus",
 		"host=127.0.0.1 password=" + pw + " sslmode=bogus",
 	} {
-		s, err := OpenPostgres(ctx, dsn)
+		s, err := Open(ctx, dsn)
 		if err == nil {
 			s.Close()
 			t.Errorf("%s: opened", dsn)

@@ -1,4 +1,7 @@
-package audit
+// Package sqlite is an audit.Store in an SQLite database file, kept apart
+// from package audit so that a program reading or verifying trails some
+// other way, or keeping them in PostgreSQL, links no SQLite driver.
+package sqlite
 
 import (
 	"context"
@@ -12,16 +15,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/internal/sqlitedb"
 )
 
-// SQLite is a Store in an SQLite database file, through the pure-Go driver
+// Store is an audit.Store in an SQLite database file, through the pure-Go driver
 // modernc.org/sqlite, set up like taskstore's:
 //
 //   - journal_mode=WAL: queries and Verify never block Append;
 //   - synchronous=FULL: each commit syncs the WAL before Append returns, so
 //     a record survives SIGKILL and power loss once Append has returned
-//     ("sync" delivery: committed before the response leaves); WithFsync(false)
+//     ("sync" delivery: committed before the response leaves); audit.WithFsync(false)
 //     trades the power loss for speed (synchronous=NORMAL);
 //   - group commit: Appends that arrive while a commit is under way are
 //     written together in the next transaction, with one sync for all;
@@ -30,41 +34,44 @@ import (
 //     appenders, in this process or others, form one chain;
 //   - a small pool of read-only connections for Query and Verify.
 //
-// The head and the anchor (see Anchor) live in the one-row table
+// The head and the anchor (see audit.Anchor) live in the one-row table
 // audit_chain, updated in the same transactions as the records.
-type SQLite struct {
-	cfg  *config
+type Store struct {
+	cfg  audit.Settings
 	path string
 	db   *sqlitedb.DB
 	w    *sql.DB // one connection: the only writer
 	r    *sql.DB // read-only connections
-	gc   *committer
+	gc   *audit.GroupCommit
 
 	// The append's statements, prepared once on the writer connection:
 	// insertRows stores insertRowsN records at once (one statement execution
 	// costs more than a row in it).
 	insert, insertRows, readHead, writeHead *sql.Stmt
 
-	j        *journal // without fsync: appends go through it (journal.go)
-	readOnly bool     // another process holds the journal
-	keyed    bool     // the trail is keyed and this store lacks its key
-	keyOK    bool     // the head record holds under this store's key
-	gaps     []Gap    // written when the journal was recovered
+	j        *journal    // without fsync: appends go through it (journal.go)
+	readOnly bool        // another process holds the journal
+	keyed    bool        // the trail is keyed and this store lacks its key
+	keyOK    bool        // the head record holds under this store's key
+	gaps     []audit.Gap // written when the journal was recovered
 
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
 }
 
-var _ Store = (*SQLite)(nil)
+var (
+	_ audit.Store    = (*Store)(nil)
+	_ audit.Anchored = (*Store)(nil)
+)
 
-// OpenSQLite opens the audit database at path, creating it (mode 0600) and
+// Open opens the audit database at path, creating it (mode 0600) and
 // its directory (mode 0700) if missing, and brings its schema up to date.
 // Reopening a file continues its chain.
-func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
-	cfg := newConfig(opts)
+func Open(path string, opts ...audit.Option) (*Store, error) {
+	cfg := audit.Resolve(opts...)
 	level := sqlitedb.SyncFull
-	if !cfg.fsync {
+	if !cfg.Fsync {
 		level = sqlitedb.SyncNormal
 	}
 	db, err := sqlitedb.Open(path, "audit", sqlitedb.Schema{VersionTable: "audit_schema_version", Migrations: migrations},
@@ -72,12 +79,12 @@ func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &SQLite{cfg: cfg, path: db.Path, db: db, w: db.W, r: db.R}
+	s := &Store{cfg: cfg, path: db.Path, db: db, w: db.W, r: db.R}
 	if err := s.prepare(); err != nil {
 		db.Close()
 		return nil, err
 	}
-	s.gc = newCommitter(cfg.maxBatch, s.commit)
+	s.gc = audit.NewGroupCommit(cfg.MaxBatch, s.commit)
 	if s.keyed, s.keyOK, err = s.checkHead(); err != nil {
 		s.Close()
 		return nil, err
@@ -92,31 +99,21 @@ func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
 // checkHead reads the head record: keyed says it is keyed and s lacks its
 // key (none, or another: its HMAC does not hold under s's), ok that it
 // holds under s's key.
-func (s *SQLite) checkHead() (keyed, ok bool, err error) {
+func (s *Store) checkHead() (keyed, ok bool, err error) {
 	r, err := scanRecord(s.r.QueryRow(`SELECT ` + columns + ` FROM audit WHERE seq = (SELECT head_seq FROM audit_chain)`))
-	var re *rowError
+	var re *audit.RowError
 	if errors.Is(err, sql.ErrNoRows) || errors.As(err, &re) {
 		return false, false, nil // none, or unreadable: Verify reports it
 	}
 	if err != nil {
 		return false, false, fmt.Errorf("audit: %w", err)
 	}
-	return headKey(r, s.cfg.key)
-}
-
-// headKey is checkHead's verdict on the head record r.
-func headKey(r *Record, k *Key) (keyed, ok bool, err error) {
-	if r.Scheme != SchemeHMAC {
-		return false, false, nil
-	}
-	if sum, known := k.Sum(r); known && sum == r.Hash {
-		return false, true, nil
-	}
-	return true, false, nil
+	keyed, ok = audit.CheckHead(r, s.cfg.Key)
+	return keyed, ok, nil
 }
 
 // Path is the absolute path of the database file.
-func (s *SQLite) Path() string { return s.path }
+func (s *Store) Path() string { return s.path }
 
 // migrations bring the schema from version i to i+1. Append only.
 var migrations = []string{
@@ -164,99 +161,64 @@ const columns = `seq, v, time_ns, duration_ns, request_id, session_id, identity,
 type scanner interface{ Scan(...any) error }
 
 // scanRecord reads one row; a row that cannot be a record (an unknown
-// encoding version, a hash of the wrong size) is an error naming its seq.
-func scanRecord(row scanner) (*Record, error) {
+// encoding version, a hash of the wrong size) is an *audit.RowError.
+func scanRecord(row scanner) (*audit.Record, error) {
 	var (
-		r                    Record
-		v                    int64
-		timeNS, durNS        int64
-		args, prev, hash     []byte
-		outcome              string
+		r                    audit.Record
+		c                    audit.Columns
 		reqB, respB, content int64
 	)
-	if err := row.Scan(&r.Seq, &v, &timeNS, &durNS, &r.RequestID, &r.SessionID, &r.Identity,
-		&r.Persona, &r.Upstream, &r.Tool, &r.Method, &args, &outcome, &r.Error,
-		&reqB, &respB, &content, &r.Era, &r.Transport, &prev, &hash); err != nil {
+	if err := row.Scan(&r.Seq, &c.Version, &c.TimeNS, &c.DurationNS, &r.RequestID, &r.SessionID, &r.Identity,
+		&r.Persona, &r.Upstream, &r.Tool, &r.Method, &c.Arguments, &c.Outcome, &r.Error,
+		&reqB, &respB, &content, &r.Era, &r.Transport, &c.PrevHash, &c.Hash); err != nil {
 		return nil, err
 	}
 	r.RequestBytes, r.ResponseBytes, r.ContentBlocks = reqB, respB, content
-	return finishRow(&r, v, timeNS, durNS, args, outcome, prev, hash)
+	return &r, c.Fill(&r)
 }
-
-// finishRow completes a record read from a row of either store: the
-// columns that need converting, and the checks that make a row that
-// cannot be a record a *rowError naming its seq.
-func finishRow(r *Record, v, timeNS, durNS int64, args []byte, outcome string, prev, hash []byte) (*Record, error) {
-	r.Time = time.Unix(0, timeNS).UTC()
-	r.Duration = time.Duration(durNS)
-	if len(args) > 0 {
-		r.Arguments = args
-	}
-	r.Outcome = Outcome(outcome)
-	var err error
-	if r.PrevHash, err = digestFrom(prev); err != nil {
-		return r, &rowError{r.Seq, err}
-	}
-	if r.Hash, err = digestFrom(hash); err != nil {
-		return r, &rowError{r.Seq, err}
-	}
-	if r.Scheme = Scheme(v); r.Scheme != SchemeSHA256 && r.Scheme != SchemeHMAC {
-		return r, &rowError{r.Seq, fmt.Errorf("audit: unknown encoding version %d", v)}
-	}
-	return r, nil
-}
-
-// rowError is a stored row that cannot be read back as a record.
-type rowError struct {
-	seq int64
-	err error
-}
-
-func (e *rowError) Error() string { return fmt.Sprintf("audit: record %d: %v", e.seq, e.err) }
-func (e *rowError) Unwrap() error { return e.err }
 
 func readAnchors(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
-}) (anchor, head Anchor, err error) {
+}) (anchor, head audit.Anchor, err error) {
 	var ah, hh []byte
 	if err = q.QueryRowContext(ctx, `SELECT anchor_seq, anchor_hash, head_seq, head_hash FROM audit_chain`).
 		Scan(&anchor.Seq, &ah, &head.Seq, &hh); err != nil {
 		return
 	}
-	if anchor.Hash, err = digestFrom(ah); err != nil {
+	if anchor.Hash, err = audit.ParseDigest(ah); err != nil {
 		return
 	}
-	head.Hash, err = digestFrom(hh)
+	head.Hash, err = audit.ParseDigest(hh)
 	return
 }
 
-// Append implements Store: r joins the next group commit (see SQLite).
-func (s *SQLite) Append(ctx context.Context, r *Record) error {
+// Append implements audit.Store: r joins the next group commit (see Store).
+func (s *Store) Append(ctx context.Context, r *audit.Record) error {
 	if s.closed.Load() {
-		return ErrClosed
+		return audit.ErrClosed
 	}
 	if s.readOnly {
 		return ErrReadOnly
 	}
 	if s.keyed {
-		return ErrKeyRequired
+		return audit.ErrKeyRequired
 	}
-	if err := s.cfg.limits.Prepare(r, s.cfg.now()); err != nil {
+	if err := s.cfg.Prepare(r); err != nil {
 		return err
 	}
 	if s.j != nil {
 		return s.j.append(r)
 	}
-	return s.gc.append(ctx, r)
+	return s.gc.Append(ctx, r)
 }
 
 // openJournal sets up the journal (journal.go): without fsync appends go
 // through it; with fsync one left by a process that died is emptied into
 // the database first. A journal another process holds makes this store
 // read-only, since that process is appending to the chain.
-func (s *SQLite) openJournal() error {
-	if s.cfg.fsync {
-		if _, err := os.Stat(s.path + journalSuffix); err != nil {
+func (s *Store) openJournal() error {
+	if s.cfg.Fsync {
+		if _, err := os.Stat(s.path + audit.JournalSuffix); err != nil {
 			return nil // none: nothing to recover
 		}
 	}
@@ -268,7 +230,7 @@ func (s *SQLite) openJournal() error {
 		return err
 	case j == nil:
 		s.readOnly = true
-	case s.cfg.fsync:
+	case s.cfg.Fsync:
 		s.gaps = j.gaps
 		return j.close() // recovered; appends go straight to the database
 	default:
@@ -279,21 +241,21 @@ func (s *SQLite) openJournal() error {
 }
 
 // NeedsKey reports whether the trail is keyed and s was opened without
-// its key (WithKey: none, or another): Append then fails with
-// ErrKeyRequired, and a journal a killed process left is not recovered.
-func (s *SQLite) NeedsKey() bool { return s.keyed }
+// its key (audit.WithKey: none, or another): Append then fails with
+// audit.ErrKeyRequired, and a journal a killed process left is not recovered.
+func (s *Store) NeedsKey() bool { return s.keyed }
 
 // JournalGaps are the runs of records this open found lost to a damaged
-// journal, each now a gap record in the chain (see Gap); nil when none.
-func (s *SQLite) JournalGaps() []Gap { return s.gaps }
+// journal, each now a gap record in the chain (see audit.Gap); nil when none.
+func (s *Store) JournalGaps() []audit.Gap { return s.gaps }
 
 // ReadOnly reports whether another process appends to this trail (it
 // holds the journal): this store then reads and verifies, and Append and
 // Sweep fail with ErrReadOnly.
-func (s *SQLite) ReadOnly() bool { return s.readOnly }
+func (s *Store) ReadOnly() bool { return s.readOnly }
 
 // flush makes a Query, Verify or Sweep see every record appended so far.
-func (s *SQLite) flush(ctx context.Context) error {
+func (s *Store) flush(ctx context.Context) error {
 	if s.j == nil {
 		return nil
 	}
@@ -302,14 +264,14 @@ func (s *SQLite) flush(ctx context.Context) error {
 
 // commit seals batch after the stored head and stores it in one write
 // transaction (the group commit's path).
-func (s *SQLite) commit(ctx context.Context, batch []*Record) error {
+func (s *Store) commit(ctx context.Context, batch []*audit.Record) error {
 	return s.store(ctx, batch, false)
 }
 
 // store stores batch in one write transaction, sealing each record after
 // the stored head. With sealed, records the journal already sealed after
 // that head keep their hash (recomputing it would cost as much again).
-func (s *SQLite) store(ctx context.Context, batch []*Record, sealed bool) (err error) {
+func (s *Store) store(ctx context.Context, batch []*audit.Record, sealed bool) (err error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("audit: append: %w", err)
@@ -321,18 +283,18 @@ func (s *SQLite) store(ctx context.Context, batch []*Record, sealed bool) (err e
 		}
 	}()
 	var hh []byte
-	var head Anchor
+	var head audit.Anchor
 	if err = tx.StmtContext(ctx, s.readHead).QueryRowContext(ctx).Scan(&head.Seq, &hh); err != nil {
 		return err
 	}
-	if head.Hash, err = digestFrom(hh); err != nil {
+	if head.Hash, err = audit.ParseDigest(hh); err != nil {
 		return err
 	}
 	for _, c := range batch {
 		if !sealed || c.Seq != head.Seq+1 || c.PrevHash != head.Hash {
-			s.cfg.key.Seal(c, head)
+			s.cfg.Key.Seal(c, head)
 		}
-		head = chainAfter(c)
+		head = audit.ChainAfter(c)
 	}
 	var vals []any
 	for rest := batch; len(rest) > 0; {
@@ -352,7 +314,7 @@ func (s *SQLite) store(ctx context.Context, batch []*Record, sealed bool) (err e
 	if _, err := tx.StmtContext(ctx, s.writeHead).ExecContext(ctx, head.Seq, head.Hash[:]); err != nil {
 		return err
 	}
-	if err := s.gc.beforeCommit(ctx, batch); err != nil {
+	if err := s.gc.BeforeCommit(ctx, batch); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -362,20 +324,20 @@ func (s *SQLite) store(ctx context.Context, batch []*Record, sealed bool) (err e
 const insertRowsN = 16
 
 // appendColumns appends c's column values, in the order of columns.
-func appendColumns(vals []any, c *Record) []any {
+func appendColumns(vals []any, c *audit.Record) []any {
 	var args any
 	if c.Arguments != nil {
 		args = []byte(c.Arguments)
 	}
 	return append(vals,
-		c.Seq, int64(c.Scheme.or1()), c.Time.UnixNano(), int64(c.Duration), c.RequestID, c.SessionID,
+		c.Seq, int64(c.Scheme), c.Time.UnixNano(), int64(c.Duration), c.RequestID, c.SessionID,
 		c.Identity, c.Persona, c.Upstream, c.Tool, c.Method, args, string(c.Outcome), c.Error,
 		c.RequestBytes, c.ResponseBytes, c.ContentBlocks, c.Era, c.Transport,
 		c.PrevHash[:], c.Hash[:])
 }
 
 // prepare prepares the append's statements on the writer connection.
-func (s *SQLite) prepare() (err error) {
+func (s *Store) prepare() (err error) {
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", strings.Count(columns, ",")+1), ", ") + ")"
 	if s.insert, err = s.w.Prepare(`INSERT INTO audit (` + columns + `) VALUES ` + row); err != nil {
 		return fmt.Errorf("audit: %w", err)
@@ -393,18 +355,18 @@ func (s *SQLite) prepare() (err error) {
 	return nil
 }
 
-// Query implements Store. The rows are read as they are yielded, in one
+// Query implements audit.Store. The rows are read as they are yielded, in one
 // read transaction on a read-only connection held until the loop ends;
 // beside another process's journal, the records it holds past that
 // snapshot's head follow them (journal_read.go).
-func (s *SQLite) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error] {
-	return func(yield func(*Record, error) bool) {
+func (s *Store) Query(ctx context.Context, f audit.Filter) iter.Seq2[*audit.Record, error] {
+	return func(yield func(*audit.Record, error) bool) {
 		fail := func(err error) { yield(nil, fmt.Errorf("audit: query: %w", err)) }
 		if s.closed.Load() {
-			yield(nil, ErrClosed)
+			yield(nil, audit.ErrClosed)
 			return
 		}
-		glob, err := f.toolGlob()
+		match, err := f.Matcher()
 		if err != nil {
 			fail(err)
 			return
@@ -413,7 +375,7 @@ func (s *SQLite) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error] 
 			fail(err)
 			return
 		}
-		var journaled []*Record
+		var journaled []*audit.Record
 		if s.j == nil {
 			var err error
 			if journaled, err = s.journaled(ctx); err != nil {
@@ -452,7 +414,7 @@ func (s *SQLite) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error] 
 			args = append(args, f.Identity)
 		}
 		if f.Tool != "" {
-			if IsGlob(f.Tool) {
+			if audit.IsGlob(f.Tool) {
 				q += ` AND tool GLOB ?`
 			} else {
 				q += ` AND tool = ?`
@@ -494,7 +456,7 @@ func (s *SQLite) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error] 
 			if f.Limit > 0 && n >= f.Limit {
 				return
 			}
-			if r.Seq <= f.AfterSeq || !f.match(r, glob) {
+			if r.Seq <= f.AfterSeq || !match(r) {
 				continue
 			}
 			n++
@@ -505,23 +467,23 @@ func (s *SQLite) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error] 
 	}
 }
 
-// Verify implements Store. It reads the chain table and the records in one
+// Verify implements audit.Store. It reads the chain table and the records in one
 // read transaction, so appends running meanwhile do not disturb it; beside
 // another process's journal, the chain goes on through the records it
 // holds past that snapshot's head, the last of them the head.
-func (s *SQLite) Verify(ctx context.Context) (*VerifyReport, error) {
+func (s *Store) Verify(ctx context.Context) (*audit.VerifyReport, error) {
 	return s.VerifyAnchored(ctx)
 }
 
-// VerifyAnchored implements Anchored.
-func (s *SQLite) VerifyAnchored(ctx context.Context, heads ...Anchor) (_ *VerifyReport, err error) {
+// VerifyAnchored implements audit.Anchored.
+func (s *Store) VerifyAnchored(ctx context.Context, heads ...audit.Anchor) (_ *audit.VerifyReport, err error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, audit.ErrClosed
 	}
 	if err := s.flush(ctx); err != nil {
 		return nil, fmt.Errorf("audit: verify: %w", err)
 	}
-	var journaled []*Record
+	var journaled []*audit.Record
 	if s.j == nil {
 		if journaled, err = s.journaled(ctx); err != nil {
 			return nil, fmt.Errorf("audit: verify: %w", err)
@@ -540,10 +502,10 @@ func (s *SQLite) VerifyAnchored(ctx context.Context, heads ...Anchor) (_ *Verify
 	journaled, _ = continuing(journaled, stored) // a break is the Verifier's to report
 	if len(journaled) > 0 {
 		last := journaled[len(journaled)-1]
-		head = Anchor{Seq: last.Seq, Hash: last.Hash}
+		head = audit.Anchor{Seq: last.Seq, Hash: last.Hash}
 	}
-	v := NewVerifier(anchor, head)
-	v.UseKey(s.cfg.key)
+	v := audit.NewVerifier(anchor, head)
+	v.UseKey(s.cfg.Key)
 	v.Expect(heads...)
 	rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM audit ORDER BY seq`)
 	if err != nil {
@@ -552,9 +514,9 @@ func (s *SQLite) VerifyAnchored(ctx context.Context, heads ...Anchor) (_ *Verify
 	defer rows.Close()
 	for rows.Next() {
 		r, err := scanRecord(rows)
-		var re *rowError
+		var re *audit.RowError
 		if errors.As(err, &re) {
-			v.Fail(re.seq, BreakInvalid, re.err.Error())
+			v.Fail(re.Seq, audit.BreakInvalid, re.Err.Error())
 			break
 		}
 		if err != nil {
@@ -568,7 +530,7 @@ func (s *SQLite) VerifyAnchored(ctx context.Context, heads ...Anchor) (_ *Verify
 		return nil, fmt.Errorf("audit: verify: %w", err)
 	}
 	if len(journaled) > 0 {
-		v.reached(stored)
+		v.Reached(stored)
 		for _, r := range journaled {
 			if !v.Add(r) {
 				break
@@ -578,10 +540,10 @@ func (s *SQLite) VerifyAnchored(ctx context.Context, heads ...Anchor) (_ *Verify
 	return v.Report(), nil
 }
 
-// Head implements Anchored.
-func (s *SQLite) Head(ctx context.Context) (Anchor, error) {
+// Head implements audit.Anchored.
+func (s *Store) Head(ctx context.Context) (audit.Anchor, error) {
 	if s.closed.Load() {
-		return Anchor{}, ErrClosed
+		return audit.Anchor{}, audit.ErrClosed
 	}
 	if s.j != nil {
 		s.j.mu.Lock()
@@ -590,25 +552,25 @@ func (s *SQLite) Head(ctx context.Context) (Anchor, error) {
 	}
 	journaled, err := s.journaled(ctx)
 	if err != nil {
-		return Anchor{}, fmt.Errorf("audit: head: %w", err)
+		return audit.Anchor{}, fmt.Errorf("audit: head: %w", err)
 	}
 	_, head, err := readAnchors(ctx, s.r)
 	if err != nil {
-		return Anchor{}, fmt.Errorf("audit: head: %w", err)
+		return audit.Anchor{}, fmt.Errorf("audit: head: %w", err)
 	}
 	if journaled, _ = continuing(journaled, head); len(journaled) > 0 {
-		head = chainAfter(journaled[len(journaled)-1])
+		head = audit.ChainAfter(journaled[len(journaled)-1])
 	}
 	return head, nil
 }
 
-// Sweep implements Store: in one write transaction it finds the last Seq S
+// Sweep implements audit.Store: in one write transaction it finds the last Seq S
 // before the first record at or after olderThan (or the head, when there is
 // none), moves the anchor to S (with the hash the first record kept links
 // to) and deletes records up to S.
-func (s *SQLite) Sweep(ctx context.Context, olderThan time.Time) (n int, err error) {
+func (s *Store) Sweep(ctx context.Context, olderThan time.Time) (n int, err error) {
 	if s.closed.Load() {
-		return 0, ErrClosed
+		return 0, audit.ErrClosed
 	}
 	if s.readOnly {
 		return 0, ErrReadOnly
@@ -667,11 +629,11 @@ func (s *SQLite) Sweep(ctx context.Context, olderThan time.Time) (n int, err err
 	return int(deleted), nil
 }
 
-// Close implements Store: it lets the group commit under way finish (the
+// Close implements audit.Store: it lets the group commit under way finish (the
 // Appends still queued fail with ErrClosed), checkpoints the WAL into the
 // database file and closes the connections. Later calls of any method
 // return ErrClosed.
-func (s *SQLite) Close() error {
+func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
 		if s.j != nil {
@@ -679,7 +641,7 @@ func (s *SQLite) Close() error {
 				s.closeErr = fmt.Errorf("audit: close: records left in the journal for the next open: %w", err)
 			}
 		}
-		s.gc.close()
+		s.gc.Close()
 		for _, st := range []*sql.Stmt{s.insert, s.insertRows, s.readHead, s.writeHead} {
 			st.Close()
 		}

@@ -1,4 +1,4 @@
-package audit
+package sqlite
 
 import (
 	"context"
@@ -12,12 +12,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/gateway/audit/storetest"
 )
 
-func openTest(t testing.TB, opts ...Option) (*SQLite, string) {
+func openTest(t testing.TB, opts ...audit.Option) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit", "audit.db")
-	s, err := OpenSQLite(path, opts...)
+	s, err := Open(path, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,31 +40,32 @@ func rawDB(t *testing.T, path string) *sql.DB {
 	return db
 }
 
-// sqliteKind makes SQLite stores in temporary files for testStore.
-var sqliteKind = storeKind{
-	open: func(t *testing.T, opts ...Option) Store {
+// sqliteKind makes SQLite stores in temporary files for storetest.Run.
+var sqliteKind = storetest.Kind{
+	Open: func(t *testing.T, opts ...audit.Option) audit.Store {
 		s, _ := openTest(t, opts...)
 		return s
 	},
-	reopen: func(t *testing.T, s Store, opts ...Option) Store {
-		s2, err := OpenSQLite(s.(*SQLite).Path(), opts...)
+	Reopen: func(t *testing.T, s audit.Store, opts ...audit.Option) audit.Store {
+		s2, err := Open(s.(*Store).Path(), opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s2.Close() })
 		return s2
 	},
+	Group: func(s audit.Store) *audit.GroupCommit { return s.(*Store).gc },
 }
 
-func TestSQLiteStore(t *testing.T) { testStore(t, sqliteKind) }
+func TestSQLiteStore(t *testing.T) { storetest.Run(t, sqliteKind) }
 
 // TestSQLiteFsync: the writer syncs every commit (synchronous=FULL) unless
 // WithFsync(false) asks for NORMAL.
 func TestSQLiteFsync(t *testing.T) {
 	for _, c := range []struct {
-		opts []Option
+		opts []audit.Option
 		want int
-	}{{nil, 2}, {[]Option{WithFsync(true)}, 2}, {[]Option{WithFsync(false)}, 1}} {
+	}{{nil, 2}, {[]audit.Option{audit.WithFsync(true)}, 2}, {[]audit.Option{audit.WithFsync(false)}, 1}} {
 		s, _ := openTest(t, c.opts...)
 		var level int
 		if err := s.w.QueryRow(`PRAGMA synchronous`).Scan(&level); err != nil {
@@ -78,7 +82,7 @@ func TestSQLiteFsync(t *testing.T) {
 func TestSQLiteNoFsyncSurvivesKill(t *testing.T) {
 	const n = 50
 	if path := os.Getenv("AUDIT_TEST_KILL_PATH"); path != "" {
-		s, err := OpenSQLite(path, WithFsync(false))
+		s, err := Open(path, audit.WithFsync(false))
 		if err != nil {
 			fmt.Println(err)
 			os.Exit(2)
@@ -86,7 +90,7 @@ func TestSQLiteNoFsyncSurvivesKill(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				if err := s.Append(context.Background(), sample(i)); err != nil {
+				if err := s.Append(context.Background(), storetest.Sample(i)); err != nil {
 					fmt.Println(err)
 					os.Exit(2)
 				}
@@ -104,19 +108,19 @@ func TestSQLiteNoFsyncSurvivesKill(t *testing.T) {
 	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
-	s, err := OpenSQLite(path)
+	s, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if rep := mustVerify(t, s); rep.Checked != int64(n) {
+	if rep := storetest.MustVerify(t, s); rep.Checked != int64(n) {
 		t.Errorf("%d records survived, want %d", rep.Checked, n)
 	}
 }
 
 func TestSQLiteFileModes(t *testing.T) {
 	s, path := openTest(t)
-	appendN(t, s, 1, nil)
+	storetest.AppendN(t, s, 1, nil)
 	for p, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700 | os.ModeDir} {
 		fi, err := os.Stat(p)
 		if err != nil {
@@ -126,14 +130,14 @@ func TestSQLiteFileModes(t *testing.T) {
 			t.Errorf("%s: mode %v, want %v", p, fi.Mode(), want)
 		}
 	}
-	if _, err := OpenSQLite("file:x.db"); err == nil {
+	if _, err := Open("file:x.db"); err == nil {
 		t.Error("file: URI accepted")
 	}
 }
 
 func TestSQLiteVerifyNamesEditedRow(t *testing.T) {
 	s, path := openTest(t)
-	appendN(t, s, 10, nil)
+	storetest.AppendN(t, s, 10, nil)
 	db := rawDB(t, path)
 	if _, err := db.Exec(`UPDATE audit SET identity = 'mallory' WHERE seq = 6`); err != nil {
 		t.Fatal(err)
@@ -142,7 +146,7 @@ func TestSQLiteVerifyNamesEditedRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.OK || rep.Break.Seq != 6 || rep.Break.Kind != BreakEdited {
+	if rep.OK || rep.Break.Seq != 6 || rep.Break.Kind != audit.BreakEdited {
 		t.Fatalf("report %+v, break %v", rep, rep.Break)
 	}
 	t.Log(rep.Break)
@@ -150,7 +154,7 @@ func TestSQLiteVerifyNamesEditedRow(t *testing.T) {
 	// Editing any column is caught, the arguments and the outcome too.
 	for _, set := range []string{`arguments = '{"table":"salaries"}'`, `outcome = 'denied'`, `time_ns = time_ns + 1`, `hash = zeroblob(32)`} {
 		s2, path2 := openTest(t)
-		appendN(t, s2, 3, nil)
+		storetest.AppendN(t, s2, 3, nil)
 		if _, err := rawDB(t, path2).Exec(`UPDATE audit SET ` + set + ` WHERE seq = 2`); err != nil {
 			t.Fatal(err)
 		}
@@ -158,22 +162,22 @@ func TestSQLiteVerifyNamesEditedRow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.OK || rep.Break.Seq != 2 || rep.Break.Kind != BreakEdited {
+		if rep.OK || rep.Break.Seq != 2 || rep.Break.Kind != audit.BreakEdited {
 			t.Errorf("%s: break %v", set, rep.Break)
 		}
 	}
 	// A hash of the wrong size is reported, not an error.
 	s3, path3 := openTest(t)
-	appendN(t, s3, 3, nil)
+	storetest.AppendN(t, s3, 3, nil)
 	rawDB(t, path3).Exec(`UPDATE audit SET prev_hash = x'00' WHERE seq = 3`)
-	if rep, err := s3.Verify(context.Background()); err != nil || rep.OK || rep.Break.Seq != 3 || rep.Break.Kind != BreakInvalid {
+	if rep, err := s3.Verify(context.Background()); err != nil || rep.OK || rep.Break.Seq != 3 || rep.Break.Kind != audit.BreakInvalid {
 		t.Errorf("short hash: %v %+v", err, rep)
 	}
 }
 
 func TestSQLiteVerifyNamesDeletedRows(t *testing.T) {
 	s, path := openTest(t)
-	appendN(t, s, 10, nil)
+	storetest.AppendN(t, s, 10, nil)
 	db := rawDB(t, path)
 	if _, err := db.Exec(`DELETE FROM audit WHERE seq IN (4, 5)`); err != nil {
 		t.Fatal(err)
@@ -182,20 +186,20 @@ func TestSQLiteVerifyNamesDeletedRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.OK || rep.Break.Seq != 4 || rep.Break.Kind != BreakMissing {
+	if rep.OK || rep.Break.Seq != 4 || rep.Break.Kind != audit.BreakMissing {
 		t.Fatalf("break %v", rep.Break)
 	}
 	t.Log(rep.Break)
 
 	// Deleting the newest record leaves no gap; the head catches it.
 	s2, path2 := openTest(t)
-	appendN(t, s2, 5, nil)
+	storetest.AppendN(t, s2, 5, nil)
 	rawDB(t, path2).Exec(`DELETE FROM audit WHERE seq = 5`)
 	rep, err = s2.Verify(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.OK || rep.Break.Seq != 5 || rep.Break.Kind != BreakMissing {
+	if rep.OK || rep.Break.Seq != 5 || rep.Break.Kind != audit.BreakMissing {
 		t.Fatalf("tail delete: break %v", rep.Break)
 	}
 }
@@ -203,14 +207,14 @@ func TestSQLiteVerifyNamesDeletedRows(t *testing.T) {
 func TestSQLiteSweepThenTamper(t *testing.T) {
 	s, path := openTest(t)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	appendN(t, s, 6, func(i int, r *Record) { r.Time = t0.Add(time.Duration(i) * time.Hour) })
+	storetest.AppendN(t, s, 6, func(i int, r *audit.Record) { r.Time = t0.Add(time.Duration(i) * time.Hour) })
 	if _, err := s.Sweep(context.Background(), t0.Add(3*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	// Deleting the oldest remaining record is still caught.
 	rawDB(t, path).Exec(`DELETE FROM audit WHERE seq = 4`)
 	rep, _ := s.Verify(context.Background())
-	if rep.OK || rep.Break.Seq != 4 || rep.Break.Kind != BreakMissing {
+	if rep.OK || rep.Break.Seq != 4 || rep.Break.Kind != audit.BreakMissing {
 		t.Fatalf("break %v", rep.Break)
 	}
 }
@@ -219,25 +223,50 @@ func TestSQLiteSweepThenTamper(t *testing.T) {
 // whole, in order, and verifies (two executions of insertRowsN rows, then
 // single rows).
 func TestStoreManyRows(t *testing.T) {
-	s, _ := openTest(t, WithFsync(false))
+	s, _ := openTest(t, audit.WithFsync(false))
 	n := 2*insertRowsN + 5
-	batch := make([]*Record, n)
+	batch := make([]*audit.Record, n)
 	for i := range batch {
-		batch[i] = sample(i)
-		if err := (Limits{}).Prepare(batch[i], time.Now()); err != nil {
+		batch[i] = storetest.Sample(i)
+		if err := (audit.Limits{}).Prepare(batch[i], time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := s.store(context.Background(), batch, false); err != nil {
 		t.Fatal(err)
 	}
-	if rep := mustVerify(t, s); rep.Checked != int64(n) {
+	if rep := storetest.MustVerify(t, s); rep.Checked != int64(n) {
 		t.Fatalf("verified %d records, want %d", rep.Checked, n)
 	}
-	got := collect(t, s, Filter{})
+	got := storetest.Collect(t, s, audit.Filter{})
 	for i, r := range got {
 		if r.Seq != int64(i+1) || r.Hash != batch[i].Hash || r.Duration != batch[i].Duration {
 			t.Fatalf("row %d: seq %d, want the record appended %d-th", i, r.Seq, i+1)
 		}
+	}
+}
+
+// TestAsyncSQLite: concurrent appenders through the queue into a real store
+// form one verifiable chain with every record in it.
+func TestAsyncSQLite(t *testing.T) {
+	s, _ := openTest(t)
+	a := audit.NewAsync(s, audit.WithQueueSize(1000))
+	var wg sync.WaitGroup
+	for w := range 10 {
+		wg.Go(func() {
+			for i := range 50 {
+				if err := a.Append(context.Background(), storetest.Sample(w*50+i)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := a.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rep := storetest.MustVerify(t, s)
+	if rep.Checked != 500 || a.Written() != 500 || a.Dropped() != 0 {
+		t.Errorf("checked %d, written %d, dropped %d", rep.Checked, a.Written(), a.Dropped())
 	}
 }

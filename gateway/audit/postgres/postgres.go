@@ -1,4 +1,7 @@
-package audit
+// Package postgres is an audit.Store in a PostgreSQL database, shared by
+// every gateway process that opens it, kept apart from package audit so
+// that a program keeping its trail elsewhere links no PostgreSQL driver.
+package postgres
 
 import (
 	"context"
@@ -6,16 +9,20 @@ import (
 	"fmt"
 	"iter"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/toolwire/toolwire/gateway/audit"
 )
 
-// Postgres is a Store in a PostgreSQL database, shared by every gateway
+// Store is an audit.Store in a PostgreSQL database, shared by every gateway
 // process that opens it: their appends form one chain. It keeps the same
-// records, hash chain, anchor and head as SQLite, in its own tables:
+// records, hash chain, anchor and head as package sqlite's store, in its
+// own tables:
 //
 //   - toolwire_audit_records: one row per record; times as bigint Unix
 //     nanoseconds (so the hash verifies after a round trip), hashes as
@@ -31,20 +38,23 @@ import (
 // Appends are group-committed as in SQLite, one transaction per batch; a
 // record is durable when Append returns as far as the server's settings
 // make a commit durable (fsync and synchronous_commit on, the defaults). The
-// store holds at most WithMaxConns connections and dials again after a
+// store holds at most audit.WithMaxConns connections and dials again after a
 // server restart.
-type Postgres struct {
-	cfg    *config
+type Store struct {
+	cfg    audit.Settings
 	pool   *pgPool
 	secret string // the DSN's password, kept out of error text
-	gc     *committer
+	gc     *audit.GroupCommit
 	keyed  bool // the trail is keyed and this store lacks its key
 
 	closed    atomic.Bool
 	closeOnce sync.Once
 }
 
-var _ Store = (*Postgres)(nil)
+var (
+	_ audit.Store    = (*Store)(nil)
+	_ audit.Anchored = (*Store)(nil)
+)
 
 // pgMigrations bring the schema from version i to i+1. Append only.
 var pgMigrations = []string{
@@ -87,7 +97,7 @@ INSERT INTO toolwire_audit_head (anchor_seq, anchor_hash, head_seq, head_hash)
 `,
 }
 
-// postgresSchemaVersion is the schema version OpenPostgres writes.
+// postgresSchemaVersion is the schema version Open writes.
 var postgresSchemaVersion = len(pgMigrations)
 
 // pgMigrateLock is the advisory lock key that serializes migrations of
@@ -103,11 +113,11 @@ const pgColumns = `seq, v, time_ns, duration_ns, request_id, session_id, identit
 const pgInsert = `INSERT INTO toolwire_audit_records (` + pgColumns + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`
 
-// OpenPostgres connects to the database at dsn (a postgres:// URL or
+// Open connects to the database at dsn (a postgres:// URL or
 // keyword/value string) and creates or migrates the audit tables. Several
 // processes may open one database: they append to one chain. The DSN's
 // password never appears in an error.
-func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Postgres, error) {
+func Open(ctx context.Context, dsn string, opts ...audit.Option) (*Store, error) {
 	secret := dsnPassword(dsn)
 	if dsn == "" {
 		return nil, scrub("postgres", "", errNoDSN)
@@ -122,8 +132,8 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Postgres, e
 	if pc.ConnectTimeout == 0 {
 		pc.ConnectTimeout = pgConnectTimeout
 	}
-	cfg := newConfig(opts)
-	s := &Postgres{cfg: cfg, pool: newPGPool(pc, cfg.maxConns), secret: secret}
+	cfg := audit.Resolve(opts...)
+	s := &Store{cfg: cfg, pool: newPGPool(pc, cfg.MaxConns), secret: secret}
 	if err := s.withConn(ctx, s.migrate); err != nil {
 		s.pool.close()
 		return nil, s.wrap("postgres: open", err)
@@ -131,29 +141,29 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Postgres, e
 	err = s.withConn(ctx, func(ctx context.Context, conn *pgx.Conn) error {
 		r, err := pgScanRecord(conn.QueryRow(ctx, `SELECT `+pgColumns+` FROM toolwire_audit_records
 			WHERE seq = (SELECT head_seq FROM toolwire_audit_head)`))
-		var re *rowError
+		var re *audit.RowError
 		if errors.Is(err, pgx.ErrNoRows) || errors.As(err, &re) {
 			return nil // none, or unreadable: Verify reports it
 		}
 		if err != nil {
 			return err
 		}
-		s.keyed, _, err = headKey(r, cfg.key)
-		return err
+		s.keyed, _ = audit.CheckHead(r, cfg.Key)
+		return nil
 	})
 	if err != nil {
 		s.pool.close()
 		return nil, s.wrap("postgres: open", err)
 	}
-	s.gc = newCommitter(cfg.maxBatch, s.commit)
+	s.gc = audit.NewGroupCommit(cfg.MaxBatch, s.commit)
 	return s, nil
 }
 
-func (s *Postgres) wrap(op string, err error) error { return scrub(op, s.secret, err) }
+func (s *Store) wrap(op string, err error) error { return scrub(op, s.secret, err) }
 
 // migrate applies the migrations the database lacks, in one transaction
 // under an advisory lock; it refuses a database newer than this program.
-func (s *Postgres) migrate(ctx context.Context, conn *pgx.Conn) error {
+func (s *Store) migrate(ctx context.Context, conn *pgx.Conn) error {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return err
@@ -205,7 +215,7 @@ func rollback(tx pgx.Tx) {
 // withConn runs fn on a pooled connection. When fn fails because the
 // connection broke (a server restarted since it was last used, say), and
 // nothing can have been committed, it runs fn once more on a new one.
-func (s *Postgres) withConn(ctx context.Context, fn func(context.Context, *pgx.Conn) error) error {
+func (s *Store) withConn(ctx context.Context, fn func(context.Context, *pgx.Conn) error) error {
 	for attempt := 0; ; attempt++ {
 		conn, err := s.pool.acquire(ctx)
 		if err != nil {
@@ -225,41 +235,41 @@ func (s *Postgres) withConn(ctx context.Context, fn func(context.Context, *pgx.C
 	}
 }
 
-// Append implements Store: r joins the next group commit (see Postgres).
-func (s *Postgres) Append(ctx context.Context, r *Record) error {
+// Append implements audit.Store: r joins the next group commit (see Store).
+func (s *Store) Append(ctx context.Context, r *audit.Record) error {
 	if s.closed.Load() {
-		return ErrClosed
+		return audit.ErrClosed
 	}
 	if s.keyed {
-		return ErrKeyRequired
+		return audit.ErrKeyRequired
 	}
-	if err := s.cfg.limits.Prepare(r, s.cfg.now()); err != nil {
+	if err := s.cfg.Prepare(r); err != nil {
 		return err
 	}
-	return s.gc.append(ctx, r)
+	return s.gc.Append(ctx, r)
 }
 
 // commit stores batch in one transaction that locks the head row.
-func (s *Postgres) commit(ctx context.Context, batch []*Record) error {
+func (s *Store) commit(ctx context.Context, batch []*audit.Record) error {
 	err := s.withConn(ctx, func(ctx context.Context, conn *pgx.Conn) error {
 		tx, err := conn.Begin(ctx)
 		if err != nil {
 			return err
 		}
 		defer rollback(tx)
-		var head Anchor
+		var head audit.Anchor
 		var hh []byte
 		if err := tx.QueryRow(ctx, `SELECT head_seq, head_hash FROM toolwire_audit_head FOR UPDATE`).
 			Scan(&head.Seq, &hh); err != nil {
 			return err
 		}
-		if head.Hash, err = digestFrom(hh); err != nil {
+		if head.Hash, err = audit.ParseDigest(hh); err != nil {
 			return err
 		}
 		b := &pgx.Batch{}
 		for _, c := range batch {
-			s.cfg.key.Seal(c, head)
-			head = Anchor{Seq: c.Seq, Hash: c.Hash}
+			s.cfg.Key.Seal(c, head)
+			head = audit.Anchor{Seq: c.Seq, Hash: c.Hash}
 			var args []byte
 			if c.Arguments != nil {
 				args = []byte(c.Arguments)
@@ -274,7 +284,7 @@ func (s *Postgres) commit(ctx context.Context, batch []*Record) error {
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		if err := s.gc.beforeCommit(ctx, batch); err != nil {
+		if err := s.gc.BeforeCommit(ctx, batch); err != nil {
 			return err
 		}
 		if err := tx.Commit(ctx); err != nil {
@@ -285,31 +295,28 @@ func (s *Postgres) commit(ctx context.Context, batch []*Record) error {
 	return s.wrap("append", err)
 }
 
-// pgScanRecord reads one row of pgColumns; like scanRecord, a row that
-// cannot be a record is a *rowError.
-func pgScanRecord(row pgx.Row) (*Record, error) {
+// pgScanRecord reads one row of pgColumns; a row that cannot be a record
+// is an *audit.RowError.
+func pgScanRecord(row pgx.Row) (*audit.Record, error) {
 	var (
-		r                                      Record
-		v                                      int64
-		timeNS, durNS                          int64
-		reqID, sessID, ident, persona, upstrm  []byte
-		tool, method, args, errText, era, trns []byte
-		prev, hash                             []byte
-		outcome                                string
+		r                                     audit.Record
+		c                                     audit.Columns
+		reqID, sessID, ident, persona, upstrm []byte
+		tool, method, errText, era, trns      []byte
 	)
-	if err := row.Scan(&r.Seq, &v, &timeNS, &durNS, &reqID, &sessID, &ident, &persona, &upstrm,
-		&tool, &method, &args, &outcome, &errText, &r.RequestBytes, &r.ResponseBytes,
-		&r.ContentBlocks, &era, &trns, &prev, &hash); err != nil {
+	if err := row.Scan(&r.Seq, &c.Version, &c.TimeNS, &c.DurationNS, &reqID, &sessID, &ident, &persona, &upstrm,
+		&tool, &method, &c.Arguments, &c.Outcome, &errText, &r.RequestBytes, &r.ResponseBytes,
+		&r.ContentBlocks, &era, &trns, &c.PrevHash, &c.Hash); err != nil {
 		return nil, err
 	}
 	r.RequestID, r.SessionID, r.Identity = string(reqID), string(sessID), string(ident)
 	r.Persona, r.Upstream, r.Tool, r.Method = string(persona), string(upstrm), string(tool), string(method)
 	r.Error, r.Era, r.Transport = string(errText), string(era), string(trns)
-	return finishRow(&r, v, timeNS, durNS, args, outcome, prev, hash)
+	return &r, c.Fill(&r)
 }
 
 // pgAnchors reads the anchor and the head.
-func pgAnchors(ctx context.Context, tx pgx.Tx, lock bool) (anchor, head Anchor, err error) {
+func pgAnchors(ctx context.Context, tx pgx.Tx, lock bool) (anchor, head audit.Anchor, err error) {
 	q := `SELECT anchor_seq, anchor_hash, head_seq, head_hash FROM toolwire_audit_head`
 	if lock {
 		q += ` FOR UPDATE`
@@ -318,17 +325,17 @@ func pgAnchors(ctx context.Context, tx pgx.Tx, lock bool) (anchor, head Anchor, 
 	if err = tx.QueryRow(ctx, q).Scan(&anchor.Seq, &ah, &head.Seq, &hh); err != nil {
 		return
 	}
-	if anchor.Hash, err = digestFrom(ah); err != nil {
+	if anchor.Hash, err = audit.ParseDigest(ah); err != nil {
 		return
 	}
-	head.Hash, err = digestFrom(hh)
+	head.Hash, err = audit.ParseDigest(hh)
 	return
 }
 
 // pgQuery builds f's query, with parameters only. A Tool glob is narrowed
 // in SQL with a LIKE superset (see globLike) and matched exactly by the
-// caller, which then also applies the Limit.
-func pgQuery(f Filter) (q string, args []any, glob bool) {
+// caller (Filter.Matcher), which then also applies the Limit.
+func pgQuery(f audit.Filter) (q string, args []any, glob bool) {
 	arg := func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
@@ -344,7 +351,7 @@ func pgQuery(f Filter) (q string, args []any, glob bool) {
 		q += ` AND identity = ` + arg([]byte(f.Identity))
 	}
 	if f.Tool != "" {
-		if glob = IsGlob(f.Tool); glob {
+		if glob = audit.IsGlob(f.Tool); glob {
 			q += ` AND tool LIKE ` + arg([]byte(globLike(f.Tool)))
 		} else {
 			q += ` AND tool = ` + arg([]byte(f.Tool))
@@ -360,16 +367,16 @@ func pgQuery(f Filter) (q string, args []any, glob bool) {
 	return q, args, glob
 }
 
-// Query implements Store. The rows are read as they are yielded, on one
+// Query implements audit.Store. The rows are read as they are yielded, on one
 // connection held until the loop ends; a loop ended early cancels the rest
 // of the query.
-func (s *Postgres) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error] {
-	return func(yield func(*Record, error) bool) {
+func (s *Store) Query(ctx context.Context, f audit.Filter) iter.Seq2[*audit.Record, error] {
+	return func(yield func(*audit.Record, error) bool) {
 		if s.closed.Load() {
-			yield(nil, ErrClosed)
+			yield(nil, audit.ErrClosed)
 			return
 		}
-		glob, err := f.toolGlob()
+		match, err := f.Matcher()
 		if err != nil {
 			yield(nil, fmt.Errorf("audit: query: %w", err))
 			return
@@ -395,7 +402,7 @@ func (s *Postgres) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error
 				if err != nil {
 					return err
 				}
-				if glob != nil && !glob.Match(r.Tool) {
+				if !match(r) { // the exact test of a glob LIKE narrowed
 					continue
 				}
 				yielded++
@@ -417,45 +424,45 @@ func (s *Postgres) Query(ctx context.Context, f Filter) iter.Seq2[*Record, error
 	}
 }
 
-// Verify implements Store. It reads the head row and the records in one
+// Verify implements audit.Store. It reads the head row and the records in one
 // repeatable-read transaction, so appends running meanwhile do not disturb
 // it.
-func (s *Postgres) Verify(ctx context.Context) (*VerifyReport, error) {
+func (s *Store) Verify(ctx context.Context) (*audit.VerifyReport, error) {
 	return s.VerifyAnchored(ctx)
 }
 
 // NeedsKey reports whether the trail is keyed and s was opened without
-// its key (WithKey: none, or another): Append then fails with
-// ErrKeyRequired.
-func (s *Postgres) NeedsKey() bool { return s.keyed }
+// its key (audit.WithKey: none, or another): Append then fails with
+// audit.ErrKeyRequired.
+func (s *Store) NeedsKey() bool { return s.keyed }
 
-// Head implements Anchored.
-func (s *Postgres) Head(ctx context.Context) (Anchor, error) {
+// Head implements audit.Anchored.
+func (s *Store) Head(ctx context.Context) (audit.Anchor, error) {
 	if s.closed.Load() {
-		return Anchor{}, ErrClosed
+		return audit.Anchor{}, audit.ErrClosed
 	}
-	var head Anchor
+	var head audit.Anchor
 	err := s.withConn(ctx, func(ctx context.Context, conn *pgx.Conn) error {
 		var hh []byte
 		if err := conn.QueryRow(ctx, `SELECT head_seq, head_hash FROM toolwire_audit_head`).Scan(&head.Seq, &hh); err != nil {
 			return err
 		}
 		var err error
-		head.Hash, err = digestFrom(hh)
+		head.Hash, err = audit.ParseDigest(hh)
 		return err
 	})
 	if err != nil {
-		return Anchor{}, s.wrap("head", err)
+		return audit.Anchor{}, s.wrap("head", err)
 	}
 	return head, nil
 }
 
-// VerifyAnchored implements Anchored.
-func (s *Postgres) VerifyAnchored(ctx context.Context, heads ...Anchor) (*VerifyReport, error) {
+// VerifyAnchored implements audit.Anchored.
+func (s *Store) VerifyAnchored(ctx context.Context, heads ...audit.Anchor) (*audit.VerifyReport, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, audit.ErrClosed
 	}
-	var rep *VerifyReport
+	var rep *audit.VerifyReport
 	err := s.withConn(ctx, func(ctx context.Context, conn *pgx.Conn) error {
 		tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 		if err != nil {
@@ -466,8 +473,8 @@ func (s *Postgres) VerifyAnchored(ctx context.Context, heads ...Anchor) (*Verify
 		if err != nil {
 			return err
 		}
-		v := NewVerifier(anchor, head)
-		v.UseKey(s.cfg.key)
+		v := audit.NewVerifier(anchor, head)
+		v.UseKey(s.cfg.Key)
 		v.Expect(heads...)
 		rows, err := tx.Query(ctx, `SELECT `+pgColumns+` FROM toolwire_audit_records ORDER BY seq`)
 		if err != nil {
@@ -476,9 +483,9 @@ func (s *Postgres) VerifyAnchored(ctx context.Context, heads ...Anchor) (*Verify
 		defer rows.Close()
 		for rows.Next() {
 			r, err := pgScanRecord(rows)
-			var re *rowError
+			var re *audit.RowError
 			if errors.As(err, &re) {
-				v.Fail(re.seq, BreakInvalid, re.err.Error())
+				v.Fail(re.Seq, audit.BreakInvalid, re.Err.Error())
 				break
 			}
 			if err != nil {
@@ -501,11 +508,11 @@ func (s *Postgres) VerifyAnchored(ctx context.Context, heads ...Anchor) (*Verify
 	return rep, nil
 }
 
-// Sweep implements Store, as SQLite's does, in one transaction that locks
+// Sweep implements audit.Store, as SQLite's does, in one transaction that locks
 // the head row (so appends wait for it).
-func (s *Postgres) Sweep(ctx context.Context, olderThan time.Time) (int, error) {
+func (s *Store) Sweep(ctx context.Context, olderThan time.Time) (int, error) {
 	if s.closed.Load() {
-		return 0, ErrClosed
+		return 0, audit.ErrClosed
 	}
 	var n int
 	err := s.withConn(ctx, func(ctx context.Context, conn *pgx.Conn) error {
@@ -557,15 +564,39 @@ func (s *Postgres) Sweep(ctx context.Context, olderThan time.Time) (int, error) 
 	return n, nil
 }
 
-// Close implements Store: it lets the group commit under way finish (the
+// Close implements audit.Store: it lets the group commit under way finish (the
 // Appends still queued fail with ErrClosed) and closes the connections,
 // those in use as their Query or Verify ends. Later calls of any method
 // return ErrClosed.
-func (s *Postgres) Close() error {
+func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
-		s.gc.close()
+		s.gc.Close()
 		s.pool.close()
 	})
 	return nil
+}
+
+// globLike is a LIKE pattern (escape character \) that matches every name
+// the glob pattern matches, and maybe more: * and ? are % (the store
+// compares bytes, where one character may be several), and LIKE's own % _
+// \ are escaped. The caller keeps only what the glob matches.
+func globLike(pattern string) string {
+	var b strings.Builder
+	pct := false // b ends with an unescaped %
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; c {
+		case '*', '?':
+			if !pct {
+				b.WriteByte('%')
+				pct = true
+			}
+			continue
+		case '%', '_', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(pattern[i])
+		pct = false
+	}
+	return b.String()
 }

@@ -1,4 +1,4 @@
-package audit
+package postgres
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/toolwire/toolwire/gateway/audit"
 )
 
 // pgPool is the Postgres store's bounded set of connections: at most max
@@ -45,7 +47,7 @@ func (p *pgPool) acquire(ctx context.Context) (*pgx.Conn, error) {
 	if p.closed {
 		p.mu.Unlock()
 		<-p.sem
-		return nil, ErrClosed
+		return nil, audit.ErrClosed
 	}
 	for len(p.idle) > 0 {
 		c := p.idle[len(p.idle)-1]
@@ -141,12 +143,12 @@ func scrub(op, secret string, err error) error {
 	}
 	msg := "audit: " + op + ": " + err.Error()
 	if secret != "" {
-		msg = strings.ReplaceAll(msg, secret, Redacted)
+		msg = strings.ReplaceAll(msg, secret, audit.Redacted)
 		if esc := url.QueryEscape(secret); esc != secret {
-			msg = strings.ReplaceAll(msg, esc, Redacted)
+			msg = strings.ReplaceAll(msg, esc, audit.Redacted)
 		}
 		if esc := url.PathEscape(secret); esc != secret {
-			msg = strings.ReplaceAll(msg, esc, Redacted)
+			msg = strings.ReplaceAll(msg, esc, audit.Redacted)
 		}
 	}
 	return &scrubbedError{msg: msg, err: err}
@@ -179,7 +181,7 @@ func dsnPassword(dsn string) string {
 	return ""
 }
 
-// errNoDSN is returned by OpenPostgres for an empty DSN: pgx would read
+// errNoDSN is returned by Open for an empty DSN: pgx would read
 // the PG* environment variables, which is never what an audit store wants
 // by accident.
 var errNoDSN = errors.New("empty DSN")
