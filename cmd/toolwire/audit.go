@@ -20,6 +20,7 @@ import (
 	"github.com/toolwire/toolwire/gateway/audit/postgres"
 	"github.com/toolwire/toolwire/gateway/audit/sqlite"
 	"github.com/toolwire/toolwire/gateway/config"
+	"github.com/toolwire/toolwire/gateway/daemon"
 	"github.com/toolwire/toolwire/internal/units"
 )
 
@@ -76,9 +77,9 @@ func (a *auditTarget) open(ctx context.Context) (audit.Store, error) {
 	case a.postgres != "":
 		return postgres.Open(ctx, a.postgres, audit.WithKey(key))
 	case file != nil:
-		return openAuditStore(ctx, file, key)
+		return daemon.OpenAuditStore(ctx, file, key)
 	}
-	path := filepath.Join(a.dir(), auditFile)
+	path := filepath.Join(a.dir(), daemon.AuditFile)
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("no audit trail at %s: %w", path, err)
 	}
@@ -103,9 +104,9 @@ func (a *auditTarget) key(file *config.File) (*audit.Key, error) {
 	case file != nil && file.Audit.KeyFile != "":
 		path, must = file.Audit.KeyFile, true
 	case file != nil && file.Audit.Store == "sqlite" && file.DataDir != "":
-		path = filepath.Join(file.DataDir, auditKeyFile)
+		path = filepath.Join(file.DataDir, daemon.AuditKeyFile)
 	case file == nil && a.postgres == "":
-		path = filepath.Join(a.dir(), auditKeyFile)
+		path = filepath.Join(a.dir(), daemon.AuditKeyFile)
 	default:
 		return nil, nil
 	}
@@ -331,7 +332,7 @@ func printVerify(w io.Writer, rep *audit.VerifyReport) error {
 		fmt.Fprintln(w, "keyed: no, every record is keyless (SHA-256)")
 	}
 	for _, c := range rep.Anchored {
-		fmt.Fprintf(w, "anchored head %s: %s\n", anchorText(c.Anchor), c.Result)
+		fmt.Fprintf(w, "anchored head %s: %s\n", c.Anchor.String(), c.Result)
 	}
 	return err
 }

@@ -16,6 +16,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/gateway/daemon"
 	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -199,7 +200,7 @@ func TestGatewayAuditSurvivesKillPostgres(t *testing.T) {
 }
 
 // auditDB is where the SQLite audit trail of a config in dir lives.
-func auditDB(dir string) string { return filepath.Join(dir, "state", auditFile) }
+func auditDB(dir string) string { return filepath.Join(dir, "state", daemon.AuditFile) }
 
 // TestGatewaySecondOnOneAuditTrailRefuses: a second gateway on the data_dir
 // of a running one (no fsync: the first holds the journal) does not start,

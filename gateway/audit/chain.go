@@ -275,6 +275,10 @@ type Anchor struct {
 	Hash Digest `json:"hash"`
 }
 
+// String writes a as SEQ:HASH (hash in hex): how the gateway logs its
+// chain's head and `toolwire audit verify --head` reads one.
+func (a Anchor) String() string { return fmt.Sprintf("%d:%s", a.Seq, a.Hash) }
+
 // BreakKind says how a chain is broken.
 type BreakKind string
 

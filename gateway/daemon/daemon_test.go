@@ -1,0 +1,168 @@
+package daemon_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/gateway/config"
+	"github.com/toolwire/toolwire/gateway/daemon"
+	"github.com/toolwire/toolwire/internal/testwait"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/server"
+)
+
+// greeterFile is a config serving one in-process upstream, greeter, with
+// every listener on a free loopback port and no state.
+func greeterFile(t *testing.T) *config.File {
+	t.Helper()
+	up := server.New(mcp.Implementation{Name: "greeter", Version: "1.0.0"})
+	err := server.AddTool(up, &mcp.Tool{Name: "greet"},
+		func(ctx context.Context, req *server.CallRequest, in greetIn) (greetOut, error) {
+			return greetOut{Greeting: "Hello, " + in.Name + "!"}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &config.File{
+		Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", OTCListen: "127.0.0.1:0",
+		Gateway: gateway.Config{
+			Upstreams: []gateway.Upstream{{Name: "greeter", Server: up}},
+			Naming:    gateway.Naming{Separator: config.DefaultSeparator},
+		},
+	}
+}
+
+// get returns the status and body of a GET of url.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// Run reports every listener once it serves, the admin and OTC listeners
+// answer there, and a cancelled context shuts all of them down before Run
+// returns nil.
+func TestRunServesEveryListener(t *testing.T) {
+	file := greeterFile(t)
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	ready := make(chan daemon.Addrs, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- daemon.Run(ctx, file, daemon.WithLogger(slog.New(slog.DiscardHandler)),
+			daemon.WithOnReady(func(a daemon.Addrs) { ready <- a }))
+	}()
+	addrs := testwait.Recv(t, ready, "the daemon's listeners")
+	if !strings.HasPrefix(addrs.MCP, "http://127.0.0.1:") || !strings.HasSuffix(addrs.MCP, "/mcp") ||
+		!strings.HasPrefix(addrs.Admin, "http://127.0.0.1:") || !strings.HasPrefix(addrs.OTC, "http://127.0.0.1:") {
+		t.Fatalf("addresses %+v", addrs)
+	}
+	if code, body := get(t, addrs.Admin+"/healthz"); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	if code, body := get(t, addrs.Admin+"/readyz"); code != http.StatusOK || !strings.Contains(body, `"name":"greeter","state":"ready"`) {
+		t.Errorf("/readyz: %d %s", code, body)
+	}
+	if code, body := get(t, addrs.OTC+"/tools"); code != http.StatusOK || !strings.Contains(body, "greeter__greet") {
+		t.Errorf("OTC /tools: %d %s", code, body)
+	}
+	stop()
+	if err := testwait.Recv(t, done, "Run's return"); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, url := range []string{addrs.Admin + "/healthz", addrs.OTC + "/tools"} {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			t.Errorf("%s still answers after Run returned", url)
+		}
+	}
+}
+
+// A file's config is the input; Run leaves it as it was (a reload or the
+// shared rate limiter works on a copy).
+func TestRunLeavesTheFileAlone(t *testing.T) {
+	file := greeterFile(t)
+	file.AdminListen, file.OTCListen = "", ""
+	before := *file
+	ctx, stop := context.WithCancel(t.Context())
+	ready := make(chan daemon.Addrs, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- daemon.Run(ctx, file, daemon.WithLogger(slog.New(slog.DiscardHandler)),
+			daemon.WithOnReady(func(a daemon.Addrs) { ready <- a }))
+	}()
+	if a := testwait.Recv(t, ready, "the daemon's listeners"); a.Admin != "" || a.OTC != "" {
+		t.Errorf("listeners that are off reported: %+v", a)
+	}
+	stop()
+	if err := testwait.Recv(t, done, "Run's return"); err != nil {
+		t.Fatal(err)
+	}
+	if file.Listen != before.Listen || file.Gateway.Limits != before.Gateway.Limits {
+		t.Errorf("Run changed its config: %+v", file)
+	}
+}
+
+// Reloading needs the file to read: Run refuses a Reload without a path,
+// and a listen address taken is an error, both before serving.
+func TestRunRefusesToStart(t *testing.T) {
+	quiet := daemon.WithLogger(slog.New(slog.DiscardHandler))
+	file := greeterFile(t)
+	if err := daemon.Run(t.Context(), file, quiet, daemon.WithReload(daemon.Reload{})); err == nil || !strings.Contains(err.Error(), "Path") {
+		t.Errorf("a Reload without a path: %v", err)
+	}
+	file.Listen = "127.0.0.1:-1"
+	if err := daemon.Run(t.Context(), file, quiet); err == nil {
+		t.Error("an invalid listen address: no error")
+	}
+}
+
+// Build makes the gateway a dry run asks (its upstreams connected once)
+// and refuses an authentication config the endpoint could not use.
+func TestBuild(t *testing.T) {
+	quiet := daemon.WithLogger(slog.New(slog.DiscardHandler))
+	g, err := daemon.Build(t.Context(), greeterFile(t), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(context.Background())
+	if ts := g.Tools(); len(ts) != 1 || ts[0].Name != "greeter__greet" {
+		t.Errorf("tools %+v", ts)
+	}
+	bad := greeterFile(t)
+	bad.Auth.OAuth = &config.OAuth{Issuer: "https://issuer.example", Audience: "not a URL"}
+	if g, err := daemon.Build(t.Context(), bad, quiet); err == nil || !strings.Contains(err.Error(), "auth.oauth") {
+		if g != nil {
+			g.Close(context.Background())
+		}
+		t.Errorf("an OAuth audience that is not a URL: %v", err)
+	}
+}
+
+// The daemon is a library: flags and the command line stay in
+// cmd/toolwire, so it links no command-line parser.
+func TestLinksNoCommandLineParser(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/spf13/") {
+			t.Errorf("gateway/daemon links %s", dep)
+		}
+	}
+}
