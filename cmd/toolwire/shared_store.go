@@ -8,17 +8,15 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/toolwire/toolwire/gateway"
-	"github.com/toolwire/toolwire/gateway/ratelimit"
 	"github.com/toolwire/toolwire/redisstore"
 	"github.com/toolwire/toolwire/transport/streamable"
 	"github.com/toolwire/toolwire/transport/streamable/sqlitestore"
 )
 
-// sharedStore is where a process keeps the state that outlives it: with
-// Redis (the gateway's store.redis, serve's --redis), what every replica
-// of one endpoint shares (2025-era sessions, stream events and the
-// messages between replicas, tasks, and the gateway's rate limits);
+// sharedStore is where `toolwire serve` keeps the state that outlives it:
+// with Redis (--redis), what every replica of one endpoint shares
+// (2025-era sessions, stream events and the messages between replicas,
+// tasks);
 // without it, its 2025-era sessions in the data directory, so that their
 // clients go on with them after a restart.
 type sharedStore struct {
@@ -84,20 +82,6 @@ func (s *sharedStore) handlerOptions(events ...streamable.MemoryEventStoreOption
 		streamable.WithEventStore(s.rc.EventStore()),
 		streamable.WithSessionBus(s.rc.SessionBus()),
 	}
-}
-
-// shareLimits replaces the in-process rate limiter of cfg (when the file
-// sets rate_limits) with one whose buckets every replica shares.
-func (s *sharedStore) shareLimits(cfg *ratelimit.Config, g *gateway.Config) error {
-	if s == nil || s.rc == nil || cfg == nil {
-		return nil
-	}
-	l, err := s.rc.Limiter(*cfg)
-	if err != nil {
-		return fmt.Errorf("rate_limits: %w", err)
-	}
-	g.Limits = l
-	return nil
 }
 
 // taskStore is the task store every replica shares: a task created on
