@@ -14,22 +14,12 @@ import (
 )
 
 func newPromptsCmd() *cobra.Command {
-	var f targetFlags
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "prompts (URL | -- COMMAND [ARG...])",
-		Short: "List the prompts of an MCP server",
-		Long: "List the prompts of an MCP server as a table of name, title, arguments (* marks a required\n" +
-			"one) and description. For example:\n\n" +
-			"  toolwire prompts http://127.0.0.1:8080/mcp\n" +
-			"  toolwire prompts -- node server.js stdio\n\n" + exitHelp,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return finish(cmd, runPrompts(cmd, &f, asJSON, args))
-		},
-	}
-	f.register(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the raw prompt list as JSON")
-	return cmd
+	return newListCmd("prompts", "List the prompts of an MCP server",
+		"List the prompts of an MCP server as a table of name, title, arguments (* marks a required\n"+
+			"one) and description. For example:\n\n"+
+			"  toolwire prompts http://127.0.0.1:8080/mcp\n"+
+			"  toolwire prompts -- node server.js stdio\n\n",
+		"print the raw prompt list as JSON", runPrompts)
 }
 
 func runPrompts(cmd *cobra.Command, f *targetFlags, asJSON bool, args []string) error {

@@ -14,22 +14,12 @@ import (
 )
 
 func newResourcesCmd() *cobra.Command {
-	var f targetFlags
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "resources (URL | -- COMMAND [ARG...])",
-		Short: "List the resources and resource templates of an MCP server",
-		Long: "List the resources of an MCP server as a table of URI, name, media type and description,\n" +
-			"then its resource templates. --json prints both lists as they came. For example:\n\n" +
-			"  toolwire resources http://127.0.0.1:8080/mcp\n" +
-			"  toolwire resources -- node server.js stdio\n\n" + exitHelp,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return finish(cmd, runResources(cmd, &f, asJSON, args))
-		},
-	}
-	f.register(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"resources": [...], "resourceTemplates": [...]} as JSON`)
-	return cmd
+	return newListCmd("resources", "List the resources and resource templates of an MCP server",
+		"List the resources of an MCP server as a table of URI, name, media type and description,\n"+
+			"then its resource templates. --json prints both lists as they came. For example:\n\n"+
+			"  toolwire resources http://127.0.0.1:8080/mcp\n"+
+			"  toolwire resources -- node server.js stdio\n\n",
+		`print {"resources": [...], "resourceTemplates": [...]} as JSON`, runResources)
 }
 
 // open connects to the command's server, which is all of args but want

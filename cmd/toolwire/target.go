@@ -37,6 +37,26 @@ type targetFlags struct {
 	console        *console        // the terminal elicitation reads, once enabled (task.go asks on it too)
 }
 
+// newListCmd makes a command that lists one kind of entry of a server
+// (tools, prompts, resources, tasks): the server is its one argument, the
+// table is what it prints, and --json (described by jsonHelp) prints the
+// list as JSON instead.
+func newListCmd(name, short, long, jsonHelp string, run func(cmd *cobra.Command, f *targetFlags, asJSON bool, args []string) error) *cobra.Command {
+	var f targetFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   name + " (URL | -- COMMAND [ARG...])",
+		Short: short,
+		Long:  long + exitHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return finish(cmd, run(cmd, &f, asJSON, args))
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, jsonHelp)
+	return cmd
+}
+
 func (f *targetFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, `extra HTTP header "Name: value" (repeatable)`)

@@ -142,22 +142,12 @@ func taskCommand(t target, id, flag string) string {
 }
 
 func newTasksCmd() *cobra.Command {
-	var f targetFlags
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "tasks (URL | -- COMMAND [ARG...])",
-		Short: "List the tasks of an MCP server (2025-11-25)",
-		Long: "List the tasks an MCP server runs for this client (tasks/list) as a table of id, status,\n" +
-			"last update and status message. Only 2025-11-25 servers list tasks: 2026-07-28 has no task\n" +
-			"listing (look a task up by its id with toolwire task). For example:\n\n" +
-			"  toolwire tasks http://127.0.0.1:8080/mcp\n\n" + exitHelp,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return finish(cmd, runTasks(cmd, &f, asJSON, args))
-		},
-	}
-	f.register(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the task list as JSON")
-	return cmd
+	return newListCmd("tasks", "List the tasks of an MCP server (2025-11-25)",
+		"List the tasks an MCP server runs for this client (tasks/list) as a table of id, status,\n"+
+			"last update and status message. Only 2025-11-25 servers list tasks: 2026-07-28 has no task\n"+
+			"listing (look a task up by its id with toolwire task). For example:\n\n"+
+			"  toolwire tasks http://127.0.0.1:8080/mcp\n\n",
+		"print the task list as JSON", runTasks)
 }
 
 func runTasks(cmd *cobra.Command, f *targetFlags, asJSON bool, args []string) error {
