@@ -220,7 +220,7 @@ func TestAmplification(t *testing.T) {
 		out.Reset()
 		// The input ends at once: the drain timeout is only a failure
 		// bound (under -race the call takes seconds).
-		if err := stdio.Serve(context.Background(), s, bytes.NewReader(input), &out, transport.WithDrainTimeout(time.Minute)); err != nil {
+		if err := stdio.Serve(context.Background(), s, bytes.NewReader(input), &out, transport.WithLimits(transport.Limits{DrainTimeout: time.Minute})); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -37,7 +37,7 @@ type peer struct {
 func connect(t *testing.T, s *server.Server) *peer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	conn := memory.Serve(ctx, s, transport.WithDrainTimeout(10*time.Millisecond))
+	conn := memory.Serve(ctx, s, transport.WithLimits(transport.Limits{DrainTimeout: 10 * time.Millisecond}))
 	p := &peer{t: t, conn: conn, resps: map[string]chan *jsonrpc.Response{},
 		notes: make(chan *jsonrpc.Notification, 100), other: make(chan *jsonrpc.Response, 10), reqs: make(chan *jsonrpc.Request, 10)}
 	closing, done := make(chan struct{}), make(chan struct{})

@@ -51,7 +51,7 @@ const (
 	DefaultMaxConcurrency = 64
 	DefaultMaxQueued      = 1024
 	DefaultDrainTimeout   = 5 * time.Second
-	DefaultInlineBudget   = time.Millisecond
+	DefaultInlineTimeout  = time.Millisecond
 )
 
 // ServeOption configures Serve, and the framed transports built on it
@@ -74,49 +74,6 @@ type serveOption func(*serveConfig)
 
 func (f serveOption) applyServe(c *serveConfig) { f(c) }
 
-// WithMaxConcurrency sets how many requests of one connection run at once
-// (default 64). Values below 1 mean the default.
-func WithMaxConcurrency(n int) ServeOption {
-	return serveOption(func(c *serveConfig) { c.maxConcurrency = n })
-}
-
-// WithMaxQueued sets how many more requests may wait for a slot once
-// WithMaxConcurrency are running (default 1024); past that a request is
-// refused at once with -32603 "server busy". A queued request the client
-// cancels (notifications/cancelled) leaves the queue at once, unanswered,
-// and never runs. Zero means the default; a
-// negative value means no queue: every request past the running ones is
-// refused.
-func WithMaxQueued(n int) ServeOption {
-	return serveOption(func(c *serveConfig) { c.maxQueued = n })
-}
-
-// WithDrainTimeout sets how long requests still running at the end of input
-// may finish before they are cancelled (default 5 s). Values of zero or less
-// mean the default.
-func WithDrainTimeout(d time.Duration) ServeOption {
-	return serveOption(func(c *serveConfig) { c.drainTimeout = d })
-}
-
-// WithInlineBudget sets how long a request may run on the goroutine that
-// read it before reading passes to another goroutine (default 1 ms); it
-// bounds how late a pipelined message, such as a cancellation, is read.
-// Values of zero or less mean the default.
-func WithInlineBudget(d time.Duration) ServeOption {
-	return serveOption(func(c *serveConfig) { c.inlineBudget = d })
-}
-
-// WithMaxMessageSize bounds one incoming message, in bytes, on a connection
-// that has a size limit (a SizeLimitedConn, such as stdio's): Serve sets it
-// before reading starts, and a message over it gets -32600 while serving
-// goes on, with the request's id when the message's first bytes show it
-// (TooLargeError.Prefix) and null otherwise. Values of zero or less leave
-// the connection's own limit (for stdio.Serve, stdio.DefaultMaxMessageSize:
-// 8 MiB). Connections without a limit (memory) ignore it.
-func WithMaxMessageSize(n int) ServeOption {
-	return serveOption(func(c *serveConfig) { c.maxMessageSize = n })
-}
-
 // WithLogger sets where transport diagnostics go (malformed messages, at
 // debug level). By default, and when l is nil, nothing is logged.
 func WithLogger(l *slog.Logger) ServeOption {
@@ -131,18 +88,18 @@ func WithLogger(l *slog.Logger) ServeOption {
 // show (null when they show none, as for an oversized message), and the
 // connection goes on serving. Notifications (a cancellation frees the
 // budget) and responses are still handled. A request larger than the whole
-// budget is always refused, so a WithMaxMessageSize above the budget's limit
+// budget is always refused, so a Limits.MaxMessageBytes above the budget's limit
 // wants a larger budget too. By default Serve uses SharedMemoryBudget:
 // DefaultMemoryBudget (32 MiB) shared by every Serve of the process. A nil
 // b turns the budget off: requests are admitted whatever the bodies in
-// flight already hold (WithMaxConcurrency, WithMaxQueued and
-// WithMaxMessageSize still apply).
+// flight already hold (Limits.MaxConcurrency, Limits.MaxQueued and
+// Limits.MaxMessageBytes still apply).
 func WithMemoryBudget(b *MemoryBudget) ServeOption {
 	return serveOption(func(c *serveConfig) { c.budget, c.noBudget = b, b == nil })
 }
 
 // SizeLimitedConn is a Conn whose incoming message size limit can be set,
-// which Serve does from WithMaxMessageSize before it reads.
+// which Serve does from Limits.MaxMessageBytes before it reads.
 type SizeLimitedConn interface {
 	Conn
 	// SetMaxMessageSize bounds one incoming message; n <= 0 means the
@@ -170,7 +127,7 @@ func newServeConfig(opts []ServeOption) serveConfig {
 		c.drainTimeout = DefaultDrainTimeout
 	}
 	if c.inlineBudget <= 0 {
-		c.inlineBudget = DefaultInlineBudget
+		c.inlineBudget = DefaultInlineTimeout
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
@@ -198,7 +155,7 @@ func NewSender(conn Conn) jsonrpc.Sender { return sender{conn} }
 // Serve reads messages from conn and hands them to a session opened on
 // opener until the input ends (a clean exit, returning nil), ctx is
 // cancelled, or writing fails. Requests run concurrently within the bounds
-// opts set (WithMaxConcurrency, WithMaxQueued), and the bodies of requests
+// opts set (Limits.MaxConcurrency, Limits.MaxQueued), and the bodies of requests
 // in flight within a memory budget (WithMemoryBudget: past it a request is
 // answered with jsonrpc.CodeOverloaded, undecoded); notifications are handled in
 // order as they arrive, so a cancellation is seen while its request runs. A
@@ -209,7 +166,7 @@ func NewSender(conn Conn) jsonrpc.Sender { return sender{conn} }
 //
 // There is no dedicated reader: one goroutine at a time holds the reader's
 // role. It serves a request it reads itself, keeping the role if the request
-// is answered within the inline budget (WithInlineBudget) and passing the
+// is answered within the inline budget (Limits.InlineTimeout) and passing the
 // role to an idle (or new) goroutine otherwise. A quick request thus costs no
 // hand-off between goroutines, a slow one holds reading up for at most that
 // budget, and goroutines are reused with their grown stacks.

@@ -178,9 +178,11 @@ func newServeCmd() *cobra.Command {
 					return usageError{"--max-message-size and --max-concurrency must be positive, --memory-budget 0 or more"}
 				}
 				return stdio.ServeStdio(cmd.Context(), srv,
-					stdio.WithMaxMessageSize(f.maxMessageSize),
-					transport.WithMaxConcurrency(f.maxConcurrency),
-					transport.WithMaxQueued(f.maxQueued),
+					transport.WithLimits(transport.Limits{
+						MaxMessageBytes: f.maxMessageSize,
+						MaxConcurrency:  f.maxConcurrency,
+						MaxQueued:       f.maxQueued,
+					}),
 					memoryBudgetOption(f.memoryBudget),
 					transport.WithLogger(logger))
 			}

@@ -111,7 +111,7 @@ func newRig(t *testing.T) *rig {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {
-		served <- transport.Serve(ctx, stdio.NewConn(inR, outW, 0), srv, transport.WithMaxMessageSize(limit))
+		served <- transport.Serve(ctx, stdio.NewConn(inR, outW, 0), srv, transport.WithLimits(transport.Limits{MaxMessageBytes: limit}))
 		outW.Close()
 	}()
 	go func() {

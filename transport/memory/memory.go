@@ -84,7 +84,7 @@ func (c *Conn) Close() error {
 // Serve runs opener's session on one end of a new pipe in the background and
 // returns the other end for the caller to talk through. The session ends when
 // the caller closes its end or ctx is cancelled. opts bound the session as
-// they do transport.Serve; transport.WithMaxMessageSize does not apply, as
+// they do transport.Serve; transport.Limits.MaxMessageBytes does not apply, as
 // the pipe has no size limit.
 func Serve(ctx context.Context, opener jsonrpc.SessionOpener, opts ...transport.ServeOption) *Conn {
 	client, server := NewPipe(64)

@@ -148,8 +148,8 @@ func TestMemoryBudgetRefusesPastItOverStdio(t *testing.T) {
 func TestMemoryBudgetReleasedAfterEveryRequest(t *testing.T) {
 	s, started := holdServer(t)
 	b := transport.NewMemoryBudget(1 << 20)
-	p := startPipe(t, s, transport.WithMemoryBudget(b), transport.WithMaxConcurrency(1), transport.WithMaxQueued(1),
-		transport.WithDrainTimeout(20*time.Millisecond))
+	p := startPipe(t, s, transport.WithMemoryBudget(b), transport.WithLimits(transport.Limits{MaxConcurrency: 1, MaxQueued: 1,
+		DrainTimeout: 20 * time.Millisecond}))
 	p.write(initLine)
 	p.reply("0")
 	for i := range 20 {

@@ -114,7 +114,7 @@ func cancelOf(id string) string {
 // cancels frees its slot, so a later request is served.
 func TestCancelledQueuedRequestNeverRuns(t *testing.T) {
 	s, counted := blockAndCount(t)
-	p := startPipe(t, s, transport.WithMaxConcurrency(1))
+	p := startPipe(t, s, transport.WithLimits(transport.Limits{MaxConcurrency: 1}))
 	p.write(initLine, call("1", "block"), call("2", "count"), cancelOf("2"), cancelOf("1"), call("3", "count"))
 	p.waitReply("3")
 	p.finish()
@@ -132,7 +132,7 @@ func TestCancelledQueuedRequestNeverRuns(t *testing.T) {
 // does not wait behind them.
 func TestCancellingQueuedLongCallsDrainsQueue(t *testing.T) {
 	s, _ := blockAndCount(t)
-	p := startPipe(t, s, transport.WithMaxConcurrency(1), transport.WithDrainTimeout(50*time.Millisecond))
+	p := startPipe(t, s, transport.WithLimits(transport.Limits{MaxConcurrency: 1, DrainTimeout: 50 * time.Millisecond}))
 	p.write(initLine, call("1", "block"), call(`"two"`, "block"), call("3", "block"),
 		cancelOf("3"), cancelOf(`"two"`), cancelOf("1"), call("4", "count"))
 	p.waitReply("4")
@@ -146,7 +146,7 @@ func TestCancellingQueuedLongCallsDrainsQueue(t *testing.T) {
 // queued request with another id still runs and replies.
 func TestCancellationOfOtherIDKeepsQueued(t *testing.T) {
 	s, counted := blockAndCount(t)
-	p := startPipe(t, s, transport.WithMaxConcurrency(1))
+	p := startPipe(t, s, transport.WithLimits(transport.Limits{MaxConcurrency: 1}))
 	p.write(initLine, call("1", "block"), call("2", "count"), cancelOf(`"2"`), cancelOf("99"), cancelOf("1"))
 	p.waitReply("2")
 	p.finish()

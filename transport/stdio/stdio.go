@@ -43,7 +43,7 @@ func NewConn(r io.Reader, w io.Writer, maxSize int) *Conn {
 
 // SetMaxMessageSize bounds one incoming message; n <= 0 means
 // DefaultMaxMessageSize. It must not be called while a Read is running;
-// transport.Serve calls it, from transport.WithMaxMessageSize, before it
+// transport.Serve calls it, from transport.Limits.MaxMessageBytes, before it
 // reads. It makes Conn a transport.SizeLimitedConn.
 func (c *Conn) SetMaxMessageSize(n int) {
 	if n <= 0 {
@@ -164,20 +164,16 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-// WithMaxMessageSize bounds one incoming line, in bytes (default 8 MiB; any
-// positive value). A longer line is skipped, with at most the limit buffered,
-// and answered with -32600; serving goes on. The reply carries the request's
-// id when the first limit bytes show it (a top-level "id", a string or an
-// integer, beside a "method" member, as clients write requests) so the
-// client can match it to its call; when they do not (the id comes later, or
-// the line is a response or not an object) the id is null. Values of zero
-// or less mean the default. It is transport.WithMaxMessageSize, named here
-// so that stdio's one option of its own is found with stdio.
-func WithMaxMessageSize(n int) transport.ServeOption { return transport.WithMaxMessageSize(n) }
-
 // Serve serves a session over r and w until r ends (nil: a clean exit).
-// opts are transport.ServeOption values: WithMaxMessageSize and every
-// transport option (transport.WithMaxConcurrency, transport.WithLogger, ...).
+// opts are transport.ServeOption values (transport.WithLimits,
+// transport.WithLogger, ...). transport.Limits.MaxMessageBytes bounds one
+// incoming line (default DefaultMaxMessageSize, 8 MiB): a longer line is
+// skipped, with at most the limit buffered, and answered with -32600;
+// serving goes on. The reply carries the request's id when the first limit
+// bytes show it (a top-level "id", a string or an integer, beside a "method"
+// member, as clients write requests) so the client can match it to its
+// call; when they do not (the id comes later, or the line is a response or
+// not an object) the id is null.
 // Only MCP messages are written to w; diagnostics go to the logger
 // transport.WithLogger sets.
 func Serve(ctx context.Context, opener jsonrpc.SessionOpener, r io.Reader, w io.Writer, opts ...transport.ServeOption) error {

@@ -64,7 +64,7 @@ func TestBadLinesGetErrorsAndServingGoesOn(t *testing.T) {
 		big,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"still here"}}}`,
 	}, "\n") + "\n"
-	lines := runLines(t, echoServer(t), input, stdio.WithMaxMessageSize(200))
+	lines := runLines(t, echoServer(t), input, transport.WithLimits(transport.Limits{MaxMessageBytes: 200}))
 	if len(lines) != 4 {
 		t.Fatalf("want 4 replies (init, -32700, too large, echo), got %d:\n%s", len(lines), strings.Join(lines, "\n"))
 	}
@@ -105,7 +105,7 @@ func TestQueueBoundRefusesExcess(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- stdio.Serve(context.Background(), s, pr, &out,
-			transport.WithMaxConcurrency(1), transport.WithMaxQueued(1))
+			transport.WithLimits(transport.Limits{MaxConcurrency: 1, MaxQueued: 1}))
 	}()
 	write := func(s string) {
 		if _, err := pw.Write([]byte(s + "\n")); err != nil {
@@ -138,7 +138,7 @@ func TestDrainCancelsStragglersAtEOF(t *testing.T) {
 		return "", ctx.Err()
 	})
 	input := initLine + "\n" + `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"forever"}}` + "\n"
-	runLines(t, s, input, transport.WithDrainTimeout(20*time.Millisecond))
+	runLines(t, s, input, transport.WithLimits(transport.Limits{DrainTimeout: 20 * time.Millisecond}))
 	testwait.Closed(t, cancelled, "the straggling request's context to be cancelled")
 }
 
@@ -169,7 +169,7 @@ func TestSlowRequestsRunConcurrently(t *testing.T) {
 	input := initLine + "\n" +
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"meet"}}` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"meet"}}` + "\n"
-	lines := runLines(t, s, input, transport.WithInlineBudget(time.Millisecond))
+	lines := runLines(t, s, input, transport.WithLimits(transport.Limits{InlineTimeout: time.Millisecond}))
 	if got := strings.Count(strings.Join(lines, "\n"), `"text":"met"`); got != 2 {
 		t.Errorf("want both calls answered, got %d:\n%s", got, strings.Join(lines, "\n"))
 	}

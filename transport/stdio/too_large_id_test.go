@@ -28,7 +28,7 @@ func TestTooLargeLineKeepsItsID(t *testing.T) {
 		`{"jsonrpc":"2.0","id":9,"result":{"roots":["` + pad + `"]}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"still here"}}}`,
 	}, "\n") + "\n"
-	lines := runLines(t, echoServer(t), input, stdio.WithMaxMessageSize(200))
+	lines := runLines(t, echoServer(t), input, transport.WithLimits(transport.Limits{MaxMessageBytes: 200}))
 	type reply struct {
 		ID    json.RawMessage `json:"id"`
 		Error *struct {
