@@ -326,17 +326,8 @@ func jsonLike(v any) any {
 			return string(x)
 		}
 		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonLike(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = jsonLike(e)
-		}
+	case []any, map[string]any:
+		out, _ := mapElems(x, jsonLike)
 		return out
 	}
 	out, err := toValue(v)

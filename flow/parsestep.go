@@ -156,6 +156,26 @@ func (p *parser) kind(s *Step, k entry, aux map[string]entry, depth int) {
 		}
 		return p.steps(e.v, path+"."+key, depth+1)
 	}
+	// loop reads what for_each and while share: the condition or list, the
+	// do: body, and the bound (an integer from 1 to max; one outside is
+	// reported, and kept so that the step reads as written), with whether
+	// the bound is given.
+	loop := func(boundKey string, max int) (int, bool) {
+		s.cond = p.value(k.v, depth+1)
+		if _, ok := aux["do"]; !ok {
+			p.Errorf(k.k, "%s: %s needs do:", path, k.key)
+		}
+		s.body = sub("do")
+		e, ok := aux[boundKey]
+		if !ok {
+			return 0, false
+		}
+		n, ok := p.intVal(e.v, boundKey)
+		if ok && (n < 1 || n > max) {
+			p.Errorf(e.v, "%s: %s %d: want 1 to %d", path, boundKey, n, max)
+		}
+		return n, true
+	}
 	switch s.Kind {
 	case "call", "list", "read", "prompt":
 		p.mcpStep(s, k)
@@ -180,19 +200,7 @@ func (p *parser) kind(s *Step, k entry, aux map[string]entry, depth int) {
 		_, s.hasDef = aux["default"]
 		s.def = sub("default")
 	case "for_each":
-		s.cond = p.value(k.v, depth+1)
-		if _, ok := aux["do"]; !ok {
-			p.Errorf(k.k, "%s: for_each needs do:", path)
-		}
-		s.body = sub("do")
-		if e, ok := aux["concurrency"]; ok {
-			if n, ok := p.intVal(e.v, "concurrency"); ok {
-				if n < 1 || n > MaxConcurrency {
-					p.Errorf(e.v, "%s: concurrency %d: want 1 to %d", path, n, MaxConcurrency)
-				}
-				s.conc = n
-			}
-		}
+		s.conc, _ = loop("concurrency", MaxConcurrency)
 		if e, ok := aux["as"]; ok {
 			if as, ok := p.Scalar(e.v, "as"); ok {
 				if !identRE.MatchString(as) || celReserved[as] || as == "index" || as == "steps" || as == "inputs" || as == "env" || as == "error" {
@@ -203,19 +211,8 @@ func (p *parser) kind(s *Step, k entry, aux map[string]entry, depth int) {
 			}
 		}
 	case "while":
-		s.cond = p.value(k.v, depth+1)
-		if _, ok := aux["do"]; !ok {
-			p.Errorf(k.k, "%s: while needs do:", path)
-		}
-		s.body = sub("do")
-		if e, ok := aux["max_iterations"]; ok {
-			if n, ok := p.intVal(e.v, "max_iterations"); ok {
-				if n < 1 || n > MaxIterations {
-					p.Errorf(e.v, "%s: max_iterations %d: want 1 to %d", path, n, MaxIterations)
-				}
-				s.maxIter = n
-			}
-		} else {
+		var bounded bool
+		if s.maxIter, bounded = loop("max_iterations", MaxIterations); !bounded {
 			p.Errorf(k.k, "%s: while needs a bound: max_iterations, 1 to %d", path, MaxIterations)
 		}
 	case "try":

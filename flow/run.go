@@ -385,19 +385,28 @@ func (r *run) cond(ctx context.Context, v *value, sc *scope) (bool, error) {
 // clone deep-copies a flow value, so that literals of the manifest never
 // leave a run shared with its caller.
 func clone(v any) any {
+	if out, ok := mapElems(v, clone); ok {
+		return out
+	}
+	return v
+}
+
+// mapElems returns a new list or object of f applied to each element or
+// member of v, with ok false when v is neither.
+func mapElems(v any, f func(any) any) (any, bool) {
 	switch x := v.(type) {
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = clone(e)
+			out[i] = f(e)
 		}
-		return out
+		return out, true
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = clone(e)
+			out[k] = f(e)
 		}
-		return out
+		return out, true
 	}
-	return v
+	return nil, false
 }
