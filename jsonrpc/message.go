@@ -105,12 +105,12 @@ func build(w envelope) (Message, ID, *Error) {
 			return nil, id, NewError(CodeInvalidRequest, `"params" must be an object`)
 		}
 		if !hasID {
-			return &Notification{Method: string(w.method), Params: w.params}, ID{}, nil
+			return &Notification{Method: methodName(w.method), Params: w.params}, ID{}, nil
 		}
 		if idProblem != "" {
 			return nil, ID{}, badID(idProblem)
 		}
-		return &Request{ID: id, Method: string(w.method), Params: w.params}, id, nil
+		return &Request{ID: id, Method: methodName(w.method), Params: w.params}, id, nil
 	}
 	if w.result != nil || w.error != nil {
 		if idProblem != "" && !(w.error != nil && idProblem == "null") {
@@ -232,4 +232,30 @@ func NewNotification(method string, params any) (*Notification, error) {
 		n.Params = raw
 	}
 	return n, nil
+}
+
+// methodName returns a message's method as a string, without allocating
+// one for the methods every session sends most.
+func methodName(b []byte) string {
+	switch string(b) {
+	case "tools/call":
+		return "tools/call"
+	case "tools/list":
+		return "tools/list"
+	case "initialize":
+		return "initialize"
+	case "notifications/initialized":
+		return "notifications/initialized"
+	case "notifications/cancelled":
+		return "notifications/cancelled"
+	case "notifications/progress":
+		return "notifications/progress"
+	case "ping":
+		return "ping"
+	case "resources/read":
+		return "resources/read"
+	case "prompts/get":
+		return "prompts/get"
+	}
+	return string(b)
 }

@@ -119,7 +119,7 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolFunc[In, Out], opts ...T
 			}
 			return r, nil
 		case outText:
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: any(out).(string)}}}, nil
+			return textResult(any(out).(string)), nil
 		}
 		raw, err := encodeOutput(outType, out)
 		if err != nil {
@@ -285,4 +285,18 @@ func checkName(name string) error {
 		}
 	}
 	return nil
+}
+
+// textResult is the result of a tool that returns a string: one text block,
+// made in one allocation rather than three (result, content slice, block).
+func textResult(text string) *mcp.CallToolResult {
+	r := &struct {
+		res     mcp.CallToolResult
+		content [1]mcp.Content
+		text    mcp.TextContent
+	}{}
+	r.text.Text = text
+	r.content[0] = &r.text
+	r.res.Content = r.content[:]
+	return &r.res
 }

@@ -58,13 +58,18 @@ var (
 // without decoding the params: the scanner handles the common shape and the
 // exact decoder anything else.
 func readMeta(params []byte) metaRead {
-	var m metaRead
 	// A member name spelled with escapes ("_m\u0065ta") is still _meta:
 	// params with any backslash are scanned, and the scanner hands escaped
 	// names to the exact decoder.
 	if len(params) == 0 || !bytes.Contains(params, []byte(`"_meta"`)) && bytes.IndexByte(params, '\\') < 0 {
-		return m
+		return metaRead{} // the common 2025-era call: nothing allocated
 	}
+	return scanMeta(params)
+}
+
+// scanMeta is readMeta for params that may hold _meta.
+func scanMeta(params []byte) metaRead {
+	var m metaRead
 	var meta []byte
 	ok := jsonscan.Members(params, metaKey, func(_, v []byte) bool { meta = v; return true })
 	if ok && meta != nil && string(meta) != "null" {

@@ -343,7 +343,7 @@ func (h *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ls 
 		writeUnavailable(w, req.ID, e)
 		return false
 	}
-	c := newConn(w, &h.o, h.wd, func(hd http.Header) { hd.Set(HeaderSessionID, ls.id) })
+	c := newConn(w, &h.o, h.wd, ls.id)
 	st := ls.addStream(c, req.ID)
 	if st == nil {
 		ls.endCall()
@@ -489,7 +489,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, errShuttingDown)
 		return
 	}
-	c := newConn(w, &h.o, h.wd, func(hd http.Header) { hd.Set(HeaderSessionID, ls.id) })
+	c := newConn(w, &h.o, h.wd, ls.id)
 	var st *stream
 	if last := strings.TrimSpace(r.Header.Get(HeaderLastEventID)); last != "" {
 		var status int

@@ -34,7 +34,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, msg jsonrpc
 	}
 	defer h.finishModern(sess, listen)
 
-	c := newConn(w, &h.o, h.wd, nil)
+	c := newConn(w, &h.o, h.wd, "")
 	st := &stream{c: c, final: true, onFinal: statusFor, log: h.o.logger}
 	resp := sess.HandleRequest(transport.WithHTTPRequest(r.Context(), r), req, st)
 	if resp != nil {

@@ -17,11 +17,12 @@ import (
 // owns the ResponseWriter may have returned.
 type conn struct {
 	w            http.ResponseWriter
-	rc           *http.ResponseController
+	rc           *http.ResponseController // &rcv
+	rcv          http.ResponseController
 	writeTimeout time.Duration
 	keepAlive    time.Duration
-	header       func(http.Header) // extra response headers (session id)
-	deadlines    bool              // the writer supports write deadlines
+	sessionID    string // the Mcp-Session-Id header of the response; "" for none
+	deadlines    bool   // the writer supports write deadlines
 	wd           *watchdog
 	watch        watched // the write in progress, while registered
 
@@ -31,11 +32,21 @@ type conn struct {
 	done    chan struct{}
 }
 
-func newConn(w http.ResponseWriter, o *handlerConfig, wd *watchdog, header func(http.Header)) *conn {
-	c := &conn{w: w, rc: http.NewResponseController(w), writeTimeout: o.writeTimeout,
-		keepAlive: o.keepAliveInterval, header: header, done: make(chan struct{}), deadlines: supportsDeadlines(w), wd: wd}
+func newConn(w http.ResponseWriter, o *handlerConfig, wd *watchdog, sessionID string) *conn {
+	c := &conn{w: w, writeTimeout: o.writeTimeout,
+		keepAlive: o.keepAliveInterval, sessionID: sessionID, done: make(chan struct{}), deadlines: supportsDeadlines(w), wd: wd}
+	// Held in the conn: one allocation per response less.
+	c.rcv = *http.NewResponseController(w)
+	c.rc = &c.rcv
 	c.watch = watched{rc: c.rc, write: true}
 	return c
+}
+
+// setSessionHeader names the session in the response's headers, if any.
+func (c *conn) setSessionHeader(h http.Header) {
+	if c.sessionID != "" {
+		h[HeaderSessionID] = []string{c.sessionID}
+	}
 }
 
 // supportsDeadlines reports whether w, or a writer it wraps (the Unwrap
@@ -102,9 +113,7 @@ func (c *conn) writeJSONParts(status int, head, body, tail []byte) error {
 	}
 	c.started = true
 	h := c.w.Header()
-	if c.header != nil {
-		c.header(h)
-	}
+	c.setSessionHeader(h)
 	h["Content-Type"] = contentTypeJSON
 	h["Content-Length"] = []string{strconv.Itoa(len(head) + len(body) + len(tail))}
 	if c.deadlines && c.wd != nil {
@@ -135,9 +144,7 @@ func (c *conn) startSSE() error {
 	}
 	c.started = true
 	h := c.w.Header()
-	if c.header != nil {
-		c.header(h)
-	}
+	c.setSessionHeader(h)
 	h["Content-Type"] = contentTypeSSE
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
