@@ -71,7 +71,7 @@ func main() {
 	only := flag.String("impls", strings.Join(impls.All, ","), "servers to run W1-W8 against, comma-separated")
 	clientList := flag.String("clients", strings.Join(clients.All, ","), "clients to run C1 with, comma-separated")
 	wls := flag.String("workloads", allWorkloads(), "workloads to run, comma-separated")
-	profile := flag.String("profile", "", "write toolwire CPU and alloc profiles (its server's, or its client's in C1) of each workload run into this directory")
+	profile := flag.String("profile", "", "write toolwire CPU and alloc profiles (its server's, or its client's in C1), and the floor server's to read them against, of each workload run into this directory")
 	jsonOut := flag.String("json", "", "write every sample as JSON to this file")
 	timeout := flag.Duration("timeout", 30*time.Minute, "give up (exit 1) if the whole run takes longer: a hung server")
 	flag.Parse()

@@ -39,10 +39,11 @@ type sample map[string]float64
 // counter tallies checked calls across a run, for the quick mode's verdict.
 var checked atomic.Int64
 
-// profileArgs adds profiling flags for toolwire's server or client when
+// profileArgs adds profiling flags for toolwire's server or client, and
+// for the floor server (what toolwire's profile is read against), when
 // asked.
 func (c *config) profileArgs(subject, w string, rep int) []string {
-	if c.profileDir == "" || subject != impls.Toolwire {
+	if c.profileDir == "" || subject != impls.Toolwire && subject != impls.Floor {
 		return nil
 	}
 	pre := filepath.Join(c.profileDir, fmt.Sprintf("%s-%s-rep%d", w, subject, rep))
