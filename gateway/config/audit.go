@@ -11,7 +11,6 @@ import (
 
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/audit"
-	"github.com/toolwire/toolwire/internal/units"
 	"github.com/toolwire/toolwire/internal/yamlsrc"
 )
 
@@ -91,18 +90,12 @@ func (d *decoder) audit(n ast.Node, f *File) {
 				a.Fsync = b
 			}
 		case "retention":
-			if s, ok := d.str(v, w); ok {
-				if s == "off" {
-					a.Retention = 0
-					return
+			if t, _, ok := d.duration(v, w, true, func(t time.Duration) error {
+				if t <= 0 {
+					return fmt.Errorf("%v is not more than zero (write off to keep records forever)", t)
 				}
-				t, err := units.ParseDuration(s)
-				if err == nil && t <= 0 {
-					err = fmt.Errorf("%v is not more than zero (write off to keep records forever)", t)
-				}
-				if err != nil {
-					d.Errorf(v, "%s: %v", w, err)
-				}
+				return nil
+			}); ok {
 				a.Retention = t
 			}
 		case "redact":
@@ -138,18 +131,12 @@ func (d *decoder) audit(n ast.Node, f *File) {
 				a.KeyFile = s
 			}
 		case "head_log_interval":
-			if s, ok := d.str(v, w); ok {
-				if s == "off" {
-					a.HeadLogInterval = 0
-					return
+			if t, _, ok := d.duration(v, w, true, func(t time.Duration) error {
+				if t < time.Second {
+					return fmt.Errorf("%v is less than 1s (write off to log the head only at start and shutdown)", t)
 				}
-				t, err := units.ParseDuration(s)
-				if err == nil && t < time.Second {
-					err = fmt.Errorf("%v is less than 1s (write off to log the head only at start and shutdown)", t)
-				}
-				if err != nil {
-					d.Errorf(v, "%s: %v", w, err)
-				}
+				return nil
+			}); ok {
 				a.HeadLogInterval = t
 			}
 		case "max_value_bytes":

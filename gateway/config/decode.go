@@ -283,28 +283,14 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 			}
 		case "env":
 			keys[key] = mv.Key
-			em, ok := d.Mapping(v, what)
-			if !ok || em == nil {
-				continue
-			}
-			u.Env = map[string]string{}
-			for _, ev := range em.Values {
-				k, ok := d.Key(ev.Key)
-				if !ok {
-					continue
-				}
+			u.Env = d.stringMap(v, what, func(k string, ev *ast.MappingValueNode, s string, ok bool) {
 				if !validEnvName(k) {
 					d.Errorf(ev.Key, "%s: %v", what, errEnvName(k))
 				}
-				s, ok := d.str(ev.Value, what+": "+k)
-				if !ok {
-					continue
-				}
-				if strings.IndexByte(s, 0) >= 0 {
+				if ok && strings.IndexByte(s, 0) >= 0 {
 					d.Errorf(ev.Value, "%s: %s: %v", what, k, errNUL)
 				}
-				u.Env[k] = s
-			}
+			})
 		case "cwd":
 			keys[key] = mv.Key
 			if s, ok := d.str(v, what); ok {
@@ -341,16 +327,7 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 			auth = d.upstreamOAuth(mv, p)
 		case "timeout":
 			keys[key] = mv.Key
-			if s, ok := d.str(v, what); ok {
-				t, err := units.ParseDuration(s)
-				if err != nil {
-					d.Errorf(v, "%s: %v", what, err)
-					continue
-				}
-				if err := checkTimeout(t); err != nil {
-					d.Errorf(v, "%s: %v", what, err)
-					continue
-				}
+			if t, _, ok := d.duration(v, what, false, checkTimeout); ok {
 				u.Timeout = t
 			}
 		case "max_message_size":

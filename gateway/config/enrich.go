@@ -156,21 +156,9 @@ func (d *decoder) enrichRule(item ast.Node, i int, names map[string]ast.Node) (e
 				}
 			}
 		case "structured":
-			sm, ok := d.Mapping(v, w)
-			if !ok || sm == nil {
-				return
-			}
-			r.Structured = map[string]string{}
-			for _, sv := range sm.Values {
-				k, ok := d.Key(sv.Key)
-				if !ok {
-					continue
-				}
+			r.Structured = d.stringMap(v, w, func(k string, sv *ast.MappingValueNode, _ string, _ bool) {
 				fields.add(fmt.Sprintf("Structured[%q]", k), fmt.Sprintf("structured: %s", k), sv.Value)
-				if s, ok := d.str(sv.Value, w+": "+k); ok {
-					r.Structured[k] = s
-				}
-			}
+			})
 		case "overwrite":
 			r.Overwrite, _ = d.boolean(v, w)
 		}

@@ -7,7 +7,6 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/toolwire/toolwire/gateway"
-	"github.com/toolwire/toolwire/internal/units"
 	"github.com/toolwire/toolwire/transport"
 )
 
@@ -97,17 +96,14 @@ func (d *decoder) callerLimits(n ast.Node, f *File) {
 		}
 	}
 	dur := func(v ast.Node, w string, hi time.Duration, to *time.Duration) {
-		if s, ok := d.str(v, w); ok {
-			t, err := units.ParseDuration(s)
-			if err == nil && t <= 0 {
-				err = fmt.Errorf("%v is not more than zero", t)
-			} else if err == nil && t > hi {
-				err = fmt.Errorf("%v is more than %v", t, hi)
+		if t, _, ok := d.duration(v, w, false, func(t time.Duration) error {
+			if t <= 0 {
+				return fmt.Errorf("%v is not more than zero", t)
+			} else if t > hi {
+				return fmt.Errorf("%v is more than %v", t, hi)
 			}
-			if err != nil {
-				d.Errorf(v, "%s: %v", w, err)
-				return
-			}
+			return nil
+		}); ok {
 			*to = t
 		}
 	}
@@ -136,8 +132,7 @@ func (d *decoder) callerLimits(n ast.Node, f *File) {
 		case "body_grace":
 			dur(v, w, MaxTimeout, &l.BodyGrace)
 		case "sessions":
-			sm, _ := d.Mapping(v, w)
-			d.fields(sm, w, sessionLimitKeys, func(key string, mv *ast.MappingValueNode) {
+			d.section(v, w, sessionLimitKeys, func(key string, mv *ast.MappingValueNode) {
 				keys["sessions."+key] = mv.Key
 				w, v := w+"."+key, mv.Value
 				s := &l.Sessions
@@ -155,8 +150,7 @@ func (d *decoder) callerLimits(n ast.Node, f *File) {
 				}
 			})
 		case "inputs":
-			im, _ := d.Mapping(v, w)
-			d.fields(im, w, inputLimitKeys, func(key string, mv *ast.MappingValueNode) {
+			d.section(v, w, inputLimitKeys, func(key string, mv *ast.MappingValueNode) {
 				keys["inputs."+key] = mv.Key
 				w, v := w+"."+key, mv.Value
 				switch key {
@@ -169,8 +163,7 @@ func (d *decoder) callerLimits(n ast.Node, f *File) {
 				}
 			})
 		case "upstream_lists":
-			lm, _ := d.Mapping(v, w)
-			d.fields(lm, w, listLimitKeys, func(key string, mv *ast.MappingValueNode) {
+			d.section(v, w, listLimitKeys, func(key string, mv *ast.MappingValueNode) {
 				w, v := w+"."+key, mv.Value
 				switch key {
 				case "max_pages":

@@ -11,7 +11,6 @@ import (
 
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/gateway/ratelimit"
-	"github.com/toolwire/toolwire/internal/units"
 )
 
 var rateLimitKeys = []string{"identity", "persona", "tool", "identities", "personas", "tools", "max_buckets", "idle_ttl"}
@@ -85,14 +84,12 @@ func (d *decoder) rateLimits(n ast.Node, f *File) {
 				cfg.MaxBuckets = int(v)
 			}
 		case "idle_ttl":
-			if s, ok := d.str(v, w); ok {
-				t, err := units.ParseDuration(s)
-				if err == nil && (t <= 0 || t > 7*24*time.Hour) {
-					err = fmt.Errorf("%v is not more than zero and at most 7d", t)
+			if t, _, ok := d.duration(v, w, false, func(t time.Duration) error {
+				if t <= 0 || t > 7*24*time.Hour {
+					return fmt.Errorf("%v is not more than zero and at most 7d", t)
 				}
-				if err != nil {
-					d.Errorf(v, "%s: %v", w, err)
-				}
+				return nil
+			}); ok {
 				cfg.IdleTTL = t
 			}
 		}

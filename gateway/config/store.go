@@ -32,11 +32,7 @@ const MaxRedisPrefix = 64
 
 // store decodes the store section.
 func (d *decoder) store(n ast.Node, f *File) {
-	m, ok := d.Mapping(n, "store")
-	if !ok {
-		return
-	}
-	d.fields(m, "store", storeKeys, func(key string, mv *ast.MappingValueNode) {
+	d.section(n, "store", storeKeys, func(key string, mv *ast.MappingValueNode) {
 		switch key {
 		case "memory":
 			// The default, written out: nothing to configure.

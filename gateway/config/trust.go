@@ -7,12 +7,14 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/toolwire/toolwire/gateway/enrich"
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/gateway/ratelimit"
+	"github.com/toolwire/toolwire/internal/units"
 	"github.com/toolwire/toolwire/internal/yamlsrc"
 )
 
@@ -80,6 +82,59 @@ func (d *decoder) fields(m *ast.MappingNode, where string, known []string, do fu
 		}
 		do(key, mv)
 	}
+}
+
+// section decodes a mapping of known keys, as fields does, where names it
+// in messages; n that is no mapping is reported and reads as empty.
+func (d *decoder) section(n ast.Node, where string, known []string, do func(key string, mv *ast.MappingValueNode)) {
+	m, _ := d.Mapping(n, where)
+	d.fields(m, where, known, do)
+}
+
+// stringMap decodes a mapping of strings (an upstream's env, an enrichment
+// rule's structured): each is passed to each, with s and ok as str read
+// the value, and kept when ok. Null or an empty mapping, and n that is no
+// mapping, are nil.
+func (d *decoder) stringMap(n ast.Node, what string, each func(k string, mv *ast.MappingValueNode, s string, ok bool)) map[string]string {
+	m, ok := d.Mapping(n, what)
+	if !ok || m == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, mv := range m.Values {
+		k, ok := d.Key(mv.Key)
+		if !ok {
+			continue
+		}
+		s, ok := d.str(mv.Value, what+": "+k)
+		each(k, mv, s, ok)
+		if ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// duration is a duration (units.ParseDuration) that check, when given,
+// accepts; what it refuses is reported at n. With orOff the word off is
+// read too, as off true.
+func (d *decoder) duration(n ast.Node, what string, orOff bool, check func(time.Duration) error) (t time.Duration, off, ok bool) {
+	s, ok := d.str(n, what)
+	if !ok {
+		return 0, false, false
+	}
+	if orOff && s == "off" {
+		return 0, true, true
+	}
+	t, err := units.ParseDuration(s)
+	if err == nil && check != nil {
+		err = check(t)
+	}
+	if err != nil {
+		d.Errorf(n, "%s: %v", what, err)
+		return 0, false, false
+	}
+	return t, false, true
 }
 
 // boolean is a YAML true or false (or a string that expands to one).
@@ -210,11 +265,7 @@ func isLoopback(host string) bool {
 var authKeys = []string{"api_keys", "oauth"}
 
 func (d *decoder) auth(n ast.Node, f *File) {
-	m, ok := d.Mapping(n, "auth")
-	if !ok {
-		return
-	}
-	d.fields(m, "auth", authKeys, func(key string, mv *ast.MappingValueNode) {
+	d.section(n, "auth", authKeys, func(key string, mv *ast.MappingValueNode) {
 		switch key {
 		case "api_keys":
 			f.Auth.APIKeys = d.apiKeys(mv.Value)
@@ -533,11 +584,7 @@ func (d *decoder) rules(n ast.Node, what string) policy.Rules {
 var adminKeys = []string{"key_hash"}
 
 func (d *decoder) admin(n ast.Node, f *File) {
-	m, ok := d.Mapping(n, "admin")
-	if !ok {
-		return
-	}
-	d.fields(m, "admin", adminKeys, func(key string, mv *ast.MappingValueNode) {
+	d.section(n, "admin", adminKeys, func(key string, mv *ast.MappingValueNode) {
 		v := mv.Value
 		h, ok := d.str(v, "admin: key_hash")
 		if !ok {
