@@ -65,7 +65,7 @@ type Client struct {
 	serving map[jsonrpc.ID]context.CancelCauseFunc // server requests being answered
 	logs    map[jsonrpc.ID]func(LogMessage)        // WithCallLog, by the wire request's id
 	// slots holds a token per server request being answered; its capacity
-	// is the limit (WithMaxServerRequests). refused counts those dropped.
+	// is the limit (Limits.MaxServerRequests). refused counts those dropped.
 	slots   chan struct{}
 	refused atomic.Int64
 
@@ -273,7 +273,7 @@ func (c *Client) dispatchFor(callCtx context.Context, m jsonrpc.Message, call js
 }
 
 // refuseRequest drops a server request that came while the client was
-// already answering as many as it answers at once (WithMaxServerRequests):
+// already answering as many as it answers at once (Limits.MaxServerRequests):
 // the call whose reply stream it came on (call, when valid) fails, since
 // the server waits for an answer that will not come.
 func (c *Client) refuseRequest(req *jsonrpc.Request, call jsonrpc.ID) {

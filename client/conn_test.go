@@ -334,7 +334,7 @@ func TestConnMalformedOversizedAndEnd(t *testing.T) {
 		}
 		return "close"
 	})
-	c := connect(t, &client.Conn{Conn: conn}, client.WithEra(mcp.EraLegacy), client.WithMaxMessageSize(1024), client.WithTimeout(testwait.Limit))
+	c := connect(t, &client.Conn{Conn: conn}, client.WithEra(mcp.EraLegacy), client.WithLimits(client.Limits{MaxMessageBytes: 1024}), client.WithTimeout(testwait.Limit))
 	ctx := context.Background()
 	if _, err := c.CallTool(ctx, "x", nil, client.WithOutputValidation(false)); client.CodeOf(err) != client.CodeProtocol {
 		t.Fatalf("malformed: %v", err)

@@ -68,7 +68,7 @@ func TestHTTPServerRequestFlood(t *testing.T) {
 				opts := []client.Option{legacy(), client.WithTimeout(time.Minute),
 					client.WithLogHandler(func(client.LogMessage) { reached <- struct{}{} })}
 				if limit != client.DefaultMaxServerRequests {
-					opts = append(opts, client.WithMaxServerRequests(limit))
+					opts = append(opts, client.WithLimits(client.Limits{MaxServerRequests: limit}))
 				}
 				before := int64(runtime.NumGoroutine())
 				if where == "reply stream" {
@@ -142,7 +142,7 @@ func TestConnServerRequestFlood(t *testing.T) {
 	}()
 	reached := make(chan struct{}, 1)
 	before := runtime.NumGoroutine()
-	connect(t, &client.Conn{Conn: cl}, legacy(), client.WithMaxServerRequests(limit),
+	connect(t, &client.Conn{Conn: cl}, legacy(), client.WithLimits(client.Limits{MaxServerRequests: limit}),
 		client.WithLogHandler(func(client.LogMessage) { reached <- struct{}{} }))
 	testwait.Recv(t, reached, "the client to read the flood to its end")
 	now := runtime.NumGoroutine()

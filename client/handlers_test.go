@@ -284,7 +284,7 @@ func TestInputRequiredRefusals(t *testing.T) {
 			rounds.Add(1)
 			writeResult(w, req.ID, `{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}}}`)
 		})
-		c := connect(t, f.transport(), client.WithRoots(), client.WithMaxInputRounds(3))
+		c := connect(t, f.transport(), client.WithRoots(), client.WithLimits(client.Limits{MaxInputRounds: 3}))
 		_, err := c.CallTool(context.Background(), "ask", nil, client.WithOutputValidation(false))
 		if client.CodeOf(err) != client.CodeProtocol || rounds.Load() != 3 {
 			t.Errorf("err = %v after %d rounds, want a protocol error after 3", err, rounds.Load())

@@ -91,7 +91,7 @@ func TestHTTPReconnectDelayOption(t *testing.T) {
 		gets.add()
 		writeSSE(w, "retry: 0\n"+sseData(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"one event"}}`))
 	}
-	connect(t, f.transport(), legacy(), client.WithReconnectDelay(300*time.Millisecond, 400*time.Millisecond))
+	connect(t, f.transport(), legacy(), client.WithLimits(client.Limits{MinReconnectDelay: 300 * time.Millisecond, MaxReconnectDelay: 400 * time.Millisecond}))
 	times := gets.wait(t, 3)
 	for i, want := range []time.Duration{300 * time.Millisecond, 400 * time.Millisecond} {
 		if gap := times[i+1].Sub(times[i]); gap < want {
@@ -172,7 +172,7 @@ func TestHTTPNoCrossOriginRedirect(t *testing.T) {
 						return true
 					}
 					tr := &client.HTTP{URL: f.url(), Client: hc, Header: secrets}
-					c := connect(t, tr, legacy(), client.WithReconnectDelay(time.Millisecond, time.Millisecond))
+					c := connect(t, tr, legacy(), client.WithLimits(client.Limits{MinReconnectDelay: time.Millisecond, MaxReconnectDelay: time.Millisecond}))
 					for _, tool := range []string{"echo", "resume"} {
 						_, err := c.CallTool(context.Background(), tool, map[string]string{"message": "private"}, client.WithOutputValidation(false))
 						var te *client.TransportError
@@ -403,11 +403,11 @@ func TestToolsTTLZeroIsNotRelistedPerCall(t *testing.T) {
 	}
 }
 
-// WithMinToolsTTL(-1) takes the server's ttlMs as it is: with 0, every
+// WithLimits(Limits{MinToolsTTL: -1}) takes the server's ttlMs as it is: with 0, every
 // validated call lists again.
 func TestMinToolsTTLOption(t *testing.T) {
 	p := newPagedTools(t, "t1", "t2", "t3", "t4")
-	c := connect(t, p.f.transport(), client.WithMinToolsTTL(-1))
+	c := connect(t, p.f.transport(), client.WithLimits(client.Limits{MinToolsTTL: -1}))
 	for range 2 {
 		if _, err := c.CallTool(context.Background(), "t1", nil); err != nil {
 			t.Fatal(err)

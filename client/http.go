@@ -628,7 +628,7 @@ func (h *httpConn) sessionStarted(ctx context.Context) {
 // attempt-th time in a row (0 first): the server's retry (or
 // DefaultResumeDelay), at least the floor, doubled per attempt up to the
 // ceiling, or up to the server's retry when that is larger (see
-// WithReconnectDelay).
+// Limits.MaxReconnectDelay).
 func (h *httpConn) reconnectDelay(retry time.Duration, hasRetry bool, attempt int) time.Duration {
 	base := DefaultResumeDelay
 	if hasRetry {

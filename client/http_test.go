@@ -413,7 +413,7 @@ func TestHTTPMaxMessageSize(t *testing.T) {
 				}
 				return false
 			}
-			c := connect(t, f.transport(), client.WithEra(mcp.EraLegacy), client.WithMaxMessageSize(1024))
+			c := connect(t, f.transport(), client.WithEra(mcp.EraLegacy), client.WithLimits(client.Limits{MaxMessageBytes: 1024}))
 			_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 			if client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "1024-byte limit") {
 				t.Fatalf("err = %v", err)

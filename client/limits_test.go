@@ -291,7 +291,7 @@ func TestHTTPHugeReplyRefused(t *testing.T) {
 				hc := &http.Client{Transport: countingBodies{http.DefaultTransport.(*http.Transport).Clone(), &read}}
 				opts := []client.Option{client.WithTimeout(time.Minute)}
 				if limit != client.DefaultMaxMessageSize {
-					opts = append(opts, client.WithMaxMessageSize(limit))
+					opts = append(opts, client.WithLimits(client.Limits{MaxMessageBytes: limit}))
 				}
 				c := connect(t, &client.HTTP{URL: f.url(), Client: hc}, opts...)
 				if _, err := c.ListTools(context.Background()); err != nil { // listed before the call, for its Mcp-Param headers

@@ -12,7 +12,7 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
-// Defaults for the limits the Option constructors set; each can be changed.
+// Defaults of Limits and WithTimeout; each can be changed.
 const (
 	DefaultTimeout        = 60 * time.Second
 	DefaultProbeTimeout   = 10 * time.Second
@@ -23,14 +23,14 @@ const (
 	DefaultResumeDelay    = time.Second
 	DefaultGracePeriod    = 2 * time.Second
 	// DefaultMinReconnectDelay and DefaultMaxReconnectDelay bound the wait
-	// before an SSE stream is reopened (WithReconnectDelay).
+	// before an SSE stream is reopened (Limits).
 	DefaultMinReconnectDelay = 100 * time.Millisecond
 	DefaultMaxReconnectDelay = 30 * time.Second
 	// DefaultMinToolsTTL is the least time a tools/list is reused
-	// (WithMinToolsTTL).
+	// (Limits.MinToolsTTL).
 	DefaultMinToolsTTL = 30 * time.Second
 	// DefaultMaxServerRequests bounds the server requests answered at once
-	// (WithMaxServerRequests).
+	// (Limits.MaxServerRequests).
 	DefaultMaxServerRequests = 16
 )
 
@@ -66,7 +66,7 @@ type LogMessage struct {
 // overrides an earlier one (the middleware constructors add to the chain
 // instead); nil options are ignored. The defaults are applied after all
 // options, so a value a constructor treats as "the default" resets an
-// earlier option.
+// earlier option (but a zero field of WithLimits keeps an earlier one's).
 type Option interface{ applyClient(*config) }
 
 // CallOption adjusts one request (Call, CallTool, CallToolRaw, CallToolAs,
@@ -206,88 +206,6 @@ func WithEra(era mcp.Era) Option {
 // newest version of that era is asked for.
 func WithProtocolVersion(v string) Option {
 	return clientOption(func(c *config) { c.protocolVersion = v })
-}
-
-// WithMaxMessageSize bounds one incoming message (a JSON body, an SSE
-// event, a stdio line or a message read from a Conn), in bytes (default
-// 16 MiB); a larger one fails the request it answers with a transport
-// error. Values of zero or less mean the default.
-func WithMaxMessageSize(n int) Option {
-	return clientOption(func(c *config) { c.maxMessageSize = n })
-}
-
-// WithProbeTimeout bounds the server/discover probe mcp.EraAuto sends
-// before falling back to initialize (default 10 s). Values of zero or less
-// mean the default.
-func WithProbeTimeout(d time.Duration) Option {
-	return clientOption(func(c *config) { c.probeTimeout = d })
-}
-
-// WithMaxInputRounds bounds the 2026-07-28 input_required round trips of
-// one request (default 8); past it the call fails with a protocol error.
-// Values of zero or less mean the default.
-func WithMaxInputRounds(n int) Option {
-	return clientOption(func(c *config) { c.maxInputRounds = n })
-}
-
-// WithMaxPages bounds the pages one listing (tools/list, prompts/list,
-// resources/list, resources/templates/list) follows by
-// nextCursor (default 1000); past it the listing fails with a protocol
-// error. Values of zero or less mean the default.
-func WithMaxPages(n int) Option {
-	return clientOption(func(c *config) { c.maxPages = n })
-}
-
-// WithMaxResumes bounds the Last-Event-ID reconnections of one request's
-// 2025-era SSE stream (default 5). Zero means the default; a negative value
-// disables resumption.
-func WithMaxResumes(n int) Option {
-	return clientOption(func(c *config) { c.maxResumes = n })
-}
-
-// WithReconnectDelay bounds the wait before the client reopens an SSE
-// stream the server ended: the standalone GET stream of a 2025-era session
-// and a request's reply stream resumed with Last-Event-ID. The wait starts
-// at the server's SSE retry field (DefaultResumeDelay when it sent none),
-// raised to at least floor, so that "retry: 0" cannot make the client
-// reconnect in a tight loop, and doubles with each reconnection up to
-// ceiling (a server retry above ceiling is honoured as it is). The
-// standalone stream's doubling starts over only after a stream that stayed
-// open for ceiling or longer: a server that sends one event and closes
-// every stream is reconnected to at most once per ceiling once the
-// doubling has got there. Defaults: floor DefaultMinReconnectDelay
-// (100 ms), ceiling DefaultMaxReconnectDelay (30 s); zero or less means
-// the default, and a ceiling below the floor is raised to the floor.
-func WithReconnectDelay(floor, ceiling time.Duration) Option {
-	return clientOption(func(c *config) { c.reconnectMin, c.reconnectMax = floor, ceiling })
-}
-
-// WithMinToolsTTL sets the least time the client reuses a tools/list (for
-// the outputSchema check and 2026-07-28 Mcp-Param headers) before listing
-// again, whatever ttlMs the server gives: a ttlMs of 0, which some servers
-// send by default, would otherwise mean listing every page before every
-// call. A notifications/tools/list_changed, a lost session, and a call to a
-// tool the cached listing does not have (once per listing) list again
-// regardless. Default DefaultMinToolsTTL (30 s); zero means the default, a
-// negative value takes the server's ttlMs as it is.
-func WithMinToolsTTL(d time.Duration) Option {
-	return clientOption(func(c *config) { c.minToolsTTL = d })
-}
-
-// WithMaxServerRequests bounds the server-to-client requests (legacy:
-// ping, elicitation/create, sampling/createMessage, roots/list) the client
-// answers at once (default DefaultMaxServerRequests, 16), each on a
-// goroutine of its own with its answer sent back (over HTTP, a POST). A
-// request that comes while n are being answered is not answered, so that a
-// server flooding the client with requests cannot make it start unbounded
-// work, goroutines and connections: when it came on the reply stream of a
-// call, that call fails at once with a transport error naming the limit
-// (and its stream is closed); else it is dropped and logged, and the
-// server's own timeout ends it. Values of zero or less mean the default.
-// The 2026-07-28 inputRequests of a call are answered on the call's own
-// goroutine, one at a time, and are not counted.
-func WithMaxServerRequests(n int) Option {
-	return clientOption(func(c *config) { c.maxServing = n })
 }
 
 // WithRequestHandler sets what answers the requests a server sends the

@@ -46,11 +46,13 @@ func TestConfigDefaults(t *testing.T) {
 func TestConfigOutOfRange(t *testing.T) {
 	c := newConfig([]Option{
 		WithClientInfo(mcp.Implementation{Version: "9"}), // no name: the default
-		WithProbeTimeout(-time.Second),
-		WithMaxMessageSize(-1),
-		WithMaxInputRounds(-1),
-		WithMaxPages(-1),
-		WithMaxServerRequests(-1),
+		WithLimits(Limits{
+			ProbeTimeout:      -time.Second,
+			MaxMessageBytes:   -1,
+			MaxInputRounds:    -1,
+			MaxPages:          -1,
+			MaxServerRequests: -1,
+		}),
 		WithLogger(nil),
 	})
 	if c.clientInfo.Name != "toolwire-client" || c.clientInfo.Version != toolwire.Version() {
@@ -68,9 +70,9 @@ func TestConfigOutOfRange(t *testing.T) {
 		{-1, -1, -1, -1}, // no limit; no resumption
 		{time.Second, time.Second, 2, 2},
 	} {
-		c := newConfig([]Option{WithTimeout(tc.timeout), WithMaxResumes(tc.resumes)})
+		c := newConfig([]Option{WithTimeout(tc.timeout), WithLimits(Limits{MaxResumes: tc.resumes})})
 		if c.timeout != tc.want || c.maxResumes != tc.wantResumes {
-			t.Errorf("WithTimeout(%v), WithMaxResumes(%d): timeout %v, resumes %d", tc.timeout, tc.resumes, c.timeout, c.maxResumes)
+			t.Errorf("WithTimeout(%v), WithLimits(Limits{MaxResumes: %d}): timeout %v, resumes %d", tc.timeout, tc.resumes, c.timeout, c.maxResumes)
 		}
 	}
 }
@@ -81,7 +83,7 @@ func TestConfigLaterWinsAndNilIgnored(t *testing.T) {
 		nil,
 		WithEra(mcp.EraModern), WithEra(mcp.EraLegacy),
 		WithProtocolVersion("2025-11-25"), WithProtocolVersion("2025-06-18"),
-		WithMaxPages(3), nil, WithMaxPages(7),
+		WithLimits(Limits{MaxPages: 3}), nil, WithLimits(Limits{MaxPages: 7}),
 		WithTimeout(time.Second), WithTimeout(2 * time.Second),
 		WithLogger(l),
 	})
@@ -89,9 +91,14 @@ func TestConfigLaterWinsAndNilIgnored(t *testing.T) {
 		t.Errorf("era %v, version %q, pages %d, timeout %v", c.era, c.protocolVersion, c.maxPages, c.timeout)
 	}
 	// A value that means "the default" resets an earlier option.
-	c = newConfig([]Option{WithTimeout(time.Second), WithTimeout(0), WithMaxPages(3), WithMaxPages(0), WithLogger(l), WithLogger(nil)})
-	if c.timeout != DefaultTimeout || c.maxPages != DefaultMaxPages || c.logger == l || c.logger == nil {
-		t.Errorf("timeout %v, pages %d: not reset to the defaults", c.timeout, c.maxPages)
+	c = newConfig([]Option{WithTimeout(time.Second), WithTimeout(0), WithLogger(l), WithLogger(nil)})
+	if c.timeout != DefaultTimeout || c.logger == l || c.logger == nil {
+		t.Errorf("timeout %v: not reset to the default", c.timeout)
+	}
+	// A zero field of a later WithLimits keeps an earlier one's value.
+	c = newConfig([]Option{WithLimits(Limits{MaxPages: 3, MaxResumes: 2}), WithLimits(Limits{MaxResumes: -1})})
+	if c.maxPages != 3 || c.maxResumes != -1 {
+		t.Errorf("pages %d, resumes %d: want 3 and -1", c.maxPages, c.maxResumes)
 	}
 	if c := newConfig([]Option{nil, nil}); c.timeout != DefaultTimeout {
 		t.Error("nil options broke the defaults")
@@ -186,11 +193,11 @@ func TestReconnectDelay(t *testing.T) {
 	if c.reconnectMin != DefaultMinReconnectDelay || c.reconnectMax != DefaultMaxReconnectDelay {
 		t.Errorf("defaults: floor %v, ceiling %v", c.reconnectMin, c.reconnectMax)
 	}
-	c = newConfig([]Option{WithReconnectDelay(-1, -1)})
+	c = newConfig([]Option{WithLimits(Limits{MinReconnectDelay: -1, MaxReconnectDelay: -1})})
 	if c.reconnectMin != DefaultMinReconnectDelay || c.reconnectMax != DefaultMaxReconnectDelay {
 		t.Errorf("negative values: floor %v, ceiling %v", c.reconnectMin, c.reconnectMax)
 	}
-	c = newConfig([]Option{WithReconnectDelay(2*time.Second, time.Second)})
+	c = newConfig([]Option{WithLimits(Limits{MinReconnectDelay: 2 * time.Second, MaxReconnectDelay: time.Second})})
 	if c.reconnectMin != 2*time.Second || c.reconnectMax != 2*time.Second {
 		t.Errorf("a ceiling below the floor: floor %v, ceiling %v", c.reconnectMin, c.reconnectMax)
 	}
@@ -213,7 +220,7 @@ func TestReconnectDelay(t *testing.T) {
 		{100 * ms, 30 * time.Second, 50 * ms, true, 0, 100 * ms},        // a retry below the floor
 		{100 * ms, 30 * time.Second, 250 * ms, true, 1, 500 * ms},       // a retry above it
 	} {
-		h := &httpConn{c: &Client{cfg: newConfig([]Option{WithReconnectDelay(tc.floor, tc.ceiling)})}}
+		h := &httpConn{c: &Client{cfg: newConfig([]Option{WithLimits(Limits{MinReconnectDelay: tc.floor, MaxReconnectDelay: tc.ceiling})})}}
 		if got := h.reconnectDelay(tc.retry, tc.hasRetry, tc.attempt); got != tc.want {
 			t.Errorf("floor %v ceiling %v retry %v/%v attempt %d: %v, want %v", tc.floor, tc.ceiling, tc.retry, tc.hasRetry, tc.attempt, got, tc.want)
 		}
@@ -226,8 +233,8 @@ func TestMinToolsTTLConfig(t *testing.T) {
 	for _, tc := range []struct{ in, want time.Duration }{
 		{0, DefaultMinToolsTTL}, {-1, 0}, {time.Minute, time.Minute},
 	} {
-		if got := newConfig([]Option{WithMinToolsTTL(tc.in)}).minToolsTTL; got != tc.want {
-			t.Errorf("WithMinToolsTTL(%v) = %v, want %v", tc.in, got, tc.want)
+		if got := newConfig([]Option{WithLimits(Limits{MinToolsTTL: tc.in})}).minToolsTTL; got != tc.want {
+			t.Errorf("WithLimits(Limits{MinToolsTTL: %v}) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
 	if got := newConfig(nil).minToolsTTL; got != DefaultMinToolsTTL {

@@ -12,7 +12,7 @@ import (
 )
 
 // PromptPages lists prompts page by page (prompts/list with nextCursor),
-// following at most WithMaxPages pages. Each step yields one page or an
+// following at most Limits.MaxPages pages. Each step yields one page or an
 // error, after which iteration stops. A prompt that is not a valid Prompt
 // (no name, an argument without a name, a case variant or duplicate member)
 // makes the page a *ProtocolError.
@@ -91,7 +91,7 @@ func decodePromptsPage(raw json.RawMessage) (res *mcp.ListPromptsResult, next *s
 }
 
 // ListPrompts returns every prompt the server offers, following all pages
-// (at most WithMaxPages).
+// (at most Limits.MaxPages).
 func (c *Client) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
 	var all []*mcp.Prompt
 	for page, err := range c.PromptPages(ctx) {

@@ -92,7 +92,7 @@ func TestListPromptsAllPages(t *testing.T) {
 
 func TestListPromptsHonoursMaxPages(t *testing.T) {
 	s := promptsServer(t, 5) // three pages
-	for name, c := range promptTransports(t, s, client.WithMaxPages(2)) {
+	for name, c := range promptTransports(t, s, client.WithLimits(client.Limits{MaxPages: 2})) {
 		_, err := c.ListPrompts(context.Background())
 		var pe *client.ProtocolError
 		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "more than 2 pages") {

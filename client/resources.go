@@ -13,7 +13,7 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
-// listPages follows a listing's nextCursor, at most WithMaxPages pages,
+// listPages follows a listing's nextCursor, at most Limits.MaxPages pages,
 // yielding each page decode makes of a result (next is nil at the end).
 func listPages[P any](c *Client, ctx context.Context, method string, decode func(json.RawMessage) (P, *string, error), yield func(P, error) bool) {
 	var zero P
@@ -61,7 +61,7 @@ type pageHead struct {
 }
 
 // ResourcePages lists resources page by page (resources/list with
-// nextCursor), following at most WithMaxPages pages. Each step yields one
+// nextCursor), following at most Limits.MaxPages pages. Each step yields one
 // page or an error, after which iteration stops. A resource without uri or
 // name, or with a member named twice, makes the page a *ProtocolError.
 func (c *Client) ResourcePages(ctx context.Context) iter.Seq2[*mcp.ListResourcesResult, error] {
@@ -101,7 +101,7 @@ func decodeResourcesPage(raw json.RawMessage) (*mcp.ListResourcesResult, *string
 }
 
 // ListResources returns every resource the server lists (resources/list),
-// following all pages (at most WithMaxPages).
+// following all pages (at most Limits.MaxPages).
 func (c *Client) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
 	var all []*mcp.Resource
 	for page, err := range c.ResourcePages(ctx) {
@@ -115,7 +115,7 @@ func (c *Client) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
 
 // ResourceTemplatePages lists resource templates page by page
 // (resources/templates/list with nextCursor), following at most
-// WithMaxPages pages. Each step yields one page or an error, after which
+// Limits.MaxPages pages. Each step yields one page or an error, after which
 // iteration stops.
 func (c *Client) ResourceTemplatePages(ctx context.Context) iter.Seq2[*mcp.ListResourceTemplatesResult, error] {
 	return func(yield func(*mcp.ListResourceTemplatesResult, error) bool) {
@@ -154,7 +154,7 @@ func decodeTemplatesPage(raw json.RawMessage) (*mcp.ListResourceTemplatesResult,
 }
 
 // ListResourceTemplates returns every resource template the server lists
-// (resources/templates/list), following all pages (at most WithMaxPages).
+// (resources/templates/list), following all pages (at most Limits.MaxPages).
 func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
 	var all []*mcp.ResourceTemplate
 	for page, err := range c.ResourceTemplatePages(ctx) {

@@ -191,7 +191,7 @@ func TestResourcesBothEras(t *testing.T) {
 
 func TestResourcePagesBounded(t *testing.T) {
 	s := standInServer(t, resourceMethods(t, nil))
-	c := connect(t, inProcess(t, s), client.WithMaxPages(1))
+	c := connect(t, inProcess(t, s), client.WithLimits(client.Limits{MaxPages: 1}))
 	_, err := c.ListResources(context.Background())
 	var pe *client.ProtocolError
 	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "more than 1 pages") {

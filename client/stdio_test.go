@@ -272,7 +272,7 @@ func TestStdioCloseEscalatesToKill(t *testing.T) {
 }
 
 func TestStdioMaxMessageSize(t *testing.T) {
-	c := connect(t, fakeCommand(t, "huge"), client.WithEra(mcp.EraLegacy), client.WithMaxMessageSize(4096))
+	c := connect(t, fakeCommand(t, "huge"), client.WithEra(mcp.EraLegacy), client.WithLimits(client.Limits{MaxMessageBytes: 4096}))
 	_, err := c.CallTool(context.Background(), "work", nil, client.WithOutputValidation(false))
 	if client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "4096-byte limit") {
 		t.Fatalf("err = %v", err)

@@ -35,7 +35,7 @@ func TestAutoEraSurvivesStrictLegacyChild(t *testing.T) {
 	for _, mode := range []string{"exit", "close"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx := testwait.Context(t)
-			c, err := client.Connect(ctx, strictLegacyCommand(t, mode), client.WithEra(mcp.EraAuto), client.WithProbeTimeout(2*time.Second))
+			c, err := client.Connect(ctx, strictLegacyCommand(t, mode), client.WithEra(mcp.EraAuto), client.WithLimits(client.Limits{ProbeTimeout: 2 * time.Second}))
 			if err != nil {
 				t.Fatalf("Connect: %v", err)
 			}

@@ -13,7 +13,7 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
-// Task polling defaults (WithTaskPolling).
+// Task polling defaults (Limits.MinTaskPoll, Limits.MaxTaskPoll).
 const (
 	// DefaultMinTaskPoll and DefaultMaxTaskPoll bound the wait between two
 	// tasks/get of WaitTask, whatever pollInterval the server suggests.
@@ -34,19 +34,6 @@ const maxKeptProgress = 256
 // task), tasks.list or tasks.cancel, or a tool whose execution.taskSupport
 // is forbidden (or absent).
 var ErrTasksUnsupported = errors.New("the server does not support this use of tasks")
-
-// WithTaskPolling bounds the wait between two tasks/get while WaitTask
-// polls a 2026-07-28 task (and between the status reports of a 2025-11-25
-// task, see WithTaskStatus): the server's pollInterval is raised to at
-// least floor and lowered to at most ceiling, so that a pollInterval of 0
-// cannot make the client poll in a tight loop and a huge one cannot stall
-// it; without a pollInterval DefaultTaskPoll is used, within the bounds.
-// Defaults: floor DefaultMinTaskPoll (50 ms), ceiling DefaultMaxTaskPoll
-// (5 s); zero or less means the default, and a ceiling below the floor is
-// raised to the floor.
-func WithTaskPolling(floor, ceiling time.Duration) Option {
-	return clientOption(func(c *config) { c.taskPollMin, c.taskPollMax = floor, ceiling })
-}
 
 type taskTTLOption struct{ d time.Duration }
 
@@ -183,9 +170,9 @@ func CallToolTaskAs[Out any](ctx context.Context, c *Client, name string, args a
 // server sends meanwhile are answered by the client's handlers. It is not
 // bounded by the client's WithTimeout (a task may run for long), only by
 // ctx and a WithTimeout given to WaitTask itself. In 2026-07-28 it polls
-// tasks/get at the server's pollInterval (see WithTaskPolling), answers the
+// tasks/get at the server's pollInterval (see Limits.MaxTaskPoll), answers the
 // task's inputRequests with the client's handlers by tasks/update (each
-// key once; at most WithMaxInputRounds updates), and returns the result
+// key once; at most Limits.MaxInputRounds updates), and returns the result
 // once the task completed. The result is checked as CallTool's (an isError
 // result comes with a *ToolError). A task that failed is a
 // *TaskFailedError, one that was cancelled a *TaskCancelledError; an
@@ -255,7 +242,7 @@ func (c *Client) UpdateTask(ctx context.Context, id string, responses mcp.InputR
 }
 
 // TaskPages lists a 2025-11-25 server's tasks page by page (tasks/list with
-// nextCursor), following at most WithMaxPages pages. Each step yields one
+// nextCursor), following at most Limits.MaxPages pages. Each step yields one
 // page or an error, after which iteration stops. It needs the server's
 // tasks.list capability (ErrTasksUnsupported otherwise); 2026-07-28 has no
 // task listing (ErrWrongEra).
@@ -275,7 +262,7 @@ func (c *Client) TaskPages(ctx context.Context) iter.Seq2[*mcp.ListTasksResult, 
 }
 
 // ListTasks returns every task a 2025-11-25 server lists (tasks/list),
-// following all pages (at most WithMaxPages); see TaskPages.
+// following all pages (at most Limits.MaxPages); see TaskPages.
 func (c *Client) ListTasks(ctx context.Context) ([]mcp.Task, error) {
 	var all []mcp.Task
 	for page, err := range c.TaskPages(ctx) {

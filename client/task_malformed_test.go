@@ -60,7 +60,7 @@ func TestTaskMalformedAnswers(t *testing.T) {
 		},
 		mcp.MethodCancelTask: answer(&current),
 	}, legacyTasksCapability)
-	for name, c := range promptTransports(t, s, client.WithOutputValidation(false), client.WithTaskPolling(time.Millisecond, time.Millisecond)) {
+	for name, c := range promptTransports(t, s, client.WithOutputValidation(false), client.WithLimits(client.Limits{MinTaskPoll: time.Millisecond, MaxTaskPoll: time.Millisecond})) {
 		for what, raw := range bad {
 			if (what == "not an object" || what == "duplicate member") && isModern(name) {
 				// A 2026-07-28 server cannot stamp it: toolwire's refuses

@@ -71,7 +71,7 @@ func TestTasksAgainstToolwireServer(t *testing.T) {
 	handler := client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"v": "Ada"}}, nil
 	})
-	for name, c := range promptTransports(t, s, handler, client.WithTaskPolling(time.Millisecond, 10*time.Millisecond)) {
+	for name, c := range promptTransports(t, s, handler, client.WithLimits(client.Limits{MinTaskPoll: time.Millisecond, MaxTaskPoll: 10 * time.Millisecond})) {
 		t.Run(name, func(t *testing.T) {
 			ctx := testwait.Context(t)
 			for tool, want := range map[string]string{"slow": "slept", "ask": "hello Ada", "must": "as a task: true"} {
@@ -125,7 +125,7 @@ func TestCancelTaskAgainstToolwireServer(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	s := taskToolServer(t, release)
-	for name, c := range promptTransports(t, s, client.WithTaskPolling(time.Millisecond, 10*time.Millisecond)) {
+	for name, c := range promptTransports(t, s, client.WithLimits(client.Limits{MinTaskPoll: time.Millisecond, MaxTaskPoll: 10 * time.Millisecond})) {
 		t.Run(name, func(t *testing.T) {
 			ctx := testwait.Context(t)
 			start, err := c.CallToolTask(ctx, "slow", nil)

@@ -174,7 +174,7 @@ func isModern(name string) bool { return strings.HasSuffix(name, "modern") }
 func TestCallToolTaskBothEras(t *testing.T) {
 	var seen taskSeen
 	s := taskStandIn(t, basicTaskMethods(&seen, 2), legacyTasksCapability)
-	for name, c := range promptTransports(t, s, client.WithOutputValidation(false), client.WithTaskPolling(time.Millisecond, 5*time.Millisecond)) {
+	for name, c := range promptTransports(t, s, client.WithOutputValidation(false), client.WithLimits(client.Limits{MinTaskPoll: time.Millisecond, MaxTaskPoll: 5 * time.Millisecond})) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			seen.gets.Store(0)
@@ -268,7 +268,7 @@ func TestCallToolTaskTyped(t *testing.T) {
 		return res, err
 	}
 	s := taskStandIn(t, methods, legacyTasksCapability)
-	for name, c := range promptTransports(t, s, client.WithOutputValidation(false), client.WithTaskPolling(time.Millisecond, time.Millisecond)) {
+	for name, c := range promptTransports(t, s, client.WithOutputValidation(false), client.WithLimits(client.Limits{MinTaskPoll: time.Millisecond, MaxTaskPoll: time.Millisecond})) {
 		got, err := client.CallToolTaskAs[struct {
 			Sum int `json:"sum"`
 		}](context.Background(), c, "sum", nil)
@@ -384,7 +384,7 @@ func TestWaitTaskPollPacing(t *testing.T) {
 		{"huge interval lowered to the ceiling", time.Hour, time.Millisecond, 20 * time.Millisecond, 1 << 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for name, c := range promptTransports(t, s, client.WithEra(mcp.EraModern), client.WithTaskPolling(tc.floor, tc.ceil)) {
+			for name, c := range promptTransports(t, s, client.WithEra(mcp.EraModern), client.WithLimits(client.Limits{MinTaskPoll: tc.floor, MaxTaskPoll: tc.ceil})) {
 				if !isModern(name) {
 					continue
 				}
@@ -458,7 +458,7 @@ func TestWaitTaskInputRequired(t *testing.T) {
 		asked.Add(1)
 		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"v": strings.TrimSuffix(p.Message, "?") + "!"}}, nil
 	})
-	for name, c := range promptTransports(t, s, handler, client.WithOutputValidation(false), client.WithTaskPolling(time.Millisecond, time.Millisecond)) {
+	for name, c := range promptTransports(t, s, handler, client.WithOutputValidation(false), client.WithLimits(client.Limits{MinTaskPoll: time.Millisecond, MaxTaskPoll: time.Millisecond})) {
 		if !isModern(name) {
 			continue
 		}
@@ -485,7 +485,7 @@ func TestWaitTaskInputRequired(t *testing.T) {
 		mu.Unlock()
 	}
 	// Without a handler for the input, the wait fails clearly.
-	for name, c := range promptTransports(t, s, client.WithTaskPolling(time.Millisecond, time.Millisecond)) {
+	for name, c := range promptTransports(t, s, client.WithLimits(client.Limits{MinTaskPoll: time.Millisecond, MaxTaskPoll: time.Millisecond})) {
 		if !isModern(name) {
 			continue
 		}
@@ -515,7 +515,7 @@ func TestWaitTaskInputRoundsBounded(t *testing.T) {
 			return json.RawMessage(`{}`), nil
 		},
 	})
-	for name, c := range promptTransports(t, s, client.WithRoots(), client.WithMaxInputRounds(3), client.WithTaskPolling(time.Millisecond, time.Millisecond)) {
+	for name, c := range promptTransports(t, s, client.WithRoots(), client.WithLimits(client.Limits{MaxInputRounds: 3, MinTaskPoll: time.Millisecond, MaxTaskPoll: time.Millisecond})) {
 		if !isModern(name) {
 			continue
 		}
@@ -671,7 +671,7 @@ func TestTaskPagesBounded(t *testing.T) {
 			t.Errorf("%s: %v %v", name, tasks, err)
 		}
 	}
-	for name, c := range promptTransports(t, s, client.WithMaxPages(2)) {
+	for name, c := range promptTransports(t, s, client.WithLimits(client.Limits{MaxPages: 2})) {
 		if isModern(name) {
 			continue
 		}
@@ -692,7 +692,7 @@ func TestCallToolWaitsForUnaskedTask(t *testing.T) {
 		return &mcp.CreateTaskResult{Task: newTask("t1", mcp.TaskWorking, "")}, nil
 	}
 	s := taskStandIn(t, methods, legacyTasksCapability)
-	for name, c := range promptTransports(t, s, client.WithOutputValidation(false), client.WithTaskPolling(time.Millisecond, time.Millisecond)) {
+	for name, c := range promptTransports(t, s, client.WithOutputValidation(false), client.WithLimits(client.Limits{MinTaskPoll: time.Millisecond, MaxTaskPoll: time.Millisecond})) {
 		seen.gets.Store(0)
 		res, err := c.CallTool(context.Background(), "slow", nil)
 		if err != nil {
@@ -723,7 +723,7 @@ func TestTaskStatusNotifications(t *testing.T) {
 		},
 		mcp.MethodListTasks: func(context.Context, *server.Request, json.RawMessage) (any, error) { return nil, nil },
 	}, legacyTasksCapability)
-	for name, c := range promptTransports(t, s, client.WithTaskPolling(time.Hour, time.Hour)) {
+	for name, c := range promptTransports(t, s, client.WithLimits(client.Limits{MinTaskPoll: time.Hour, MaxTaskPoll: time.Hour})) {
 		if isModern(name) {
 			continue
 		}

@@ -36,7 +36,7 @@ func (t *toolEntry) outputSchema() (*schema.Schema, error) {
 // toolCache holds the last complete tools/list, which gives the
 // outputSchemas calls are checked against and the 2026-07-28 Mcp-Param
 // headers. A list_changed notification or a lost session drops it; a
-// modern ttlMs ages it, but never below WithMinToolsTTL, so that a server's
+// modern ttlMs ages it, but never below Limits.MinToolsTTL, so that a server's
 // ttlMs of 0 does not mean listing every page before every call; a tool it
 // lacks makes the next lookup of that name stale, once per listing, so that
 // a tool added since is found.

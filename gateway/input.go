@@ -244,7 +244,7 @@ func (u *upstream) inputOptions() []client.Option {
 		client.WithReceivingMiddleware(u.receiving),
 		// Questions parked for their callers never take the capacity
 		// the upstream's other requests need.
-		client.WithMaxServerRequests(client.DefaultMaxServerRequests + u.g.opts.inputs.Pending),
+		client.WithLimits(client.Limits{MaxServerRequests: client.DefaultMaxServerRequests + u.g.opts.inputs.Pending}),
 	}
 }
 

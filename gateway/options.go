@@ -194,7 +194,7 @@ func WithUpstreamConns(n int) Option { return option(func(o *options) { o.conns 
 // and the limit, after at most the limit has been held in memory (an HTTP
 // response is not read further; a stdio line is skipped to its end), so a
 // hostile or broken upstream cannot make the gateway buffer without bound.
-// It wins over a client.WithMaxMessageSize given to WithClientOptions.
+// It wins over a client.Limits.MaxMessageBytes given to WithClientOptions.
 func WithMaxUpstreamMessage(n int) Option { return option(func(o *options) { o.maxMessage = n }) }
 
 // WithTracerProvider turns on OpenTelemetry traces (trace.go): a SERVER span

@@ -290,10 +290,10 @@ func (u *upstream) connect() (*client.Client, error) {
 	}
 	opts := append([]client.Option{}, u.g.opts.clientOpts...)
 	opts = append(opts,
-		client.WithMaxMessageSize(maxMessage), // an upstream cannot make the gateway buffer without bound
+		client.WithLimits(client.Limits{MaxMessageBytes: maxMessage}), // an upstream cannot make the gateway buffer without bound
 		client.WithLogger(u.log),
 		client.WithTimeout(u.timeout()),
-		client.WithMaxPages(1<<30), // list bounds lists by ListLimits
+		client.WithLimits(client.Limits{MaxPages: 1 << 30}), // list bounds lists by ListLimits
 		client.WithNotificationHandler(u.listChanged),
 		client.WithLogHandler(u.upstreamLog),
 	)

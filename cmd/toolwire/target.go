@@ -112,7 +112,7 @@ func (f *targetFlags) options() ([]client.Option, error) {
 	if f.maxPages < 1 {
 		return nil, usageError{fmt.Sprintf("invalid --max-pages %d: want 1 or more", f.maxPages)}
 	}
-	opts := []client.Option{client.WithMaxMessageSize(f.maxMessageSize), client.WithTimeout(timeout), client.WithMaxPages(f.maxPages)}
+	opts := []client.Option{client.WithLimits(client.Limits{MaxMessageBytes: f.maxMessageSize, MaxPages: f.maxPages}), client.WithTimeout(timeout)}
 	if f.noValidate {
 		opts = append(opts, client.WithOutputValidation(false))
 	}
