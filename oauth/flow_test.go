@@ -88,6 +88,37 @@ func callEcho(t *testing.T, c *client.Client) error {
 	return err
 }
 
+// newAuthorizer is oauth.NewAuthorizer for a configuration the test
+// expects to be accepted.
+func newAuthorizer(t *testing.T, cfg oauth.Config) *oauth.Authorizer {
+	t.Helper()
+	a, err := oauth.NewAuthorizer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// mustConnect connects to endpoint with a, failing the test when the
+// connection, and the authorization it starts with, fails.
+func mustConnect(t *testing.T, endpoint string, a client.HTTPAuth) *client.Client {
+	t.Helper()
+	c, err := connect(t, endpoint, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// echoOK calls the endpoint's echo tool, failing the test when the call
+// (with any re-authorization it needs) fails.
+func echoOK(t *testing.T, c *client.Client) {
+	t.Helper()
+	if err := callEcho(t, c); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestFullFlow(t *testing.T) {
 	e := newEnv(t, oauthtest.Options{ScopesSupported: []string{"mcp", "offline_access"}}, func(rs *oauthtest.Resource) {
 		rs.ScopesSupported = []string{"mcp"}
@@ -95,17 +126,9 @@ func TestFullFlow(t *testing.T) {
 	var logs bytes.Buffer
 	cfg := e.config()
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	a, err := oauth.NewAuthorizer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := connect(t, e.endpoint, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := callEcho(t, c); err != nil {
-		t.Fatal(err)
-	}
+	a := newAuthorizer(t, cfg)
+	c := mustConnect(t, e.endpoint, a)
+	echoOK(t, c)
 	auths, tokens, regs := e.as.Counts()
 	if auths != 1 || tokens != 1 || regs != 1 {
 		t.Fatalf("authorizations %d, token requests %d, registrations %d; want 1 each", auths, tokens, regs)
@@ -136,14 +159,8 @@ func TestFullFlow(t *testing.T) {
 
 func TestRefreshRotation(t *testing.T) {
 	e := newEnv(t, oauthtest.Options{TokenTTL: time.Hour}, nil)
-	a, err := oauth.NewAuthorizer(e.config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := connect(t, e.endpoint, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newAuthorizer(t, e.config())
+	c := mustConnect(t, e.endpoint, a)
 	first := a.Token(context.Background())
 	seen := map[string]bool{first.RefreshToken: true}
 	for i := range 2 {
@@ -180,17 +197,9 @@ func TestStepUp(t *testing.T) {
 		rs.ChallengeScope = "tools:read"
 		rs.Required = map[string][]string{"tools/call": {"tools:write"}}
 	})
-	a, err := oauth.NewAuthorizer(e.config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := connect(t, e.endpoint, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := callEcho(t, c); err != nil {
-		t.Fatal(err)
-	}
+	a := newAuthorizer(t, e.config())
+	c := mustConnect(t, e.endpoint, a)
+	echoOK(t, c)
 	if n := len(e.as.Authorizations); n != 2 {
 		t.Fatalf("%d authorizations, want 2", n)
 	}
@@ -204,15 +213,9 @@ func TestStepUpLimit(t *testing.T) {
 		rs.ChallengeScope = "tools:read"
 		rs.Required = map[string][]string{"tools/call": {"tools:write"}}
 	})
-	a, err := oauth.NewAuthorizer(e.config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := connect(t, e.endpoint, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = callEcho(t, c)
+	a := newAuthorizer(t, e.config())
+	c := mustConnect(t, e.endpoint, a)
+	err := callEcho(t, c)
 	var te *client.TransportError
 	if !errors.As(err, &te) || te.StatusCode != http.StatusForbidden || !strings.Contains(te.WWWAuthenticate, "insufficient_scope") {
 		t.Fatalf("got %v, want a 403 transport error with the challenge", err)
@@ -231,17 +234,9 @@ func TestPreRegisteredAndClientCredentials(t *testing.T) {
 	cfg.UserAgent = nil
 	cfg.Grant = oauth.ClientCredentials{}
 	cfg.ClientID, cfg.ClientSecret = "machine", "s3cret-value"
-	a, err := oauth.NewAuthorizer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := connect(t, e.endpoint, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := callEcho(t, c); err != nil {
-		t.Fatal(err)
-	}
+	a := newAuthorizer(t, cfg)
+	c := mustConnect(t, e.endpoint, a)
+	echoOK(t, c)
 	f := e.as.TokenRequests[0]
 	if f.Get("grant_type") != "client_credentials" || f.Get("resource") != e.rs.Resource || f.Get("client_secret") != "" {
 		t.Errorf("token request %v (want basic authentication, not the secret in the body)", f)
@@ -250,13 +245,8 @@ func TestPreRegisteredAndClientCredentials(t *testing.T) {
 
 func TestTokenNotSentToAnotherResource(t *testing.T) {
 	e := newEnv(t, oauthtest.Options{}, nil)
-	a, err := oauth.NewAuthorizer(e.config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := connect(t, e.endpoint, a); err != nil {
-		t.Fatal(err)
-	}
+	a := newAuthorizer(t, e.config())
+	mustConnect(t, e.endpoint, a)
 	if a.Token(context.Background()) == nil {
 		t.Fatal("no token")
 	}
@@ -279,13 +269,8 @@ func TestStoredTokenForAnotherResourceIgnored(t *testing.T) {
 	_ = store.Save(context.Background(), key, &oauth.Token{AccessToken: "foreign-token", TokenType: "Bearer", Resource: "https://other.example.com/mcp"})
 	cfg := e.config()
 	cfg.Store = store
-	a, err := oauth.NewAuthorizer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := connect(t, e.endpoint, a); err != nil {
-		t.Fatal(err)
-	}
+	a := newAuthorizer(t, cfg)
+	mustConnect(t, e.endpoint, a)
 	for _, h := range e.rs.Seen() {
 		if strings.Contains(h, "foreign-token") {
 			t.Fatal("a token bound to another resource was sent")
@@ -295,19 +280,13 @@ func TestStoredTokenForAnotherResourceIgnored(t *testing.T) {
 
 func TestRejectedTokenNotInError(t *testing.T) {
 	e := newEnv(t, oauthtest.Options{NoRefreshTokens: true}, nil)
-	a, err := oauth.NewAuthorizer(e.config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := connect(t, e.endpoint, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newAuthorizer(t, e.config())
+	c := mustConnect(t, e.endpoint, a)
 	tok := a.Token(context.Background())
 	// Every token is now refused: the client re-authorizes a bounded
 	// number of times and fails without showing the token.
 	e.rs.SetResource("https://elsewhere.example.com/mcp")
-	err = callEcho(t, c)
+	err := callEcho(t, c)
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -321,25 +300,14 @@ func TestLoginAndLogout(t *testing.T) {
 	store := &oauth.FileStore{Dir: t.TempDir() + "/tokens"}
 	cfg := e.config()
 	cfg.Store = store
-	a, err := oauth.NewAuthorizer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newAuthorizer(t, cfg)
 	if err := a.Login(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	// A second Authorizer (the next run of the CLI) uses the stored token.
-	b, err := oauth.NewAuthorizer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := connect(t, e.endpoint, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := callEcho(t, c); err != nil {
-		t.Fatal(err)
-	}
+	b := newAuthorizer(t, cfg)
+	c := mustConnect(t, e.endpoint, b)
+	echoOK(t, c)
 	if n, _, _ := e.as.Counts(); n != 1 {
 		t.Errorf("%d authorizations, want 1 (the stored token reused)", n)
 	}
@@ -359,9 +327,7 @@ func TestRegistrationOrder(t *testing.T) {
 	cfg := e.config()
 	cfg.ClientMetadataURL = "https://client.example.com/toolwire.json"
 	a, _ := oauth.NewAuthorizer(cfg)
-	if _, err := connect(t, e.endpoint, a); err != nil {
-		t.Fatal(err)
-	}
+	mustConnect(t, e.endpoint, a)
 	if _, _, regs := e.as.Counts(); regs != 0 || e.as.Authorizations[0].Get("client_id") != cfg.ClientMetadataURL {
 		t.Errorf("registrations %d, client_id %q", regs, e.as.Authorizations[0].Get("client_id"))
 	}
@@ -370,9 +336,7 @@ func TestRegistrationOrder(t *testing.T) {
 	cfg = e.config()
 	cfg.ClientID, cfg.ClientSecret, cfg.ClientIssuer = "pre", "pre-secret", "https://other-as.example.com"
 	a, _ = oauth.NewAuthorizer(cfg)
-	if _, err := connect(t, e.endpoint, a); err != nil {
-		t.Fatal(err)
-	}
+	mustConnect(t, e.endpoint, a)
 	if _, _, regs := e.as.Counts(); regs != 1 || e.as.Authorizations[0].Get("client_id") == "pre" {
 		t.Errorf("pre-registered credentials of another issuer were used")
 	}

@@ -20,10 +20,7 @@ func TestNoInteractive(t *testing.T) {
 		cfg := e.config()
 		cfg.UserAgent, cfg.RedirectURI = nil, ""
 		cfg.NoInteractive, cfg.Store = true, store
-		a, err := oauth.NewAuthorizer(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := newAuthorizer(t, cfg)
 		return a
 	}
 
@@ -38,20 +35,12 @@ func TestNoInteractive(t *testing.T) {
 	// Login (interactive) stores a token the non-interactive one uses.
 	cfg := e.config()
 	cfg.Store = store
-	li, err := oauth.NewAuthorizer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	li := newAuthorizer(t, cfg)
 	if err := li.Login(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	c, err := connect(t, e.endpoint, noFlow())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := callEcho(t, c); err != nil {
-		t.Fatal(err)
-	}
+	c := mustConnect(t, e.endpoint, noFlow())
+	echoOK(t, c)
 
 	// The access token is rejected: the refresh token gets a new one.
 	e.as.RevokeAccess()

@@ -42,10 +42,7 @@ func sharedEnv(t *testing.T) (*env, oauth.Config, *oauth.FileStore) {
 	cfg := e.config()
 	cfg.Store = store
 	cfg.NoInteractive = true // a refresh, never a new authorization
-	a, err := oauth.NewAuthorizer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newAuthorizer(t, cfg)
 	if err := a.Login(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -152,9 +149,7 @@ func TestSharedStoreRefreshRaceLost(t *testing.T) {
 	if err != nil {
 		t.Fatalf("B after the lost race: %v", err)
 	}
-	if err := callEcho(t, c); err != nil {
-		t.Fatal(err)
-	}
+	echoOK(t, c)
 	if got := b.Token(ctx).AccessToken; got == t1.AccessToken {
 		t.Fatal("B still holds the refused token")
 	}

@@ -50,10 +50,7 @@ func TestLogoutRevokes(t *testing.T) {
 			if c.client != nil {
 				c.client(&cfg)
 			}
-			a, err := oauth.NewAuthorizer(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := newAuthorizer(t, cfg)
 			ctx := context.Background()
 			if err := a.Login(ctx); err != nil {
 				t.Fatal(err)

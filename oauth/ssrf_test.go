@@ -28,11 +28,8 @@ func TestSSRFGuardRefusesMetadataPointingAtPrivateAddresses(t *testing.T) {
 			e := newEnv(t, oauthtest.Options{}, func(rs *oauthtest.Resource) {
 				rs.AuthorizationServers = []string{tc.as}
 			})
-			a, err := oauth.NewAuthorizer(e.config())
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = connect(t, e.endpoint, a)
+			a := newAuthorizer(t, e.config())
+			_, err := connect(t, e.endpoint, a)
 			if !errors.Is(err, oauth.ErrUnsafeURL) {
 				t.Fatalf("got %v, want a refusal wrapping ErrUnsafeURL", err)
 			}
@@ -67,11 +64,8 @@ func TestSSRFGuardRefusesPrivateEndpointsInMetadata(t *testing.T) {
 	}))
 	defer mcp.Close()
 	mcpURL = mcp.URL + "/mcp"
-	a, err := oauth.NewAuthorizer(oauth.Config{Endpoint: mcpURL, UserAgent: oauth.NoRedirectUserAgent{}, RedirectURI: "http://127.0.0.1:1/cb"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = connect(t, mcpURL, a)
+	a := newAuthorizer(t, oauth.Config{Endpoint: mcpURL, UserAgent: oauth.NoRedirectUserAgent{}, RedirectURI: "http://127.0.0.1:1/cb"})
+	_, err := connect(t, mcpURL, a)
 	if !errors.Is(err, oauth.ErrUnsafeURL) || !strings.Contains(err.Error(), "192.168.1.10") && !strings.Contains(err.Error(), "169.254.169.254") {
 		t.Fatalf("got %v, want the private endpoint refused", err)
 	}
@@ -106,10 +100,7 @@ func TestEndpointMustBeHTTPSOrLoopback(t *testing.T) {
 
 func TestResourceMismatchRefused(t *testing.T) {
 	e := newEnv(t, oauthtest.Options{}, func(rs *oauthtest.Resource) { rs.Resource = "https://evil.example.com/mcp" })
-	a, err := oauth.NewAuthorizer(e.config())
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newAuthorizer(t, e.config())
 	if _, err := connect(t, e.endpoint, a); !errors.Is(err, oauth.ErrResourceMismatch) {
 		t.Fatalf("got %v, want ErrResourceMismatch", err)
 	}
@@ -133,11 +124,8 @@ func TestIssuerAndIssChecks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, tc.opts, nil)
-			a, err := oauth.NewAuthorizer(e.config())
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = connect(t, e.endpoint, a)
+			a := newAuthorizer(t, e.config())
+			_, err := connect(t, e.endpoint, a)
 			if tc.want == nil {
 				if err != nil {
 					t.Fatal(err)
@@ -174,10 +162,7 @@ func TestSSRFGuardRefusesPrivateRevocationEndpoint(t *testing.T) {
 	ctx := t.Context()
 	_ = store.Save(ctx, key, &oauth.Token{AccessToken: "at-1234", RefreshToken: "rt-1234", TokenType: "Bearer",
 		Resource: endpoint, Issuer: asURL, Client: oauth.ClientInfo{ID: "c", Issuer: asURL}})
-	a, err := oauth.NewAuthorizer(oauth.Config{Endpoint: endpoint, Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newAuthorizer(t, oauth.Config{Endpoint: endpoint, Store: store})
 	rep, err := a.LogoutReport(ctx)
 	if !errors.Is(err, oauth.ErrNotRevoked) || !errors.Is(err, oauth.ErrUnsafeURL) || rep.Revoked || !strings.Contains(err.Error(), "169.254.169.254") {
 		t.Fatalf("got %+v, %v; want the revocation endpoint refused", rep, err)
