@@ -11,38 +11,14 @@ cd "$(dirname "$0")/../.."
 source scripts/lib/conformance.sh
 source scripts/lib/results.sh
 
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [[ -n $server_pid ]]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+conformance_scratch
 
 go build -o "$work/conformance-server" ./conformance/server
 # Port 0: the server picks a free loopback port and prints its URL.
 "$work/conformance-server" -addr 127.0.0.1:0 >"$work/url" 2>"$work/server.log" &
 server_pid=$!
-url=""
-for _ in $(seq 1 300); do
-  url=$(head -n 1 "$work/url" 2>/dev/null || true)
-  [[ -n $url ]] && break
-  if ! kill -0 "$server_pid" 2>/dev/null; then
-    echo "conformance server exited:" >&2
-    result fail "conformance server" "exited before it reported its URL"
-    cat "$work/server.log" >&2
-    exit 1
-  fi
-  sleep 0.1
-done
-if [[ -z $url ]]; then
-  echo "conformance server did not report its URL" >&2
-  exit 1
-fi
-echo "conformance server at $url"
+server_url() { head -n 1 "$work/url" 2>/dev/null || true; }
+conformance_wait_url "conformance server"
 
 status=0
 for version in 2025-11-25 2026-07-28; do
@@ -101,10 +77,5 @@ for sc in "${task_scenarios[@]}"; do
   fi
 done
 
-if ! kill -0 "$server_pid" 2>/dev/null; then
-  echo "conformance server died during the run:" >&2
-  cat "$work/server.log" >&2
-  result fail "conformance server" "died during the run"
-  status=1
-fi
+conformance_server_alive "conformance server" || status=1
 exit $status

@@ -78,16 +78,7 @@ declare -A skip=(
   [input-required-result-validate-input]="calls the fixture tool test_input_required_result_elicitation"
 )
 
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [[ -n $server_pid ]]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+conformance_scratch
 
 status=0
 # Every scenario the suite lists is either run or left out for a reason.
@@ -106,22 +97,8 @@ go build -o "$work/toolwire" ./cmd/toolwire
 # on stderr.
 "$work/toolwire" serve --addr 127.0.0.1:0 --data-dir "$work/data" --log-level info 2>"$work/server.log" &
 server_pid=$!
-url=""
-for _ in $(seq 1 300); do
-  url=$(sed -n 's/.*url=\([^ ]*\).*/\1/p' "$work/server.log" | head -n 1)
-  [[ -n $url ]] && break
-  if ! kill -0 "$server_pid" 2>/dev/null; then
-    echo "toolwire serve exited:" >&2
-    cat "$work/server.log" >&2
-    exit 1
-  fi
-  sleep 0.1
-done
-if [[ -z $url ]]; then
-  echo "toolwire serve did not report its URL" >&2
-  exit 1
-fi
-echo "toolwire serve at $url"
+server_url() { sed -n 's/.*url=\([^ ]*\).*/\1/p' "$work/server.log" | head -n 1; }
+conformance_wait_url "toolwire serve"
 
 for entry in "${run[@]}"; do
   version=${entry%%:*} scenario=${entry#*:}
@@ -142,10 +119,5 @@ for entry in "${run[@]}"; do
     result pass "$version $scenario"
   fi
 done
-if ! kill -0 "$server_pid" 2>/dev/null; then
-  echo "toolwire serve died during the run:" >&2
-  cat "$work/server.log" >&2
-  result fail "toolwire serve" "died during the run"
-  status=1
-fi
+conformance_server_alive "toolwire serve" || status=1
 exit $status
