@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/datadir"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/taskstore"
-	tasksqlite "github.com/toolwire/toolwire/taskstore/sqlite"
 )
 
 // dataDirHelp documents --data-dir.
@@ -23,14 +23,6 @@ const dataDirHelp = "directory where tasks (tools run as MCP tasks) are kept, in
 	"the user's state directory, $XDG_STATE_HOME if set to an absolute path, else ~/.local/state " +
 	"(macOS: ~/Library/Application Support; Windows: %LocalAppData%). --data-dir \"\" keeps tasks and sessions in memory, lost with the process; " +
 	"so does a data directory another toolwire serve is using (a warning says so)"
-
-// tasksFileName is the task database inside the data directory.
-const tasksFileName = "tasks.db"
-
-// lockFileName is the file a serving process holds locked in the data
-// directory: one process per task database, since a server starting on a
-// store marks every task still running in it failed.
-const lockFileName = "tasks.lock"
 
 // defaultDataDir is where `toolwire serve` keeps its tasks by default: the
 // toolwire directory under the user's state directory. XDG_STATE_HOME is
@@ -102,26 +94,13 @@ func (f *serveFlags) openTaskStore(explicit bool, logger *slog.Logger) (*taskSto
 
 // openTaskStoreIn opens the SQLite task store in dir (created 0700), which
 // it locks for this process; a directory another process holds falls back
-// to memory with a warning.
+// to memory with a warning (datadir.OpenTasks).
 func openTaskStoreIn(dir string, logger *slog.Logger) (*taskStore, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	unlock, err := lockDataDir(filepath.Join(dir, lockFileName))
-	switch {
-	case errors.Is(err, errDataDirBusy):
-		logger.Warn("the data directory is in use by another toolwire process; keeping tasks in memory", "dir", dir)
-		return &taskStore{unlock: func() {}}, nil
-	case err != nil:
-		return nil, err
-	}
-	st, err := tasksqlite.Open(filepath.Join(dir, tasksFileName))
+	t, err := datadir.OpenTasks(dir, logger)
 	if err != nil {
-		unlock()
 		return nil, err
 	}
-	logger.Info("keeping tasks on disk", "db", filepath.Join(dir, tasksFileName))
-	return &taskStore{store: st, dir: dir, unlock: unlock}, nil
+	return &taskStore{store: t.Store, dir: t.Dir, unlock: t.Unlock}, nil
 }
 
 // serverOptions are the server options the store needs.
@@ -161,7 +140,3 @@ func (ts *taskStore) close(srv *server.Server, timeout time.Duration, logger *sl
 	}
 	ts.unlock()
 }
-
-// errDataDirBusy is lockDataDir's answer for a directory another process
-// holds.
-var errDataDirBusy = errors.New("the data directory is in use by another process")

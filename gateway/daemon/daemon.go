@@ -30,6 +30,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/config"
+	"github.com/toolwire/toolwire/internal/datadir"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
@@ -199,13 +200,13 @@ func Run(ctx context.Context, file *config.File, opts ...Option) (err error) {
 	}
 
 	var extra []gateway.Option
-	var shared *sharedStore
+	var shared *datadir.Shared
 	if r := file.Store.Redis; r != nil {
-		if shared, err = openSharedStore(ctx, r.URL, r.Prefix, logger); err != nil {
+		if shared, err = datadir.OpenRedis(ctx, r.URL, r.Prefix, logger); err != nil {
 			return err
 		}
-		defer shared.close() // last: the gateway and its tasks use it until they close
-		if err := shared.shareLimits(file.RateLimits, &file.Gateway); err != nil {
+		defer shared.Close() // last: the gateway and its tasks use it until they close
+		if err := shareLimits(shared, file); err != nil {
 			return err
 		}
 	}
@@ -213,22 +214,22 @@ func Run(ctx context.Context, file *config.File, opts ...Option) (err error) {
 		// The gateway's own tasks (a task call of an upstream's tool) are
 		// kept in data_dir, or in the shared store with the other
 		// replicas: a finished one's result survives a restart.
-		var tasks *taskStore
+		var tasks *datadir.Tasks
 		if shared != nil {
-			tasks, err = shared.taskStore()
-		} else if tasks, err = openTaskStoreIn(file.DataDir, logger); err != nil {
+			tasks, err = shared.Tasks()
+		} else if tasks, err = datadir.OpenTasks(file.DataDir, logger); err != nil {
 			err = fmt.Errorf("data_dir: %w", err)
 		}
 		if err != nil {
 			return err
 		}
-		defer tasks.close(logger) // after the gateway's close, which stops the tasks
-		extra = append(extra, gateway.WithServerOptions(tasks.serverOptions()...))
+		defer tasks.Close(logger) // after the gateway's close, which stops the tasks
+		extra = append(extra, gateway.WithServerOptions(tasks.ServerOptions()...))
 		if shared == nil { // without Redis, 2025-era sessions are kept in data_dir too
-			if shared, err = openDataDirSessions(tasks, logger); err != nil {
+			if shared, err = datadir.OpenSessions(tasks.Dir, logger); err != nil {
 				return fmt.Errorf("data_dir: %w", err)
 			}
-			defer shared.close() // before data_dir is unlocked
+			defer shared.Close() // before data_dir is unlocked
 		}
 	}
 	aud, aopts, err := startAudit(ctx, file, logger)
@@ -245,7 +246,7 @@ func Run(ctx context.Context, file *config.File, opts ...Option) (err error) {
 
 // serve runs the listeners of g until ctx is done, then closes g before
 // it stops the listeners beside the MCP endpoint.
-func serve(ctx context.Context, file *config.File, s *settings, g *gateway.Gateway, aud *gatewayAudit, shared *sharedStore) error {
+func serve(ctx context.Context, file *config.File, s *settings, g *gateway.Gateway, aud *gatewayAudit, shared *datadir.Shared) error {
 	logger := s.logger
 	closeG := sync.OnceFunc(func() { closeGateway(g, s.limits.ShutdownTimeout, logger) })
 	defer closeG()
@@ -298,7 +299,7 @@ func serve(ctx context.Context, file *config.File, s *settings, g *gateway.Gatew
 	limitHandler, limitServe, _ := limitOptions(file.Limits)
 	h := streamable.NewHandler(g.Server(), append([]streamable.HandlerOption{streamable.WithLogger(logger),
 		streamable.WithAllowedHosts(allowedHosts(file.Listen, logger)...),
-		streamable.WithSessionAdmission(g.AdmitSession)}, append(limitHandler, shared.handlerOptions()...)...)...)
+		streamable.WithSessionAdmission(g.AdmitSession)}, append(limitHandler, shared.HandlerOptions()...)...)...)
 	err = streamable.Serve(ctx, ln, h, append(append(serveOpts, limitServe...),
 		streamable.WithLimits(streamable.Limits{ShutdownTimeout: s.limits.ShutdownTimeout}),
 		streamable.WithLogger(logger),
@@ -315,6 +316,16 @@ func serve(ctx context.Context, file *config.File, s *settings, g *gateway.Gatew
 			}
 		}))...)
 	closeG()
+	return err
+}
+
+// shareLimits replaces the in-process rate limiter of file (when it sets
+// rate_limits) with one whose buckets every replica sharing shared shares.
+func shareLimits(shared *datadir.Shared, file *config.File) error {
+	l, err := shared.Limiter(file.RateLimits)
+	if err == nil && l != nil {
+		file.Gateway.Limits = l
+	}
 	return err
 }
 

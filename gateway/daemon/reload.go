@@ -20,6 +20,7 @@ import (
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/config"
 	"github.com/toolwire/toolwire/gateway/policy"
+	"github.com/toolwire/toolwire/internal/datadir"
 )
 
 // maxSettleReads bounds the reads of a file that keeps changing: a reload
@@ -48,7 +49,7 @@ func parseConfig(path string, data []byte) (*config.File, error) {
 
 // newReloader is the reloader of r for g: the config it starts from is
 // r.Data's, or the file's as read now.
-func newReloader(r Reload, g *gateway.Gateway, shared *sharedStore, logger *slog.Logger) (*reloader, error) {
+func newReloader(r Reload, g *gateway.Gateway, shared *datadir.Shared, logger *slog.Logger) (*reloader, error) {
 	data := r.Data
 	if data == nil {
 		var err error
@@ -80,7 +81,7 @@ type reloader struct {
 	started *config.File // as loaded at start: what only a restart changes
 	applied *config.File // the config last applied
 	seen    [sha256.Size]byte
-	shared  *sharedStore
+	shared  *datadir.Shared
 	logger  *slog.Logger
 }
 
@@ -141,7 +142,7 @@ func (w *reloader) reload(ctx context.Context, why string) {
 	w.seen = sha256.Sum256(data)
 	file, err := parseConfig(w.path, data)
 	if err == nil {
-		err = w.shared.shareLimits(file.RateLimits, &file.Gateway)
+		err = shareLimits(w.shared, file)
 	}
 	if err == nil {
 		err = w.g.Reload(file.Gateway)

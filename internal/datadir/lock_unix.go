@@ -1,6 +1,6 @@
 //go:build unix
 
-package daemon
+package datadir
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"syscall"
 )
 
-// lockDataDir takes an exclusive, non-blocking lock on path (created mode
+// Lock takes an exclusive, non-blocking lock on path (created mode
 // 0600), held until the returned func runs or the process dies; a lock held
-// elsewhere is errDataDirBusy.
-func lockDataDir(path string) (func(), error) {
+// elsewhere is ErrBusy.
+func Lock(path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
@@ -25,7 +25,7 @@ func lockDataDir(path string) (func(), error) {
 	if err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, errDataDirBusy
+			return nil, ErrBusy
 		}
 		return nil, err
 	}
