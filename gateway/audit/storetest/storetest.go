@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -717,4 +718,43 @@ func Key(t testing.TB, b byte) *audit.Key {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// BenchAppend measures a synchronous Append to the stores open makes: by
+// one caller at a time (each append its own commit) and by many at once
+// (group commit; recs/commit says how many records a transaction carried
+// on average, counted through group's hook).
+func BenchAppend(b *testing.B, group func(audit.Store) *audit.GroupCommit, open func(*testing.B) audit.Store) {
+	run := func(b *testing.B, parallel bool) {
+		s := open(b)
+		var commits atomic.Int64
+		group(s).SetHook(func(context.Context, []*audit.Record) error { commits.Add(1); return nil })
+		ctx := context.Background()
+		var seq atomic.Int64
+		b.ReportAllocs()
+		b.ResetTimer()
+		if parallel {
+			b.SetParallelism(16)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := s.Append(ctx, Sample(int(seq.Add(1)))); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		} else {
+			for i := 0; i < b.N; i++ {
+				if err := s.Append(ctx, Sample(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.StopTimer()
+		if n := commits.Load(); n > 0 {
+			b.ReportMetric(float64(b.N)/float64(n), "recs/commit")
+		}
+	}
+	b.Run("serial", func(b *testing.B) { run(b, false) })
+	b.Run("parallel", func(b *testing.B) { run(b, true) })
 }
