@@ -62,3 +62,15 @@ func CheckEcho(want string, isError bool, blocks int, text string, isText bool) 
 	}
 	return nil
 }
+
+// CheckEchoBlocks is CheckEcho for a result's content blocks as the library
+// returns them: text reads a block's text and tells whether it is a text
+// block, the one step each library spells its own way.
+func CheckEchoBlocks[B any](want string, isError bool, content []B, text func(B) (string, bool)) error {
+	var first string
+	var isText bool
+	if len(content) > 0 {
+		first, isText = text(content[0])
+	}
+	return CheckEcho(want, isError, len(content), first, isText)
+}

@@ -72,12 +72,15 @@ type response struct {
 	} `json:"error"`
 }
 
+// contentBlock is the part of a content block the echo check reads.
+type contentBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
 type callResult struct {
-	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
-	IsError bool `json:"isError"`
+	Content []contentBlock `json:"content"`
+	IsError bool           `json:"isError"`
 }
 
 // Connect initializes a 2025-11-25 session on url; nil hc means
@@ -120,12 +123,9 @@ func (c *Caller) Echo(ctx context.Context, msg string) error {
 	if _, err := c.roundTrip(ctx, "tools/call", callParams{Name: tools.Echo, Arguments: clients.EchoArgs{Message: msg}}, &res); err != nil {
 		return fmt.Errorf("tools/call: %w", err)
 	}
-	var text string
-	var isText bool
-	if len(res.Content) > 0 {
-		text, isText = res.Content[0].Text, res.Content[0].Type == "text"
-	}
-	return clients.CheckEcho(msg, res.IsError, len(res.Content), text, isText)
+	return clients.CheckEchoBlocks(msg, res.IsError, res.Content, func(b contentBlock) (string, bool) {
+		return b.Text, b.Type == "text"
+	})
 }
 
 // Close ends the session with DELETE when the server assigned one.

@@ -49,15 +49,12 @@ func (m *caller) Echo(ctx context.Context, msg string) error {
 	if err != nil {
 		return err
 	}
-	var text string
-	var isText bool
-	if len(res.Content) > 0 {
-		var tc *mcp.TextContent
-		if tc, isText = mcp.AsTextContent(res.Content[0]); isText {
-			text = tc.Text
+	return clients.CheckEchoBlocks(msg, res.IsError, res.Content, func(c mcp.Content) (string, bool) {
+		if tc, ok := mcp.AsTextContent(c); ok {
+			return tc.Text, true
 		}
-	}
-	return clients.CheckEcho(msg, res.IsError, len(res.Content), text, isText)
+		return "", false
+	})
 }
 
 func (m *caller) Close() error { return m.c.Close() }

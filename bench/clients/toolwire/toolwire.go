@@ -35,15 +35,15 @@ func (t *caller) Echo(ctx context.Context, msg string) error {
 	if err != nil {
 		return err
 	}
-	var text string
-	var isText bool
-	if len(res.Content) > 0 {
-		var tc *mcp.TextContent
-		if tc, isText = res.Content[0].(*mcp.TextContent); isText {
-			text = tc.Text
-		}
+	return clients.CheckEchoBlocks(msg, res.IsError, res.Content, textOf)
+}
+
+// textOf reads a text block's text.
+func textOf(c mcp.Content) (string, bool) {
+	if tc, ok := c.(*mcp.TextContent); ok {
+		return tc.Text, true
 	}
-	return clients.CheckEcho(msg, res.IsError, len(res.Content), text, isText)
+	return "", false
 }
 
 func (t *caller) Close() error { return t.c.Close() }
