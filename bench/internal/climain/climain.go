@@ -25,6 +25,7 @@ import (
 
 	"github.com/toolwire/toolwire/bench/clients"
 	"github.com/toolwire/toolwire/bench/internal/load"
+	"github.com/toolwire/toolwire/bench/internal/procs"
 )
 
 // hang is how long a calls/s figure waits for a call that should have
@@ -100,7 +101,7 @@ func Main(connect clients.Connect) {
 		pprof.StopCPUProfile()
 	}
 	if c.memProfile != "" {
-		if werr := writeAllocs(c.memProfile); werr != nil && err == nil {
+		if werr := procs.WriteAllocs(c.memProfile); werr != nil && err == nil {
 			err = werr
 		}
 	}
@@ -197,15 +198,6 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func writeAllocs(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return pprof.Lookup("allocs").WriteTo(f, 0)
 }
 
 func fatal(err error) {

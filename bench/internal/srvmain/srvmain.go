@@ -20,6 +20,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/toolwire/toolwire/bench/internal/procs"
 )
 
 // Paths on the HTTP server.
@@ -96,7 +98,7 @@ func Main(handler func() (http.Handler, error), stdio func(context.Context) erro
 		pprof.StopCPUProfile()
 	}
 	if *memProfile != "" {
-		if werr := writeHeap(*memProfile); werr != nil && err == nil {
+		if werr := procs.WriteAllocs(*memProfile); werr != nil && err == nil {
 			err = werr
 		}
 	}
@@ -139,15 +141,6 @@ func serveHTTP(addr string, handler func() (http.Handler, error)) error {
 	defer cancel()
 	_ = srv.Shutdown(ctx) // streams left open by a library are cut, that's fine
 	return nil
-}
-
-func writeHeap(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return pprof.Lookup("allocs").WriteTo(f, 0)
 }
 
 func fatal(err error) {
