@@ -167,15 +167,23 @@ func modernError(modern bool, status int, mediaType string, body []byte, id int6
 	return r, nil, nil
 }
 
-// callBody builds a tools/call request.
-func callBody(id int64, tool string, args []byte) []byte {
-	b := make([]byte, 0, 96+len(tool)+len(args))
+// callBody builds a 2025-11-25 tools/call request.
+func callBody(id int64, tool string, args []byte) []byte { return appendCall(id, tool, args, "") }
+
+// appendCall builds a tools/call request; meta, when set, is the params'
+// "_meta" member (modernMeta), written after the arguments.
+func appendCall(id int64, tool string, args []byte, meta string) []byte {
+	b := make([]byte, 0, 96+len(meta)+len(tool)+len(args))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendInt(b, id, 10)
 	b = append(b, `,"method":"tools/call","params":{"name":`...)
 	b = strconv.AppendQuote(b, tool)
 	b = append(b, `,"arguments":`...)
 	b = append(b, args...)
+	if meta != "" {
+		b = append(b, ',')
+		b = append(b, meta...)
+	}
 	b = append(b, `}}`...)
 	return b
 }

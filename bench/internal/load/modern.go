@@ -3,7 +3,6 @@ package load
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 )
 
 // ModernVersion is the stateless revision modern callers speak.
@@ -22,17 +21,7 @@ const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + Mode
 
 // modernCallBody builds a 2026-07-28 tools/call request.
 func modernCallBody(id int64, tool string, args []byte) []byte {
-	b := make([]byte, 0, 96+len(modernMeta)+len(tool)+len(args))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = strconv.AppendInt(b, id, 10)
-	b = append(b, `,"method":"tools/call","params":{"name":`...)
-	b = strconv.AppendQuote(b, tool)
-	b = append(b, `,"arguments":`...)
-	b = append(b, args...)
-	b = append(b, ',')
-	b = append(b, modernMeta...)
-	b = append(b, `}}`...)
-	return b
+	return appendCall(id, tool, args, modernMeta)
 }
 
 // ModernCallBody builds the 2026-07-28 tools/call request with the given id.
