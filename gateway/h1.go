@@ -21,16 +21,27 @@ import (
 const (
 	h1DialTimeout = 30 * time.Second
 	h1TLSTimeout  = 10 * time.Second
-	h1IdleTimeout = 90 * time.Second // a pooled connection idle longer is closed
-	h1KeepAlive   = 30 * time.Second // TCP keep-alive probes on every connection
-	h1ProbeIdle   = time.Second      // where the socket cannot be read without waiting: a connection idle longer is probed before reuse
-	h1Max1xx      = 5                // informational responses skipped before the final one
-	h1BufferSize  = 8 << 10
+	h1IdleTimeout = 90 * time.Second       // a pooled connection idle longer is closed
+	h1KeepAlive   = 30 * time.Second       // TCP keep-alive probes on every connection
+	h1ProbeIdle   = time.Second            // where the socket cannot be read without waiting: a connection idle longer is probed before reuse
+	h1Max1xx      = 5                      // informational responses skipped before the final one
+	h1BufferSize  = 4 << 10                // a request's write buffer and a response's read buffer, as net/http's
 	h1ProbeWait   = 100 * time.Microsecond // how long the liveness probe waits for a byte or the end
 )
 
 // h1Past is a deadline already passed: it unblocks reads and writes at once.
 var h1Past = time.Unix(1, 0)
+
+// h1Writers and h1Readers are the buffers of the exchanges under way. A
+// connection takes a writer while it writes a request and a reader from
+// the first byte of the response to the end of its body: one waiting for
+// its upstream's answer (where a slow tool call spends its time) or idle
+// in the pool holds neither, so the memory of an upstream's connections
+// follows the exchanges moving bytes, not the calls in flight.
+var (
+	h1Writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, h1BufferSize) }}
+	h1Readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, h1BufferSize) }}
+)
 
 // h1Transport is the round tripper of an HTTP upstream: HTTP/1.1 over a
 // pool of keep-alive connections, each request written and its response
@@ -71,14 +82,15 @@ type h1Pool struct {
 	tlsConf *tls.Config // https only
 }
 
-// h1Conn is one connection with its buffers.
+// h1Conn is one connection, with its read buffer while a response is
+// read (see h1Readers).
 type h1Conn struct {
 	nc     net.Conn
-	br     *bufio.Reader
-	bw     *bufio.Writer
-	since  time.Time // when it was last put in the pool
-	reused bool      // taken from the pool: its server may have closed it meanwhile
-	werr   error     // why writing a request failed; the connection is then closed
+	br     *bufio.Reader // nil but from a response's first byte to the end of its body
+	wait   *readWait     // waits for a response before br is taken; nil: take it at once
+	since  time.Time     // when it was last put in the pool
+	reused bool          // taken from the pool: its server may have closed it meanwhile
+	werr   error         // why writing a request failed; the connection is then closed
 }
 
 func newH1Transport(maxIdle int) *h1Transport {
@@ -218,15 +230,20 @@ func (t *h1Transport) exchange(ctx context.Context, c *h1Conn, req *http.Request
 	fail := func(err error) (*http.Response, error) {
 		stop()
 		c.nc.Close()
+		c.release()
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr
 		}
 		return nil, err
 	}
-	err := req.Write(c.bw) // also closes req.Body
+	bw := h1Writers.Get().(*bufio.Writer)
+	bw.Reset(h1Writer{c})
+	err := req.Write(bw) // also closes req.Body
 	if err == nil {
-		err = c.bw.Flush()
+		err = bw.Flush()
 	}
+	bw.Reset(nil)
+	h1Writers.Put(bw)
 	if err != nil {
 		if c.werr == nil {
 			return fail(err) // the body's own error
@@ -235,6 +252,11 @@ func (t *h1Transport) exchange(ctx context.Context, c *h1Conn, req *http.Request
 		// the body's, hence c.werr.
 		return fail(&h1Error{err: fmt.Errorf("writing the request: %w", c.werr), unsent: true})
 	}
+	if err := c.wait.await(); err != nil {
+		return fail(&h1Error{err: err})
+	}
+	c.br = h1Readers.Get().(*bufio.Reader)
+	c.br.Reset(c.nc)
 	resp, err := http.ReadResponse(c.br, req)
 	for n := 0; err == nil && resp.StatusCode >= 100 && resp.StatusCode < 200; n++ {
 		if resp.StatusCode == http.StatusSwitchingProtocols || n == h1Max1xx {
@@ -255,6 +277,7 @@ func (t *h1Transport) exchange(ctx context.Context, c *h1Conn, req *http.Request
 			t.put(p, c)
 		} else {
 			c.nc.Close()
+			c.release()
 		}
 		return resp, nil
 	}
@@ -355,10 +378,20 @@ func (t *h1Transport) dial(ctx context.Context, k h1Key, p *h1Pool) (*h1Conn, er
 			return nil, err
 		}
 		c.nc = tc
+	} else {
+		c.wait = newReadWait(nc)
 	}
-	c.br = bufio.NewReaderSize(c.nc, h1BufferSize)
-	c.bw = bufio.NewWriterSize(h1Writer{c}, h1BufferSize)
 	return c, nil
+}
+
+// release returns the connection's read buffer to h1Readers, once nothing
+// reads through it: its response was read to the end, or failed.
+func (c *h1Conn) release() {
+	if c.br != nil {
+		c.br.Reset(nil)
+		h1Readers.Put(c.br)
+		c.br = nil
+	}
 }
 
 // get takes the most recently used idle connection of the pool, skipping
@@ -388,7 +421,9 @@ func (t *h1Transport) get(p *h1Pool) *h1Conn {
 // response. The oldest idle connection is closed when it has been idle
 // too long (no timer: pooling is checked as it goes).
 func (t *h1Transport) put(p *h1Pool, c *h1Conn) {
-	if c.br.Buffered() > 0 {
+	extra := c.br != nil && c.br.Buffered() > 0
+	c.release()
+	if extra {
 		c.nc.Close()
 		return
 	}
@@ -419,11 +454,9 @@ func (t *h1Transport) put(p *h1Pool, c *h1Conn) {
 // had already closed fails without being sent again (see unsent). Where
 // the socket can be read without waiting (peerClosed) that read decides;
 // elsewhere a connection idle past h1ProbeIdle is probed with a read that
-// waits h1ProbeWait at most, and a younger one is taken as alive.
+// waits h1ProbeWait at most, and a younger one is taken as alive. (Bytes
+// the server sent with its last response put never pools.)
 func (c *h1Conn) alive(idle time.Duration) bool {
-	if c.br.Buffered() > 0 {
-		return false
-	}
 	if closed, ok := peerClosed(c.nc); ok {
 		return !closed
 	}
@@ -431,12 +464,14 @@ func (c *h1Conn) alive(idle time.Duration) bool {
 }
 
 // probe is a read that waits h1ProbeWait at most: a connection with
-// nothing to read by then is alive.
+// nothing to read by then is alive (one with a byte to read is not, and
+// is closed: the byte is lost with it).
 func (c *h1Conn) probe() bool {
 	if c.nc.SetReadDeadline(time.Now().Add(h1ProbeWait)) != nil {
 		return false
 	}
-	_, err := c.br.Peek(1)
+	var b [1]byte
+	_, err := c.nc.Read(b[:])
 	if c.nc.SetReadDeadline(time.Time{}) != nil {
 		return false
 	}
