@@ -32,6 +32,15 @@
 // callers send the key on every request. The gateways without trust
 // settings run with the audit off (see -audit-default). -targets picks
 // the targets of a shorter run.
+//
+// It also reports each target process's resident memory (VmRSS, split
+// into its own anonymous memory and the pages of its binary it maps, and
+// VmHWM): idle, after start-up and one client's initialize, tools/list and
+// call, and after each 64-caller run. -base is the way to set a gateway
+// built from another commit against this one in the same run (its RSS
+// too); -gateway-env runs this binary's gateways with environment
+// settings such as GOGC or GOMEMLIMIT. Each gateway binary runs from a
+// fresh copy of its own (see startAll).
 package main
 
 import (
@@ -78,6 +87,7 @@ var (
 		" (default: all but gateway-stdio with -no-stdio, gateway-http-base without -base and the trust ones without -trust); direct is always run, as the reference, and -trust adds the trust ones")
 	auditDefault = flag.Bool("audit-default", false, `run the gateways without trust settings (gateway-http, gateway-stdio, gateway-http-base) with the binary's default audit; by default their configs say audit: {store: "off"} (left out for a binary that has no audit key), so that they stay what they were before the audit`)
 	verbose      = flag.Bool("v", false, "log progress to stderr")
+	gwEnv        = flag.String("gateway-env", "", `environment for the gateways of the binary under test (not -base's), NAME=VALUE pairs, comma-separated: e.g. "GOMEMLIMIT=16MiB" or "GOGC=50"`)
 )
 
 // Targets.
@@ -273,9 +283,23 @@ func startAll(bin, dir string) (map[string]*procs.Proc, error) {
 	cfgHTTP := "upstreams:\n  " + upstream + ":\n    url: " + srv.Found["url"] + "\n"
 	cfgStdio := "upstreams:\n  " + upstream + ":\n    command: [" + strconv.Quote(bin) + ", serve, --stdio, --data-dir, '']\n"
 	gwArgs := []string{"--listen", "127.0.0.1:0", "--admin-listen", "off"}
+	// Each gateway binary runs from a fresh copy of its own, so that the
+	// pages of it the process maps (its file-backed resident memory) do
+	// not depend on what other processes of the same file touched or on
+	// how much of an older file the page cache still holds.
+	gwBin, err := copyBinary(bin, filepath.Join(dir, "toolwire-gateway"))
+	if err != nil {
+		return nil, err
+	}
+	var baseCopy string
+	if *baseBin != "" {
+		if baseCopy, err = copyBinary(*baseBin, filepath.Join(dir, "toolwire-base")); err != nil {
+			return nil, err
+		}
+	}
 	ps := map[string]*procs.Proc{direct: srv}
 	for _, t := range targets[1:] {
-		b, cfg, plain := bin, cfgHTTP, true
+		b, cfg, plain := gwBin, cfgHTTP, true
 		switch t {
 		case proxyFloor, proxyTCP, proxyH1:
 			self, err := os.Executable()
@@ -303,7 +327,7 @@ func startAll(bin, dir string) (map[string]*procs.Proc, error) {
 		case gatewayStdio:
 			cfg = cfgStdio
 		case gatewayBase:
-			b = *baseBin
+			b = baseCopy
 		case gatewayTrust, trustNoFsync, trustNoAudit:
 			base := *trustDir
 			if base == "" {
@@ -320,10 +344,15 @@ func startAll(bin, dir string) (map[string]*procs.Proc, error) {
 			if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
 				return nil, err
 			}
+			var env []string
+			if usesGatewayEnv(t) {
+				env = gatewayEnv
+			}
 			return procs.Start(procs.Cmd{
 				Name:  t,
 				Bin:   b,
 				Args:  append([]string{"gateway", "--config", file}, gwArgs...),
+				Env:   env,
 				Ready: map[string]*regexp.Regexp{"url": gatewayReady},
 			})
 		}
@@ -502,6 +531,7 @@ func main() {
 	defer procs.Cleanup()
 
 	chooseTargets()
+	gatewayEnv = parseEnv(*gwEnv)
 	if slices.ContainsFunc(targets, isTrust) {
 		if benchKey, err = policy.NewKey(); err != nil {
 			procs.Fatalf("%v", err)
@@ -520,6 +550,14 @@ func main() {
 		procs.Fatalf("%v", err)
 	}
 	ctx := context.Background()
+
+	// Each target's idle memory, after one client looked around.
+	for _, t := range targets {
+		if err := touch(ctx, ps[t].Found["url"], t); err != nil {
+			procs.Fatalf("touch %s: %v\n%s", t, err, ps[t].Log())
+		}
+		mem.idle[t] = memoryOf(ps[t].PID())
+	}
 
 	// A probe of every target in every era, so a misconfiguration fails
 	// before the run.
@@ -544,11 +582,19 @@ func main() {
 					logf("rep %d %s %d %s: p50 %.0f µs p99 %.0f µs %.0f calls/s %.0f CPU µs/call", rep+1, era, n, t, m.p50, m.p99, m.cps, m.cpu)
 					k := key{era, n, t}
 					res[k] = append(res[k], m)
+					if n == memCallers {
+						mm := memoryOf(ps[t].PID())
+						mem.after[t] = append(mem.after[t], mm)
+						logf("rep %d %s %d %s: RSS %.1f MiB (anon %.1f, file %.1f)", rep+1, era, n, t, mib(mm.rss), mib(mm.anon), mib(mm.file))
+					}
 				}
 			}
 		}
 	}
 	elapsed := time.Since(began)
+	for _, t := range targets {
+		mem.end[t] = memoryOf(ps[t].PID())
+	}
 
 	prof := ""
 	if *profile != "off" && ps[*profOf] != nil {
@@ -556,6 +602,7 @@ func main() {
 	}
 
 	report(os.Stdout, eras, callerCounts, res, elapsed)
+	memoryTable(os.Stdout)
 	if prof != "" {
 		fmt.Printf("\n### CPU profile of %s (%s, %d callers, %s, perf record -g)\n\n```\n%s```\n", *profOf, eras[0], *profN, *profDur, prof)
 	}
