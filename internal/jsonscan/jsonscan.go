@@ -186,48 +186,8 @@ func (s *Scanner) Skip(depth int) bool {
 		return false
 	}
 	switch c := s.data[s.pos]; {
-	case c == '{':
-		s.pos++
-		s.Space()
-		if s.Eat('}') {
-			return true
-		}
-		for {
-			s.Space()
-			if !s.skipString() {
-				return false
-			}
-			s.Space()
-			if !s.Eat(':') {
-				return false
-			}
-			s.Space()
-			if !s.Skip(depth + 1) {
-				return false
-			}
-			s.Space()
-			if s.Eat(',') {
-				continue
-			}
-			return s.Eat('}')
-		}
-	case c == '[':
-		s.pos++
-		s.Space()
-		if s.Eat(']') {
-			return true
-		}
-		for {
-			s.Space()
-			if !s.Skip(depth + 1) {
-				return false
-			}
-			s.Space()
-			if s.Eat(',') {
-				continue
-			}
-			return s.Eat(']')
-		}
+	case c == '{' || c == '[':
+		return s.skipContainer(depth, c == '{')
 	case c == '"':
 		return s.skipString()
 	case c == 't':
@@ -240,6 +200,41 @@ func (s *Scanner) Skip(depth int) bool {
 		return s.skipNumber()
 	}
 	return false
+}
+
+// skipContainer passes over an object (object set) or an array from its
+// opening bracket: its members' names and values, or its elements, each
+// one level deeper than depth.
+func (s *Scanner) skipContainer(depth int, object bool) bool {
+	end := byte(']')
+	if object {
+		end = '}'
+	}
+	s.pos++
+	s.Space()
+	if s.Eat(end) {
+		return true
+	}
+	for {
+		s.Space()
+		if object {
+			if !s.skipString() {
+				return false
+			}
+			s.Space()
+			if !s.Eat(':') {
+				return false
+			}
+			s.Space()
+		}
+		if !s.Skip(depth + 1) {
+			return false
+		}
+		s.Space()
+		if !s.Eat(',') {
+			return s.Eat(end)
+		}
+	}
 }
 
 func (s *Scanner) word(w string) bool {
