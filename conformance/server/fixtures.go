@@ -165,43 +165,40 @@ func register(s *server.Server) error {
 // tool list (adding or removing test_dynamic_tool), so subscribers get
 // notifications/tools/list_changed.
 func addTrigger(s *server.Server) error {
-	var mu sync.Mutex
-	return server.AddTool(s, &mcp.Tool{Name: "test_trigger_tool_change", Description: "Adds or removes test_dynamic_tool"},
-		func(ctx context.Context, req *server.CallRequest, _ noArgs) (string, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			if s.RemoveTool("test_dynamic_tool") {
-				return "Removed test_dynamic_tool", nil
-			}
-			err := server.AddTool(s, &mcp.Tool{Name: "test_dynamic_tool", Description: "Exists between two trigger calls"},
-				func(ctx context.Context, req *server.CallRequest, _ noArgs) (string, error) { return "dynamic", nil })
-			if err != nil {
-				return "", err
-			}
-			return "Added test_dynamic_tool", nil
-		})
+	return addToggle(s, "test_trigger_tool_change", "test_dynamic_tool", s.RemoveTool, func() error {
+		return server.AddTool(s, &mcp.Tool{Name: "test_dynamic_tool", Description: "Exists between two trigger calls"},
+			func(ctx context.Context, req *server.CallRequest, _ noArgs) (string, error) { return "dynamic", nil })
+	})
 }
 
 // addPromptTrigger registers test_trigger_prompt_change, which adds or
 // removes test_dynamic_prompt, so subscribers get
 // notifications/prompts/list_changed.
 func addPromptTrigger(s *server.Server) error {
+	return addToggle(s, "test_trigger_prompt_change", "test_dynamic_prompt", s.RemovePrompt, func() error {
+		return server.AddPrompt(s, &mcp.Prompt{Name: "test_dynamic_prompt", Description: "Exists between two trigger calls"},
+			func(context.Context, *server.PromptRequest, map[string]string) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: "dynamic"}}}}, nil
+			})
+	})
+}
+
+// addToggle registers the trigger tool named trigger: each call removes the
+// item named dynamic when remove finds it and adds it back with add
+// otherwise, one call at a time.
+func addToggle(s *server.Server, trigger, dynamic string, remove func(string) bool, add func() error) error {
 	var mu sync.Mutex
-	return server.AddTool(s, &mcp.Tool{Name: "test_trigger_prompt_change", Description: "Adds or removes test_dynamic_prompt"},
+	return server.AddTool(s, &mcp.Tool{Name: trigger, Description: "Adds or removes " + dynamic},
 		func(ctx context.Context, req *server.CallRequest, _ noArgs) (string, error) {
 			mu.Lock()
 			defer mu.Unlock()
-			if s.RemovePrompt("test_dynamic_prompt") {
-				return "Removed test_dynamic_prompt", nil
+			if remove(dynamic) {
+				return "Removed " + dynamic, nil
 			}
-			err := server.AddPrompt(s, &mcp.Prompt{Name: "test_dynamic_prompt", Description: "Exists between two trigger calls"},
-				func(context.Context, *server.PromptRequest, map[string]string) (*mcp.GetPromptResult, error) {
-					return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: "dynamic"}}}}, nil
-				})
-			if err != nil {
+			if err := add(); err != nil {
 				return "", err
 			}
-			return "Added test_dynamic_prompt", nil
+			return "Added " + dynamic, nil
 		})
 }
 
