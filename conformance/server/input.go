@@ -71,6 +71,18 @@ func registerInput(s *server.Server) error {
 		return server.AddTool(s, &mcp.Tool{Name: name, Description: desc},
 			func(ctx context.Context, req *server.CallRequest, _ noArgs) (string, error) { return h(ctx, req) })
 	}
+	// elicit is a tool that asks the user p (opts name its input key) and
+	// answers with reply of what came back.
+	elicit := func(name, desc string, p *mcp.ElicitParams, reply func(*mcp.ElicitResult) string, opts ...server.InputOption) error {
+		return tool(name, desc, func(ctx context.Context, req *server.CallRequest) (string, error) {
+			res, err := req.Elicit(ctx, p, opts...)
+			if err != nil {
+				return "", err
+			}
+			return reply(res), nil
+		})
+	}
+	completed := func(res *mcp.ElicitResult) string { return "Elicitation completed: " + elicited(res) }
 	steps := []error{
 		server.AddTool(s, &mcp.Tool{Name: "test_sampling", Description: "Asks the client's model to answer a prompt"},
 			func(ctx context.Context, req *server.CallRequest, in promptArgs) (string, error) {
@@ -90,30 +102,14 @@ func registerInput(s *server.Server) error {
 				}
 				return "User response: " + elicited(res), nil
 			}),
-		tool("test_elicitation_sep1034_defaults", "Asks for values with defaults of every primitive type (SEP-1034)",
-			func(ctx context.Context, req *server.CallRequest) (string, error) {
-				res, err := req.Elicit(ctx, form("Please review and update the form fields with defaults", defaultsSchema))
-				if err != nil {
-					return "", err
-				}
-				return "Elicitation completed: " + elicited(res), nil
-			}),
-		tool("test_elicitation_sep1330_enums", "Asks for values of the five enum forms (SEP-1330)",
-			func(ctx context.Context, req *server.CallRequest) (string, error) {
-				res, err := req.Elicit(ctx, form("Please select options from the enum fields", enumsSchema))
-				if err != nil {
-					return "", err
-				}
-				return "Elicitation completed: " + elicited(res), nil
-			}),
-		tool("test_input_required_result_elicitation", "Asks the user's name",
-			func(ctx context.Context, req *server.CallRequest) (string, error) {
-				res, err := req.Elicit(ctx, form("What is your name?", nameSchema), server.InputKey("user_name"))
-				if err != nil {
-					return "", err
-				}
-				return fmt.Sprintf("Hello, %v!", res.Content["name"]), nil
-			}),
+		elicit("test_elicitation_sep1034_defaults", "Asks for values with defaults of every primitive type (SEP-1034)",
+			form("Please review and update the form fields with defaults", defaultsSchema), completed),
+		elicit("test_elicitation_sep1330_enums", "Asks for values of the five enum forms (SEP-1330)",
+			form("Please select options from the enum fields", enumsSchema), completed),
+		elicit("test_input_required_result_elicitation", "Asks the user's name",
+			form("What is your name?", nameSchema),
+			func(res *mcp.ElicitResult) string { return fmt.Sprintf("Hello, %v!", res.Content["name"]) },
+			server.InputKey("user_name")),
 		tool("test_input_required_result_sampling", "Asks the client's model a question",
 			func(ctx context.Context, req *server.CallRequest) (string, error) {
 				res, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{Messages: userText("What is the capital of France?"), MaxTokens: 100},
@@ -135,22 +131,14 @@ func registerInput(s *server.Server) error {
 				}
 				return "Roots: " + strings.Join(uris, ", "), nil
 			}),
-		tool("test_input_required_result_request_state", "Asks for a confirmation; the sealed requestState is checked on retry",
-			func(ctx context.Context, req *server.CallRequest) (string, error) {
-				res, err := req.Elicit(ctx, form("Please confirm", confirmSchema), server.InputKey("confirm"))
-				if err != nil {
-					return "", err
-				}
-				return fmt.Sprintf("state-ok: confirmed=%v", res.Content["ok"]), nil
-			}),
-		tool("test_input_required_result_tampered_state", "Asks for a confirmation; a tampered requestState is refused",
-			func(ctx context.Context, req *server.CallRequest) (string, error) {
-				res, err := req.Elicit(ctx, form("Please confirm", confirmSchema), server.InputKey("confirm"))
-				if err != nil {
-					return "", err
-				}
-				return fmt.Sprintf("confirmed=%v", res.Content["ok"]), nil
-			}),
+		elicit("test_input_required_result_request_state", "Asks for a confirmation; the sealed requestState is checked on retry",
+			form("Please confirm", confirmSchema),
+			func(res *mcp.ElicitResult) string { return fmt.Sprintf("state-ok: confirmed=%v", res.Content["ok"]) },
+			server.InputKey("confirm")),
+		elicit("test_input_required_result_tampered_state", "Asks for a confirmation; a tampered requestState is refused",
+			form("Please confirm", confirmSchema),
+			func(res *mcp.ElicitResult) string { return fmt.Sprintf("confirmed=%v", res.Content["ok"]) },
+			server.InputKey("confirm")),
 		tool("test_input_required_result_multiple_inputs", "Asks for a name, a sampled greeting and the roots at once",
 			func(ctx context.Context, req *server.CallRequest) (string, error) {
 				name, _ := json.Marshal(form("What is your name?", nameSchema))
