@@ -164,11 +164,22 @@ func parseEnv(s string) []string {
 	return out
 }
 
-// copyBinary copies the executable from to to.
+// copyBinary copies the executable from to to, out of the page cache
+// (see evict): every gateway starts the same way, as from a binary not
+// run before, whichever of the files other processes ran or the cache
+// kept.
 func copyBinary(from, to string) (string, error) {
 	b, err := os.ReadFile(from)
 	if err != nil {
 		return "", err
 	}
-	return to, os.WriteFile(to, b, 0o755)
+	f, err := os.OpenFile(to, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		return "", err
+	}
+	return to, evict(f)
 }
