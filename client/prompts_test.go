@@ -21,7 +21,7 @@ import (
 // each with a required argument "topic", listed two to a page.
 func promptsServer(t *testing.T, n int) *server.Server {
 	t.Helper()
-	s := server.New(mcp.Implementation{Name: "prompts", Version: "1"}, server.WithPageSize(2))
+	s := server.New(mcp.Implementation{Name: "prompts", Version: "1"}, server.WithLimits(server.Limits{PageSize: 2}))
 	for i := range n {
 		p := &mcp.Prompt{Name: fmt.Sprintf("p%02d", i), Description: "a prompt",
 			Arguments: []mcp.PromptArgument{{Name: "topic", Required: true}, {Name: "tone"}}}

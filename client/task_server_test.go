@@ -23,7 +23,7 @@ import (
 // "typed" (optional) has an outputSchema.
 func taskToolServer(t *testing.T, release <-chan struct{}) *server.Server {
 	t.Helper()
-	s := server.New(mcp.Implementation{Name: "tasks", Version: "1"}, server.WithTaskPollInterval(time.Millisecond))
+	s := server.New(mcp.Implementation{Name: "tasks", Version: "1"}, server.WithLimits(server.Limits{TaskPollInterval: time.Millisecond}))
 	type none struct{}
 	must := func(err error) {
 		t.Helper()

@@ -141,7 +141,7 @@ func TestGarbageReplyIsError(t *testing.T) {
 
 func TestManyToolsInPages(t *testing.T) {
 	const n = 5000
-	up := server.New(mcp.Implementation{Name: "many", Version: "1"}, server.WithPageSize(100))
+	up := server.New(mcp.Implementation{Name: "many", Version: "1"}, server.WithLimits(server.Limits{PageSize: 100}))
 	for i := range n {
 		must(server.AddRawTool(up, &mcp.Tool{Name: fmt.Sprintf("t%04d", i), InputSchema: json.RawMessage(`{"type":"object"}`)},
 			func(context.Context, *server.CallRequest) (*mcp.CallToolResult, error) {
@@ -149,7 +149,7 @@ func TestManyToolsInPages(t *testing.T) {
 			}))
 	}
 	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{{Name: "m", Server: up}}},
-		gateway.WithServerOptions(server.WithPageSize(500)))
+		gateway.WithServerOptions(server.WithLimits(server.Limits{PageSize: 500})))
 	c := downstream(t, g)
 	names := toolNames(t, c)
 	if len(names) != n || names[0] != "m__t0000" || names[n-1] != "m__t4999" {

@@ -92,7 +92,7 @@ func (s *Server) callTool(ctx context.Context, r *Request) (any, error) {
 	// Read once, strictly, and validated without a tree of Go values where
 	// the inputSchema allows (schema.Check): the arguments cost memory near
 	// their own size before the handler decodes them, and invalid ones a
-	// bounded list of violations (WithMaxViolations). Arguments nested past
+	// bounded list of violations (Limits.MaxViolations). Arguments nested past
 	// schema.MaxDepth are a tool error too: the model wrote them.
 	checked, err := t.input.Check(args, s.cfg.maxViolations)
 	if err != nil {

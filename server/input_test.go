@@ -234,7 +234,7 @@ func TestRequestStateIsTamperProof(t *testing.T) {
 func TestRequestStateExpires(t *testing.T) { synctest.Test(t, testRequestStateExpires) }
 
 func testRequestStateExpires(t *testing.T) {
-	p := connect(t, inputServer(t, server.WithInputStateTTL(time.Minute)))
+	p := connect(t, inputServer(t, server.WithLimits(server.Limits{InputStateTTL: time.Minute})))
 	r1 := inputRequired(t, retry(p, "two-steps", nil, ""))
 	time.Sleep(time.Minute + time.Second) // the bubble's clock: the TTL is the subject
 	if e := wantError(t, retry(p, "two-steps", map[string]any{"step1": alice}, r1.RequestState), jsonrpc.CodeInvalidParams); !strings.Contains(e.Message, "expired") {
@@ -253,7 +253,7 @@ func TestSharedInputStateKey(t *testing.T) {
 }
 
 func TestInputRoundsAreBounded(t *testing.T) {
-	s := server.New(mcp.Implementation{Name: "loop", Version: "1"}, server.WithMaxInputRounds(2))
+	s := server.New(mcp.Implementation{Name: "loop", Version: "1"}, server.WithLimits(server.Limits{MaxInputRounds: 2}))
 	type none struct{}
 	n := 0
 	if err := server.AddTool(s, &mcp.Tool{Name: "forever"}, func(ctx context.Context, req *server.CallRequest, _ none) (string, error) {

@@ -99,34 +99,6 @@ func WithInputStateKey(key []byte) Option {
 	})
 }
 
-// WithInputStateTTL sets how long a requestState is accepted after it was
-// made (default DefaultInputStateTTL); zero or less means the default.
-func WithInputStateTTL(d time.Duration) Option {
-	return serverOption(func(c *config) { c.input.ttl = d })
-}
-
-// WithMaxInputRounds bounds the input_required rounds of one request
-// (default DefaultMaxInputRounds); past it the request fails with -32602.
-func WithMaxInputRounds(n int) Option {
-	return serverOption(func(c *config) { c.input.maxRounds = n })
-}
-
-// WithMaxInputStateBytes bounds a sealed requestState (default
-// DefaultMaxInputStateBytes); a handler whose answers would not fit fails
-// with -32603.
-func WithMaxInputStateBytes(n int) Option {
-	return serverOption(func(c *config) { c.input.maxBytes = n })
-}
-
-// WithInputReplayMemory sets how many used requestStates the server
-// remembers (default DefaultInputReplayMemory). A state is accepted once:
-// its replay is refused while remembered; the oldest are forgotten first,
-// and every state expires after its TTL anyway. Replays are detected per
-// server process.
-func WithInputReplayMemory(n int) Option {
-	return serverOption(func(c *config) { c.input.memory = n })
-}
-
 // inputState is what a requestState carries, sealed.
 type inputState struct {
 	ID      string                     `json:"id"` // single use

@@ -51,7 +51,7 @@ func listAll(t *testing.T, p *peer, meta map[string]any) (names []string, pages 
 }
 
 func TestListPagingIsSortedAndComplete(t *testing.T) {
-	s := server.New(mcp.Implementation{Name: "s", Version: "1"}, server.WithPageSize(3))
+	s := server.New(mcp.Implementation{Name: "s", Version: "1"}, server.WithLimits(server.Limits{PageSize: 3}))
 	for _, n := range []string{"k", "b", "z", "a", "m", "c", "q"} {
 		addNamed(t, s, n)
 	}
@@ -68,7 +68,7 @@ func TestListPagingIsSortedAndComplete(t *testing.T) {
 }
 
 func TestCursorStaysValidWhenToolsChange(t *testing.T) {
-	s := server.New(mcp.Implementation{Name: "s", Version: "1"}, server.WithPageSize(2))
+	s := server.New(mcp.Implementation{Name: "s", Version: "1"}, server.WithLimits(server.Limits{PageSize: 2}))
 	for _, n := range []string{"a", "b", "c", "d"} {
 		addNamed(t, s, n)
 	}

@@ -31,7 +31,7 @@ func TestListFilterPagesOverKeptEntries(t *testing.T) {
 		return true
 	}
 	// WithListCaching after the filter must not make per-caller lists public.
-	s := server.New(mcp.Implementation{Name: "s", Version: "1"}, server.WithPageSize(3),
+	s := server.New(mcp.Implementation{Name: "s", Version: "1"}, server.WithLimits(server.Limits{PageSize: 3}),
 		server.WithListFilter(filter), server.WithListCaching(0, mcp.CachePublic))
 	for _, n := range strings.Split("a b c d e f g h i j", " ") {
 		addNamed(t, s, n)

@@ -32,9 +32,9 @@ type config struct {
 	input          inputConfig // multi round-trip requests (input.go)
 	logging        logConfig   // WithLogLevel, WithLogName (logging.go)
 
-	resources    resourceConfig                  // WithMaxURILength, WithMaxSubscriptions (resource.go)
+	resources    resourceConfig                  // Limits.MaxURILength, Limits.MaxSubscriptions (resource.go)
 	rootsChanged func(context.Context, *Session) // WithRootsChangedHandler (roots.go)
-	tasks        taskConfig                      // WithTaskStore, WithTaskTTL, ... (task.go)
+	tasks        taskConfig                      // WithTaskStore, Limits (task.go)
 	listFilter   ListFilter                      // WithListFilter (listfilter.go)
 }
 
@@ -92,17 +92,6 @@ func WithInstructions(s string) Option {
 	return serverOption(func(c *config) { c.instructions = s })
 }
 
-// WithPageSize sets how many tools one tools/list page holds (default 100).
-// Values below 1 mean the default.
-func WithPageSize(n int) Option {
-	return serverOption(func(c *config) {
-		if n < 1 {
-			n = DefaultPageSize
-		}
-		c.pageSize = n
-	})
-}
-
 // WithLogger sets where the server logs (recovered panics, output that fails
 // its schema). By default it logs nothing and never prints.
 func WithLogger(l *slog.Logger) Option {
@@ -131,16 +120,6 @@ func WithListCaching(ttl time.Duration, scope mcp.CacheScope) Option {
 // outputSchema on or off (on by default).
 func WithOutputValidation(on bool) Option {
 	return serverOption(func(c *config) { c.validateOutput = on })
-}
-
-// WithMaxViolations sets how many violations of its inputSchema the isError
-// result of a tools/call with invalid arguments lists (default
-// schema.DefaultMaxViolations: 100); the text ends "and more" when there
-// were more. It bounds the answer, and the memory spent building it, for
-// arguments that break the schema in every element. Values below 1 mean
-// the default.
-func WithMaxViolations(n int) Option {
-	return serverOption(func(c *config) { c.maxViolations = max(n, 0) })
 }
 
 // TimeoutOption sets a tool call timeout. As a server Option it is the default

@@ -125,7 +125,7 @@ func TestPromptCapabilityDeclared(t *testing.T) {
 }
 
 func TestPromptsListBothEras(t *testing.T) {
-	s := server.New(mcp.Implementation{Name: "s", Version: "1"}, server.WithPageSize(2))
+	s := server.New(mcp.Implementation{Name: "s", Version: "1"}, server.WithLimits(server.Limits{PageSize: 2}))
 	for _, n := range []string{"k", "b", "z", "a", "m"} {
 		if err := server.AddPrompt(s, &mcp.Prompt{Name: n, Arguments: []mcp.PromptArgument{{Name: "x", Required: true}}}, reviewHandler); err != nil {
 			t.Fatal(err)
@@ -170,7 +170,7 @@ func TestPromptsListBothEras(t *testing.T) {
 }
 
 func TestPromptCursorIsNoToolCursor(t *testing.T) {
-	s := promptServer(t, server.WithPageSize(1))
+	s := promptServer(t, server.WithLimits(server.Limits{PageSize: 1}))
 	addNamed(t, s, "a")
 	addNamed(t, s, "b")
 	p := connect(t, s)

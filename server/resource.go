@@ -13,7 +13,7 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
-// Defaults for the resource limits (WithMaxURILength, WithMaxSubscriptions).
+// Defaults for the resource limits (Limits.MaxURILength, Limits.MaxSubscriptions).
 const (
 	// DefaultMaxURILength bounds the URIs matched against resource templates
 	// and accepted by resources/subscribe: 8 KiB.
@@ -48,25 +48,6 @@ func (c resourceConfig) maxSubs() int {
 		return DefaultMaxSubscriptions
 	}
 	return c.maxSubscriptions
-}
-
-// WithMaxURILength bounds, in bytes, the URIs the server matches against
-// resource templates and accepts in resources/subscribe and in a listen
-// filter's resourceSubscriptions (default DefaultMaxURILength, 8 KiB).
-// Matching takes time linear in the URI's length; the bound keeps one
-// request's cost small. A longer resources/read URI that is no static
-// resource is refused with -32602. Values below 1 mean the default.
-func WithMaxURILength(n int) Option {
-	return serverOption(func(c *config) { c.resources.maxURILength = n })
-}
-
-// WithMaxSubscriptions bounds how many URIs one 2025-era session may be
-// subscribed to with resources/subscribe (default DefaultMaxSubscriptions,
-// 1,000; one more is refused with -32602), and how many resourceSubscriptions
-// one 2026-07-28 subscriptions/listen request is acknowledged for (the
-// acknowledgement lists the first n). Values below 1 mean the default.
-func WithMaxSubscriptions(n int) Option {
-	return serverOption(func(c *config) { c.resources.maxSubscriptions = n })
 }
 
 // ResourceRequest is what a resource handler learns about a resources/read

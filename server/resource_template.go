@@ -4,7 +4,7 @@ import "github.com/toolwire/toolwire/internal/uritemplate"
 
 // uriTemplate is a parsed RFC 6570 template. Matching is linear-time (RE2,
 // never a backtracking matcher: see internal/uritemplate), and readResource
-// bounds the URIs it matches (WithMaxURILength).
+// bounds the URIs it matches (Limits.MaxURILength).
 type uriTemplate = *uritemplate.Template
 
 // parseURITemplate parses a resource template's uriTemplate. Templates that

@@ -137,7 +137,7 @@ func TestResourceCapabilityBothEras(t *testing.T) {
 }
 
 func TestResourceListsPagedBothEras(t *testing.T) {
-	s := server.New(mcp.Implementation{Name: "s", Version: "1"}, server.WithPageSize(2))
+	s := server.New(mcp.Implementation{Name: "s", Version: "1"}, server.WithLimits(server.Limits{PageSize: 2}))
 	for _, u := range []string{"z://5", "a://1", "m://3", "b://2", "y://4"} {
 		if err := server.AddResource(s, &mcp.Resource{URI: u, Name: u}, staticText(u)); err != nil {
 			t.Fatal(err)
@@ -276,7 +276,7 @@ func TestHostileURI(t *testing.T) {
 	if !strings.Contains(e.Message, "longer than the 8192") {
 		t.Errorf("default limit: %s", e.Message)
 	}
-	p = connect(t, resourceServer(t, server.WithMaxURILength(1<<20)))
+	p = connect(t, resourceServer(t, server.WithLimits(server.Limits{MaxURILength: 1 << 20})))
 	p.initialize("2025-11-25")
 	wantError(t, p.call(mcp.MethodReadResource, map[string]any{"uri": "x://" + long + "!"}), mcp.CodeResourceNotFound)
 	var res mcp.ReadResourceResult
@@ -289,7 +289,7 @@ func TestHostileURI(t *testing.T) {
 func TestSubscribeLegacy(t *testing.T) { synctest.Test(t, testSubscribeLegacy) }
 
 func testSubscribeLegacy(t *testing.T) {
-	s := resourceServer(t, server.WithMaxSubscriptions(2))
+	s := resourceServer(t, server.WithLimits(server.Limits{MaxSubscriptions: 2}))
 	p := connect(t, s)
 	p.initialize("2025-11-25")
 	other := connect(t, s)
@@ -330,7 +330,7 @@ func testSubscribeLegacy(t *testing.T) {
 func TestListenResourceSubscriptions(t *testing.T) { synctest.Test(t, testListenResourceSubscriptions) }
 
 func testListenResourceSubscriptions(t *testing.T) {
-	s := resourceServer(t, server.WithMaxSubscriptions(2))
+	s := resourceServer(t, server.WithLimits(server.Limits{MaxSubscriptions: 2}))
 	p := connect(t, s)
 	id, _ := p.start("subscriptions/listen", map[string]any{"_meta": modernMeta(),
 		"notifications": map[string]any{"resourcesListChanged": true, "resourceSubscriptions": []string{"test://a", "test://a", "test://b", "test://c"}}})

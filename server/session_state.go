@@ -25,7 +25,7 @@ import (
 // stays in the process that runs it.
 
 // MaxSnapshotSize bounds a snapshot ResumeSession and ApplySnapshot accept.
-// A snapshot holds at most WithMaxSubscriptions URIs of WithMaxURILength
+// A snapshot holds at most Limits.MaxSubscriptions URIs of Limits.MaxURILength
 // bytes each, so the bound only stops damage.
 const MaxSnapshotSize = 4 << 20
 

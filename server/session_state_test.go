@@ -187,7 +187,7 @@ func TestApplySnapshot(t *testing.T) {
 // TestResumeSessionRefusesBadSnapshots: damaged snapshots, revisions the
 // server does not speak and snapshots past its limits are errors.
 func TestResumeSessionRefusesBadSnapshots(t *testing.T) {
-	s := stateServer(t, server.WithMaxSubscriptions(2), server.WithMaxURILength(16))
+	s := stateServer(t, server.WithLimits(server.Limits{MaxSubscriptions: 2, MaxURILength: 16}))
 	good := `{"version":"2025-11-25","clientInfo":{"name":"c","version":"1"},"capabilities":{}`
 	for name, snap := range map[string]string{
 		"empty":                  ``,

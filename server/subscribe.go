@@ -28,8 +28,8 @@ type pendingUpdates struct {
 
 // subscribe serves resources/subscribe (2025 era): the session is told of
 // each later NotifyResourceUpdated for the URI. The URI need not be served
-// yet. Past WithMaxSubscriptions URIs, or a URI longer than
-// WithMaxURILength, is -32602.
+// yet. Past Limits.MaxSubscriptions URIs, or a URI longer than
+// Limits.MaxURILength, is -32602.
 func (s *Server) subscribe(_ context.Context, req *Request) (any, error) {
 	uri, jerr := requestURI(req)
 	if jerr != nil {
@@ -113,8 +113,8 @@ func (s *Server) subscribed(ss *Session, uri string) bool {
 
 // honouredSubscriptions is the part of a listen filter's
 // resourceSubscriptions the server acknowledges: none before a resource
-// is registered; otherwise each URI once, up to WithMaxURILength bytes
-// long, the first WithMaxSubscriptions of them.
+// is registered; otherwise each URI once, up to Limits.MaxURILength bytes
+// long, the first Limits.MaxSubscriptions of them.
 func (s *Server) honouredSubscriptions(uris []string) []string {
 	if len(uris) == 0 || !s.resources.served.Load() {
 		return nil

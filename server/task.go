@@ -90,33 +90,6 @@ func WithTaskStore(st taskstore.Store) Option {
 	return serverOption(func(c *config) { c.tasks.store = st })
 }
 
-// WithTaskTTL sets how long a task and its result are kept after creation
-// when the client asks for nothing else (default one hour), and the most a
-// client may ask for (default 24 hours). A task still running at its TTL
-// is stopped and marked failed.
-func WithTaskTTL(def, max time.Duration) Option {
-	return serverOption(func(c *config) { c.tasks.ttl, c.tasks.maxTTL = def, max })
-}
-
-// WithTaskPollInterval sets the polling pace suggested to clients (default
-// 500ms).
-func WithTaskPollInterval(d time.Duration) Option {
-	return serverOption(func(c *config) { c.tasks.poll = d })
-}
-
-// WithTaskSweepInterval sets how often expired tasks are deleted from the
-// store (default one minute).
-func WithTaskSweepInterval(d time.Duration) Option {
-	return serverOption(func(c *config) { c.tasks.sweep = d })
-}
-
-// WithMaxRunningTasks bounds the tasks running at once in this process
-// (default 1000); a call that would start one more is answered with an
-// error saying so.
-func WithMaxRunningTasks(n int) Option {
-	return serverOption(func(c *config) { c.tasks.maxRunning = n })
-}
-
 // taskSupportOption is the ToolOption of WithTaskSupport.
 type taskSupportOption struct {
 	level    mcp.TaskSupport

@@ -40,7 +40,7 @@ func BenchmarkTasks(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			st, dir := stores[name](b)
 			defer st.Close()
-			s := server.New(mcp.Implementation{Name: "bench", Version: "1"}, server.WithTaskStore(st), server.WithMaxRunningTasks(1<<20))
+			s := server.New(mcp.Implementation{Name: "bench", Version: "1"}, server.WithTaskStore(st), server.WithLimits(server.Limits{MaxRunningTasks: 1 << 20}))
 			type in struct {
 				Message string `json:"message"`
 			}

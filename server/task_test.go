@@ -257,7 +257,7 @@ func TestTaskCancel(t *testing.T) {
 
 func TestTaskTTLEndsTheWork(t *testing.T) {
 	ended := make(chan error, 1)
-	s := taskServer(t, ended, server.WithTaskTTL(time.Hour, 50*time.Millisecond))
+	s := taskServer(t, ended, server.WithLimits(server.Limits{TaskTTL: time.Hour, MaxTaskTTL: 50 * time.Millisecond}))
 	p, _ := legacyTaskPeer(t, s)
 	var created mcp.CreateTaskResult
 	decodeResult(t, p.call("tools/call", map[string]any{"name": "block", "task": map[string]any{"ttl": 3600000}}), &created)
@@ -307,7 +307,7 @@ func TestTaskShutdownAndRestart(t *testing.T) {
 }
 
 func TestTaskRunningLimit(t *testing.T) {
-	s := taskServer(t, nil, server.WithMaxRunningTasks(1))
+	s := taskServer(t, nil, server.WithLimits(server.Limits{MaxRunningTasks: 1}))
 	p, _ := legacyTaskPeer(t, s)
 	task := startTask(t, p, "block", nil)
 	e := wantError(t, p.call("tools/call", map[string]any{"name": "block", "task": map[string]any{}}), jsonrpc.CodeOverloaded)

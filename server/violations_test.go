@@ -21,7 +21,7 @@ func TestMaxViolations(t *testing.T) {
 	for _, c := range []struct {
 		opts   []server.Option
 		listed int
-	}{{nil, 100}, {[]server.Option{server.WithMaxViolations(2)}, 2}, {[]server.Option{server.WithMaxViolations(0)}, 100}} {
+	}{{nil, 100}, {[]server.Option{server.WithLimits(server.Limits{MaxViolations: 2})}, 2}, {[]server.Option{server.WithLimits(server.Limits{MaxViolations: 0})}, 100}} {
 		s := server.New(mcp.Implementation{Name: "v", Version: "1"}, c.opts...)
 		if err := server.AddTool(s, &mcp.Tool{Name: "ints"}, func(ctx context.Context, req *server.CallRequest, in in) (string, error) {
 			return "ran", nil

@@ -126,7 +126,7 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srvOpts := append([]server.Option{server.WithPageSize(f.pageSize), server.WithTimeout(f.toolTimeout), server.WithLogger(logger)},
+			srvOpts := append([]server.Option{server.WithLimits(server.Limits{PageSize: f.pageSize}), server.WithTimeout(f.toolTimeout), server.WithLogger(logger)},
 				tasks.serverOptions()...)
 			srv := server.New(reference.Info(), srvOpts...)
 			// Deferred first, so it runs last: once the transports have

@@ -23,7 +23,7 @@ import (
 // task, "oops" (optional) reports a tool error.
 func taskCLIURL(t *testing.T, release <-chan struct{}) string {
 	t.Helper()
-	s := server.New(mcp.Implementation{Name: "cli-tasks", Version: "1"}, server.WithTaskPollInterval(5e6))
+	s := server.New(mcp.Implementation{Name: "cli-tasks", Version: "1"}, server.WithLimits(server.Limits{TaskPollInterval: 5e6}))
 	type none struct{}
 	must := func(err error) {
 		t.Helper()
