@@ -19,21 +19,10 @@
 //   elicitAccept: the content the client accepts with
 // Every request that fails is reported as {thrown, code, data}, not fatal.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { transportFromArgs } from "./transport.mjs";
 
-const [mode, ...rest] = process.argv.slice(2);
-let transport;
-if (mode === "stdio") {
-  const [command, ...args] = rest;
-  transport = new StdioClientTransport({ command, args, stderr: "ignore" });
-} else if (mode === "http") {
-  transport = new StreamableHTTPClientTransport(new URL(rest[0]));
-} else {
-  console.error("usage: ts-client-protocol.mjs stdio <command> [args...] | http <url>");
-  process.exit(2);
-}
+const { mode, transport } = transportFromArgs("ts-client-protocol.mjs");
 const plan = JSON.parse(process.env.TS_PROTOCOL_PLAN || "{}");
 
 const client = new Client(

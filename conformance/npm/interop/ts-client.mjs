@@ -3,21 +3,10 @@
 // Usage: node ts-client.mjs stdio <command> [args...]
 //        node ts-client.mjs http <endpoint URL>
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { transportFromArgs } from "./transport.mjs";
 
-const [mode, ...rest] = process.argv.slice(2);
-let transport;
-if (mode === "stdio") {
-  const [command, ...args] = rest;
-  transport = new StdioClientTransport({ command, args, stderr: "ignore" });
-} else if (mode === "http") {
-  transport = new StreamableHTTPClientTransport(new URL(rest[0]));
-} else {
-  console.error("usage: ts-client.mjs stdio <command> [args...] | http <url>");
-  process.exit(2);
-}
+const { mode, transport } = transportFromArgs("ts-client.mjs");
 // The client exposes two roots; the server asks for them (roots/list) in the
 // middle of a get-roots-list call, after pinging the client, and the SDK
 // answers both requests on the same connection (over HTTP: on the call's SSE
