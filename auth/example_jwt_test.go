@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -65,34 +64,16 @@ func ExampleRequire() {
 		Resource: resource, AuthorizationServers: []string{issuer.URL}, ScopesSupported: []string{"mcp"}}))
 
 	call := func(token string) {
-		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami",` +
-			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-		req, _ := http.NewRequest(http.MethodPost, resource, strings.NewReader(body))
-		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-			"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "whoami"} {
-			req.Header.Set(k, v)
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, text, err := callWhoami(resource, token)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != http.StatusOK {
 			fmt.Println(resp.StatusCode, strings.ReplaceAll(resp.Header.Get("WWW-Authenticate"), ts.URL, "https://mcp.example.com"))
 			return
 		}
-		var reply struct {
-			Result struct {
-				Content []struct{ Text string } `json:"content"`
-			} `json:"result"`
-		}
-		_ = json.Unmarshal(raw, &reply)
-		fmt.Println(resp.StatusCode, reply.Result.Content[0].Text)
+		fmt.Println(resp.StatusCode, text)
 	}
 
 	call("") // no token

@@ -41,18 +41,35 @@ func ExampleWithPrincipal() {
 	defer ts.Close()
 	defer h.Close()
 
-	// A stateless 2026-07-28 call.
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami",` +
-		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
-	for k, v := range map[string]string{"Authorization": "Bearer key-ada", "Content-Type": "application/json",
-		"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "whoami"} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	_, text, err := callWhoami(ts.URL, "key-ada")
 	if err != nil {
 		fmt.Println(err)
 		return
+	}
+	fmt.Println(text)
+	// Output: ada (may call tools: true)
+}
+
+// callWhoami sends a stateless 2026-07-28 tools/call of the whoami tool to
+// url, with token as the bearer token (none when empty), and returns the
+// response and the text of the result's first content block.
+func callWhoami(url, token string) (*http.Response, string, error) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami",` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return nil, "", err
+	}
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "whoami"} {
+		req.Header.Set(k, v)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, "", err
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
@@ -62,6 +79,8 @@ func ExampleWithPrincipal() {
 		} `json:"result"`
 	}
 	_ = json.Unmarshal(raw, &reply)
-	fmt.Println(reply.Result.Content[0].Text)
-	// Output: ada (may call tools: true)
+	if len(reply.Result.Content) == 0 {
+		return resp, "", nil
+	}
+	return resp, reply.Result.Content[0].Text, nil
 }
