@@ -177,6 +177,18 @@ func quiesce() {
 	synctest.Wait()
 }
 
+// noRequest fails the test if the server has sent a request to the client
+// (why says why it must not have); it does not wait (in a synctest bubble,
+// quiesce first).
+func (p *peer) noRequest(why string) {
+	p.t.Helper()
+	select {
+	case r := <-p.reqs:
+		p.t.Errorf("%s: the server sent %s", why, r.Method)
+	default:
+	}
+}
+
 // noNote fails the test if a notification has come or is on its way; it
 // runs in a synctest bubble (see quiesce).
 func (p *peer) noNote() {
@@ -189,10 +201,18 @@ func (p *peer) noNote() {
 	}
 }
 
-// initialize opens a legacy session at version.
+// initialize opens a legacy session at version, for a client declaring no
+// capabilities.
 func (p *peer) initialize(version string) *mcp.InitializeResult {
 	p.t.Helper()
-	r := p.call("initialize", map[string]any{"protocolVersion": version, "capabilities": map[string]any{},
+	return p.initializeWith(version, map[string]any{})
+}
+
+// initializeWith opens a legacy session at version for a client declaring
+// caps.
+func (p *peer) initializeWith(version string, caps map[string]any) *mcp.InitializeResult {
+	p.t.Helper()
+	r := p.call("initialize", map[string]any{"protocolVersion": version, "capabilities": caps,
 		"clientInfo": map[string]any{"name": "test", "version": "1"}})
 	var res mcp.InitializeResult
 	decodeResult(p.t, r, &res)

@@ -63,15 +63,7 @@ func (e errorString) Error() string { return string(e) }
 func legacyTaskPeer(t *testing.T, s *server.Server) (*peer, *mcp.InitializeResult) {
 	t.Helper()
 	p := connect(t, s)
-	r := p.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}},
-		"clientInfo": map[string]any{"name": "test", "version": "1"}})
-	var res mcp.InitializeResult
-	decodeResult(t, r, &res)
-	p.send(&jsonrpc.Notification{Method: mcp.NotificationInitialized})
-	if r := p.call("ping", nil); r.Error != nil {
-		t.Fatal(r.Error)
-	}
-	return p, &res
+	return p, p.initializeWith("2025-11-25", map[string]any{"elicitation": map[string]any{}})
 }
 
 func startTask(t *testing.T, p *peer, tool string, extra map[string]any) mcp.Task {
