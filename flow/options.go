@@ -6,13 +6,13 @@ import (
 	"github.com/toolwire/toolwire/client"
 )
 
-// Defaults of the limits; each can be changed by an option.
+// Defaults of Limits; each can be changed with WithLimits.
 const (
-	DefaultMaxFileSize   = 4 << 20   // bytes of one manifest file (WithMaxFileSize)
-	DefaultMaxDepth      = 64        // YAML nesting depth (WithMaxDepth)
-	DefaultMaxSteps      = 10000     // steps per flow, nested ones included (WithMaxSteps)
-	DefaultMaxExprLength = 4 << 10   // bytes of one expression (WithMaxExprLength)
-	DefaultCostLimit     = 1_000_000 // CEL cost per evaluation (WithCostLimit)
+	DefaultMaxFileSize   = 4 << 20   // bytes of one manifest file (Limits.MaxFileBytes)
+	DefaultMaxDepth      = 64        // YAML nesting depth (Limits.MaxDepth)
+	DefaultMaxSteps      = 10000     // steps per flow, nested ones included (Limits.MaxSteps)
+	DefaultMaxExprLength = 4 << 10   // bytes of one expression (Limits.MaxExprBytes)
+	DefaultCostLimit     = 1_000_000 // CEL cost per evaluation (Limits.MaxCost)
 )
 
 // Bounds the format itself sets on a manifest's numbers; values outside
@@ -82,54 +82,6 @@ func (f loadOption) applyLoad(c *loadConfig) { f(c) }
 type runOption func(*runConfig)
 
 func (f runOption) applyRun(c *runConfig) { f(c) }
-
-// WithMaxFileSize bounds the bytes of a manifest (default DefaultMaxFileSize).
-func WithMaxFileSize(n int) LoadOption {
-	return loadOption(func(c *loadConfig) {
-		if n > 0 {
-			c.maxFileSize = n
-		}
-	})
-}
-
-// WithMaxDepth bounds the YAML nesting depth (default DefaultMaxDepth).
-func WithMaxDepth(n int) LoadOption {
-	return loadOption(func(c *loadConfig) {
-		if n > 0 {
-			c.maxDepth = n
-		}
-	})
-}
-
-// WithMaxSteps bounds the steps of one flow, nested ones included (default
-// DefaultMaxSteps).
-func WithMaxSteps(n int) LoadOption {
-	return loadOption(func(c *loadConfig) {
-		if n > 0 {
-			c.maxSteps = n
-		}
-	})
-}
-
-// WithMaxExprLength bounds the bytes of one expression (default
-// DefaultMaxExprLength).
-func WithMaxExprLength(n int) LoadOption {
-	return loadOption(func(c *loadConfig) {
-		if n > 0 {
-			c.maxExprLength = n
-		}
-	})
-}
-
-// WithCostLimit bounds the CEL cost of one evaluation (default
-// DefaultCostLimit); exceeding it raises ERR_EXPRESSION.
-func WithCostLimit(n uint64) LoadOption {
-	return loadOption(func(c *loadConfig) {
-		if n > 0 {
-			c.costLimit = n
-		}
-	})
-}
 
 // WithInputs sets the flow's inputs from strings (as --input k=v gives
 // them); each is converted to its declared type.

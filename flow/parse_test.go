@@ -50,7 +50,7 @@ steps: [{value: *d}]
 		{"steps is a string", "steps: go\n", nil, "steps: want a list, not a string"},
 		{"deep flow nesting", deepFlow, nil, "nested deeper than 64 levels"},
 		{"deep block nesting", deepBlock.String(), nil, "nested deeper than 64 levels"},
-		{"nesting limit option", "steps: [{value: [[[[1]]]]}]\n", []flow.LoadOption{flow.WithMaxDepth(3)}, "nested deeper than 3 levels"},
+		{"nesting limit option", "steps: [{value: [[[[1]]]]}]\n", []flow.LoadOption{flow.WithLimits(flow.Limits{MaxDepth: 3})}, "nested deeper than 3 levels"},
 		{"alias bomb", bomb, nil, "anchors and aliases are not supported"},
 		{"merge key", "x: &x {a: 1}\nsteps: [{value: {<<: *x}}]\n", nil, "not supported"},
 		{"tag", "steps: [{value: !!binary aGk=}]\n", nil, "tags are not supported"},
@@ -61,10 +61,10 @@ steps: [{value: *d}]
 		{"bad indentation", "steps:\n  - value: 1\n   bad: 2\n", nil, ":"},
 		{"duplicate key", "steps: [{value: 1}]\nsteps: [{value: 2}]\n", nil, "duplicate key \"steps\""},
 		{"huge file", "steps: [{value: 1}]\n#" + strings.Repeat("x", 5<<20) + "\n", nil, "file larger than 4194304 bytes"},
-		{"file size option", "steps: [{value: 1}]\n", []flow.LoadOption{flow.WithMaxFileSize(10)}, "file larger than 10 bytes"},
-		{"too many steps", manySteps.String(), []flow.LoadOption{flow.WithMaxSteps(10)}, "12:5: more than 10 steps in the flow"},
+		{"file size option", "steps: [{value: 1}]\n", []flow.LoadOption{flow.WithLimits(flow.Limits{MaxFileBytes: 10})}, "file larger than 10 bytes"},
+		{"too many steps", manySteps.String(), []flow.LoadOption{flow.WithLimits(flow.Limits{MaxSteps: 10})}, "12:5: more than 10 steps in the flow"},
 		{"long expression", "steps: [{value: \"${{ " + strings.Repeat("1 + ", 2000) + "1 }}\"}]\n", nil, "expression longer than 4096 bytes"},
-		{"expression length option", "steps: [{value: \"${{ 1 + 2 + 3 }}\"}]\n", []flow.LoadOption{flow.WithMaxExprLength(5)}, "expression longer than 5 bytes"},
+		{"expression length option", "steps: [{value: \"${{ 1 + 2 + 3 }}\"}]\n", []flow.LoadOption{flow.WithLimits(flow.Limits{MaxExprBytes: 5})}, "expression longer than 5 bytes"},
 		{"complex key", "? [a]\n: 1\nsteps: [{value: 1}]\n", nil, "2:1: found an invalid key"},
 		{"number key", "1: x\nsteps: [{value: 1}]\n", nil, "unknown key \"1\""},
 		{"infinity", "steps: [{value: .inf}]\n", nil, "infinity and NaN"},
@@ -107,7 +107,7 @@ func TestLoadFile(t *testing.T) {
 	if got := strings.Join(names, ","); got != "weather,second,weather#3" {
 		t.Fatalf("names %s", got)
 	}
-	if _, err := flow.Load(path, flow.WithMaxFileSize(8)); err == nil || !strings.Contains(err.Error(), "larger than 8 bytes") {
+	if _, err := flow.Load(path, flow.WithLimits(flow.Limits{MaxFileBytes: 8})); err == nil || !strings.Contains(err.Error(), "larger than 8 bytes") {
 		t.Fatalf("size limit: %v", err)
 	}
 	if _, err := flow.Load(dir + "/missing.flow.yaml"); err == nil {

@@ -493,7 +493,7 @@ steps:
 func TestCostLimit(t *testing.T) {
 	f := parse(t, `steps:
   - value: "${{ [1,2,3,4,5,6,7,8,9,10].map(x, [1,2,3,4,5,6,7,8,9,10].map(y, x * y)) }}"
-`, flow.WithCostLimit(50))
+`, flow.WithLimits(flow.Limits{MaxCost: 50}))
 	res, err := f.Flows[0].Run(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -521,7 +521,7 @@ steps:
 	}
 }
 
-// TestDefaultCostLimit: without WithCostLimit an expression costing more
+// TestDefaultCostLimit: without Limits.MaxCost an expression costing more
 // than DefaultCostLimit fails, a cheaper one passes.
 func TestDefaultCostLimit(t *testing.T) {
 	items := make([]string, 1100)

@@ -12,3 +12,11 @@ func Set[T comparable](dst *T, v T) {
 		*dst = v
 	}
 }
+
+// SetPositive stores v in *dst when it is above zero, for limits whose
+// default is in *dst already and that have no meaning at or below zero.
+func SetPositive[T ~int | ~int64 | ~uint64](dst *T, v T) {
+	if v > 0 {
+		*dst = v
+	}
+}
