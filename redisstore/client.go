@@ -23,7 +23,7 @@ var ErrClosed = errors.New("redisstore: client is closed")
 const redacted = "[redacted]"
 
 // Client is a pool of connections to one Redis server, shared by the stores
-// made from it. Every operation has a deadline (WithTimeout), and Healthy
+// made from it. Every operation has a deadline (Limits.CommandTimeout), and Healthy
 // tells whether Redis answers, so that a replica can refuse new sessions
 // (503) while Redis is down. It is safe for concurrent use.
 type Client struct {

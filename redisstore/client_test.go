@@ -34,7 +34,7 @@ func TestOpenOptions(t *testing.T) {
 	// The URL's pool size and shorter socket timeouts are kept; longer ones
 	// and retries are not.
 	c = open(t, "redis://"+srv.Addr+"/3?pool_size=7&read_timeout=100ms&dial_timeout=1m&max_retries=5",
-		WithPrefix(""), WithTimeout(0), WithHealthInterval(0), WithLogger(nil), WithPoolSize(0))
+		WithPrefix(""), WithLimits(Limits{CommandTimeout: 0, HealthInterval: 0}), WithLogger(nil), WithLimits(Limits{MaxConns: 0}))
 	o = c.rdb.Options()
 	if c.prefix != DefaultPrefix || c.timeout != DefaultTimeout || o.PoolSize != 7 || o.ReadTimeout != 100*time.Millisecond ||
 		o.DialTimeout != DefaultTimeout || o.MaxRetries != 0 || o.DB != 3 {
@@ -42,7 +42,7 @@ func TestOpenOptions(t *testing.T) {
 			c.prefix, c.timeout, o.PoolSize, o.ReadTimeout, o.DialTimeout, o.MaxRetries, o.DB)
 	}
 	// Options win over the URL; a later option over an earlier one.
-	c = open(t, srv.URL()+"?pool_size=7", WithPoolSize(5), WithTimeout(time.Second), WithTimeout(700*time.Millisecond),
+	c = open(t, srv.URL()+"?pool_size=7", WithLimits(Limits{MaxConns: 5, CommandTimeout: time.Second}), WithLimits(Limits{CommandTimeout: 700 * time.Millisecond}),
 		WithPrefix("a:"), WithPrefix("b:"))
 	o = c.rdb.Options()
 	if c.prefix != "b:" || c.timeout != 700*time.Millisecond || o.PoolSize != 5 || o.ReadTimeout != 700*time.Millisecond {
@@ -53,10 +53,10 @@ func TestOpenOptions(t *testing.T) {
 	if def.lim != (eventLimits{DefaultMaxEventsPerStream, DefaultMaxBytesPerSession, DefaultEventTTL}) {
 		t.Errorf("event store defaults: %+v", def.lim)
 	}
-	if l := c.EventStore(WithMaxEventsPerStream(0), WithMaxBytesPerSession(-1), WithEventTTL(0)).lim; l != def.lim {
+	if l := c.EventStore(WithLimits(Limits{MaxEventsPerStream: 0, MaxBytesPerSession: -1, EventTTL: 0})).lim; l != def.lim {
 		t.Errorf("zero and negative bounds: %+v, want the defaults", l)
 	}
-	if l := c.EventStore(WithMaxEventsPerStream(1), WithMaxBytesPerSession(2), WithEventTTL(time.Second)).lim; l != (eventLimits{1, 2, time.Second}) {
+	if l := c.EventStore(WithLimits(Limits{MaxEventsPerStream: 1, MaxBytesPerSession: 2, EventTTL: time.Second})).lim; l != (eventLimits{1, 2, time.Second}) {
 		t.Errorf("bounds: %+v", l)
 	}
 }
@@ -77,7 +77,7 @@ func TestOpenFails(t *testing.T) {
 		}
 	}
 	testwait.Returns(t, "Open of a closed port", func() {
-		if _, err := Open(context.Background(), "redis://"+closedAddr+"/0", WithTimeout(200*time.Millisecond)); err == nil {
+		if _, err := Open(context.Background(), "redis://"+closedAddr+"/0", WithLimits(Limits{CommandTimeout: 200 * time.Millisecond})); err == nil {
 			t.Error("Open of a closed port succeeded")
 		}
 	})
@@ -87,7 +87,7 @@ func TestOpenFails(t *testing.T) {
 	}
 	defer syscall.Kill(srv.PID(), syscall.SIGCONT)
 	testwait.Returns(t, "Open of a hung server", func() {
-		_, err := Open(context.Background(), srv.URL(), WithTimeout(200*time.Millisecond))
+		_, err := Open(context.Background(), srv.URL(), WithLimits(Limits{CommandTimeout: 200 * time.Millisecond}))
 		if err == nil {
 			t.Error("Open of a hung server succeeded")
 		}
@@ -153,7 +153,7 @@ func TestPasswordNeverShown(t *testing.T) {
 		":" + pw + "@" + srv.Addr,                   // no scheme
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		c, err := Open(ctx, u, WithTimeout(300*time.Millisecond))
+		c, err := Open(ctx, u, WithLimits(Limits{CommandTimeout: 300 * time.Millisecond}))
 		cancel()
 		if err == nil {
 			c.Close()
@@ -165,7 +165,7 @@ func TestPasswordNeverShown(t *testing.T) {
 
 	var logs testenv.SyncBuffer
 	c := open(t, "redis://:"+pw+"@"+srv.Addr+"/0", WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
-		WithTimeout(upTimeout), WithHealthInterval(20*time.Millisecond))
+		WithLimits(Limits{CommandTimeout: upTimeout, HealthInterval: 20 * time.Millisecond}))
 	s := c.EventStore()
 	mustAppend(t, s, "s", "p", nil)
 	srv.Stop()
@@ -221,7 +221,7 @@ func TestPasswordNeverShown(t *testing.T) {
 // Healthy is false and Err is ErrClosed; a second Close is harmless.
 func TestClientClose(t *testing.T) {
 	srv := testenv.Redis(t)
-	c := open(t, srv.URL(), WithHealthInterval(10*time.Millisecond))
+	c := open(t, srv.URL(), WithLimits(Limits{HealthInterval: 10 * time.Millisecond}))
 	s := c.EventStore()
 	id := mustAppend(t, s, "s", "p", nil)
 	if err := c.Close(); err != nil {
@@ -252,7 +252,7 @@ func TestClientClose(t *testing.T) {
 // own Ping; a success after a failure makes it healthy again.
 func TestHealth(t *testing.T) {
 	srv := testenv.Redis(t)
-	c := open(t, srv.URL(), WithHealthInterval(time.Hour))
+	c := open(t, srv.URL(), WithLimits(Limits{HealthInterval: time.Hour}))
 	if err := do(t, c, "NOSUCHCOMMAND").Err(); err == nil {
 		t.Fatal("an unknown command succeeded")
 	} else if unavailable(err) {

@@ -17,7 +17,7 @@ import (
 // sharing the Redis server and prefix sees the same streams, so a client
 // can resume a stream on a replica other than the one it started on.
 //
-// Each session has two keys, both expiring WithEventTTL after its last
+// Each session has two keys, both expiring Limits.EventTTL after its last
 // Append: a small hash of per-stream counters and a hash of the events
 // themselves. Append and After are one round trip each (a Lua script).
 //
@@ -59,7 +59,7 @@ const (
 )
 
 // EventStore returns the client's event store, bounded by opts
-// (WithMaxEventsPerStream, WithMaxBytesPerSession, WithEventTTL). Stores
+// (Limits.MaxEventsPerStream, Limits.MaxBytesPerSession, Limits.EventTTL). Stores
 // made with the same bounds on clients with the same prefix share their
 // events; the bounds are applied by each Append, so replicas should agree
 // on them.

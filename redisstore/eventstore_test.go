@@ -50,7 +50,7 @@ func epochOf(t testing.TB, id string) string {
 // events; the byte bound evicting across streams; DropStream, DropSession
 // and the separator check.
 func TestEventStore(t *testing.T) {
-	s, _ := newStore(t, WithMaxEventsPerStream(3), WithMaxBytesPerSession(10))
+	s, _ := newStore(t, WithLimits(Limits{MaxEventsPerStream: 3, MaxBytesPerSession: 10}))
 	var ids []string
 	for i := range 3 {
 		ids = append(ids, mustAppend(t, s, "s1", "p1", []byte(fmt.Sprint(i))))
@@ -95,7 +95,7 @@ func TestEventStore(t *testing.T) {
 	}
 
 	// The byte bound evicts across streams.
-	big := s.c.EventStore(WithMaxBytesPerSession(8))
+	big := s.c.EventStore(WithLimits(Limits{MaxBytesPerSession: 8}))
 	a := mustAppend(t, big, "s", "a", []byte("12345"))
 	mustAppend(t, big, "s", "b", []byte("12345"))
 	if n := do(t, s.c, "HLEN", big.keys("s")[1]).Val(); n != int64(1) {
@@ -127,7 +127,7 @@ func TestEventStore(t *testing.T) {
 // the bound on its own is evicted at once (a resume from before it loses
 // it).
 func TestEventStoreMaxBytes(t *testing.T) {
-	s, _ := newStore(t, WithMaxBytesPerSession(10))
+	s, _ := newStore(t, WithLimits(Limits{MaxBytesPerSession: 10}))
 	a0 := mustAppend(t, s, "a", "p1", nil) // a priming event: no data
 	a1 := mustAppend(t, s, "a", "p1", []byte("aaaaaa"))
 	b0 := mustAppend(t, s, "a", "p2", []byte("b"))
@@ -405,7 +405,7 @@ func TestEventStoreTTL(t *testing.T) {
 		}
 	}
 
-	short := c.EventStore(WithEventTTL(200 * time.Millisecond))
+	short := c.EventStore(WithLimits(Limits{EventTTL: 200 * time.Millisecond}))
 	id := mustAppend(t, short, "gone", "p", nil)
 	mustAppend(t, short, "gone", "p", []byte("x"))
 	for _, k := range short.keys("gone") {
@@ -465,7 +465,7 @@ func TestEventStoreMatchesMemory(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(len(cfg.name))))
 			mem := streamable.NewMemoryEventStore(streamable.WithMaxEventsPerStream(cfg.maxEvents),
 				streamable.WithMaxBytesPerSession(cfg.maxByte), streamable.WithMaxBytes(1<<30))
-			red := c.EventStore(WithMaxEventsPerStream(cfg.maxEvents), WithMaxBytesPerSession(cfg.maxByte))
+			red := c.EventStore(WithLimits(Limits{MaxEventsPerStream: cfg.maxEvents, MaxBytesPerSession: cfg.maxByte}))
 			type pos struct {
 				session, stream string
 				seq             uint64
@@ -624,7 +624,7 @@ func checkAccounts(t *testing.T, s *EventStore, session string) {
 // dropped whole.
 func TestEventStoreLongStream(t *testing.T) {
 	const n = 2500
-	s, _ := newStore(t, WithMaxEventsPerStream(n))
+	s, _ := newStore(t, WithLimits(Limits{MaxEventsPerStream: n}))
 	first := mustAppend(t, s, "s", "p", nil)
 	for i := 1; i < n; i++ {
 		mustAppend(t, s, "s", "p", []byte(fmt.Sprint(i)))
@@ -649,7 +649,7 @@ func TestEventStoreLongStream(t *testing.T) {
 // works, its sessions' old ids unknown (Redis kept nothing).
 func TestEventStoreRedisDown(t *testing.T) {
 	srv := testenv.Redis(t)
-	c := open(t, srv.URL(), WithTimeout(upTimeout), WithHealthInterval(50*time.Millisecond))
+	c := open(t, srv.URL(), WithLimits(Limits{CommandTimeout: upTimeout, HealthInterval: 50 * time.Millisecond}))
 	s := c.EventStore()
 	id := mustAppend(t, s, "s", "p", nil)
 	if !c.Healthy() || c.Err() != nil {
@@ -701,7 +701,7 @@ func TestEventStoreRedisDown(t *testing.T) {
 // may make one outlast it.
 func TestEventStoreRedisHung(t *testing.T) {
 	srv := testenv.Redis(t)
-	c := open(t, srv.URL(), WithTimeout(300*time.Millisecond), WithHealthInterval(50*time.Millisecond))
+	c := open(t, srv.URL(), WithLimits(Limits{CommandTimeout: 300 * time.Millisecond, HealthInterval: 50 * time.Millisecond}))
 	s := c.EventStore()
 	var id string
 	testwait.WaitForNil(t, "an Append with Redis up", func() (err error) {

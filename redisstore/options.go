@@ -7,7 +7,7 @@ import (
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
-// Defaults for the Option and EventStoreOption constructors.
+// Defaults of the options and Limits.
 const (
 	// DefaultPrefix starts every key the package writes.
 	DefaultPrefix = "toolwire:"
@@ -72,44 +72,6 @@ func WithPrefix(p string) Option {
 	})
 }
 
-// WithTimeout bounds every operation on Redis, from waiting for a pooled
-// connection to reading the reply (default DefaultTimeout); past it the
-// operation fails and the client counts Redis as unavailable. Values of
-// zero or less mean the default.
-func WithTimeout(d time.Duration) Option {
-	return clientOption(func(c *clientConfig) {
-		if d <= 0 {
-			d = DefaultTimeout
-		}
-		c.timeout = d
-	})
-}
-
-// WithPoolSize sets how many connections the client keeps to Redis (default:
-// the URL's pool_size parameter, else DefaultPoolSize). Values below 1 mean
-// the default.
-func WithPoolSize(n int) Option {
-	return clientOption(func(c *clientConfig) {
-		if n < 1 {
-			n = 0
-		}
-		c.poolSize = n
-	})
-}
-
-// WithHealthInterval sets how often a background PING checks Redis (default
-// DefaultHealthInterval), so that Healthy turns false while Redis is down
-// even when no request runs, and true again soon after it is back. Values
-// of zero or less mean the default.
-func WithHealthInterval(d time.Duration) Option {
-	return clientOption(func(c *clientConfig) {
-		if d <= 0 {
-			d = DefaultHealthInterval
-		}
-		c.healthInterval = d
-	})
-}
-
 // WithLogger sets where the client reports Redis becoming unavailable and
 // available again (default: discard). Its messages never hold the URL's
 // password.
@@ -135,42 +97,3 @@ type eventLimits struct {
 type eventStoreOption func(*eventLimits)
 
 func (f eventStoreOption) applyEventStore(l *eventLimits) { f(l) }
-
-// WithMaxEventsPerStream bounds the events kept per stream (default
-// DefaultMaxEventsPerStream); past it the stream's oldest events are
-// evicted, and a client resuming from before them gets ErrEventsLost.
-// Values below 1 mean the default.
-func WithMaxEventsPerStream(n int) EventStoreOption {
-	return eventStoreOption(func(l *eventLimits) {
-		if n < 1 {
-			n = DefaultMaxEventsPerStream
-		}
-		l.maxEventsPerStream = n
-	})
-}
-
-// WithMaxBytesPerSession bounds the event data kept per session (default
-// DefaultMaxBytesPerSession); past it the oldest events of the session's
-// largest stream are evicted, as in the memory store. An event larger than
-// the bound is evicted at once. Values below 1 mean the default.
-func WithMaxBytesPerSession(n int) EventStoreOption {
-	return eventStoreOption(func(l *eventLimits) {
-		if n < 1 {
-			n = DefaultMaxBytesPerSession
-		}
-		l.maxBytesPerSession = n
-	})
-}
-
-// WithEventTTL sets how long a session's events outlive its last Append
-// (default DefaultEventTTL), so that the events of sessions no replica
-// dropped (a replica crashed) vanish on their own. Redis keeps it to the
-// millisecond; values of zero or less mean the default.
-func WithEventTTL(d time.Duration) EventStoreOption {
-	return eventStoreOption(func(l *eventLimits) {
-		if d <= 0 {
-			d = DefaultEventTTL
-		}
-		l.ttl = d
-	})
-}

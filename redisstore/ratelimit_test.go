@@ -486,7 +486,7 @@ func TestLimiterTTL(t *testing.T) {
 func TestLimiterRedisDown(t *testing.T) {
 	srv := testenv.Redis(t)
 	var logA, logB testenv.SyncBuffer
-	opts := []Option{WithTimeout(upTimeout), WithHealthInterval(50 * time.Millisecond)}
+	opts := []Option{WithLimits(Limits{CommandTimeout: upTimeout, HealthInterval: 50 * time.Millisecond})}
 	ca := open(t, srv.URL(), opts...)
 	cb := open(t, srv.URL(), append(opts, WithLogger(slog.New(slog.NewTextHandler(&logB, nil))))...)
 	cfg := ratelimit.Config{Identity: ratelimit.PerSecond(0.001, 3)}
@@ -580,7 +580,7 @@ func TestLimiterRedisErrorFallsBack(t *testing.T) {
 // While the client is unhealthy Allow costs none.
 func TestLimiterRoundTrips(t *testing.T) {
 	srv := testenv.Redis(t)
-	c := open(t, srv.URL(), WithHealthInterval(time.Hour))
+	c := open(t, srv.URL(), WithLimits(Limits{HealthInterval: time.Hour}))
 	h := countRoundTrips(c)
 	l := newLimiter(t, c, ratelimit.Config{
 		Identity: ratelimit.PerSecond(1, 3),

@@ -41,8 +41,8 @@ func (i *inbox) has(s string) bool {
 // arrives; after Redis restarts, the subscription carries on by itself.
 func TestSessionBus(t *testing.T) {
 	srv := testenv.Redis(t)
-	a := open(t, srv.URL(), WithPrefix("app*[1]:"), WithHealthInterval(50*time.Millisecond))
-	b := open(t, srv.URL(), WithPrefix("app*[1]:"), WithHealthInterval(50*time.Millisecond))
+	a := open(t, srv.URL(), WithPrefix("app*[1]:"), WithLimits(Limits{HealthInterval: 50 * time.Millisecond}))
+	b := open(t, srv.URL(), WithPrefix("app*[1]:"), WithLimits(Limits{HealthInterval: 50 * time.Millisecond}))
 	other := open(t, srv.URL(), WithPrefix("appX1:"))
 	var ia, ib, io inbox
 	stopA, err := a.SessionBus().Subscribe(ia.add)

@@ -163,8 +163,8 @@ const (
 // is gone everywhere and a new one opens.
 func TestSessionsAcrossReplicas(t *testing.T) {
 	srv := testenv.Redis(t)
-	a, _ := replica(t, srv.URL(), WithTimeout(upTimeout), WithHealthInterval(50*time.Millisecond))
-	b, cb := replica(t, srv.URL(), WithTimeout(upTimeout), WithHealthInterval(50*time.Millisecond))
+	a, _ := replica(t, srv.URL(), WithLimits(Limits{CommandTimeout: upTimeout, HealthInterval: 50 * time.Millisecond}))
+	b, cb := replica(t, srv.URL(), WithLimits(Limits{CommandTimeout: upTimeout, HealthInterval: 50 * time.Millisecond}))
 	status, _, sid := post(t, a, "", initBody)
 	if status != http.StatusOK || sid == "" {
 		t.Fatalf("initialize on A: %d", status)

@@ -23,7 +23,7 @@ const (
 	// refresh: a replica that dies has its running tasks failed by another
 	// replica's Sweep about this long after.
 	DefaultLeaseTTL = 15 * time.Second
-	// MinLeaseTTL is the shortest lease WithLeaseTTL accepts; shorter values
+	// MinLeaseTTL is the shortest lease Limits.LeaseTTL accepts; shorter values
 	// are raised to it, so that refreshes (every third of it) stay sane.
 	MinLeaseTTL = 100 * time.Millisecond
 	// MaxTaskOwnerLen bounds a task's owner, in bytes: it becomes part of a
@@ -61,14 +61,14 @@ var ErrTaskConflict = errors.New("redisstore: the task kept changing during Upda
 //
 // Each task is a hash under prefix+"task:t:"+id, expiring (by Redis) TTL
 // after its creation; an index of all tasks by expiry ("task:all") bounds
-// the store (WithMaxTasks, counted across all replicas) and drives Sweep,
+// the store (Limits.MaxTasks, counted across all replicas) and drives Sweep,
 // and a per-owner index ("task:o:"+owner) drives List. The store's own
 // clock judges expiry too, so an expired task is gone at once even before
 // Redis drops it.
 //
 // Replicas: each TaskStore has a replica id (WithReplicaID, else random)
 // and holds a lease, prefix+"replica:"+id, refreshed every third of its
-// TTL (WithLeaseTTL) until Close. A task records the replica that created
+// TTL (Limits.LeaseTTL) until Close. A task records the replica that created
 // it (and runs it). Recover fails the working and input_required tasks of
 // this replica id (a previous life of it) and of every replica whose lease
 // is gone (it died), never the tasks of live replicas; Sweep fails those of
@@ -120,20 +120,6 @@ type taskStoreOption func(*taskConfig)
 
 func (f taskStoreOption) applyTaskStore(c *taskConfig) { f(c) }
 
-// WithMaxTasks bounds how many tasks the store holds across all replicas
-// (default taskstore.DefaultMaxTasks), expired ones counting until swept;
-// at the bound Create deletes up to 500 expired tasks and, if none was,
-// fails with taskstore.ErrFull. Replicas should agree on it. Values below 1
-// mean the default.
-func WithMaxTasks(n int) TaskStoreOption {
-	return taskStoreOption(func(c *taskConfig) {
-		if n < 1 {
-			n = taskstore.DefaultMaxTasks
-		}
-		c.maxTasks = n
-	})
-}
-
 // WithTaskClock sets the clock that stamps tasks and judges their expiry
 // (default time.Now). For tests.
 func WithTaskClock(now func() time.Time) TaskStoreOption {
@@ -150,19 +136,6 @@ func WithTaskClock(now func() time.Time) TaskStoreOption {
 // MaxNameLen bytes; "" means random.
 func WithReplicaID(id string) TaskStoreOption {
 	return taskStoreOption(func(c *taskConfig) { c.replica = id })
-}
-
-// WithLeaseTTL sets how long the replica's lease outlives its last refresh
-// (default DefaultLeaseTTL, at least MinLeaseTTL): other replicas fail the
-// tasks of a replica about this long after it died. It should well exceed
-// the client's timeout. Values of zero or less mean the default.
-func WithLeaseTTL(d time.Duration) TaskStoreOption {
-	return taskStoreOption(func(c *taskConfig) {
-		if d <= 0 {
-			d = DefaultLeaseTTL
-		}
-		c.leaseTTL = max(d, MinLeaseTTL)
-	})
 }
 
 // TaskStore returns a task store on the client and takes its replica's

@@ -41,7 +41,7 @@ func taskOptions(opts []taskstore.Option) []TaskStoreOption {
 			break
 		}
 	}
-	return []TaskStoreOption{WithTaskClock(clock), WithMaxTasks(maxTasks)}
+	return []TaskStoreOption{WithTaskClock(clock), WithLimits(Limits{MaxTasks: maxTasks})}
 }
 
 // newTaskStore makes a TaskStore on a client of its own, under a prefix of
@@ -207,8 +207,8 @@ func TestTaskStoreCluster(t *testing.T) {
 	const msg = "the replica running it stopped"
 	setup := func(t *testing.T) (a, b *TaskStore) {
 		prefix := freshPrefix()
-		a, _ = newTaskStore(t, srv.URL(), prefix, WithLeaseTTL(testLeaseTTL))
-		b, _ = newTaskStore(t, srv.URL(), prefix, WithLeaseTTL(testLeaseTTL))
+		a, _ = newTaskStore(t, srv.URL(), prefix, WithLimits(Limits{LeaseTTL: testLeaseTTL}))
+		b, _ = newTaskStore(t, srv.URL(), prefix, WithLimits(Limits{LeaseTTL: testLeaseTTL}))
 		for _, id := range []string{"w", "i", "done"} {
 			if err := a.Create(ctx, newTask(id, "alice")); err != nil {
 				t.Fatal(err)
@@ -318,7 +318,7 @@ func waitLeaseRenewed(t *testing.T, s *TaskStore) {
 // are refused or raised.
 func TestTaskStoreLease(t *testing.T) {
 	srv := testenv.Redis(t)
-	s, c := newTaskStore(t, srv.URL(), freshPrefix(), WithLeaseTTL(testLeaseTTL), WithReplicaID("r1"))
+	s, c := newTaskStore(t, srv.URL(), freshPrefix(), WithLimits(Limits{LeaseTTL: testLeaseTTL}), WithReplicaID("r1"))
 	if s.leaseKey != c.prefix+"replica:r1" {
 		t.Errorf("lease key %q", s.leaseKey)
 	}
@@ -338,7 +338,7 @@ func TestTaskStoreLease(t *testing.T) {
 	if _, err := c.TaskStore(WithReplicaID(strings.Repeat("r", MaxNameLen+1))); err == nil {
 		t.Error("a replica id past MaxNameLen was accepted")
 	}
-	if s2, err := c.TaskStore(WithLeaseTTL(time.Nanosecond)); err != nil || s2.cfg.leaseTTL != MinLeaseTTL {
+	if s2, err := c.TaskStore(WithLimits(Limits{LeaseTTL: time.Nanosecond})); err != nil || s2.cfg.leaseTTL != MinLeaseTTL {
 		t.Errorf("tiny lease TTL: %v, %v; want MinLeaseTTL", s2.cfg.leaseTTL, err)
 	} else {
 		s2.Close()
@@ -401,7 +401,7 @@ func ignore(err, want error) error {
 func TestTaskStoreRedisDown(t *testing.T) {
 	srv := testenv.Redis(t)
 	ctx := context.Background()
-	s, c := newTaskStore(t, srv.URL(), freshPrefix(), WithLeaseTTL(300*time.Millisecond))
+	s, c := newTaskStore(t, srv.URL(), freshPrefix(), WithLimits(Limits{LeaseTTL: 300 * time.Millisecond}))
 	if err := s.Create(ctx, newTask("t1", "alice")); err != nil {
 		t.Fatal(err)
 	}
@@ -550,7 +550,7 @@ func TestTaskStoreSweepBatches(t *testing.T) {
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	const n = sweepBatch*2 + 7
-	s, c := newTaskStore(t, srv.URL(), freshPrefix(), WithTaskClock(clock), WithMaxTasks(n))
+	s, c := newTaskStore(t, srv.URL(), freshPrefix(), WithTaskClock(clock), WithLimits(Limits{MaxTasks: n}))
 	for i := range n {
 		r := newTask(fmt.Sprint(i), "alice")
 		r.TTL = time.Hour
