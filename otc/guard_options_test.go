@@ -55,11 +55,11 @@ func TestAllowedHostsAndOrigins(t *testing.T) {
 func TestGuardOptionErrors(t *testing.T) {
 	s := server.New(mcp.Implementation{Name: "x", Version: "1"})
 	for name, o := range map[string]otc.Option{
-		"empty host":         otc.WithAllowedHosts("localhost", ""),
-		"empty origin":       otc.WithAllowedOrigins(" "),
-		"zero write timeout": otc.WithWriteTimeout(0),
-		"negative timeout":   otc.WithWriteTimeout(-time.Second),
-		"nil option":         nil,
+		"empty host":           otc.WithAllowedHosts("localhost", ""),
+		"empty origin":         otc.WithAllowedOrigins(" "),
+		"negative timeout":     otc.WithLimits(otc.Limits{WriteTimeout: -time.Second}),
+		"token ahead past 15m": otc.WithLimits(otc.Limits{MaxTokenAhead: time.Hour}),
+		"nil option":           nil,
 	} {
 		_, err := otc.NewHandler(otc.NewServerBackend(s), o)
 		if err == nil {
@@ -81,7 +81,7 @@ func TestWriteTimeoutDropsStuckClient(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	h, err := otc.NewHandler(otc.NewServerBackend(s), otc.WithWriteTimeout(100*time.Millisecond))
+	h, err := otc.NewHandler(otc.NewServerBackend(s), otc.WithLimits(otc.Limits{WriteTimeout: 100 * time.Millisecond}))
 	if err != nil {
 		t.Fatal(err)
 	}

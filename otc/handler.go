@@ -28,7 +28,7 @@ import (
 const DefaultMaxRequestBytes = 1 << 20
 
 // DefaultWriteTimeout bounds the writing of one response (see
-// WithWriteTimeout).
+// Limits.WriteTimeout).
 const DefaultWriteTimeout = 30 * time.Second
 
 // HeaderOXPVersion is the OXP version header; a request that sends it is
@@ -112,18 +112,6 @@ func WithJWT(secret []byte, audience string) Option {
 	}
 }
 
-// WithMaxTokenAhead changes how far ahead a JWT's exp may be (default and
-// maximum 15 minutes).
-func WithMaxTokenAhead(d time.Duration) Option {
-	return func(h *Handler) error {
-		if d <= 0 || d > DefaultMaxTokenAhead {
-			return fmt.Errorf("otc: max token lifetime %s must be in (0, %s]", d, DefaultMaxTokenAhead)
-		}
-		h.auth.maxAhead = d
-		return nil
-	}
-}
-
 // WithClock sets the clock used for token expiry and call durations.
 func WithClock(now func() time.Time) Option {
 	return func(h *Handler) error {
@@ -139,18 +127,6 @@ func WithClock(now func() time.Time) Option {
 // for one (default OTC).
 func WithDialect(d Dialect) Option {
 	return func(h *Handler) error { h.dialect = d; return nil }
-}
-
-// WithMaxRequestBytes bounds the request body (default 1 MiB); larger
-// bodies get 413.
-func WithMaxRequestBytes(n int64) Option {
-	return func(h *Handler) error {
-		if n <= 0 {
-			return fmt.Errorf("otc: max request size %d must be positive", n)
-		}
-		h.maxBody = n
-		return nil
-	}
 }
 
 // WithLogger sets where the handler logs backend failures (default: nowhere).
@@ -210,21 +186,6 @@ func WithAllowedOrigins(origins ...string) Option {
 			}
 		}
 		h.origins = append(h.origins, origins...)
-		return nil
-	}
-}
-
-// WithWriteTimeout bounds the writing of each response (default 30 s, any
-// positive duration): a client that stops reading loses its connection
-// instead of holding the handler. The clock starts when the response is
-// ready, not when the request arrives, so a long tool call is not cut
-// short by it.
-func WithWriteTimeout(d time.Duration) Option {
-	return func(h *Handler) error {
-		if d <= 0 {
-			return fmt.Errorf("otc: write timeout %s must be positive", d)
-		}
-		h.writeTO = d
 		return nil
 	}
 }

@@ -153,7 +153,7 @@ func TestBadRequests(t *testing.T) {
 }
 
 func TestHTTPLimits(t *testing.T) {
-	ts := serve(t, newSeedServer(t, defaultSeedEnv(t)), otc.WithMaxRequestBytes(200))
+	ts := serve(t, newSeedServer(t, defaultSeedEnv(t)), otc.WithLimits(otc.Limits{MaxRequestBytes: 200}))
 	big := map[string]any{"request": map[string]any{"tool_id": "SMS.Send", "input": map[string]any{"phone_number": "1", "message": strings.Repeat("x", 300)}}}
 	r := do(t, http.MethodPost, ts.URL+"/tools/call", big, nil)
 	wantStatus(t, r, http.StatusRequestEntityTooLarge)

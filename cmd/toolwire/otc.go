@@ -69,7 +69,7 @@ func serveOTC(ctx context.Context, srv *server.Server, f *otcServeFlags, logger 
 	opts := []otc.Option{otc.WithLogger(logger),
 		otc.WithAllowedHosts(f.allowedHosts...), otc.WithAllowedOrigins(f.allowedOrigins...)}
 	if f.writeTimeout > 0 {
-		opts = append(opts, otc.WithWriteTimeout(f.writeTimeout))
+		opts = append(opts, otc.WithLimits(otc.Limits{WriteTimeout: f.writeTimeout}))
 	}
 	keys := f.apiKeys
 	if len(keys) == 0 {
