@@ -17,9 +17,9 @@ func BenchmarkVerifyJWT(b *testing.B) {
 		alg, mode string
 		cache     JWTOption
 	}{
-		{"RS256", "full", WithVerifiedTokenCache(-1, 0)},
+		{"RS256", "full", WithLimits(Limits{VerifiedTokenTTL: -1})},
 		{"RS256", "again", nil},
-		{"ES256", "full", WithVerifiedTokenCache(-1, 0)},
+		{"ES256", "full", WithLimits(Limits{VerifiedTokenTTL: -1})},
 		{"ES256", "again", nil},
 	} {
 		alg := c.alg

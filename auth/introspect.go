@@ -37,8 +37,8 @@ const (
 // set), when it carries "aud" that must contain the audience, and "exp" and
 // "nbf" are checked like a JWT's, with the clock skew. Answers are cached by
 // a hash of the token (never the token itself): an active one for
-// WithIntrospectionTTL (default 30 s) but never past its exp, an inactive
-// one for WithInactiveTTL (default 5 s), at most WithIntrospectionCacheSize
+// Limits.IntrospectionTTL (default 30 s) but never past its exp, an inactive
+// one for Limits.InactiveTTL (default 5 s), at most Limits.MaxIntrospections
 // of them. A failed request is not cached and reads as ErrUnavailable.
 type IntrospectionVerifier struct {
 	endpoint string
@@ -76,25 +76,6 @@ func WithClientCredentials(id, secret string) IntrospectionOption {
 // WithIssuer sets the issuer an answer's "iss", when present, must equal.
 func WithIssuer(iss string) IntrospectionOption {
 	return introspectionOption(func(c *introspectionConfig) { c.issuer = iss })
-}
-
-// WithIntrospectionTTL sets how long an active token's answer is reused
-// (default 30 s; never past the token's exp). Zero turns caching of active
-// answers off; a negative value means the default.
-func WithIntrospectionTTL(d time.Duration) IntrospectionOption {
-	return introspectionOption(func(c *introspectionConfig) { c.ttl = d })
-}
-
-// WithInactiveTTL sets how long an inactive token's answer is reused
-// (default 5 s). Zero turns it off; a negative value means the default.
-func WithInactiveTTL(d time.Duration) IntrospectionOption {
-	return introspectionOption(func(c *introspectionConfig) { c.inactiveTTL = d })
-}
-
-// WithIntrospectionCacheSize bounds the number of cached answers (default
-// 10000). Values below 1 mean the default.
-func WithIntrospectionCacheSize(n int) IntrospectionOption {
-	return introspectionOption(func(c *introspectionConfig) { c.size = n })
 }
 
 // NewIntrospectionVerifier returns a verifier asking endpoint (https, or

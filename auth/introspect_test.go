@@ -131,7 +131,7 @@ func TestIntrospectionCacheNeverOutlivesExp(t *testing.T) {
 	ti := newTestIntrospector(t)
 	ti.set("short", activeAnswer("exp", testNow.Add(10*time.Second).Unix()))
 	clock := newClock()
-	v := newTestIntrospection(t, ti, clock, WithClockSkew(0))
+	v := newTestIntrospection(t, ti, clock, WithLimits(Limits{ClockSkew: -1}))
 	ctx := context.Background()
 	if _, err := v.Verify(ctx, "short"); err != nil {
 		t.Fatal(err)
@@ -237,7 +237,7 @@ func TestIntrospectionUnavailableNotCached(t *testing.T) {
 	}
 	// Nor is one past the size limit.
 	ti.set("t3", activeAnswer("pad", strings.Repeat("x", 3000)))
-	v3 := newTestIntrospection(t, ti, newClock(), WithMaxResponseBytes(2048))
+	v3 := newTestIntrospection(t, ti, newClock(), WithLimits(Limits{MaxResponseBytes: 2048}))
 	if _, err := v3.Verify(context.Background(), "t3"); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "larger than 2048") {
 		t.Fatalf("oversized answer: %v", err)
 	}
@@ -248,7 +248,7 @@ func TestIntrospectionCacheBounded(t *testing.T) {
 	for i := range 4 {
 		ti.set(fmt.Sprint("t", i), activeAnswer())
 	}
-	v := newTestIntrospection(t, ti, newClock(), WithIntrospectionCacheSize(2))
+	v := newTestIntrospection(t, ti, newClock(), WithLimits(Limits{MaxIntrospections: 2}))
 	ctx := context.Background()
 	for _, tok := range []string{"t0", "t1", "t2", "t1", "t0"} {
 		if _, err := v.Verify(ctx, tok); err != nil {

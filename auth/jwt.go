@@ -31,7 +31,7 @@ var allowedAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "P
 // /.well-known/openid-configuration), or given with WithJWKSURL; every URL
 // must be https unless its host is loopback. Keys are cached: a token naming
 // an unknown kid makes the verifier fetch the set again, at most once per
-// WithJWKSRefreshInterval (default 30 s), so key rotation works and random
+// Limits.MinJWKSRefreshInterval (default 30 s), so key rotation works and random
 // kids cost the issuer little.
 //
 // A token is accepted when it is a JWS in compact form with one of the
@@ -71,20 +71,8 @@ const (
 	DefaultVerifiedTokenCacheSize = 10000
 )
 
-// WithVerifiedTokenCache sets how long a token that verified is taken again
-// on its next requests without repeating the signature and claim checks
-// (default DefaultVerifiedTokenTTL, never past the token's exp), and how
-// many such tokens are kept (default DefaultVerifiedTokenCacheSize), keyed
-// by a hash of the token. A key withdrawn from the JWKS stops a cached
-// token within ttl. Zero means the default; a negative ttl or size turns
-// the cache off. Refused tokens are never cached.
-func WithVerifiedTokenCache(ttl time.Duration, size int) JWTOption {
-	return jwtOption(func(c *jwtConfig) { c.verifiedTTL, c.verifiedSize = ttl, size })
-}
-
 // JWTOption configures NewJWTVerifier. The VerifierOption values
-// (WithHTTPClient, WithClock, WithClockSkew, WithMaxResponseBytes,
-// WithFetchTimeout) are JWTOptions too.
+// (WithHTTPClient, WithClock, WithLimits) are JWTOptions too.
 type JWTOption interface{ applyJWT(*jwtConfig) }
 
 type jwtOption func(*jwtConfig)
@@ -103,20 +91,6 @@ func WithJWKSURL(u string) JWTOption {
 // NewJWTVerifier refuses any other. No algorithms means the default.
 func WithAlgorithms(algs ...string) JWTOption {
 	return jwtOption(func(c *jwtConfig) { c.algs = algs })
-}
-
-// WithJWKSRefreshInterval sets the least time between two fetches of the
-// JWKS (default 30 s): a token with an unknown kid fetches the set again
-// only when the last fetch is at least this old, and is refused otherwise.
-// Values of zero or less mean the default.
-func WithJWKSRefreshInterval(d time.Duration) JWTOption {
-	return jwtOption(func(c *jwtConfig) { c.refreshInterval = d })
-}
-
-// WithJWKSMaxAge sets how long fetched keys are used before the set is
-// fetched again (default 1 hour). Values of zero or less mean the default.
-func WithJWKSMaxAge(d time.Duration) JWTOption {
-	return jwtOption(func(c *jwtConfig) { c.maxAge = d })
 }
 
 // NewJWTVerifier returns a verifier of tokens issued by issuer (the exact

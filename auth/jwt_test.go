@@ -130,7 +130,7 @@ func TestJWTClockSkew(t *testing.T) {
 			t.Fatalf("within the default skew: %v", err)
 		}
 	}
-	strict := newTestVerifier(t, iss, newClock(), WithClockSkew(10*time.Second))
+	strict := newTestVerifier(t, iss, newClock(), WithLimits(Limits{ClockSkew: 10 * time.Second}))
 	for _, tok := range []string{expired30s, early30s} {
 		if _, err := strict.Verify(context.Background(), tok); !errors.Is(err, ErrInvalidToken) {
 			t.Fatalf("past a 10 s skew: %v", err)
@@ -168,7 +168,7 @@ func TestJWTAlgorithmsOption(t *testing.T) {
 func TestJWKSUnknownKidRefreshIsRateLimited(t *testing.T) {
 	iss := newTestIssuer(t)
 	clock := newClock()
-	v := newTestVerifier(t, iss, clock, WithJWKSRefreshInterval(time.Minute))
+	v := newTestVerifier(t, iss, clock, WithLimits(Limits{MinJWKSRefreshInterval: time.Minute}))
 	ctx := context.Background()
 	if _, err := v.Verify(ctx, iss.mint(t, "k1", "", iss.claims(testAudience))); err != nil {
 		t.Fatal(err)
@@ -204,7 +204,7 @@ func TestJWKSKeyRotation(t *testing.T) {
 	iss := newTestIssuer(t)
 	clock := newClock()
 	// Without the verified-token cache: what the key set alone decides.
-	v := newTestVerifier(t, iss, clock, WithVerifiedTokenCache(-1, 0))
+	v := newTestVerifier(t, iss, clock, WithLimits(Limits{VerifiedTokenTTL: -1}))
 	ctx := context.Background()
 	if _, err := v.Verify(ctx, iss.mint(t, "k1", "", iss.claims(testAudience))); err != nil {
 		t.Fatal(err)
@@ -244,7 +244,7 @@ func TestJWKSKeyRotation(t *testing.T) {
 func TestVerifiedTokenCache(t *testing.T) {
 	iss := newTestIssuer(t)
 	clock := newClock()
-	v := newTestVerifier(t, iss, clock, WithVerifiedTokenCache(time.Minute, 2), WithClockSkew(time.Second))
+	v := newTestVerifier(t, iss, clock, WithLimits(Limits{VerifiedTokenTTL: time.Minute, MaxVerifiedTokens: 2, ClockSkew: time.Second}))
 	ctx := context.Background()
 	k1 := iss.mint(t, "k1", "", iss.claims(testAudience))
 	p, err := v.Verify(ctx, k1)
@@ -380,7 +380,7 @@ func TestJWKSDiscovery(t *testing.T) {
 func TestJWKSSizeLimit(t *testing.T) {
 	iss := newTestIssuer(t)
 	iss.jwksBody = []byte(`{"keys":[],"pad":"` + strings.Repeat("x", 5000) + `"}`)
-	v := newTestVerifier(t, iss, newClock(), WithMaxResponseBytes(4096))
+	v := newTestVerifier(t, iss, newClock(), WithLimits(Limits{MaxResponseBytes: 4096}))
 	_, err := v.Verify(context.Background(), iss.mint(t, "k1", "", iss.claims(testAudience)))
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "larger than 4096 bytes") {
 		t.Fatalf("oversized JWKS: %v", err)

@@ -60,17 +60,11 @@ func WithScopes(scopes ...string) RequireOption {
 // A 2026-07-28 request (an MCP-Protocol-Version header of that era) is
 // judged by its Mcp-Method and Mcp-Name headers, which the Streamable HTTP
 // handler checks against the body. Any other POST is judged by its body:
-// up to WithMaxPeekBytes of it is read and then handed on unchanged. A body
+// up to Limits.MaxPeekBytes of it is read and then handed on unchanged. A body
 // that is not a single JSON object with a string "method" (or is larger
 // than the limit) is refused (400, 413), since what it asks cannot be told.
 func WithScopesFor(f func(method, name string) []string) RequireOption {
 	return requireOption(func(c *requireConfig) { c.scopesFor = f })
-}
-
-// WithMaxPeekBytes bounds the body read for WithScopesFor (default 4 MiB).
-// Values below 1 mean the default.
-func WithMaxPeekBytes(n int64) RequireOption {
-	return requireOption(func(c *requireConfig) { c.maxPeek = n })
 }
 
 // WithRequireLogger sets where refusals are logged (default: nowhere).

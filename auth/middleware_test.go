@@ -265,7 +265,7 @@ func TestRequireScopesForLegacyBody(t *testing.T) {
 
 func TestRequirePeekLimit(t *testing.T) {
 	var calls atomic.Int32
-	h, rec := guarded(t, &calls, WithScopesFor(toolScopes), WithMaxPeekBytes(100))
+	h, rec := guarded(t, &calls, WithScopesFor(toolScopes), WithLimits(Limits{MaxPeekBytes: 100}))
 	small := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	if w := serve(h, post(small, "Authorization", "Bearer "+secretToken)); w.Code != http.StatusOK || string(rec.body) != small {
 		t.Fatalf("small body: %d %q", w.Code, rec.body)

@@ -146,22 +146,3 @@ func WithHTTPClient(c *http.Client) VerifierOption {
 func WithClock(now func() time.Time) VerifierOption {
 	return commonOption(func(fc *fetchConfig) { fc.now = now })
 }
-
-// WithClockSkew sets how far exp, nbf and iat may be off (default 60 s).
-// Zero allows no skew; a negative value means the default.
-func WithClockSkew(d time.Duration) VerifierOption {
-	return commonOption(func(fc *fetchConfig) { fc.skew = d })
-}
-
-// WithMaxResponseBytes bounds every response read from the authorization
-// server: metadata, JWKS, introspection (default 1 MiB). A larger one is an
-// error (ErrUnavailable). Values below 1 mean the default.
-func WithMaxResponseBytes(n int64) VerifierOption {
-	return commonOption(func(fc *fetchConfig) { fc.maxBytes = n })
-}
-
-// WithFetchTimeout bounds each request to the authorization server (default
-// 10 s). Values of zero or less mean the default.
-func WithFetchTimeout(d time.Duration) VerifierOption {
-	return commonOption(func(fc *fetchConfig) { fc.timeout = d })
-}

@@ -107,14 +107,24 @@ func (a *authFlags) check(stdio bool) error {
 
 // verifier builds the token verifier for audience.
 func (a *authFlags) verifier(audience string) (auth.TokenVerifier, error) {
-	common := []auth.VerifierOption{auth.WithClockSkew(a.clockSkew)}
+	// A flag's 0 means none (no skew, no caching); a Limits field's means
+	// the default, and none is negative.
+	none := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return -1
+		}
+		return d
+	}
+	lim := auth.WithLimits(auth.Limits{
+		ClockSkew:              none(a.clockSkew),
+		IntrospectionTTL:       none(a.introspectTTL),
+		MinJWKSRefreshInterval: a.jwksRefresh,
+		VerifiedTokenTTL:       none(a.tokenCache),
+	})
 	if a.introspect != "" {
-		opts := []auth.IntrospectionOption{auth.WithIssuer(a.issuer), auth.WithIntrospectionTTL(a.introspectTTL)}
+		opts := []auth.IntrospectionOption{auth.WithIssuer(a.issuer), lim}
 		if a.clientID != "" {
 			opts = append(opts, auth.WithClientCredentials(a.clientID, a.clientSecret))
-		}
-		for _, o := range common {
-			opts = append(opts, o)
 		}
 		v, err := auth.NewIntrospectionVerifier(a.introspect, audience, opts...)
 		if err != nil {
@@ -122,16 +132,9 @@ func (a *authFlags) verifier(audience string) (auth.TokenVerifier, error) {
 		}
 		return v, nil
 	}
-	cache := a.tokenCache
-	if cache == 0 {
-		cache = -1 // off
-	}
-	opts := []auth.JWTOption{auth.WithJWKSRefreshInterval(a.jwksRefresh), auth.WithVerifiedTokenCache(cache, 0)}
+	opts := []auth.JWTOption{lim}
 	if a.jwks != "" {
 		opts = append(opts, auth.WithJWKSURL(a.jwks))
-	}
-	for _, o := range common {
-		opts = append(opts, o)
 	}
 	v, err := auth.NewJWTVerifier(a.issuer, audience, opts...)
 	if err != nil {
@@ -204,7 +207,7 @@ func serveAuthHTTP(ctx context.Context, srv *server.Server, f *serveFlags, h *st
 		return usageError{"--auth-audience: " + err.Error()}
 	}
 	requireOpts := []auth.RequireOption{auth.WithResourceMetadata(prm), auth.WithScopes(a.scopes...),
-		auth.WithMaxPeekBytes(f.maxBodySize), auth.WithRequireLogger(logger)}
+		auth.WithLimits(auth.Limits{MaxPeekBytes: f.maxBodySize}), auth.WithRequireLogger(logger)}
 	if len(a.toolScopes) > 0 {
 		requireOpts = append(requireOpts, auth.WithScopesFor(a.toolScopeFunc()))
 	}
