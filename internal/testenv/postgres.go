@@ -70,12 +70,7 @@ func Postgres(t testing.TB) *PostgresServer {
 	t.Helper()
 	binDir, err := PostgresBinDir()
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("PostgreSQL server binaries are missing (%v); ./scripts/test should have installed "+
-				"them (Debian package postgresql, see scripts/lib/debian-packages.sh)", err)
-		}
-		t.Skipf("PostgreSQL server binaries are missing (%v); install them with "+
-			"`apt-get install postgresql` (as root), or run ./scripts/test as root", err)
+		missingDebian(t, "the PostgreSQL server binaries", "postgresql", err)
 	}
 	s := &PostgresServer{t: t, binDir: binDir, dir: t.TempDir()}
 	s.dataDir = filepath.Join(s.dir, "data")

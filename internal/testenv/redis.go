@@ -53,12 +53,7 @@ func Redis(t testing.TB) *RedisServer {
 	t.Helper()
 	bin, err := RedisBinary()
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("redis-server is missing (%v); ./scripts/test should have installed it "+
-				"(Debian package redis-server, see scripts/lib/debian-packages.sh)", err)
-		}
-		t.Skipf("redis-server is missing (%v); install it with `apt-get install redis-server` (as root), "+
-			"or run ./scripts/test as root", err)
+		missingDebian(t, "redis-server", "redis-server", err)
 	}
 	s := &RedisServer{t: t, bin: bin, dir: t.TempDir()}
 	s.d = daemon{name: "redis-server", logPath: filepath.Join(s.dir, "server.log")}

@@ -31,6 +31,19 @@ func Missing(t testing.TB, what string) {
 	t.Skipf("%s is missing; run ./scripts/test to install it", what)
 }
 
+// missingDebian skips the test, or fails it in CI, for a server program
+// (what) that is not installed: err says how it was looked for, debPkg is
+// the Debian package ./scripts/test installs it from (as root).
+func missingDebian(t testing.TB, what, debPkg string, err error) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s not found (%v); ./scripts/test should have installed Debian package %s "+
+			"(see scripts/lib/debian-packages.sh)", what, err, debPkg)
+	}
+	t.Skipf("%s not found (%v); install it with `apt-get install %s` (as root), "+
+		"or run ./scripts/test as root", what, err, debPkg)
+}
+
 // NodeModules returns conformance/npm/node_modules.
 func NodeModules(t testing.TB) string {
 	t.Helper()
