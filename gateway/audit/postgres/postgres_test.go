@@ -126,24 +126,13 @@ func testPGKeyed(t *testing.T, srv *testenv.PostgresServer) {
 	r.Identity = "mallory"
 	r.Hash = r.ComputeHash() // SHA-256: all one can do without the key
 	pgExec(t, dsn, `UPDATE toolwire_audit_records SET identity = $1, hash = $2 WHERE seq = 5`, []byte(r.Identity), r.Hash[:])
-	verifyBreak(t, a, 5, audit.BreakEdited)
+	storetest.WantBreak(t, a, 5, audit.BreakEdited)
 
 	keyless := openPG(t, dsn)
 	if err := keyless.Append(ctx, storetest.Sample(1)); !errors.Is(err, audit.ErrKeyRequired) {
 		t.Errorf("append without the key: %v", err)
 	}
-	verifyBreak(t, keyless, 3, audit.BreakKey)
-}
-
-func verifyBreak(t *testing.T, s audit.Store, seq int64, kind audit.BreakKind) {
-	t.Helper()
-	rep, err := s.Verify(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.OK || rep.Break.Seq != seq || rep.Break.Kind != kind {
-		t.Fatalf("break %v, want %s at %d", rep.Break, kind, seq)
-	}
+	storetest.WantBreak(t, keyless, 3, audit.BreakKey)
 }
 
 // testPGEdited: editing any column of a record through SQL makes Verify
@@ -162,14 +151,14 @@ func testPGEdited(t *testing.T, srv *testenv.PostgresServer) {
 		if n := pgExec(t, dsn, `UPDATE toolwire_audit_records SET `+set+` WHERE seq = 6`); n != 1 {
 			t.Fatalf("%s: %d rows", set, n)
 		}
-		verifyBreak(t, s, 6, audit.BreakEdited)
+		storetest.WantBreak(t, s, 6, audit.BreakEdited)
 	}
 	// A hash of the wrong size is reported, not an error.
 	dsn := pgDatabase(t, srv)
 	s := openPG(t, dsn)
 	storetest.AppendN(t, s, 3, nil)
 	pgExec(t, dsn, `UPDATE toolwire_audit_records SET prev_hash = '\x00'::bytea WHERE seq = 3`)
-	verifyBreak(t, s, 3, audit.BreakInvalid)
+	storetest.WantBreak(t, s, 3, audit.BreakInvalid)
 }
 
 // testPGDeleted: deleting a middle record, the newest, or the oldest left
@@ -179,13 +168,13 @@ func testPGDeleted(t *testing.T, srv *testenv.PostgresServer) {
 	s := openPG(t, dsn)
 	storetest.AppendN(t, s, 10, nil)
 	pgExec(t, dsn, `DELETE FROM toolwire_audit_records WHERE seq IN (4, 5)`)
-	verifyBreak(t, s, 4, audit.BreakMissing)
+	storetest.WantBreak(t, s, 4, audit.BreakMissing)
 
 	dsn = pgDatabase(t, srv)
 	s = openPG(t, dsn)
 	storetest.AppendN(t, s, 5, nil)
 	pgExec(t, dsn, `DELETE FROM toolwire_audit_records WHERE seq = 5`)
-	verifyBreak(t, s, 5, audit.BreakMissing)
+	storetest.WantBreak(t, s, 5, audit.BreakMissing)
 
 	dsn = pgDatabase(t, srv)
 	s = openPG(t, dsn)
@@ -195,7 +184,7 @@ func testPGDeleted(t *testing.T, srv *testenv.PostgresServer) {
 		t.Fatalf("sweep: %d, %v", n, err)
 	}
 	pgExec(t, dsn, `DELETE FROM toolwire_audit_records WHERE seq = 4`)
-	verifyBreak(t, s, 4, audit.BreakMissing)
+	storetest.WantBreak(t, s, 4, audit.BreakMissing)
 }
 
 // testPGTwoStores: two stores (as two gateway processes would) opened at
@@ -297,20 +286,27 @@ func testPGSchema(t *testing.T, srv *testenv.PostgresServer) {
 	}
 }
 
-// TestPostgresRestart: records appended before a server restart are kept,
-// and an Append after it reconnects; the chain verifies.
-func TestPostgresRestart(t *testing.T) {
+// pgWithIdleConns opens a store on a fresh database of its own server,
+// appends n records and leaves some idle connections in its pool, all of
+// them to die with the server; it returns the server, the store and the
+// server's port.
+func pgWithIdleConns(t *testing.T, n int) (*testenv.PostgresServer, *Store, int) {
+	t.Helper()
 	srv := testenv.Postgres(t)
-	dsn := pgDatabase(t, srv)
-	port := srv.Port()
-	s := openPG(t, dsn)
-	storetest.AppendN(t, s, 5, nil)
-	// Some idle connections in the pool, all of them to die with the server.
+	s := openPG(t, pgDatabase(t, srv))
+	storetest.AppendN(t, s, n, nil)
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() { storetest.MustVerify(t, s) })
 	}
 	wg.Wait()
+	return srv, s, srv.Port()
+}
+
+// TestPostgresRestart: records appended before a server restart are kept,
+// and an Append after it reconnects; the chain verifies.
+func TestPostgresRestart(t *testing.T) {
+	srv, s, port := pgWithIdleConns(t, 5)
 	srv.Restart()
 	if srv.Port() != port {
 		t.Skipf("the server moved from port %d to %d", port, srv.Port())
@@ -337,16 +333,7 @@ func TestPostgresRestart(t *testing.T) {
 // once the server is back the chain is intact and goes on from the last
 // record acknowledged.
 func TestPostgresKill(t *testing.T) {
-	srv := testenv.Postgres(t)
-	dsn := pgDatabase(t, srv)
-	port := srv.Port()
-	s := openPG(t, dsn)
-	storetest.AppendN(t, s, 3, nil)
-	var wg sync.WaitGroup
-	for range 3 {
-		wg.Go(func() { storetest.MustVerify(t, s) })
-	}
-	wg.Wait()
+	srv, s, port := pgWithIdleConns(t, 3)
 	srv.Kill()
 	pgServerGone(t, srv, port)
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Limit)

@@ -147,11 +147,7 @@ func TestJournalDamage(t *testing.T) {
 				if err := os.WriteFile(d.path+audit.JournalSuffix, damaged, 0o600); err != nil {
 					t.Fatal(err)
 				}
-				s, err := Open(d.path, audit.WithFsync(false), audit.WithKey(k))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer s.Close()
+				s := openAt(t, d.path, audit.WithFsync(false), audit.WithKey(k))
 				checkRecovered(t, s, d, damaged, lost)
 
 				// The chain goes on after the gap, and keeps reporting it.
@@ -165,11 +161,7 @@ func TestJournalDamage(t *testing.T) {
 				}
 				s.Close()
 				// Reopened, nothing is recovered twice.
-				s2, err := Open(d.path, audit.WithFsync(false), audit.WithKey(k))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer s2.Close()
+				s2 := openAt(t, d.path, audit.WithFsync(false), audit.WithKey(k))
 				if rep2, _ := s2.Verify(context.Background()); len(rep2.Gaps) != len(rep.Gaps) || rep2.Head != rep.Head || len(s2.JournalGaps()) != 0 {
 					t.Errorf("reopened: %+v, gaps found again %v", rep2, s2.JournalGaps())
 				}
@@ -233,10 +225,7 @@ func checkRecovered(t *testing.T, s *Store, d *damagedJournal, damaged []byte, l
 		t.Errorf("JournalGaps %v", gaps)
 	}
 	// Every acknowledged record is in the trail, exactly, or lost in a gap.
-	byseq := map[int64]*audit.Record{}
-	for _, r := range storetest.Collect(t, s, audit.Filter{}) {
-		byseq[r.Seq] = r
-	}
+	byseq := collectBySeq(t, s)
 	for _, r := range d.recs {
 		got := byseq[r.Seq]
 		switch {
@@ -292,22 +281,14 @@ func TestJournalDamageNeedsTheKey(t *testing.T) {
 			t.Fatalf("%s: the journal was changed", o.name)
 		}
 	}
-	s, err := Open(d.path, audit.WithKey(k))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openAt(t, d.path, audit.WithKey(k))
 	checkRecovered(t, s, d, damaged, []int64{7})
 
 	// Nothing stored yet, and no entry holds under the key given: another
 	// key, whose every entry would be taken for damage.
 	fresh := buildJournal(t, t.TempDir(), k, 0, 5)
 	os.WriteFile(fresh.path+audit.JournalSuffix, fresh.journal, 0o600)
-	other, err := Open(fresh.path, audit.WithKey(storetest.Key(t, 5)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := openAt(t, fresh.path, audit.WithKey(storetest.Key(t, 5)))
 	if !other.ReadOnly() || !other.NeedsKey() {
 		t.Error("a journal of another key was recovered")
 	}
@@ -340,10 +321,7 @@ func TestJournalDamageAnywhere(t *testing.T) {
 		lost := func(seq int64) bool {
 			return slices.ContainsFunc(rep.Gaps, func(g audit.Gap) bool { return g.From <= seq && seq <= g.To })
 		}
-		got := map[int64]*audit.Record{}
-		for _, r := range storetest.Collect(t, s, audit.Filter{}) {
-			got[r.Seq] = r
-		}
+		got := collectBySeq(t, s)
 		for _, r := range d.recs {
 			g := got[r.Seq]
 			switch {
@@ -356,4 +334,14 @@ func TestJournalDamageAnywhere(t *testing.T) {
 		}
 		s.Close()
 	}
+}
+
+// collectBySeq returns every record of s by its seq.
+func collectBySeq(t *testing.T, s audit.Store) map[int64]*audit.Record {
+	t.Helper()
+	out := map[int64]*audit.Record{}
+	for _, r := range storetest.Collect(t, s, audit.Filter{}) {
+		out[r.Seq] = r
+	}
+	return out
 }

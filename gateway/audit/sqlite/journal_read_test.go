@@ -251,11 +251,7 @@ func TestJournalReaderTornTail(t *testing.T) {
 			path, b := stored3(t)
 			entries := c.journal(&b)
 			journalOwnedElsewhere(t, path, entries)
-			s, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openAt(t, path)
 			if !s.ReadOnly() {
 				t.Fatal("not read-only beside the journal's owner")
 			}
@@ -303,16 +299,8 @@ func TestJournalReaderEditedHead(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.db")
 	b := openBesideWriter(t, path, 3)
 	storetest.AppendN(t, b, 5, nil)
-	if _, err := rawDB(t, path).Exec(`UPDATE audit SET identity = 'mallory' WHERE seq = 3`); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := b.Verify(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.OK || rep.Break.Seq != 3 || rep.Break.Kind != audit.BreakEdited {
-		t.Errorf("verify: %+v", rep.Break)
-	}
+	rawExec(t, path, `UPDATE audit SET identity = 'mallory' WHERE seq = 3`)
+	storetest.WantBreak(t, b, 3, audit.BreakEdited)
 }
 
 func seqsUpTo(n int64) []int64 {
@@ -329,19 +317,11 @@ func seqsUpTo(n int64) []int64 {
 // query began, in one unbroken run, and every verify passes.
 func TestJournalReaderRacesTheWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.db")
-	owner, err := Open(path, audit.WithFsync(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer owner.Close()
+	owner := openAt(t, path, audit.WithFsync(false))
 	owner.j.mu.Lock()
 	owner.j.restart = 4 << 10 // a few records: the file starts over all the time
 	owner.j.mu.Unlock()
-	reader, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
+	reader := openAt(t, path)
 
 	// The appender appends a burst of records each round, while the
 	// reader reads: bounded, so that the writer catches up between bursts

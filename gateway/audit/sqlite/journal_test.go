@@ -68,11 +68,7 @@ func TestJournalReadsItsOwnAppends(t *testing.T) {
 // verifies, and its appends fail instead of forking the chain.
 func TestJournalOwnerIsTheOnlyWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.db")
-	owner, err := Open(path, audit.WithFsync(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer owner.Close()
+	owner := openAt(t, path, audit.WithFsync(false))
 	for i := range 3 {
 		if err := owner.Append(context.Background(), storetest.Sample(i)); err != nil {
 			t.Fatal(err)
@@ -183,11 +179,7 @@ func TestJournalKeepsAnyBytes(t *testing.T) {
 	if err := os.WriteFile(path+audit.JournalSuffix, entries, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(path, audit.WithFsync(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openAt(t, path, audit.WithFsync(false))
 	if rep := storetest.MustVerify(t, s); rep.Checked != 3 {
 		t.Fatalf("recovered %d records, want 3", rep.Checked)
 	}

@@ -31,17 +31,6 @@ func keyedTrail(t *testing.T, k *audit.Key) string {
 	return path
 }
 
-// openKeyed opens the trail at path with opts, closed when the test ends.
-func openKeyed(t *testing.T, path string, opts ...audit.Option) *Store {
-	t.Helper()
-	s, err := Open(path, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 // forge rewrites the trail at path from record from on, as someone with
 // write access to the database but not the key would: edit changes record
 // from, reseal seals every record from there to the end again (up to to,
@@ -105,7 +94,7 @@ func TestKeyedTrail(t *testing.T) {
 	mallory := func(r *audit.Record) { r.Identity = "mallory" }
 
 	t.Run("verifies", func(t *testing.T) {
-		s := openKeyed(t, keyedTrail(t, k), audit.WithKey(k))
+		s := openAt(t, keyedTrail(t, k), audit.WithKey(k))
 		rep := storetest.MustVerify(t, s)
 		if rep.Checked != 8 || rep.KeyedFrom != 4 || rep.Key != k.ID() {
 			t.Errorf("report %+v", rep)
@@ -117,7 +106,7 @@ func TestKeyedTrail(t *testing.T) {
 		}
 	})
 	t.Run("without the key", func(t *testing.T) {
-		s := openKeyed(t, keyedTrail(t, k))
+		s := openAt(t, keyedTrail(t, k))
 		wantBreak(t, verifyAnchored(t, s), 4, audit.BreakKey)
 		if err := s.Append(context.Background(), storetest.Sample(1)); !errors.Is(err, audit.ErrKeyRequired) || !s.NeedsKey() {
 			t.Errorf("append without the key: %v", err)
@@ -127,7 +116,7 @@ func TestKeyedTrail(t *testing.T) {
 		}
 	})
 	t.Run("with another key", func(t *testing.T) {
-		s := openKeyed(t, keyedTrail(t, k), audit.WithKey(storetest.Key(t, 6)))
+		s := openAt(t, keyedTrail(t, k), audit.WithKey(storetest.Key(t, 6)))
 		wantBreak(t, verifyAnchored(t, s), 4, audit.BreakEdited)
 		if err := s.Append(context.Background(), storetest.Sample(1)); !errors.Is(err, audit.ErrKeyRequired) || !s.NeedsKey() {
 			t.Errorf("append with another key: %v", err)
@@ -149,27 +138,27 @@ func TestKeyedTrail(t *testing.T) {
 		t.Run("edited, "+f.name, func(t *testing.T) {
 			path := keyedTrail(t, k)
 			forge(t, path, 6, 0, mallory, f.reseal)
-			wantBreak(t, verifyAnchored(t, openKeyed(t, path, audit.WithKey(k))), 6, f.kind)
+			wantBreak(t, verifyAnchored(t, openAt(t, path, audit.WithKey(k))), 6, f.kind)
 		})
 	}
 	t.Run("an old record edited", func(t *testing.T) {
 		path := keyedTrail(t, k)
 		forge(t, path, 2, 3, mallory, audit.Seal)
 		// Record 4, keyed, links to the old record 3's hash.
-		wantBreak(t, verifyAnchored(t, openKeyed(t, path, audit.WithKey(k))), 4, audit.BreakRelinked)
+		wantBreak(t, verifyAnchored(t, openAt(t, path, audit.WithKey(k))), 4, audit.BreakRelinked)
 	})
 	// The whole keyed part rewritten keyless looks like a keyless trail:
 	// only a head anchored elsewhere finds it.
 	t.Run("the keyed part made keyless", func(t *testing.T) {
 		path := keyedTrail(t, k)
-		s := openKeyed(t, path, audit.WithKey(k))
+		s := openAt(t, path, audit.WithKey(k))
 		anchored, err := s.Head(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
 		forge(t, path, 4, 0, mallory, audit.Seal)
-		s = openKeyed(t, path, audit.WithKey(k))
+		s = openAt(t, path, audit.WithKey(k))
 		storetest.MustVerify(t, s)
 		wantBreak(t, verifyAnchored(t, s, anchored), 8, audit.BreakAnchored)
 	})
@@ -182,7 +171,7 @@ func TestKeyedTrail(t *testing.T) {
 func TestKeyedTrailNewestDeleted(t *testing.T) {
 	k := storetest.Key(t, 7)
 	path := keyedTrail(t, k)
-	s := openKeyed(t, path, audit.WithKey(k), audit.WithFsync(false))
+	s := openAt(t, path, audit.WithKey(k), audit.WithFsync(false))
 	ctx := context.Background()
 	early, err := s.Head(ctx)
 	if err != nil || early.Seq != 8 {
@@ -209,7 +198,7 @@ func TestKeyedTrailNewestDeleted(t *testing.T) {
 	if _, err := db.Exec(`UPDATE audit_chain SET head_seq = 9, head_hash = ?`, h9); err != nil {
 		t.Fatal(err)
 	}
-	s = openKeyed(t, path, audit.WithKey(k))
+	s = openAt(t, path, audit.WithKey(k))
 	if rep := storetest.MustVerify(t, s); rep.Head.Seq != 9 {
 		t.Errorf("verify alone: %+v", rep)
 	}
@@ -229,18 +218,18 @@ func TestKeyedTrailNewestDeleted(t *testing.T) {
 // on.
 func TestUnkeyedTrailStillVerifies(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.db")
-	s := openKeyed(t, path)
+	s := openAt(t, path)
 	storetest.AppendN(t, s, 4, nil)
 	s.Close()
 	k := storetest.Key(t, 8)
 	for _, opts := range [][]audit.Option{nil, {audit.WithKey(k)}} {
-		s := openKeyed(t, path, opts...)
+		s := openAt(t, path, opts...)
 		if rep := storetest.MustVerify(t, s); rep.Checked != 4 || rep.KeyedFrom != 0 {
 			t.Errorf("%d options: %+v", len(opts), rep)
 		}
 		s.Close()
 	}
-	s = openKeyed(t, path, audit.WithKey(k), audit.WithFsync(false))
+	s = openAt(t, path, audit.WithKey(k), audit.WithFsync(false))
 	storetest.AppendN(t, s, 2, nil)
 	if rep := storetest.MustVerify(t, s); rep.Checked != 6 || rep.KeyedFrom != 5 {
 		t.Errorf("after the switch: %+v", rep)

@@ -20,12 +20,18 @@ import (
 func openTest(t testing.TB, opts ...audit.Option) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit", "audit.db")
+	return openAt(t, path, opts...), path
+}
+
+// openAt opens the store at path with opts, closed at the test's end.
+func openAt(t testing.TB, path string, opts ...audit.Option) *Store {
+	t.Helper()
 	s, err := Open(path, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s, path
+	return s
 }
 
 // rawDB opens the file behind the store's back, as someone editing it by
@@ -38,6 +44,14 @@ func rawDB(t *testing.T, path string) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// rawExec runs query on the file behind the store's back (rawDB).
+func rawExec(t *testing.T, path, query string) {
+	t.Helper()
+	if _, err := rawDB(t, path).Exec(query); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
 }
 
 // sqliteKind makes SQLite stores in temporary files for storetest.Run.
@@ -108,11 +122,7 @@ func TestSQLiteNoFsyncSurvivesKill(t *testing.T) {
 	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openAt(t, path)
 	if rep := storetest.MustVerify(t, s); rep.Checked != int64(n) {
 		t.Errorf("%d records survived, want %d", rep.Checked, n)
 	}
@@ -138,70 +148,36 @@ func TestSQLiteFileModes(t *testing.T) {
 func TestSQLiteVerifyNamesEditedRow(t *testing.T) {
 	s, path := openTest(t)
 	storetest.AppendN(t, s, 10, nil)
-	db := rawDB(t, path)
-	if _, err := db.Exec(`UPDATE audit SET identity = 'mallory' WHERE seq = 6`); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := s.Verify(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.OK || rep.Break.Seq != 6 || rep.Break.Kind != audit.BreakEdited {
-		t.Fatalf("report %+v, break %v", rep, rep.Break)
-	}
-	t.Log(rep.Break)
+	rawExec(t, path, `UPDATE audit SET identity = 'mallory' WHERE seq = 6`)
+	storetest.WantBreak(t, s, 6, audit.BreakEdited)
 
 	// Editing any column is caught, the arguments and the outcome too.
 	for _, set := range []string{`arguments = '{"table":"salaries"}'`, `outcome = 'denied'`, `time_ns = time_ns + 1`, `hash = zeroblob(32)`} {
-		s2, path2 := openTest(t)
-		storetest.AppendN(t, s2, 3, nil)
-		if _, err := rawDB(t, path2).Exec(`UPDATE audit SET ` + set + ` WHERE seq = 2`); err != nil {
-			t.Fatal(err)
-		}
-		rep, err := s2.Verify(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rep.OK || rep.Break.Seq != 2 || rep.Break.Kind != audit.BreakEdited {
-			t.Errorf("%s: break %v", set, rep.Break)
-		}
+		t.Run(set, func(t *testing.T) {
+			s2, path2 := openTest(t)
+			storetest.AppendN(t, s2, 3, nil)
+			rawExec(t, path2, `UPDATE audit SET `+set+` WHERE seq = 2`)
+			storetest.WantBreak(t, s2, 2, audit.BreakEdited)
+		})
 	}
 	// A hash of the wrong size is reported, not an error.
 	s3, path3 := openTest(t)
 	storetest.AppendN(t, s3, 3, nil)
-	rawDB(t, path3).Exec(`UPDATE audit SET prev_hash = x'00' WHERE seq = 3`)
-	if rep, err := s3.Verify(context.Background()); err != nil || rep.OK || rep.Break.Seq != 3 || rep.Break.Kind != audit.BreakInvalid {
-		t.Errorf("short hash: %v %+v", err, rep)
-	}
+	rawExec(t, path3, `UPDATE audit SET prev_hash = x'00' WHERE seq = 3`)
+	storetest.WantBreak(t, s3, 3, audit.BreakInvalid)
 }
 
 func TestSQLiteVerifyNamesDeletedRows(t *testing.T) {
 	s, path := openTest(t)
 	storetest.AppendN(t, s, 10, nil)
-	db := rawDB(t, path)
-	if _, err := db.Exec(`DELETE FROM audit WHERE seq IN (4, 5)`); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := s.Verify(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.OK || rep.Break.Seq != 4 || rep.Break.Kind != audit.BreakMissing {
-		t.Fatalf("break %v", rep.Break)
-	}
-	t.Log(rep.Break)
+	rawExec(t, path, `DELETE FROM audit WHERE seq IN (4, 5)`)
+	storetest.WantBreak(t, s, 4, audit.BreakMissing)
 
 	// Deleting the newest record leaves no gap; the head catches it.
 	s2, path2 := openTest(t)
 	storetest.AppendN(t, s2, 5, nil)
-	rawDB(t, path2).Exec(`DELETE FROM audit WHERE seq = 5`)
-	rep, err = s2.Verify(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.OK || rep.Break.Seq != 5 || rep.Break.Kind != audit.BreakMissing {
-		t.Fatalf("tail delete: break %v", rep.Break)
-	}
+	rawExec(t, path2, `DELETE FROM audit WHERE seq = 5`)
+	storetest.WantBreak(t, s2, 5, audit.BreakMissing)
 }
 
 func TestSQLiteSweepThenTamper(t *testing.T) {
@@ -212,11 +188,8 @@ func TestSQLiteSweepThenTamper(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Deleting the oldest remaining record is still caught.
-	rawDB(t, path).Exec(`DELETE FROM audit WHERE seq = 4`)
-	rep, _ := s.Verify(context.Background())
-	if rep.OK || rep.Break.Seq != 4 || rep.Break.Kind != audit.BreakMissing {
-		t.Fatalf("break %v", rep.Break)
-	}
+	rawExec(t, path, `DELETE FROM audit WHERE seq = 4`)
+	storetest.WantBreak(t, s, 4, audit.BreakMissing)
 }
 
 // TestStoreManyRows: a batch longer than one multi-row insert is stored

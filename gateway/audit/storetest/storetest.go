@@ -113,6 +113,21 @@ func MustVerify(t testing.TB, s audit.Store) *audit.VerifyReport {
 	return rep
 }
 
+// WantBreak verifies s and fails the test unless Verify names a break
+// of kind at seq, as it must once the store's rows are edited or deleted
+// behind its back.
+func WantBreak(t testing.TB, s audit.Store, seq int64, kind audit.BreakKind) {
+	t.Helper()
+	rep, err := s.Verify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK || rep.Break.Seq != seq || rep.Break.Kind != kind {
+		t.Fatalf("break %v, want %s at %d", rep.Break, kind, seq)
+	}
+	t.Log(rep.Break)
+}
+
 // AppendN appends n records made by Sample, each edited by edit first
 // when it is not nil, and returns them as Append sealed them.
 func AppendN(t testing.TB, s audit.Store, n int, edit func(int, *audit.Record)) []*audit.Record {
