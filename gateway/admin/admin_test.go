@@ -297,7 +297,7 @@ func TestLoginBadKey(t *testing.T) {
 }
 
 func TestLoginRateLimit(t *testing.T) {
-	e := newEnv(t, true, WithLoginLimit(2, time.Minute))
+	e := newEnv(t, true, WithLimits(Limits{MaxFailedLogins: 2, FailedLoginInterval: time.Minute}))
 	c := e.client(t)
 	for i := 0; i < 2; i++ {
 		if r := e.login(t, c, "twk_nope"); r.status != http.StatusUnauthorized {
@@ -316,7 +316,7 @@ func TestLoginRateLimit(t *testing.T) {
 }
 
 func TestSessionExpiry(t *testing.T) {
-	e := newEnv(t, true, WithSessionLifetime(time.Hour))
+	e := newEnv(t, true, WithLimits(Limits{SessionTTL: time.Hour}))
 	c := e.loggedIn(t)
 	e.clock.add(59 * time.Minute)
 	if r := e.get(t, c, "/admin/"); r.status != http.StatusOK {
@@ -332,7 +332,7 @@ func TestSessionExpiry(t *testing.T) {
 }
 
 func TestMaxSessions(t *testing.T) {
-	e := newEnv(t, true, WithMaxSessions(2))
+	e := newEnv(t, true, WithLimits(Limits{MaxSessions: 2}))
 	first := e.loggedIn(t)
 	e.clock.add(time.Second)
 	second := e.loggedIn(t)
@@ -522,7 +522,7 @@ func seqs(body string) []string {
 var nextLink = regexp.MustCompile(`href="([^"]+)" id="next"`)
 
 func TestAuditPaging(t *testing.T) {
-	e := newEnv(t, false, WithPageSize(3))
+	e := newEnv(t, false, WithLimits(Limits{PageSize: 3}))
 	appendRecords(t, e.store, 7, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
 	c := e.loggedIn(t)
 	path := "/admin/audit"

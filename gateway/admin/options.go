@@ -2,7 +2,7 @@ package admin
 
 import "time"
 
-// Defaults and bounds of the options.
+// Defaults and bounds of Limits.
 const (
 	DefaultSessionLifetime = 12 * time.Hour
 	DefaultMaxSessions     = 1000
@@ -31,27 +31,6 @@ type options struct {
 type option func(*options)
 
 func (f option) applyAdmin(o *options) { f(o) }
-
-// WithSessionLifetime sets how long a login lasts, counted from the login,
-// not from the last request (default DefaultSessionLifetime).
-func WithSessionLifetime(d time.Duration) Option {
-	return option(func(o *options) { o.lifetime = d })
-}
-
-// WithMaxSessions bounds the sessions kept at once (default
-// DefaultMaxSessions). A login beyond it ends the oldest session.
-func WithMaxSessions(n int) Option { return option(func(o *options) { o.maxSess = n }) }
-
-// WithPageSize sets how many records one page of the audit table shows
-// (default DefaultPageSize, at most MaxPageSize).
-func WithPageSize(n int) Option { return option(func(o *options) { o.pageSize = n }) }
-
-// WithLoginLimit sets how many failed logins one client (an IP address; an
-// IPv6 /64) may make at once, burst, and how often it earns another, every
-// (defaults DefaultLoginBurst, DefaultLoginEvery).
-func WithLoginLimit(burst int, every time.Duration) Option {
-	return option(func(o *options) { o.loginBurst, o.loginEvery = burst, every })
-}
 
 // WithClock sets the clock sessions and login limits run on (default
 // time.Now). For tests.

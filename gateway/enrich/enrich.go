@@ -11,8 +11,8 @@
 // template or expression.
 //
 // Bounds: a result over MaxResult (16 MiB) is not read; what one rule or
-// hook adds is bounded by WithMaxOutput (64 KiB); one evaluation of a
-// When expression by WithCELCostLimit and the request's context.
+// hook adds is bounded by Limits.MaxOutputBytes (64 KiB); one evaluation of a
+// When expression by Limits.MaxCELCost and the request's context.
 package enrich
 
 import (

@@ -152,7 +152,7 @@ func TestApply(t *testing.T) {
 		{
 			name:    "CEL cost limit",
 			rules:   []Rule{{Name: "costly", Tools: []string{"*"}, When: `[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, a+b+c > 0)))`, Text: []string{"x"}}},
-			opts:    []Option{WithCELCostLimit(500)},
+			opts:    []Option{WithLimits(Limits{MaxCELCost: 500})},
 			in:      `{"content":[]}`,
 			wantErr: []string{`rule 0 "costly": When:`, "cost limit"},
 		},
@@ -231,7 +231,7 @@ func TestApply(t *testing.T) {
 		{
 			name:    "output over the limit",
 			rules:   []Rule{textRule("big", strings.Repeat("x", 200)), textRule("small", "ok")},
-			opts:    []Option{WithMaxOutput(100)},
+			opts:    []Option{WithLimits(Limits{MaxOutputBytes: 100})},
 			in:      `{"content":[]}`,
 			want:    `{"content":[{"type":"text","text":"ok"}]}`,
 			wantErr: []string{`rule 0 "big": Text[0]`, "over the limit"},
@@ -344,7 +344,7 @@ func TestCELContext(t *testing.T) {
 		`[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49].all(b, ` +
 		`[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49].all(c, ` +
 		`[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49].all(d, a+b+c+d >= 0))))`
-	e := mustNew(t, []Rule{{Name: "slow", Tools: []string{"*"}, When: slow, Text: []string{"x"}}}, WithCELCostLimit(1<<62))
+	e := mustNew(t, []Rule{{Name: "slow", Tools: []string{"*"}, When: slow, Text: []string{"x"}}}, WithLimits(Limits{MaxCELCost: 1 << 62}))
 	in := []byte(`{"content":[]}`)
 
 	// A hostile expression with no cost limit to speak of stops at the
@@ -430,7 +430,7 @@ func TestHooks(t *testing.T) {
 			return nil
 		},
 	}
-	e := mustNew(t, []Rule{textRule("rule", "r")}, WithHooks(hooks...), WithMaxOutput(250), nil)
+	e := mustNew(t, []Rule{textRule("rule", "r")}, WithHooks(hooks...), WithLimits(Limits{MaxOutputBytes: 250}), nil)
 	in := `{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"structuredContent":{"id":1}}`
 	out, errs := e.Apply(context.Background(), &Call{Tool: "t"}, []byte(in))
 	want := `{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"},{"type":"text","text":"r"},{"type":"text","text":"from t"},{"type":"resource_link","uri":"https://x.example/a","name":"https://x.example/a","title":"A"},{"type":"text","text":"raw"}],"structuredContent":{"id":1,"owner":{"team":"core"}}}`

@@ -1,12 +1,12 @@
 package enrich
 
-// Defaults of the options.
+// Defaults of Limits.
 const (
 	// DefaultMaxOutput bounds what one rule or hook may add to a result,
-	// in bytes of JSON (WithMaxOutput): 64 KiB.
+	// in bytes of JSON (Limits.MaxOutputBytes): 64 KiB.
 	DefaultMaxOutput = 64 << 10
 	// DefaultCELCostLimit bounds one evaluation of a When expression, in
-	// CEL cost units (WithCELCostLimit): ample for conditions on
+	// CEL cost units (Limits.MaxCELCost): ample for conditions on
 	// arguments and structured fields (tens of units), enough for a
 	// contains or startsWith over about a megabyte of text (a unit per
 	// ten bytes), and about 10 ms of comprehension work at worst. Raise
@@ -40,16 +40,6 @@ func WithHooks(hooks ...Hook) Option {
 		}
 	})
 }
-
-// WithMaxOutput bounds what one rule or one hook may add to a result, in
-// bytes of JSON (blocks, structured keys and values); a rule that would
-// add more is skipped whole. Default (and n <= 0) DefaultMaxOutput.
-func WithMaxOutput(n int) Option { return option(func(o *options) { o.maxOutput = n }) }
-
-// WithCELCostLimit bounds one evaluation of a When expression in CEL cost
-// units; an expression that goes over fails, and its rule is skipped.
-// Default (and 0) DefaultCELCostLimit.
-func WithCELCostLimit(n uint64) Option { return option(func(o *options) { o.costLimit = n }) }
 
 func newOptions(opts []Option) options {
 	var o options

@@ -30,7 +30,7 @@ var (
 	// the result unchanged.
 	ErrUnusable = errors.New("enrich: result left as is")
 	// ErrTooLarge: an addition would take a rule or hook over its
-	// WithMaxOutput budget.
+	// Limits.MaxOutputBytes budget.
 	ErrTooLarge = errors.New("enrich: additions over the limit")
 	// ErrNotObject: structuredContent is absent or not an object, so no
 	// key can be merged into it.
@@ -257,7 +257,7 @@ type pending struct {
 // Result is a hook's view of the result being enriched: read access to
 // what the upstream returned, and methods that add to it. Additions are
 // kept only if the hook returns nil; each is bounded (ErrTooLarge) by
-// WithMaxOutput, like a rule's.
+// Limits.MaxOutputBytes, like a rule's.
 type Result struct {
 	p     *parsed
 	pend  *pending
