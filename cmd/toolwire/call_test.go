@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/reference"
+	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
@@ -44,19 +44,20 @@ func runCLIIn(t *testing.T, dir string, env []string, stdin io.Reader, args ...s
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	code := exitCode(t, cmd.Run()) // before the output is read: the run writes it
 	return cliResult{out.String(), errb.String(), code}
 }
 
 // referenceURL serves the reference tools over Streamable HTTP in-process.
 func referenceURL(t *testing.T) string {
+	t.Helper()
+	_, url := serveReference(t)
+	return url
+}
+
+// serveReference serves the reference tools over Streamable HTTP
+// in-process, returning the server and its endpoint URL.
+func serveReference(t *testing.T) (*server.Server, string) {
 	t.Helper()
 	srv, err := reference.NewServer()
 	if err != nil {
@@ -65,7 +66,7 @@ func referenceURL(t *testing.T) string {
 	h := streamable.NewHandler(srv)
 	hs := httptest.NewServer(h)
 	t.Cleanup(func() { hs.Close(); h.Close() })
-	return hs.URL + "/mcp"
+	return srv, hs.URL + "/mcp"
 }
 
 // stdioTarget is the reference server as a child process, for after "--".
@@ -178,39 +179,20 @@ func TestCallWithoutSaveDirUsesTempDir(t *testing.T) {
 func scripted(t *testing.T, call func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request)) string {
 	t.Helper()
 	session := 0
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		msg, _, derr := jsonrpc.Decode(body)
-		req, ok := msg.(*jsonrpc.Request)
-		if derr != nil || !ok {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		reply := func(result string) {
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
-		}
+	return fakeHTTP(t, func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
 		switch req.Method {
 		case "server/discover":
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(400)
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"not initialized"}}`, req.ID)
+			jsonReply(w, 400, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"not initialized"}}`, req.ID)
 		case "initialize":
 			session++
 			w.Header().Set("Mcp-Session-Id", fmt.Sprint("s", session))
-			reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"scripted","version":"1"}}`)
+			replyResult(w, req.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"scripted","version":"1"}}`)
 		case "tools/list":
-			reply(`{"tools":[{"name":"work","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}}}}]}`)
+			replyResult(w, req.ID, `{"tools":[{"name":"work","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}}}}]}`)
 		default:
 			call(w, r, req)
 		}
-	}))
-	t.Cleanup(hs.Close)
-	return hs.URL + "/mcp"
+	})
 }
 
 func TestCallExitStatuses(t *testing.T) {

@@ -45,16 +45,8 @@ func startServe(t *testing.T, env []string, args ...string) *servedProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	startProc(t, cmd)
 	p := &servedProc{cmd: cmd, log: &testenv.SyncBuffer{}, done: make(chan struct{})}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
 	urls := make(chan string, 1)
 	go func() {
 		defer close(p.done)

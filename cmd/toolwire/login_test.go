@@ -56,15 +56,7 @@ func loginWith(t *testing.T, env []string, args ...string) cliResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
+	startProc(t, cmd)
 	urls := make(chan string, 1)
 	done := make(chan struct{})
 	go func() {
@@ -99,14 +91,7 @@ func loginWith(t *testing.T, env []string, args ...string) cliResult {
 		t.Fatalf("login printed no authorization URL:\n%s", errb.String())
 	}
 	testwait.Closed(t, done, "toolwire login to end")
-	err = cmd.Wait()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	code := exitCode(t, cmd.Wait()) // before the output is read: the run writes it
 	return cliResult{out.String(), errb.String(), code}
 }
 

@@ -3,9 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -45,44 +43,21 @@ func TestCallAutoEraStrictLegacyChild(t *testing.T) {
 // is discover(w, id); everything else is answered as a 2025-11-25 server.
 func legacyHTTP(t *testing.T, discover func(w http.ResponseWriter, id jsonrpc.ID)) string {
 	t.Helper()
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		msg, _, _ := jsonrpc.Decode(body)
-		req, ok := msg.(*jsonrpc.Request)
-		if !ok {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		reply := func(result string) {
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
-		}
+	return fakeHTTP(t, func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
 		switch req.Method {
 		case "server/discover":
 			discover(w, req.ID)
 		case "initialize":
 			w.Header().Set("Mcp-Session-Id", "s1")
-			reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"legacy","version":"1"}}`)
+			replyResult(w, req.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"legacy","version":"1"}}`)
 		case "tools/list":
-			reply(`{"tools":[{"name":"work","inputSchema":{"type":"object"}}]}`)
+			replyResult(w, req.ID, `{"tools":[{"name":"work","inputSchema":{"type":"object"}}]}`)
 		case "tools/call":
-			reply(`{"content":[{"type":"text","text":"worked"}]}`)
+			replyResult(w, req.ID, `{"content":[{"type":"text","text":"worked"}]}`)
 		default:
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, req.ID)
+			jsonReply(w, 200, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, req.ID)
 		}
-	}))
-	t.Cleanup(hs.Close)
-	return hs.URL + "/mcp"
-}
-
-func jsonReply(w http.ResponseWriter, status int, format string, args ...any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	fmt.Fprintf(w, format, args...)
+	})
 }
 
 // TestModernEraAgainstLegacyServer: --era modern against a server that does
@@ -125,14 +100,7 @@ func TestModernEraAgainstLegacyServer(t *testing.T) {
 // one tool each (pages of them), and tools/call answered by call.
 func modernHTTP(t *testing.T, pages int, call func(w http.ResponseWriter, id jsonrpc.ID)) string {
 	t.Helper()
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		msg, _, _ := jsonrpc.Decode(body)
-		req, ok := msg.(*jsonrpc.Request)
-		if !ok {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
+	return fakeHTTP(t, func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
 		switch req.Method {
 		case "server/discover":
 			jsonReply(w, 200, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"modern","version":"1"}}}}`, req.ID)
@@ -153,9 +121,7 @@ func modernHTTP(t *testing.T, pages int, call func(w http.ResponseWriter, id jso
 		default:
 			jsonReply(w, 200, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, req.ID)
 		}
-	}))
-	t.Cleanup(hs.Close)
-	return hs.URL + "/mcp"
+	})
 }
 
 // TestCallInputRequiredWithoutAnswer: a server that needs input the CLI

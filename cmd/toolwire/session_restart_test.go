@@ -115,15 +115,7 @@ func TestTypeScriptSDKSessionSurvivesRestart(t *testing.T) {
 			}
 			var stderr testenv.SyncBuffer
 			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if cmd.ProcessState == nil {
-					_ = cmd.Process.Kill()
-					_ = cmd.Wait()
-				}
-			})
+			startProc(t, cmd)
 			lines := make(chan string, 2)
 			go func() {
 				sc := bufio.NewScanner(stdout)

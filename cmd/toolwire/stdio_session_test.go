@@ -392,15 +392,23 @@ func TestStdioCancelQueuedRequest(t *testing.T) {
 // answered with -32600 carrying the request's id, read from the start of the
 // line, and the session goes on.
 func TestStdioTooLargeLineKeepsItsID(t *testing.T) {
-	p := startStdio(t, "--max-message-size", "300")
+	refusedBigCall(t, []string{"--max-message-size", "300"}, jsonrpc.CodeInvalidRequest, "300 bytes")
+}
+
+// refusedBigCall runs the binary over stdio with flags and sends a
+// tools/call of over 1,000 bytes: it must be answered with code, with its
+// id and a message containing limit, and an ordinary call must work after.
+func refusedBigCall(t *testing.T, flags []string, code int64, limit string) {
+	t.Helper()
+	p := startStdio(t, flags...)
 	p.initialize("2025-11-25")
 	p.writeLine(`{"jsonrpc":"2.0","id":"big-7","method":"tools/call","params":{"name":"echo","arguments":{"message":"` + strings.Repeat("x", 1000) + `"}}}`)
-	e := mustCode(t, p.await(jsonrpc.StringID("big-7")), jsonrpc.CodeInvalidRequest)
-	if !strings.Contains(e.Message, "300 bytes") {
-		t.Errorf("message %q does not name the limit", e.Message)
+	e := mustCode(t, p.await(jsonrpc.StringID("big-7")), code)
+	if !strings.Contains(e.Message, limit) {
+		t.Errorf("message %q does not name the limit (%s)", e.Message, limit)
 	}
 	if r := p.call("echo", map[string]any{"message": "after"}); texts(toolResult(t, r))[0] != "Echo: after" {
-		t.Errorf("call after the oversized line: %+v", r)
+		t.Errorf("call after the refused one: %+v", r)
 	}
 }
 
@@ -467,14 +475,5 @@ func sameJSON(t *testing.T, a, b string) bool {
 // the whole budget is refused, undecoded, with -32005 and its id, and the
 // session goes on.
 func TestStdioMemoryBudgetFlag(t *testing.T) {
-	p := startStdio(t, "--memory-budget", "400")
-	p.initialize("2025-11-25")
-	p.writeLine(`{"jsonrpc":"2.0","id":"big-8","method":"tools/call","params":{"name":"echo","arguments":{"message":"` + strings.Repeat("x", 1000) + `"}}}`)
-	e := mustCode(t, p.await(jsonrpc.StringID("big-8")), jsonrpc.CodeOverloaded)
-	if !strings.Contains(e.Message, "memory budget of 400 bytes") {
-		t.Errorf("message %q does not name the budget", e.Message)
-	}
-	if r := p.call("echo", map[string]any{"message": "after"}); texts(toolResult(t, r))[0] != "Echo: after" {
-		t.Errorf("call after the refusal: %+v", r)
-	}
+	refusedBigCall(t, []string{"--memory-budget", "400"}, jsonrpc.CodeOverloaded, "memory budget of 400 bytes")
 }

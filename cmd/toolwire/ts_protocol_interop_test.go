@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +20,6 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/reference"
 	"github.com/toolwire/toolwire/server"
-	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 // The official TypeScript SDK client against `toolwire serve` for everything
@@ -128,17 +126,12 @@ type tsOracle struct {
 
 func newTSOracle(t *testing.T) *tsOracle {
 	t.Helper()
-	srv, err := reference.NewServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := streamable.NewHandler(srv)
-	hs := httptest.NewServer(h)
-	t.Cleanup(func() { hs.Close(); h.Close() })
+	srv, url := serveReference(t)
 	o := &tsOracle{ref: srv}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	o.c, err = client.Connect(ctx, &client.HTTP{URL: hs.URL + "/mcp"}, client.WithEra(mcp.EraLegacy),
+	var err error
+	o.c, err = client.Connect(ctx, &client.HTTP{URL: url}, client.WithEra(mcp.EraLegacy),
 		client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil
 		}))
@@ -427,39 +420,12 @@ func checkTSResources(t *testing.T, o *tsOracle, run tsProtocolRun) {
 	if run.Resources.Thrown != "" || run.ResourceTemplates.Thrown != "" {
 		t.Fatalf("resources/list: %+v; resources/templates/list: %+v", run.Resources.tsFailure, run.ResourceTemplates.tsFailure)
 	}
-	key := func(uri, name, mime string) string { return uri + " " + name + " " + mime }
-	var want, got []string
-	for _, r := range resources {
-		want = append(want, key(r.URI, r.Name, r.MIMEType))
-	}
-	for _, r := range run.Resources.Resources {
-		got = append(got, key(r.URI, r.Name, r.MIMEType))
-	}
-	slices.Sort(want)
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Errorf("resources\n got %q\nwant %q", got, want)
-	}
-	if pages := max(1, (len(want)+4)/5); run.Resources.Pages != pages {
-		t.Errorf("%d pages of resources, want %d", run.Resources.Pages, pages)
-	}
-	want, got = nil, nil
-	for _, r := range templates {
-		want = append(want, key(r.URITemplate, r.Name, r.MIMEType))
-	}
-	for _, r := range run.ResourceTemplates.ResourceTemplates {
-		got = append(got, key(r.URITemplate, r.Name, r.MIMEType))
-	}
-	slices.Sort(want)
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Errorf("resource templates\n got %q\nwant %q", got, want)
-	}
-	if pages := max(1, (len(want)+4)/5); run.ResourceTemplates.Pages != pages {
-		t.Errorf("%d pages of resource templates, want %d", run.ResourceTemplates.Pages, pages)
-	}
+	resourceKey := func(r *mcp.Resource) string { return r.URI + " " + r.Name + " " + r.MIMEType }
+	listed := sameListed(t, "resources", resources, run.Resources.Resources, resourceKey, run.Resources.Pages)
+	templateKey := func(r *mcp.ResourceTemplate) string { return r.URITemplate + " " + r.Name + " " + r.MIMEType }
+	sameListed(t, "resource templates", templates, run.ResourceTemplates.ResourceTemplates, templateKey, run.ResourceTemplates.Pages)
 	if len(resources) > 0 && run.FirstText == nil {
-		t.Errorf("no listed text resource among %q", got)
+		t.Errorf("no listed text resource among %q", listed)
 	}
 
 	var texts, blobs int
@@ -628,4 +594,27 @@ func checkTSLogging(t *testing.T, o *tsOracle, plan tsProtocolPlan, run tsProtoc
 		}
 		t.Logf("%s: %d messages for %d starts", level, n, starts)
 	}
+}
+
+// sameListed checks that the TypeScript client listed (got) the entries the
+// server has (want), compared by key in any order, in pages of five; it
+// returns the keys listed, sorted.
+func sameListed[T any](t *testing.T, what string, want, got []T, key func(T) string, pages int) []string {
+	t.Helper()
+	var wantKeys, gotKeys []string
+	for _, e := range want {
+		wantKeys = append(wantKeys, key(e))
+	}
+	for _, e := range got {
+		gotKeys = append(gotKeys, key(e))
+	}
+	slices.Sort(wantKeys)
+	slices.Sort(gotKeys)
+	if !slices.Equal(gotKeys, wantKeys) {
+		t.Errorf("%s\n got %q\nwant %q", what, gotKeys, wantKeys)
+	}
+	if wantPages := max(1, (len(wantKeys)+4)/5); pages != wantPages {
+		t.Errorf("%d pages of %s, want %d", pages, what, wantPages)
+	}
+	return gotKeys
 }
