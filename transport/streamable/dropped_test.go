@@ -275,9 +275,7 @@ func TestDroppedRepliesHeapBounded(t *testing.T) {
 func TestReplyAfterPrimingDropIsReachable(t *testing.T) {
 	f := newFixture(t)
 	addDropEcho(t, f)
-	store := NewMemoryEventStore()
-	h, ts := testServer(t, f, WithEventStore(store))
-	sid := initialize(t, ts.URL)
+	store, h, ts, sid := storedSession(t, f)
 	prime := droppedCall(t, f, h, ts.URL, sid, 5, "late", 1, true)
 	if store.Len() != 3 { // priming, progress, reply
 		t.Fatalf("the store holds %d events, want 3 (priming, progress, reply)", store.Len())
@@ -312,9 +310,7 @@ func TestReplyAfterPrimingDropIsReachable(t *testing.T) {
 // leaves nothing in the store.
 func TestDeliveredJSONReplyNotStored(t *testing.T) {
 	f := newFixture(t)
-	store := NewMemoryEventStore()
-	_, ts := testServer(t, f, WithEventStore(store))
-	sid := initialize(t, ts.URL)
+	store, _, ts, sid := storedSession(t, f)
 	resp := do(t, legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`))
 	if body := readAll(t, resp); !strings.Contains(body, "Echo: hi") {
 		t.Fatalf("reply %s", body)
@@ -330,9 +326,7 @@ func TestDeliveredJSONReplyNotStored(t *testing.T) {
 // id, messages sent while it is away are stored and replayed on resume.
 func TestStandaloneEventsNeedAnID(t *testing.T) {
 	f := newFixture(t)
-	store := NewMemoryEventStore()
-	h, ts := testServer(t, f, WithEventStore(store))
-	sid := initialize(t, ts.URL)
+	store, h, ts, sid := storedSession(t, f)
 	ls := h.lookup(sid)
 	note := func(n int) *jsonrpc.Notification {
 		return &jsonrpc.Notification{Method: "notifications/message", Params: fmt.Appendf(nil, `{"level":"info","data":%d}`, n)}

@@ -111,6 +111,30 @@ func testServer(t *testing.T, f *fixture, opts ...HandlerOption) (*Handler, *htt
 	return h, ts
 }
 
+// servePost has h serve a 2025-11-25 POST of body, in session ("" for
+// none), recording the response.
+func servePost(h http.Handler, session, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		r.Header.Set("Mcp-Session-Id", session)
+		r.Header.Set("Mcp-Protocol-Version", mcp.Version20251125)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// storedSession serves f with a memory event store and opens a 2025-11-25
+// session on it: the store, the handler, the server and the session id.
+func storedSession(t *testing.T, f *fixture) (*MemoryEventStore, *Handler, *httptest.Server, string) {
+	t.Helper()
+	store := NewMemoryEventStore()
+	h, ts := testServer(t, f, WithEventStore(store))
+	return store, h, ts, initialize(t, ts.URL)
+}
+
 var modernMeta = map[string]any{
 	mcp.MetaProtocolVersion:    mcp.Version20260728,
 	mcp.MetaClientCapabilities: map[string]any{},

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -22,18 +21,7 @@ func TestIdleSessionsStaySmall(t *testing.T) {
 	f := newFixture(t)
 	h := NewHandler(f.srv)
 	t.Cleanup(func() { h.Close() })
-	post := func(session, body string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			r.Header.Set("Mcp-Session-Id", session)
-			r.Header.Set("Mcp-Protocol-Version", mcp.Version20251125)
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w
-	}
+	post := func(session, body string) *httptest.ResponseRecorder { return servePost(h, session, body) }
 	open := func() string {
 		w := post("", initializeBody)
 		sid := w.Header().Get("Mcp-Session-Id")
@@ -45,21 +33,14 @@ func TestIdleSessionsStaySmall(t *testing.T) {
 		}
 		return sid
 	}
-	heap := func() uint64 {
-		runtime.GC()
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
-	}
 	open() // one-time setup is not charged to the sessions
-	before := heap()
+	before := liveHeap()
 	const n = 1000
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = open()
 	}
-	per := (float64(heap()) - float64(before)) / n
+	per := (float64(liveHeap()) - float64(before)) / n
 	t.Logf("live heap per idle session: %.0f bytes", per)
 	if per > 1024 {
 		t.Errorf("an idle session holds %.0f bytes of live heap, want at most 1024", per)

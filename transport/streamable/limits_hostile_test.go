@@ -72,6 +72,27 @@ func (l countingListener) Accept() (net.Conn, error) {
 	return countingConn{c, l.read}, nil
 }
 
+// dialCounted serves h on a listener counting the bytes the server reads
+// and dials it: the raw connection (closed when the test ends), the
+// server's address and the count.
+func dialCounted(t *testing.T, h *Handler) (net.Conn, net.Addr, *atomic.Int64) {
+	t.Helper()
+	var read atomic.Int64
+	ts := httptest.NewUnstartedServer(h)
+	ts.Listener = countingListener{ts.Listener, &read}
+	ts.Start()
+	t.Cleanup(func() {
+		h.Close()
+		ts.Close()
+	})
+	nc, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return nc, ts.Listener.Addr(), &read
+}
+
 type countingConn struct {
 	net.Conn
 	read *atomic.Int64
@@ -122,24 +143,10 @@ func TestHugeBodyRefused(t *testing.T) {
 			name = "chunked"
 		}
 		t.Run(name, func(t *testing.T) {
-			f := newFixture(t)
-			h := NewHandler(f.srv)
-			var serverRead atomic.Int64
-			ts := httptest.NewUnstartedServer(h)
-			ts.Listener = countingListener{ts.Listener, &serverRead}
-			ts.Start()
-			t.Cleanup(func() {
-				h.Close()
-				ts.Close()
-			})
-			nc, err := net.Dial("tcp", ts.Listener.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer nc.Close()
+			nc, addr, serverRead := dialCounted(t, NewHandler(newFixture(t).srv))
 			_ = nc.(*net.TCPConn).SetWriteBuffer(sndBuf)
 			_ = nc.SetDeadline(time.Now().Add(60 * time.Second)) // fails the test instead of hanging
-			head := fmt.Sprintf("POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n", ts.Listener.Addr())
+			head := fmt.Sprintf("POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n", addr)
 			if chunked {
 				head += "Transfer-Encoding: chunked\r\n\r\n"
 			} else {
@@ -212,24 +219,10 @@ func TestRefusedBodyNotDrained(t *testing.T) {
 		limit = 1 << 10
 		size  = 200 << 10
 	)
-	f := newFixture(t)
-	h := NewHandler(f.srv, WithLimits(Limits{MaxBodyBytes: limit}))
-	var serverRead atomic.Int64
-	ts := httptest.NewUnstartedServer(h)
-	ts.Listener = countingListener{ts.Listener, &serverRead}
-	ts.Start()
-	t.Cleanup(func() {
-		h.Close()
-		ts.Close()
-	})
-	nc, err := net.Dial("tcp", ts.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc, addr, serverRead := dialCounted(t, NewHandler(newFixture(t).srv, WithLimits(Limits{MaxBodyBytes: limit})))
 	_ = nc.SetDeadline(time.Now().Add(60 * time.Second)) // fails the test instead of hanging
 	go func() {
-		fmt.Fprintf(nc, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", ts.Listener.Addr(), size)
+		fmt.Fprintf(nc, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", addr, size)
 		_, _ = io.Copy(nc, &hugeBody{size: size})
 	}()
 	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)

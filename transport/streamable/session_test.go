@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -107,24 +106,7 @@ func TestAbandonedSessionsReleaseMemory(t *testing.T) {
 	h.now = clock.Now
 	defer h.Close()
 
-	call := func(session, body string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			r.Header.Set("Mcp-Session-Id", session)
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w
-	}
-	heap := func() uint64 {
-		runtime.GC()
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
-	}
+	call := func(session, body string) *httptest.ResponseRecorder { return servePost(h, session, body) }
 	// Warm up everything allocated once per process.
 	warm := call("", initializeBody).Header().Get("Mcp-Session-Id")
 	h.endSession(h.lookup(warm))
@@ -162,7 +144,7 @@ func TestAbandonedSessionsReleaseMemory(t *testing.T) {
 		if h.SessionCount() != n || f.srv.SessionCount() != n {
 			t.Fatalf("open sessions: handler %d, server %d", h.SessionCount(), f.srv.SessionCount())
 		}
-		peak = heap()
+		peak = liveHeap()
 		clock.Advance(time.Minute + time.Second)
 		h.sweep()
 		if h.SessionCount() != 0 || f.srv.SessionCount() != 0 || store.Len() != 0 {
@@ -176,10 +158,10 @@ func TestAbandonedSessionsReleaseMemory(t *testing.T) {
 		testwait.WaitForNil(t, "the closed sessions' goroutines to end", func() error {
 			return goleak.Find(ignore, goleak.IgnoreTopFunction("github.com/toolwire/toolwire/transport/streamable.(*workers).work"))
 		})
-		return peak, heap()
+		return peak, liveHeap()
 	}
 
-	before := heap()
+	before := liveHeap()
 	peak, after := round(1)
 	peak2, after2 := round(2)
 	peak3, after3 := round(3)

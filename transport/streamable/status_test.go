@@ -206,9 +206,7 @@ func TestMaxInFlight(t *testing.T) {
 // streams (and their events) for late resumption.
 func TestAnsweredStreamsAreBounded(t *testing.T) {
 	f := newFixture(t)
-	store := NewMemoryEventStore()
-	h, ts := testServer(t, f, WithEventStore(store))
-	sid := initialize(t, ts.URL)
+	store, h, ts, sid := storedSession(t, f)
 	for i := range retainedStreams + 10 {
 		resp := do(t, legacyRequest(t, ts.URL, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":1}}}`, i+10)))
 		readAll(t, resp)
