@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/streamable"
@@ -40,9 +41,7 @@ func TestServerRequestSeesCallContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := streamable.NewHandler(s)
-	hs := httptest.NewServer(h)
-	t.Cleanup(func() { hs.Close(); h.Close() })
+	url := testmcp.ServeHTTP(t, s)
 
 	elicit := func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		name, _ := ctx.Value(callKey{}).(string)
@@ -50,7 +49,7 @@ func TestServerRequestSeesCallContext(t *testing.T) {
 	}
 	for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
 		t.Run(era.String(), func(t *testing.T) {
-			c := connect(t, &client.HTTP{URL: hs.URL + "/mcp"}, client.WithEra(era), client.WithElicitationHandler(elicit))
+			c := connect(t, &client.HTTP{URL: url}, client.WithEra(era), client.WithElicitationHandler(elicit))
 			names := []string{"first", "second"}
 			if era == mcp.EraLegacy {
 				arrived.Add(len(names))
@@ -107,9 +106,7 @@ func TestCallLogGetsOwnMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := streamable.NewHandler(s)
-	hs := httptest.NewServer(h)
-	t.Cleanup(func() { hs.Close(); h.Close() })
+	url := testmcp.ServeHTTP(t, s)
 	for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
 		t.Run(era.String(), func(t *testing.T) {
 			if era == mcp.EraModern {
@@ -117,7 +114,7 @@ func TestCallLogGetsOwnMessages(t *testing.T) {
 			}
 			var mu sync.Mutex
 			all := 0
-			c := connect(t, &client.HTTP{URL: hs.URL + "/mcp"}, client.WithEra(era),
+			c := connect(t, &client.HTTP{URL: url}, client.WithEra(era),
 				client.WithLogHandler(func(client.LogMessage) { mu.Lock(); all++; mu.Unlock() }))
 			if err := c.SetLogLevel(t.Context(), mcp.LevelDebug); err != nil {
 				t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -21,7 +21,6 @@ import (
 	"github.com/toolwire/toolwire/transport"
 	"github.com/toolwire/toolwire/transport/memory"
 	"github.com/toolwire/toolwire/transport/stdio"
-	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 // serverRequestsServer is a real toolwire server whose "roots" tool asks
@@ -107,10 +106,7 @@ func TestServerRequestsEveryTransport(t *testing.T) {
 	transports := map[string]func(t *testing.T) client.Transport{
 		"stdio": func(t *testing.T) client.Transport { return fakeCommand(t, "toolwire-roots") },
 		"http": func(t *testing.T) client.Transport {
-			h := streamable.NewHandler(serverRequestsServer(nil))
-			hs := httptest.NewServer(h)
-			t.Cleanup(func() { hs.Close(); h.Close() })
-			return &client.HTTP{URL: hs.URL + "/mcp"}
+			return &client.HTTP{URL: testmcp.ServeHTTP(t, serverRequestsServer(nil))}
 		},
 		"conn": func(t *testing.T) client.Transport { return inProcess(t, serverRequestsServer(nil)) },
 	}

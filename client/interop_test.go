@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,11 +14,11 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/reference"
-	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 // referenceHTTP serves the reference tools over Streamable HTTP in-process.
@@ -29,10 +28,7 @@ func referenceHTTP(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := streamable.NewHandler(srv)
-	hs := httptest.NewServer(h)
-	t.Cleanup(func() { hs.Close(); h.Close() })
-	return hs.URL + "/mcp"
+	return testmcp.ServeHTTP(t, srv)
 }
 
 func TestReferenceOverHTTP(t *testing.T) {

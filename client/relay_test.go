@@ -3,14 +3,13 @@ package client_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
-	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 // TestRelayedInputRound: WithInputRounds(false) returns a 2026-07-28
@@ -30,11 +29,8 @@ func TestRelayedInputRound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := streamable.NewHandler(s)
-	hs := httptest.NewServer(h)
-	t.Cleanup(func() { hs.Close(); h.Close() })
 	asked := false
-	c := connect(t, &client.HTTP{URL: hs.URL + "/mcp"}, client.WithEra(mcp.EraModern),
+	c := testmcp.Connect(t, &client.HTTP{URL: testmcp.ServeHTTP(t, s)}, client.WithEra(mcp.EraModern),
 		client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			asked = true
 			return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil

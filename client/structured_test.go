@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
-	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 type reading struct {
@@ -46,10 +45,7 @@ func nullableServer(t *testing.T) *client.HTTP {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := streamable.NewHandler(s)
-	hs := httptest.NewServer(h)
-	t.Cleanup(func() { hs.Close(); h.Close() })
-	return &client.HTTP{URL: hs.URL + "/mcp"}
+	return &client.HTTP{URL: testmcp.ServeHTTP(t, s)}
 }
 
 // TestNullStructuredContentFromToolwire: toolwire's client accepts the

@@ -2,29 +2,20 @@ package otc_test
 
 import (
 	"errors"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/otc"
-	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 // connectMCP serves the seed tools over Streamable HTTP on 127.0.0.1 and
 // connects the toolwire MCP client to them.
 func connectMCP(t *testing.T, env *seedEnv, era mcp.Era) *client.Client {
 	t.Helper()
-	h := streamable.NewHandler(newSeedServer(t, env))
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() { h.Close(); ts.Close() })
-	c, err := client.Connect(t.Context(), &client.HTTP{URL: ts.URL + "/mcp"}, client.WithEra(era))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return testmcp.ConnectHTTP(t, newSeedServer(t, env), client.WithEra(era))
 }
 
 // TestRetryGuidanceReachesMCPClient: a tool returning *server.RetryableError

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,40 +15,30 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
-	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 // testServer serves the reference server over Streamable HTTP in-process;
 // the config is returned for looking at the running simulations.
 func testServer(t *testing.T, opts ...Option) (*server.Server, *config, string) {
 	t.Helper()
-	c := newConfig(append([]Option{WithTickInterval(20 * time.Millisecond)}, opts...))
+	c := newConfig(append([]Option{WithLimits(Limits{TickInterval: 20 * time.Millisecond})}, opts...))
 	s := server.New(Info())
 	if err := c.register(s); err != nil {
 		t.Fatal(err)
 	}
-	h := streamable.NewHandler(s)
-	hs := httptest.NewServer(h)
-	t.Cleanup(func() {
-		hs.Close()
-		h.Close()
-		// No simulation may outlive its server's sessions and toggles.
-		c.toggles.wg.Wait()
-	})
-	return s, c, hs.URL + "/mcp"
+	// No simulation may outlive its server's sessions and toggles: the
+	// wait runs after the server has closed (cleanups run last first).
+	t.Cleanup(c.toggles.wg.Wait)
+	return s, c, testmcp.ServeHTTP(t, s)
 }
 
 func connect(t *testing.T, url string, era mcp.Era, opts ...client.Option) *client.Client {
 	t.Helper()
-	c, err := client.Connect(t.Context(), &client.HTTP{URL: url}, append([]client.Option{client.WithEra(era)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return testmcp.Connect(t, &client.HTTP{URL: url}, append([]client.Option{client.WithEra(era)}, opts...)...)
 }
 
 func text(t *testing.T, res *mcp.CallToolResult) string {
@@ -196,7 +185,7 @@ func TestGzipRefusals(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, "sub"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	_, _, url := testServer(t, WithFileRoot(root), WithGzipLimits(1024, 0))
+	_, _, url := testServer(t, WithFileRoot(root), WithLimits(Limits{MaxGzipBytes: 1024}))
 	c := connect(t, url, mcp.EraAuto)
 	for _, tc := range []struct{ data, want string }{
 		{"http://127.0.0.1:1/README.md", "never fetches http"},
@@ -241,7 +230,7 @@ func TestGzipRefusals(t *testing.T) {
 }
 
 func TestGzipStoreBounded(t *testing.T) {
-	s, _, url := testServer(t, WithGzipLimits(0, 2))
+	s, _, url := testServer(t, WithLimits(Limits{MaxGzipResources: 2}))
 	c := connect(t, url, mcp.EraAuto)
 	for _, n := range []string{"a.gz", "b.gz", "c.gz", "b.gz"} {
 		if res := call(t, c, "gzip-file-as-resource", map[string]any{"name": n, "data": "data:," + n}); res.IsError {

@@ -6,15 +6,14 @@ package interop
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"testing"
 
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
-	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 type wind struct {
@@ -52,13 +51,7 @@ func outputServer(t *testing.T) string {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	h := streamable.NewHandler(s)
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.Close()
-		h.Close()
-	})
-	return srv.URL + "/mcp"
+	return testmcp.ServeHTTP(t, s)
 }
 
 // connectMCPGo connects mcp-go's client: version "" lets it probe
