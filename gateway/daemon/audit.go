@@ -209,25 +209,7 @@ func (h *auditHead) every(ctx context.Context, interval time.Duration) (stop fun
 	if interval <= 0 {
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				h.log(ctx, "interval")
-			}
-		}
-	}()
-	return func() {
-		cancel()
-		<-done
-	}
+	return periodic(ctx, interval, false, func(ctx context.Context) { h.log(ctx, "interval") })
 }
 
 // The head's metrics.
@@ -292,24 +274,36 @@ func (l *auditLog) Collect(ch chan<- prometheus.Metric) {
 // sweepAudit deletes records older than retention now and every
 // sweepInterval, until stopped.
 func sweepAudit(ctx context.Context, s audit.Store, retention time.Duration, logger *slog.Logger) (stop func()) {
+	return periodic(ctx, sweepInterval, true, func(ctx context.Context) {
+		n, err := s.Sweep(ctx, time.Now().Add(-retention))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			logger.Error("audit retention sweep", "error", err)
+		case n > 0:
+			logger.Info("audit retention: old records swept", "records", n, "older_than", retention.String())
+		}
+	})
+}
+
+// periodic runs f every interval, and once at the start when first is
+// set, in a goroutine of its own until stopped; stop returns once f has
+// ended.
+func periodic(ctx context.Context, interval time.Duration, first bool, f func(context.Context)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(sweepInterval)
+		t := time.NewTicker(interval)
 		defer t.Stop()
+		if first {
+			f(ctx)
+		}
 		for {
-			n, err := s.Sweep(ctx, time.Now().Add(-retention))
-			switch {
-			case err != nil && ctx.Err() == nil:
-				logger.Error("audit retention sweep", "error", err)
-			case n > 0:
-				logger.Info("audit retention: old records swept", "records", n, "older_than", retention.String())
-			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+				f(ctx)
 			}
 		}
 	}()

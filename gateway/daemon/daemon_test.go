@@ -53,13 +53,13 @@ func get(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// Run reports every listener once it serves, the admin and OTC listeners
-// answer there, and a cancelled context shuts all of them down before Run
-// returns nil.
-func TestRunServesEveryListener(t *testing.T) {
-	file := greeterFile(t)
-	ctx, stop := context.WithCancel(t.Context())
-	defer stop()
+// runDaemon runs file's gateway with daemon.Run until stop, and returns
+// the addresses it reported once serving; stop cancels Run's context and
+// returns what Run returned. The test ends it if it has not stopped it.
+func runDaemon(t *testing.T, file *config.File) (daemon.Addrs, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
 	ready := make(chan daemon.Addrs, 1)
 	done := make(chan error, 1)
 	go func() {
@@ -67,6 +67,17 @@ func TestRunServesEveryListener(t *testing.T) {
 			daemon.WithOnReady(func(a daemon.Addrs) { ready <- a }))
 	}()
 	addrs := testwait.Recv(t, ready, "the daemon's listeners")
+	return addrs, func() error {
+		cancel()
+		return testwait.Recv(t, done, "Run's return")
+	}
+}
+
+// Run reports every listener once it serves, the admin and OTC listeners
+// answer there, and a cancelled context shuts all of them down before Run
+// returns nil.
+func TestRunServesEveryListener(t *testing.T) {
+	addrs, stop := runDaemon(t, greeterFile(t))
 	if !strings.HasPrefix(addrs.MCP, "http://127.0.0.1:") || !strings.HasSuffix(addrs.MCP, "/mcp") ||
 		!strings.HasPrefix(addrs.Admin, "http://127.0.0.1:") || !strings.HasPrefix(addrs.OTC, "http://127.0.0.1:") {
 		t.Fatalf("addresses %+v", addrs)
@@ -80,8 +91,7 @@ func TestRunServesEveryListener(t *testing.T) {
 	if code, body := get(t, addrs.OTC+"/tools"); code != http.StatusOK || !strings.Contains(body, "greeter__greet") {
 		t.Errorf("OTC /tools: %d %s", code, body)
 	}
-	stop()
-	if err := testwait.Recv(t, done, "Run's return"); err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	for _, url := range []string{addrs.Admin + "/healthz", addrs.OTC + "/tools"} {
@@ -98,18 +108,11 @@ func TestRunLeavesTheFileAlone(t *testing.T) {
 	file := greeterFile(t)
 	file.AdminListen, file.OTCListen = "", ""
 	before := *file
-	ctx, stop := context.WithCancel(t.Context())
-	ready := make(chan daemon.Addrs, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- daemon.Run(ctx, file, daemon.WithLogger(slog.New(slog.DiscardHandler)),
-			daemon.WithOnReady(func(a daemon.Addrs) { ready <- a }))
-	}()
-	if a := testwait.Recv(t, ready, "the daemon's listeners"); a.Admin != "" || a.OTC != "" {
+	a, stop := runDaemon(t, file)
+	if a.Admin != "" || a.OTC != "" {
 		t.Errorf("listeners that are off reported: %+v", a)
 	}
-	stop()
-	if err := testwait.Recv(t, done, "Run's return"); err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	if file.Listen != before.Listen || file.Gateway.Limits != before.Gateway.Limits {
