@@ -52,11 +52,7 @@ func TestContentRoundTripKeepsEverything(t *testing.T) {
 }
 
 func TestDecodeContentErrorsNameBlockAndField(t *testing.T) {
-	cases := []struct {
-		in              string
-		index           int
-		typ, field, msg string
-	}{
+	cases := []contentErrorCase{
 		{`[{"type":"text","text":"ok"},{"type":"video","url":"x"}]`, 1, "video", "type", "unknown content type"},
 		{`[{"type":"image","data":"AA=="}]`, 0, "image", "mimeType", "missing required field"},
 		{`[{"type":"audio","mimeType":"audio/wav"}]`, 0, "audio", "data", "missing required field"},
@@ -68,20 +64,7 @@ func TestDecodeContentErrorsNameBlockAndField(t *testing.T) {
 		{`[{"type":"image","data":"%%%","mimeType":"image/png"}]`, 0, "image", "data", "not valid base64"},
 		{`[{"type":"text","text":5}]`, 0, "text", "text", "expected a string, got a number"},
 	}
-	for _, c := range cases {
-		_, err := mcp.DecodeContent([]byte(c.in))
-		var ce *mcp.ContentError
-		if !errors.As(err, &ce) {
-			t.Errorf("%s: got %v, want a *ContentError", c.in, err)
-			continue
-		}
-		if ce.Index != c.index || ce.Type != c.typ || ce.Field != c.field || !strings.Contains(ce.Reason, c.msg) {
-			t.Errorf("%s: got index %d type %q field %q reason %q", c.in, ce.Index, ce.Type, ce.Field, ce.Reason)
-		}
-		if !strings.Contains(err.Error(), "content[") {
-			t.Errorf("error text does not name the block: %v", err)
-		}
-	}
+	checkContentErrors(t, cases)
 }
 
 func TestCallToolResultContentRequiredAndNeverNull(t *testing.T) {
@@ -133,11 +116,7 @@ func TestEmbeddedResourceNeedsContents(t *testing.T) {
 // Content blocks decode exactly: a case variant of a member is refused with
 // the member it resembles, and so is a name appearing twice, at any depth.
 func TestDecodeContentIsStrict(t *testing.T) {
-	cases := []struct {
-		in              string
-		index           int
-		typ, field, msg string
-	}{
+	cases := []contentErrorCase{
 		{`[{"type":"text","Text":"x"}]`, 0, "text", "Text", `unknown member "Text": member names are case-sensitive (did you mean "text"?)`},
 		{`[{"TYPE":"text","text":"x"}]`, 0, "", "TYPE", `unknown member "TYPE": member names are case-sensitive (did you mean "type"?)`},
 		{`[{"type":"text","text":"a","text":"b"}]`, 0, "text", "text", `duplicate member name "text"`},
@@ -155,17 +134,7 @@ func TestDecodeContentIsStrict(t *testing.T) {
 		{`[{"type":"text","text":"\ud800"}]`, 0, "", "text", "invalid surrogate pair"},
 		{`["text"]`, 0, "", "", "not a valid block: expected an object, got a string"},
 	}
-	for _, c := range cases {
-		_, err := mcp.DecodeContent([]byte(c.in))
-		var ce *mcp.ContentError
-		if !errors.As(err, &ce) {
-			t.Errorf("%s: got %v, want a *ContentError", c.in, err)
-			continue
-		}
-		if ce.Index != c.index || ce.Type != c.typ || ce.Field != c.field || !strings.Contains(ce.Reason, c.msg) {
-			t.Errorf("%s: got index %d type %q field %q reason %q", c.in, ce.Index, ce.Type, ce.Field, ce.Reason)
-		}
-	}
+	checkContentErrors(t, cases)
 	for _, bad := range []string{`{"type":"text"}`, `[{"type":"text","text":"a"}] []`, `[`} {
 		if _, err := mcp.DecodeContent([]byte(bad)); err == nil {
 			t.Errorf("%s accepted", bad)
@@ -276,4 +245,32 @@ func FuzzDecodeContent(f *testing.F) {
 			t.Fatalf("%q: %s decodes and re-encodes as %s", data, out, out2)
 		}
 	})
+}
+
+// contentErrorCase is content DecodeContent refuses, and the block (by
+// index and type), field and reason its *ContentError must name.
+type contentErrorCase struct {
+	in              string
+	index           int
+	typ, field, msg string
+}
+
+// checkContentErrors decodes each case's content and checks the
+// *ContentError it gets, and that the error text names the block.
+func checkContentErrors(t *testing.T, cases []contentErrorCase) {
+	t.Helper()
+	for _, c := range cases {
+		_, err := mcp.DecodeContent([]byte(c.in))
+		var ce *mcp.ContentError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: got %v, want a *ContentError", c.in, err)
+			continue
+		}
+		if ce.Index != c.index || ce.Type != c.typ || ce.Field != c.field || !strings.Contains(ce.Reason, c.msg) {
+			t.Errorf("%s: got index %d type %q field %q reason %q", c.in, ce.Index, ce.Type, ce.Field, ce.Reason)
+		}
+		if !strings.Contains(err.Error(), "content[") {
+			t.Errorf("error text does not name the block: %v", err)
+		}
+	}
 }
