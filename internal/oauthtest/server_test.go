@@ -30,14 +30,7 @@ func TestServerChecksPKCEAndRotates(t *testing.T) {
 	}
 	token := func(form url.Values) (int, map[string]any) {
 		form.Set("client_id", "pub")
-		resp, err := http.PostForm(s.URL+"/token", form)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&m)
-		return resp.StatusCode, m
+		return postForm(t, s.URL+"/token", form, "", "")
 	}
 	sum := sha256.Sum256([]byte("verifier-verifier-verifier-verifier-verifier"))
 	cb := authorize(base64.RawURLEncoding.EncodeToString(sum[:]))
@@ -115,17 +108,7 @@ func TestServerRevokes(t *testing.T) {
 	s := New(t, Options{Clients: map[string]string{"conf": "conf-secret", "other": "other-secret"}})
 	post := func(path string, form url.Values, id, secret string) (int, map[string]any) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.SetBasicAuth(id, secret)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&m)
-		return resp.StatusCode, m
+		return postForm(t, s.URL+path, form, id, secret)
 	}
 	var md map[string]any
 	resp, err := http.Get(s.URL + "/.well-known/oauth-authorization-server")
@@ -168,4 +151,26 @@ func TestServerRevokes(t *testing.T) {
 	if n := len(s.RevocationForms()); n != 4 {
 		t.Fatalf("%d revocation requests recorded, want 4", n)
 	}
+}
+
+// postForm POSTs form to u, with HTTP Basic client authentication when id
+// is set, and returns the status and the JSON body of the answer.
+func postForm(t *testing.T, u string, form url.Values, id, secret string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if id != "" {
+		req.SetBasicAuth(id, secret)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
 }
