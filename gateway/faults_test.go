@@ -452,7 +452,7 @@ func TestHostileHugeResult(t *testing.T) {
 			switch {
 			case tc.mode == "":
 				up, dir := stdioHostile(t, "big", "huge")
-				g = hostileGateway(t, up, gateway.WithMaxUpstreamMessage(tc.limit))
+				g = hostileGateway(t, up, gateway.WithLimits(gateway.Limits{MaxMessageBytes: tc.limit}))
 				started = func() {
 					testwait.WaitFor(t, "the hostile answer to start", func() bool {
 						_, err := os.Stat(filepath.Join(dir, "started"))

@@ -107,7 +107,7 @@ func validate(cfg Config) error {
 }
 
 // New starts a gateway for cfg: it connects every upstream (waiting up to
-// the start timeout, WithStartTimeout, for each first attempt; an upstream
+// the start timeout, Limits.StartTimeout, for each first attempt; an upstream
 // that cannot be reached does not stop the gateway, it keeps being retried)
 // and registers their merged catalog. A name collision among the upstreams
 // that are ready is an error naming both sources, and so is an invalid

@@ -125,7 +125,7 @@ func echoServer(name string, opts ...server.Option) *server.Server {
 
 func newGateway(t *testing.T, cfg gateway.Config, opts ...gateway.Option) *gateway.Gateway {
 	t.Helper()
-	opts = append([]gateway.Option{gateway.WithBackoff(10*time.Millisecond, 100*time.Millisecond), gateway.WithStartTimeout(20 * time.Second)}, opts...)
+	opts = append([]gateway.Option{gateway.WithLimits(gateway.Limits{MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, StartTimeout: 20 * time.Second})}, opts...)
 	g, err := gateway.New(cfg, opts...)
 	if err != nil {
 		t.Fatal(err)

@@ -144,7 +144,7 @@ func TestAbandonedRoundEndsAfterTheInputTimeout(t *testing.T) {
 		t.Run(era.String(), func(t *testing.T) {
 			u, opts := askUpstream(t, mcp.EraLegacy, 1)
 			g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}},
-				append(opts, gateway.WithInputLimits(gateway.InputLimits{Timeout: 100e6}))...)
+				append(opts, gateway.WithLimits(gateway.Limits{Inputs: gateway.InputLimits{Timeout: 100e6}}))...)
 			never := make(chan struct{})
 			t.Cleanup(func() { close(never) })
 			c := downstream(t, g, client.WithEra(era),

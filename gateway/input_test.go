@@ -207,7 +207,7 @@ func asJSONRPC(err error, je **client.JSONRPCError) bool { return errors.As(err,
 // completes when its client answers.
 func TestInputPendingLimit(t *testing.T) {
 	u, opts := askUpstream(t, mcp.EraLegacy, 1)
-	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, append(opts, gateway.WithInputLimits(gateway.InputLimits{Pending: 1}))...)
+	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, append(opts, gateway.WithLimits(gateway.Limits{Inputs: gateway.InputLimits{Pending: 1}}))...)
 	asked := make(chan struct{})
 	release := make(chan struct{})
 	slow := downstream(t, g, client.WithEra(mcp.EraModern),

@@ -75,14 +75,6 @@ func (l InputLimits) withDefaults() InputLimits {
 	return l
 }
 
-// WithInputLimits bounds the calls waiting for their clients' input
-// (InputLimits). Parked calls never take the upstream session's own
-// capacity for server requests: each upstream client answers Pending more
-// of them at once than client.DefaultMaxServerRequests.
-func WithInputLimits(l InputLimits) Option {
-	return option(func(o *options) { o.inputs = l })
-}
-
 // errInputTimeout answers an upstream question its caller did not answer
 // in time.
 var errInputTimeout = errors.New("gateway: the calling client did not answer in time (the gateway's input timeout)")

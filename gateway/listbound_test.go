@@ -148,8 +148,8 @@ func TestEndlessListMarkedDown(t *testing.T) {
 			g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{
 				{Name: "endless", Server: endlessServer(e)},
 				{Name: "ok", Server: echoServer("ok")},
-			}}, gateway.WithListLimits(tc.limits), logTo(log),
-				gateway.WithBackoff(10*time.Millisecond, testwait.Limit)) // down: not tried again within the test
+			}}, gateway.WithLimits(gateway.Limits{Lists: tc.limits}), logTo(log),
+				gateway.WithLimits(gateway.Limits{MinBackoff: 10 * time.Millisecond, MaxBackoff: testwait.Limit})) // down: not tried again within the test
 			checkBoundedDown(t, g, log, tc.method, tc.bound)
 			if n := e.pages.Load(); n != tc.maxPages {
 				t.Fatalf("the gateway read %d pages of the endless list, want %d", n, tc.maxPages)
@@ -168,7 +168,7 @@ func TestListGrowsPastBoundOnRefresh(t *testing.T) {
 	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{
 		{Name: "endless", Server: up},
 		{Name: "ok", Server: echoServer("ok")},
-	}}, gateway.WithCrashLimit(1000, testwait.Limit), logTo(log))
+	}}, gateway.WithLimits(gateway.Limits{MaxCrashes: 1000, CrashWindow: testwait.Limit}), logTo(log))
 	c := downstream(t, g)
 	if names := toolNames(t, c); !slices.Contains(names, "endless__work") {
 		t.Fatalf("tools %v: want endless__work while its list ends", names)
@@ -202,7 +202,7 @@ func TestEndlessListMemoryBounded(t *testing.T) {
 	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{
 		{Name: "endless", Server: endlessServer(e)},
 		{Name: "ok", Server: echoServer("ok")},
-	}}, gateway.WithCrashLimit(1000, testwait.Limit), logTo(log))
+	}}, gateway.WithLimits(gateway.Limits{MaxCrashes: 1000, CrashWindow: testwait.Limit}), logTo(log))
 	checkBoundedDown(t, g, log, mcp.MethodListTools, "more than 10000 items")
 	testwait.WaitFor(t, "endless to be followed to its bound three times", func() bool { return stateOf(g, "endless").Restarts >= 3 })
 	grew := peak.growth()

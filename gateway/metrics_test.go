@@ -101,7 +101,7 @@ func TestMetrics(t *testing.T) {
 		stdioUpstream(t, "junk", "garbage"),
 		{Name: "gone", Command: []string{"/nonexistent/upstream-program"}},
 	}}
-	g := newGateway(t, cfg, gateway.WithCrashLimit(2, time.Hour), gateway.WithBackoff(time.Millisecond, 5*time.Millisecond))
+	g := newGateway(t, cfg, gateway.WithLimits(gateway.Limits{MaxCrashes: 2, CrashWindow: time.Hour, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}))
 	// A second gateway in the process has metrics of its own.
 	g2 := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{{Name: "a", Server: echoServer("a2")}}})
 

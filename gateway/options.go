@@ -14,7 +14,7 @@ import (
 	"github.com/toolwire/toolwire/server"
 )
 
-// Defaults of the options.
+// Defaults of the options and Limits.
 const (
 	DefaultTimeout      = 60 * time.Second // per upstream call, unless Upstream.Timeout says otherwise
 	DefaultMinBackoff   = 100 * time.Millisecond
@@ -24,10 +24,10 @@ const (
 	DefaultStartTimeout = 30 * time.Second // how long New and Reload wait for a first connection
 	DefaultSeparator    = "__"
 	// DefaultUpstreamConns is how many idle connections to one HTTP
-	// upstream are kept for reuse (WithUpstreamConns).
+	// upstream are kept for reuse (Limits.MaxIdleConns).
 	DefaultUpstreamConns = 256
 	// DefaultMaxUpstreamMessage bounds one message from an upstream, in
-	// bytes (WithMaxUpstreamMessage): 16 MiB, the client package's default.
+	// bytes (Limits.MaxMessageBytes): 16 MiB, the client package's default.
 	DefaultMaxUpstreamMessage = client.DefaultMaxMessageSize
 	// DefaultAuditMaxValue is the longest string value of a request's
 	// arguments kept whole in the audit trail, in bytes
@@ -76,32 +76,6 @@ func WithLogger(l *slog.Logger) Option { return option(func(o *options) { o.logg
 // WithInfo sets how the gateway introduces itself downstream (default
 // "toolwire-gateway").
 func WithInfo(info mcp.Implementation) Option { return option(func(o *options) { o.info = info }) }
-
-// WithTimeout bounds each upstream call whose Upstream.Timeout is 0
-// (default DefaultTimeout).
-func WithTimeout(d time.Duration) Option { return option(func(o *options) { o.timeout = d }) }
-
-// WithBackoff sets the reconnection delays: the first retry after min,
-// doubling (with jitter) up to max (defaults DefaultMinBackoff,
-// DefaultMaxBackoff).
-func WithBackoff(minDelay, maxDelay time.Duration) Option {
-	return option(func(o *options) { o.minBackoff, o.maxBackoff = minDelay, maxDelay })
-}
-
-// WithCrashLimit sets when an upstream is declared down: n failures
-// (failed connections or lost sessions) within window. A down upstream is
-// still retried, every max backoff (defaults DefaultCrashLimit,
-// DefaultCrashWindow).
-func WithCrashLimit(n int, window time.Duration) Option {
-	return option(func(o *options) { o.crashLimit, o.crashWindow = n, window })
-}
-
-// WithStartTimeout bounds how long New and Reload wait for new upstreams'
-// first connection attempt before going on without them (default
-// DefaultStartTimeout). An upstream not ready by then keeps trying.
-func WithStartTimeout(d time.Duration) Option {
-	return option(func(o *options) { o.startTimeout = d })
-}
 
 // WithUpstreamLogLevel sets the level every upstream session is asked to
 // log at (logging/setLevel, or the 2026-07-28 _meta), default "info"; ""
@@ -180,22 +154,6 @@ func newOptions(opts []Option) options {
 	}
 	return o
 }
-
-// WithUpstreamConns sets how many idle connections to each HTTP upstream
-// are kept for reuse (default DefaultUpstreamConns): calls in flight beyond
-// it open new connections that are closed afterwards. It should be at
-// least the number of calls expected in flight to one upstream.
-func WithUpstreamConns(n int) Option { return option(func(o *options) { o.conns = n }) }
-
-// WithMaxUpstreamMessage bounds one message an upstream sends (a JSON body,
-// an SSE event, a stdio line), in bytes, for upstreams whose
-// Upstream.MaxMessageSize is 0 (default DefaultMaxUpstreamMessage). A
-// larger result fails its call with an isError result naming the upstream
-// and the limit, after at most the limit has been held in memory (an HTTP
-// response is not read further; a stdio line is skipped to its end), so a
-// hostile or broken upstream cannot make the gateway buffer without bound.
-// It wins over a client.Limits.MaxMessageBytes given to WithClientOptions.
-func WithMaxUpstreamMessage(n int) Option { return option(func(o *options) { o.maxMessage = n }) }
 
 // WithTracerProvider turns on OpenTelemetry traces (trace.go): a SERVER span
 // per downstream request and a CLIENT span per upstream request made for

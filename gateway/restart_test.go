@@ -41,8 +41,12 @@ func TestRollingRestartKeepsToolsListed(t *testing.T) {
 	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{
 		{Name: "web", URL: "http://" + addr + "/mcp"},
 		{Name: "ok", Server: echoServer("ok")},
-	}}, gateway.WithBackoff(gateway.DefaultMinBackoff, gateway.DefaultMaxBackoff),
-		gateway.WithCrashLimit(gateway.DefaultCrashLimit, gateway.DefaultCrashWindow))
+	}}, gateway.WithLimits(gateway.Limits{
+		MinBackoff:  gateway.DefaultMinBackoff,
+		MaxBackoff:  gateway.DefaultMaxBackoff,
+		MaxCrashes:  gateway.DefaultCrashLimit,
+		CrashWindow: gateway.DefaultCrashWindow,
+	}))
 	c := downstream(t, g, client.WithEra(mcp.EraLegacy))
 	testwait.WaitFor(t, "web__echo listed", func() bool { return slices.Contains(toolNames(t, c), "web__echo") })
 

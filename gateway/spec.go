@@ -60,7 +60,7 @@ type Upstream struct {
 	Server *server.Server
 
 	// MaxMessageSize bounds one message from this upstream, in bytes (0 or
-	// less: the gateway's, WithMaxUpstreamMessage, 16 MiB by default); a
+	// less: the gateway's, Limits.MaxMessageBytes, 16 MiB by default); a
 	// larger one fails the call it answers with an isError result.
 	MaxMessageSize int
 }

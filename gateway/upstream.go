@@ -29,7 +29,7 @@ const (
 	StateStarting State = "starting"
 	// StateReady: a session is open; its tools are served.
 	StateReady State = "ready"
-	// StateDown: it failed the crash-loop limit (WithCrashLimit) times in a
+	// StateDown: it failed the crash-loop limit (Limits.MaxCrashes) times in a
 	// row within the window, or one of its lists went past ListLimits; it
 	// is still retried, at the maximum backoff.
 	StateDown State = "down"
@@ -346,7 +346,7 @@ const (
 // ListLimits bound each list the gateway follows from an upstream, page
 // by page (its tools, its prompts, its resources, its resource templates),
 // since one upstream's list could otherwise hold the gateway's memory
-// without end (the per-message limit, WithMaxUpstreamMessage, bounds one
+// without end (the per-message limit, Limits.MaxMessageBytes, bounds one
 // page only). An upstream whose list goes past a bound is marked down at
 // once (StateDown), with the bound as its last error, its session closed
 // and its items served no more; it is tried again every maximum backoff.
@@ -375,10 +375,6 @@ func (l ListLimits) withDefaults() ListLimits {
 	}
 	return l
 }
-
-// WithListLimits bounds each list the gateway follows from an upstream
-// (ListLimits).
-func WithListLimits(l ListLimits) Option { return option(func(o *options) { o.lists = l }) }
 
 // listBoundError is an upstream's list past ListLimits.
 type listBoundError struct {

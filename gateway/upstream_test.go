@@ -82,7 +82,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 func TestCrashLoopGoesDown(t *testing.T) {
 	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{
 		{Name: "nope", Command: []string{"/nonexistent/upstream-program"}},
-	}}, gateway.WithCrashLimit(3, time.Hour), gateway.WithBackoff(time.Millisecond, 5*time.Millisecond))
+	}}, gateway.WithLimits(gateway.Limits{MaxCrashes: 3, CrashWindow: time.Hour, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}))
 	testwait.WaitFor(t, "state down", func() bool { return stateOf(g, "nope").State == gateway.StateDown })
 	st := stateOf(g, "nope")
 	if !strings.Contains(st.LastError, "upstream-program") {

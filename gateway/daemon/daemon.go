@@ -179,7 +179,7 @@ func Build(ctx context.Context, file *config.File, opts ...Option) (*gateway.Gat
 // (logger, start timeout, limits, tracing) and extra.
 func newGateway(file *config.File, s *settings, extra ...gateway.Option) (*gateway.Gateway, error) {
 	_, _, limits := limitOptions(file.Limits)
-	gopts := append([]gateway.Option{gateway.WithLogger(s.logger), gateway.WithStartTimeout(s.limits.StartTimeout)}, limits...)
+	gopts := append([]gateway.Option{gateway.WithLogger(s.logger), gateway.WithLimits(gateway.Limits{StartTimeout: s.limits.StartTimeout})}, limits...)
 	if s.tracer != nil {
 		gopts = append(gopts, gateway.WithTracerProvider(s.tracer))
 	}
