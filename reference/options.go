@@ -50,20 +50,6 @@ func WithFileRoot(dir string) Option {
 	return optionFunc(func(c *config) { c.fileRoot = dir })
 }
 
-// WithGzipLimits sets the most bytes gzip-file-as-resource reads (default
-// DefaultGzipMaxBytes) and the most gzipped resources kept (default
-// DefaultGzipResources); zero or less keeps a default.
-func WithGzipLimits(maxBytes int64, keep int) Option {
-	return optionFunc(func(c *config) { c.gzipMax, c.gzipStore = maxBytes, keep })
-}
-
-// WithTickInterval sets how often toggle-simulated-logging sends a message
-// and toggle-subscriber-updates announces updates (default
-// DefaultTickInterval); zero or less keeps the default.
-func WithTickInterval(d time.Duration) Option {
-	return optionFunc(func(c *config) { c.tick = d })
-}
-
 // WithLifetime ends every simulation the toggle tools started once ctx is
 // done (serve passes its own context); without it they end when toggled
 // off or, for simulated logging, when their session closes.

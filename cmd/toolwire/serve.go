@@ -235,7 +235,7 @@ func (f *serveFlags) referenceOptions(ctx context.Context) ([]reference.Option, 
 	if f.gzipMaxBytes <= 0 {
 		return nil, usageError{"--gzip-max-bytes must be positive"}
 	}
-	opts := []reference.Option{reference.WithGzipLimits(f.gzipMaxBytes, 0), reference.WithLifetime(ctx)}
+	opts := []reference.Option{reference.WithLimits(reference.Limits{MaxGzipBytes: f.gzipMaxBytes}), reference.WithLifetime(ctx)}
 	var allow []string
 	for _, a := range f.envAllow {
 		if a = strings.TrimSpace(a); a == "" {
