@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/limits"
 )
 
 // ListenerLimits bound an HTTP listener toolwire opens beside its MCP
@@ -38,24 +40,12 @@ var AuxLimits = ListenerLimits{
 
 func (l ListenerLimits) withDefaults() ListenerLimits {
 	d := AuxLimits
-	if l.MaxConns > 0 {
-		d.MaxConns = l.MaxConns
-	}
-	if l.ReadHeaderTimeout > 0 {
-		d.ReadHeaderTimeout = l.ReadHeaderTimeout
-	}
-	if l.ReadTimeout > 0 {
-		d.ReadTimeout = l.ReadTimeout
-	}
-	if l.WriteTimeout > 0 {
-		d.WriteTimeout = l.WriteTimeout
-	}
-	if l.IdleTimeout > 0 {
-		d.IdleTimeout = l.IdleTimeout
-	}
-	if l.MaxHeaderBytes > 0 {
-		d.MaxHeaderBytes = l.MaxHeaderBytes
-	}
+	limits.SetPositive(&d.MaxConns, l.MaxConns)
+	limits.SetPositive(&d.ReadHeaderTimeout, l.ReadHeaderTimeout)
+	limits.SetPositive(&d.ReadTimeout, l.ReadTimeout)
+	limits.SetPositive(&d.WriteTimeout, l.WriteTimeout)
+	limits.SetPositive(&d.IdleTimeout, l.IdleTimeout)
+	limits.SetPositive(&d.MaxHeaderBytes, l.MaxHeaderBytes)
 	return d
 }
 
