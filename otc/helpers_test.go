@@ -8,36 +8,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/toolwire/toolwire/otc"
 	"github.com/toolwire/toolwire/schema"
 	"github.com/toolwire/toolwire/server"
 )
-
-// stepClock advances by step on every reading, so a duration measured
-// between two readings is exactly step.
-type stepClock struct {
-	mu   sync.Mutex
-	t    time.Time
-	step time.Duration
-}
-
-func (c *stepClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := c.t
-	c.t = c.t.Add(c.step)
-	return t
-}
-
-func (c *stepClock) setStep(d time.Duration) {
-	c.mu.Lock()
-	c.step = d
-	c.mu.Unlock()
-}
 
 // serve starts the OTC handler over s on a 127.0.0.1 test server.
 func serve(t *testing.T, s *server.Server, opts ...otc.Option) *httptest.Server {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testclock"
 	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/otc"
@@ -45,8 +46,8 @@ func TestRetryGuidanceReachesMCPClient(t *testing.T) {
 func TestSeedExamplesThroughMCPClient(t *testing.T) {
 	env := defaultSeedEnv(t)
 	c := connectMCP(t, env, mcp.EraAuto)
-	clock := &stepClock{t: time.Unix(1_700_000_000, 0)}
-	h, err := otc.NewHandler(otc.NewClientBackend(c), otc.WithClock(clock.now))
+	clock := testclock.New(time.Unix(1_700_000_000, 0))
+	h, err := otc.NewHandler(otc.NewClientBackend(c), otc.WithClock(clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}

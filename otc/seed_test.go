@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testclock"
 	"github.com/toolwire/toolwire/otc"
 )
 
@@ -34,8 +35,8 @@ var seedCases = []struct {
 // steps by the example's duration, so those two match too.
 func TestSeedExamples(t *testing.T) {
 	env := defaultSeedEnv(t)
-	clock := &stepClock{t: time.Unix(1_700_000_000, 0)}
-	ts := serve(t, newSeedServer(t, env), otc.WithClock(clock.now))
+	clock := testclock.New(time.Unix(1_700_000_000, 0))
+	ts := serve(t, newSeedServer(t, env), otc.WithClock(clock.Now))
 	checkSeedExamples(t, ts, clock)
 	env.mu.Lock()
 	defer env.mu.Unlock()
@@ -48,13 +49,13 @@ func TestSeedExamples(t *testing.T) {
 }
 
 // checkSeedExamples runs the seven seed calls against an OTC endpoint.
-func checkSeedExamples(t *testing.T, ts *httptest.Server, clock *stepClock) {
+func checkSeedExamples(t *testing.T, ts *httptest.Server, clock *testclock.Clock) {
 	t.Helper()
 	corrected := loadSchema(t, "call-tool-response.json")
 	for _, tc := range seedCases {
 		t.Run(tc.file, func(t *testing.T) {
 			want := readJSON(t, filepath.Join("testdata", "seed004", tc.file))
-			clock.setStep(time.Duration(want["duration"].(float64)) * time.Millisecond)
+			clock.SetStep(time.Duration(want["duration"].(float64)) * time.Millisecond)
 			req := map[string]any{"tool_id": tc.toolID, "call_id": want["call_id"]}
 			if tc.input != nil {
 				req["input"] = tc.input

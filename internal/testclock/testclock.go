@@ -34,6 +34,15 @@ func (c *Clock) Now() time.Time {
 	return t
 }
 
+// SetStep changes how far each later reading moves the clock on (0 stops
+// it), for a test that wants a given duration measured between two
+// readings.
+func (c *Clock) SetStep(step time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.step = step
+}
+
 // Advance moves the clock on by d.
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()

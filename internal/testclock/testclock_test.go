@@ -34,3 +34,16 @@ func TestSteppingClock(t *testing.T) {
 		t.Fatalf("after Advance(1s): %v", got)
 	}
 }
+
+func TestSetStep(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	c := testclock.New(t0)
+	c.SetStep(time.Second)
+	if a, b := c.Now(), c.Now(); b.Sub(a) != time.Second || !a.Equal(t0) {
+		t.Fatalf("readings %v, %v after SetStep(1s)", a, b)
+	}
+	c.SetStep(0)
+	if a, b := c.Now(), c.Now(); !a.Equal(b) {
+		t.Fatalf("readings %v, %v after SetStep(0)", a, b)
+	}
+}
