@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/http/httptrace"
 	"net/url"
 	"regexp"
@@ -58,8 +57,7 @@ func legacyAskUpstream(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := streamable.NewHandler(up)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return serveMCP(t, streamable.NewHandler(up), func(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		if r.Method == http.MethodPost {
 			b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 			if err != nil {
@@ -77,21 +75,8 @@ func legacyAskUpstream(t *testing.T) string {
 			}
 			r.Body = io.NopCloser(bytes.NewReader(b))
 		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { h.Close(); hs.Close() })
-	return hs.URL + "/mcp"
-}
-
-// connectKeyed connects to url with key as a bearer token and opts.
-func connectKeyed(t *testing.T, url, key string, opts ...client.Option) *client.Client {
-	t.Helper()
-	c, err := client.Connect(testwait.Context(t), &client.HTTP{URL: url, Header: http.Header{"Authorization": {"Bearer " + key}}}, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+		next.ServeHTTP(w, r)
+	})
 }
 
 // gatewayMetric reads the value of a whole-numbered metric without labels
@@ -139,19 +124,15 @@ func TestGatewayAbandonedRoundsTakeOnlyTheirCallersShare(t *testing.T) {
 
 func abandonedRounds(t *testing.T, aEra mcp.Era) {
 	upURL := legacyAskUpstream(t)
-	keyA, _ := policy.NewKey()
-	keyB, _ := policy.NewKey()
-	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
-auth:
-  api_keys:
-    a: %q
-    b: %q
+	keys, auth := apiKeys(t, "a", "b")
+	keyA, keyB := keys[0], keys[1]
+	cfg := writeConfig(t, t.TempDir(), auth+`
 limits:
   inputs: {timeout: 1h}
 upstreams:
   q:
-    url: %s
-`, policy.HashKey(keyA), policy.HashKey(keyB), upURL))
+    url: `+upURL+`
+`)
 	g := startGateway(t, "--config", cfg, "--watch-interval", "0")
 	if !strings.Contains(g.log.String(), "version="+mcp.LatestLegacyVersion) {
 		t.Fatalf("the upstream is not spoken to in %s:\n%s", mcp.LatestLegacyVersion, g.log.String())

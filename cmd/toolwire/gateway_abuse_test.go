@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
@@ -31,8 +30,7 @@ import (
 // the gateway and alice's key.
 func guestGateway(t *testing.T, guest bool) (*gatewayProc, string) {
 	t.Helper()
-	bin := testenv.Toolwire(t)
-	key, _ := policy.NewKey()
+	keys, auth := apiKeys(t, "alice")
 	personas := `
 personas:
   everyone:
@@ -45,15 +43,8 @@ personas:
     tools: {allow: [one__echo]}
 `
 	}
-	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
-auth:
-  api_keys:
-    alice: %q
-upstreams:
-  one:
-    command: [%q, serve, --stdio, --data-dir, ""]
-`, policy.HashKey(key), bin)+personas)
-	return startGateway(t, "--config", cfg, "--watch-interval", "0"), key
+	cfg := writeConfig(t, t.TempDir(), auth+stdioUpstreams(testenv.Toolwire(t), "one")+personas)
+	return startGateway(t, "--config", cfg, "--watch-interval", "0"), keys[0]
 }
 
 // keyedEcho opens a 2025-era session at url with key and calls one__echo

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/internal/testenv"
 )
 
@@ -14,22 +12,14 @@ import (
 // may use nothing, so its initialize opens no session (403 naming why),
 // while a key holder with a persona gets one.
 func TestGatewaySessionOnlyForAPersona(t *testing.T) {
-	bin := testenv.Toolwire(t)
-	alice, _ := policy.NewKey()
-	bob, _ := policy.NewKey()
-	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
-auth:
-  api_keys:
-    alice: %q
-    bob: %q
+	keys, auth := apiKeys(t, "alice", "bob")
+	alice, bob := keys[0], keys[1]
+	cfg := writeConfig(t, t.TempDir(), auth+`
 personas:
   analyst:
     identities: [alice]
     tools: {allow: ["*"]}
-upstreams:
-  one:
-    command: [%q, serve, --stdio, --data-dir, ""]
-`, policy.HashKey(alice), policy.HashKey(bob), bin))
+`+stdioUpstreams(testenv.Toolwire(t), "one"))
 	g := startGateway(t, "--config", cfg)
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	open := func(key string) (int, string, string) {

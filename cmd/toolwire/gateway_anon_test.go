@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -12,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/toolwire/toolwire/client"
-	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/internal/oauthtest"
 	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/mcp"
@@ -43,22 +41,6 @@ func postInitialize(t *testing.T, url string, headers ...string) (int, string, s
 	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b)
 }
 
-// listNames lists the tools c may see.
-func listNames(t *testing.T, c *client.Client) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
-	defer cancel()
-	tools, err := c.ListTools(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, tl := range tools {
-		out = append(out, tl.Name)
-	}
-	return out
-}
-
 // reloadAndWait rewrites the config at dir, sends SIGHUP and waits until
 // the gateway has logged one more applied reload.
 func reloadAndWait(t *testing.T, g *gatewayProc, dir, text string) {
@@ -79,17 +61,10 @@ func reloadAndWait(t *testing.T, g *gatewayProc, dir, text string) {
 // anonymous: true, added by a reload, lets callers without credentials in
 // with that persona's rights only, and removing it shuts them out again.
 func TestGatewayAPIKeysWithoutPersonas(t *testing.T) {
-	bin := testenv.Toolwire(t)
-	key, _ := policy.NewKey()
+	keys, auth := apiKeys(t, "alice")
+	key := keys[0]
 	dir := t.TempDir()
-	base := fmt.Sprintf(`
-auth:
-  api_keys:
-    alice: %q
-upstreams:
-  one:
-    command: [%q, serve, --stdio, --data-dir, ""]
-`, policy.HashKey(key), bin)
+	base := auth + stdioUpstreams(testenv.Toolwire(t), "one")
 	cfg := writeConfig(t, dir, base)
 
 	out, stderr, code := runToolwire(t, "gateway", "--check", "--config", cfg)
@@ -161,19 +136,14 @@ personas:
 // OAuth gateway answers 401 with the challenge that names its Protected
 // Resource Metadata.
 func TestGatewayOAuthSubjectIsNotAnAPIKey(t *testing.T) {
-	bin := testenv.Toolwire(t)
 	as := oauthtest.New(t, oauthtest.Options{JWT: true, Clients: map[string]string{
 		"api_key:alice": "s1", "oauth:carol": "s2", "carol": "s3"}})
-	key, _ := policy.NewKey()
+	keys, auth := apiKeys(t, "alice")
+	key := keys[0]
 	addr := closedPort(t)
 	public := "http://" + addr + "/mcp"
-	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
-listen: %s
-auth:
-  api_keys:
-    alice: %q
-  oauth:
-    issuer: %s
+	cfg := writeConfig(t, t.TempDir(), "listen: "+addr+"\n"+auth+`  oauth:
+    issuer: `+as.URL+`
 personas:
   key-alice:
     identities: ["api_key:alice"]
@@ -181,10 +151,7 @@ personas:
   token-carol:
     identities: ["oauth:carol"]
     tools: {allow: [one__echo]}
-upstreams:
-  one:
-    command: [%q, serve, --stdio, --data-dir, ""]
-`, addr, policy.HashKey(key), as.URL, bin))
+`+stdioUpstreams(testenv.Toolwire(t), "one"))
 	g := startGateway(t, "--config", cfg, "--listen", addr)
 
 	status, challenge, _ := postInitialize(t, g.url)
@@ -218,18 +185,9 @@ upstreams:
 // gets 401 there too, and one with a key (as a bearer token) may list and
 // call.
 func TestGatewayOTCWithAuth(t *testing.T) {
-	bin := testenv.Toolwire(t)
-	key, _ := policy.NewKey()
+	keys, auth := apiKeys(t, "alice")
 	otcAddr := closedPort(t)
-	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
-otc_listen: %s
-auth:
-  api_keys:
-    alice: %q
-upstreams:
-  one:
-    command: [%q, serve, --stdio, --data-dir, ""]
-`, otcAddr, policy.HashKey(key), bin))
+	cfg := writeConfig(t, t.TempDir(), "otc_listen: "+otcAddr+"\n"+auth+stdioUpstreams(testenv.Toolwire(t), "one"))
 	startGateway(t, "--config", cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
 	defer cancel()
@@ -246,24 +204,8 @@ upstreams:
 		t.Fatalf("OTC call without a key: %v", err)
 	}
 
-	alice, err := otc.NewClient("http://"+otcAddr, otc.WithBearerToken(key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools, err := alice.ListTools(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := ""
-	for _, tl := range tools {
-		if strings.HasSuffix(tl.Name, "one__get_sum") {
-			id = tl.ID
-		}
-	}
-	if id == "" {
-		t.Fatalf("OTC tools: %+v", tools)
-	}
-	res, err := alice.Call(ctx, id, map[string]any{"a": 1, "b": 2})
+	alice, tools := otcTools(t, ctx, otcAddr, keys[0])
+	res, err := alice.Call(ctx, tools[otcName(t, tools, "one__get_sum")], map[string]any{"a": 1, "b": 2})
 	if err != nil || !res.Success {
 		t.Fatalf("OTC call with the key: %v %+v", err, res)
 	}

@@ -29,10 +29,7 @@ data_dir: state
 audit:
   store: sqlite
 %s
-upstreams:
-  local:
-    command: [%q, serve, --stdio, --data-dir, ""]
-`, auditYAML, testenv.Toolwire(t)))
+%s`, auditYAML, stdioUpstreams(testenv.Toolwire(t), "local")))
 }
 
 // echoCalls makes n calls of local__echo through the gateway at url,

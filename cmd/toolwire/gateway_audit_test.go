@@ -75,10 +75,7 @@ func testAuditSurvivesKill(t *testing.T, auditYAML string, tamper func(dir strin
 	cfg := writeConfig(t, dir, fmt.Sprintf(`
 data_dir: state
 %s
-upstreams:
-  local:
-    command: [%q, serve, --stdio, --data-dir, ""]
-`, auditYAML, bin))
+%s`, auditYAML, stdioUpstreams(bin, "local")))
 	g := startGateway(t, "--config", cfg)
 	stop := make(chan struct{})
 	done := auditLoad(t, g.url, 8, stop)
@@ -153,33 +150,30 @@ upstreams:
 // With fsync every record is committed and synced to the database before
 // its answer leaves.
 func TestGatewayAuditSurvivesKillSQLite(t *testing.T) {
-	testAuditSurvivesKill(t, "audit: {store: sqlite, fsync: true}", func(dir string, seq int64) {
-		db, err := sql.Open("sqlite", auditDB(dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		r, err := db.Exec(`UPDATE audit SET arguments = ? WHERE seq = ?`, []byte(`{"message":"forged"}`), seq)
-		if n, _ := r.RowsAffected(); err != nil || n != 1 {
-			t.Fatalf("editing record %d: %v", seq, err)
-		}
-	})
+	testAuditSurvivesKill(t, "audit: {store: sqlite, fsync: true}", editSQLiteRecord(t, `UPDATE audit SET arguments = ? WHERE seq = ?`, []byte(`{"message":"forged"}`)))
 }
 
 // Without fsync (the default) the records go through the journal: the next
 // open (here, toolwire audit) stores what the killed gateway journaled.
 func TestGatewayAuditSurvivesKillSQLiteNoFsync(t *testing.T) {
-	testAuditSurvivesKill(t, "audit: {store: sqlite}", func(dir string, seq int64) {
+	testAuditSurvivesKill(t, "audit: {store: sqlite}", editSQLiteRecord(t, `UPDATE audit SET identity = 'someone else' WHERE seq = ?`))
+}
+
+// editSQLiteRecord returns a tamper for testAuditSurvivesKill that runs
+// update with args and, last, the record's seq on the SQLite audit trail
+// of the config in dir, failing unless it changes that one record.
+func editSQLiteRecord(t *testing.T, update string, args ...any) func(dir string, seq int64) {
+	return func(dir string, seq int64) {
 		db, err := sql.Open("sqlite", auditDB(dir))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		r, err := db.Exec(`UPDATE audit SET identity = 'someone else' WHERE seq = ?`, seq)
+		r, err := db.Exec(update, append(args, seq)...)
 		if n, _ := r.RowsAffected(); err != nil || n != 1 {
 			t.Fatalf("editing record %d: %v", seq, err)
 		}
-	})
+	}
 }
 
 func TestGatewayAuditSurvivesKillPostgres(t *testing.T) {
@@ -207,13 +201,7 @@ func auditDB(dir string) string { return filepath.Join(dir, "state", daemon.Audi
 // rather than withhold every answer.
 func TestGatewaySecondOnOneAuditTrailRefuses(t *testing.T) {
 	bin := testenv.Toolwire(t)
-	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
-data_dir: state
-audit: {fsync: false}
-upstreams:
-  local:
-    command: [%q, serve, --stdio, --data-dir, ""]
-`, bin))
+	cfg := writeConfig(t, t.TempDir(), "data_dir: state\naudit: {fsync: false}\n"+stdioUpstreams(bin, "local"))
 	startGateway(t, "--config", cfg)
 	_, stderr, code := runToolwire(t, "gateway", "--config", cfg, "--listen", "127.0.0.1:0", "--admin-listen", "off")
 	if code == 0 || !strings.Contains(stderr, "another process is writing this audit trail") {
@@ -232,12 +220,7 @@ upstreams:
 // record, every time.
 func TestGatewayAuditReadersSeeEveryAnsweredCall(t *testing.T) {
 	bin := testenv.Toolwire(t)
-	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
-data_dir: state
-upstreams:
-  local:
-    command: [%q, serve, --stdio, --data-dir, ""]
-`, bin))
+	cfg := writeConfig(t, t.TempDir(), "data_dir: state\n"+stdioUpstreams(bin, "local"))
 	g := startGateway(t, "--config", cfg)
 	c := connectAs(t, g.url, "", mcp.EraModern)
 	// last returns the newest record of the JSON Lines a reader printed.

@@ -256,31 +256,33 @@ func TestGatewayInterop(t *testing.T) {
 			}
 
 			// Embedded resources, text and blob.
-			res, err = c.CallTool(ctx, "everything__get-resource-reference", map[string]any{"resourceType": "Text", "resourceId": 3})
-			if err != nil {
-				t.Fatalf("everything__get-resource-reference Text: %v", err)
+			embedded := func(kind string, id int) mcp.ResourceContents {
+				what := "everything__get-resource-reference " + kind
+				res, err := c.CallTool(ctx, "everything__get-resource-reference", map[string]any{"resourceType": kind, "resourceId": id})
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if len(res.Content) != 3 {
+					t.Fatalf("%s: %s", what, testwait.MustJSON(t, res.Content))
+				}
+				er, ok := res.Content[1].(*mcp.EmbeddedResource)
+				if !ok {
+					t.Errorf("%s block 1: %T", what, res.Content[1])
+					return nil
+				}
+				return er.Resource
 			}
-			if len(res.Content) != 3 {
-				t.Fatalf("everything__get-resource-reference Text: %s", testwait.MustJSON(t, res.Content))
+			if rc := embedded("Text", 3); rc != nil {
+				if tr, ok := rc.(*mcp.TextResourceContents); !ok || tr.URI != "demo://resource/dynamic/text/3" ||
+					!strings.HasPrefix(tr.Text, "Resource 3: This is a plaintext resource created at ") {
+					t.Errorf("everything__get-resource-reference Text embedded: %s", testwait.MustJSON(t, rc))
+				}
 			}
-			if er, ok := res.Content[1].(*mcp.EmbeddedResource); !ok {
-				t.Errorf("everything__get-resource-reference Text block 1: %T", res.Content[1])
-			} else if tr, ok := er.Resource.(*mcp.TextResourceContents); !ok || tr.URI != "demo://resource/dynamic/text/3" ||
-				!strings.HasPrefix(tr.Text, "Resource 3: This is a plaintext resource created at ") {
-				t.Errorf("everything__get-resource-reference Text embedded: %s", testwait.MustJSON(t, er.Resource))
-			}
-			res, err = c.CallTool(ctx, "everything__get-resource-reference", map[string]any{"resourceType": "Blob", "resourceId": 4})
-			if err != nil {
-				t.Fatalf("everything__get-resource-reference Blob: %v", err)
-			}
-			if len(res.Content) != 3 {
-				t.Fatalf("everything__get-resource-reference Blob: %s", testwait.MustJSON(t, res.Content))
-			}
-			if er, ok := res.Content[1].(*mcp.EmbeddedResource); !ok {
-				t.Errorf("everything__get-resource-reference Blob block 1: %T", res.Content[1])
-			} else if br, ok := er.Resource.(*mcp.BlobResourceContents); !ok || br.URI != "demo://resource/dynamic/blob/4" ||
-				!strings.HasPrefix(string(br.Blob), "Resource 4: This is a base64 blob created at ") {
-				t.Errorf("everything__get-resource-reference Blob embedded: %s", testwait.MustJSON(t, er.Resource))
+			if rc := embedded("Blob", 4); rc != nil {
+				if br, ok := rc.(*mcp.BlobResourceContents); !ok || br.URI != "demo://resource/dynamic/blob/4" ||
+					!strings.HasPrefix(string(br.Blob), "Resource 4: This is a base64 blob created at ") {
+					t.Errorf("everything__get-resource-reference Blob embedded: %s", testwait.MustJSON(t, rc))
+				}
 			}
 
 			// Audio: server-everything has no audio tool; ref's gallery

@@ -95,9 +95,7 @@ func TestGatewayEndlessListRSSBounded(t *testing.T) {
 	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
 upstreams:
   endless: {url: %q}
-  ok:
-    command: [%q, serve, --stdio, --data-dir, ""]
-`, url+"/mcp", bin))
+%s`, url+"/mcp", stdioUpstream(bin, "ok")))
 	g := startGateway(t, "--config", cfg)
 	waitFor(t, func() bool {
 		return strings.Contains(g.log.String(), "upstream=endless") && strings.Contains(g.log.String(), "more than 10000 items")
@@ -129,9 +127,7 @@ limits:
   upstream_lists: {max_items: 120}
 upstreams:
   endless: {url: %q}
-  ok:
-    command: [%q, serve, --stdio, --data-dir, ""]
-`, url+"/mcp", bin)
+%s`, url+"/mcp", stdioUpstream(bin, "ok"))
 	cfg := writeConfig(t, dir, text)
 	g := startGateway(t, "--config", cfg)
 	waitFor(t, func() bool {

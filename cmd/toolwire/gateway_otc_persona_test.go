@@ -2,14 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"testing"
 
-	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/internal/testenv"
-	"github.com/toolwire/toolwire/otc"
 )
 
 // TestGatewayOTCCallersHaveTheirPersona: a caller of the gateway's Open
@@ -17,16 +12,9 @@ import (
 // endpoint: it lists the tools its persona allows, and a call of a tool
 // its persona denies is refused, whatever the tool's OTC id.
 func TestGatewayOTCCallersHaveTheirPersona(t *testing.T) {
-	bin := testenv.Toolwire(t)
-	aliceKey, _ := policy.NewKey()
-	bobKey, _ := policy.NewKey()
+	keys, auth := apiKeys(t, "alice", "bob")
 	otcAddr := closedPort(t)
-	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
-otc_listen: %s
-auth:
-  api_keys:
-    alice: %q
-    bob: %q
+	cfg := writeConfig(t, t.TempDir(), "otc_listen: "+otcAddr+"\n"+auth+`
 personas:
   analyst:
     identities: [alice]
@@ -34,53 +22,21 @@ personas:
   ops:
     identities: [bob]
     tools: {allow: ["*"]}
-upstreams:
-  one:
-    command: [%q, serve, --stdio, --data-dir, ""]
-`, otcAddr, policy.HashKey(aliceKey), policy.HashKey(bobKey), bin))
+`+stdioUpstreams(testenv.Toolwire(t), "one"))
 	startGateway(t, "--config", cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
 	defer cancel()
-	names := func(key string) ([]string, map[string]string) {
-		c, err := otc.NewClient("http://"+otcAddr, otc.WithBearerToken(key))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tools, err := c.ListTools(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		ids := map[string]string{}
-		for _, tl := range tools {
-			out = append(out, tl.Name)
-			ids[tl.Name] = tl.ID
-		}
-		return out, ids
-	}
-	aliceSees, _ := names(aliceKey)
-	bobSees, ids := names(bobKey)
-	var envName string
-	for _, n := range bobSees {
-		if strings.HasSuffix(n, "one__get_env") {
-			envName = n
-		}
-	}
-	if envName == "" || len(aliceSees) != 1 || !strings.HasSuffix(aliceSees[0], "one__get_sum") || slices.Contains(aliceSees, envName) {
+	alice, aliceSees := otcTools(t, ctx, otcAddr, keys[0])
+	bob, bobSees := otcTools(t, ctx, otcAddr, keys[1])
+	envName := otcName(t, bobSees, "one__get_env")
+	if _, ok := aliceSees[envName]; ok || len(aliceSees) != 1 {
 		t.Fatalf("alice (analyst) sees %v; bob (ops) sees %v", aliceSees, bobSees)
 	}
-	alice, err := otc.NewClient("http://"+otcAddr, otc.WithBearerToken(aliceKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res, err := alice.Call(ctx, ids[envName], map[string]any{}); err == nil && res.Success {
+	otcName(t, aliceSees, "one__get_sum")
+	if res, err := alice.Call(ctx, bobSees[envName], map[string]any{}); err == nil && res.Success {
 		t.Fatalf("alice called %s, which her persona denies: %+v", envName, res)
 	}
-	bob, err := otc.NewClient("http://"+otcAddr, otc.WithBearerToken(bobKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res, err := bob.Call(ctx, ids[envName], map[string]any{}); err != nil || !res.Success {
+	if res, err := bob.Call(ctx, bobSees[envName], map[string]any{}); err != nil || !res.Success {
 		t.Fatalf("bob's call of %s: %v %+v", envName, err, res)
 	}
 }

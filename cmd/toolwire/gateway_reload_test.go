@@ -45,7 +45,7 @@ func writeSlowly(t *testing.T, path, text string, chunk int, pause time.Duration
 func TestGatewayReloadNeverAppliesAHalfWrittenFile(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	dir := t.TempDir()
-	ups := "upstreams:\n  one:\n    command: [\"" + bin + "\", serve, --stdio, --data-dir, \"\"]\n"
+	ups := stdioUpstreams(bin, "one")
 	a := ups + "personas:\n  guest:\n    anonymous: true\n    tools:\n      allow: [one__echo]\n"
 	b := ups + "personas:\n  guest:\n    anonymous: true\n    tools:\n      allow: [\"one__*\"]\n" +
 		"      deny: [one__get-env, one__print-env, one__long-running-operation, one__sample-llm, one__get-tiny-image]\n"
@@ -152,7 +152,7 @@ func TestGatewayReloadNeverAppliesAHalfWrittenFile(t *testing.T) {
 func TestGatewayReloadRefusesAnEmptyFile(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	dir := t.TempDir()
-	full := "upstreams:\n  one:\n    command: [\"" + bin + "\", serve, --stdio, --data-dir, \"\"]\n"
+	full := stdioUpstreams(bin, "one")
 	cfg := writeConfig(t, dir, full)
 	g := startGateway(t, "--config", cfg, "--watch-interval", "50ms")
 	refused := func() int { return strings.Count(g.log.String(), "the file is empty") }

@@ -312,33 +312,53 @@ var scaleHTTP = &http.Client{}
 // be empty. Headers for a 2026-07-28 request come in modern.
 func scalePost(t *testing.T, url, pin, sid, body string, extra http.Header) *http.Response {
 	t.Helper()
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	if sid != "" {
+		h.Set("Mcp-Session-Id", sid)
+		h.Set("MCP-Protocol-Version", mcp.Version20251125)
+	}
+	for k, v := range extra {
+		h[k] = v
+	}
+	return scaleSend(t, http.MethodPost, url, pin, strings.NewReader(body), h)
+}
+
+// scaleGet opens the GET stream of sid on url, resuming after last.
+func scaleGet(t *testing.T, url, pin, sid, last string) *http.Response {
+	t.Helper()
+	h := http.Header{"Accept": {"text/event-stream"}, "Mcp-Session-Id": {sid}}
+	h.Set("MCP-Protocol-Version", mcp.Version20251125)
+	if last != "" {
+		h.Set("Last-Event-ID", last)
+	}
+	return scaleSend(t, http.MethodGet, url, pin, nil, h)
+}
+
+// scaleSend sends a request with header h (and pin for the proxy, unless
+// empty) through scaleHTTP; closing the response's body ends the request,
+// which may take up to 2*durableDeadline.
+func scaleSend(t *testing.T, method, url, pin string, body io.Reader, h http.Header) *http.Response {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*durableDeadline)
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	r, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	if sid != "" {
-		r.Header.Set("Mcp-Session-Id", sid)
-		r.Header.Set("MCP-Protocol-Version", mcp.Version20251125)
-	}
+	r.Header = h
 	if pin != "" {
 		r.Header.Set(scalePin, pin)
-	}
-	for k, v := range extra {
-		r.Header[k] = v
 	}
 	resp, err := scaleHTTP.Do(r)
 	if err != nil {
 		cancel()
-		t.Fatalf("POST %s: %v", url, err)
+		t.Fatalf("%s %s: %v", method, url, err)
 	}
 	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
 	return resp
 }
 
+// cancelBody is a response body whose Close ends its request's context.
 type cancelBody struct {
 	io.ReadCloser
 	cancel context.CancelFunc
@@ -348,33 +368,6 @@ func (b *cancelBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.cancel()
 	return err
-}
-
-// scaleGet opens the GET stream of sid on url, resuming after last.
-func scaleGet(t *testing.T, url, pin, sid, last string) *http.Response {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*durableDeadline)
-	r, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	r.Header.Set("Accept", "text/event-stream")
-	r.Header.Set("Mcp-Session-Id", sid)
-	r.Header.Set("MCP-Protocol-Version", mcp.Version20251125)
-	if last != "" {
-		r.Header.Set("Last-Event-ID", last)
-	}
-	if pin != "" {
-		r.Header.Set(scalePin, pin)
-	}
-	resp, err := scaleHTTP.Do(r)
-	if err != nil {
-		cancel()
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
-	return resp
 }
 
 func scaleReadAll(t *testing.T, resp *http.Response) string {

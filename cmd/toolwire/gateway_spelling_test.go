@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/toolwire/toolwire/gateway/audit"
-	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -79,15 +77,7 @@ func newWitnessUpstream(t *testing.T) *witnessUpstream {
 			t.Fatal(err)
 		}
 	}
-	h := streamable.NewHandler(s)
-	hs := httptest.NewServer(h)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), durableDeadline)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-		hs.Close()
-	})
-	u.url = hs.URL + "/mcp"
+	u.url = serveMCP(t, streamable.NewHandler(s), nil)
 	return u
 }
 
@@ -198,13 +188,10 @@ func spellings() []spelling {
 // is in the audit trail under the name it ran as. A batch is refused.
 func TestGatewaySpellingsOnTheBinary(t *testing.T) {
 	up := newWitnessUpstream(t)
-	key, _ := policy.NewKey()
+	keys, authYAML := apiKeys(t, "alice")
+	key := keys[0]
 	dir := t.TempDir()
-	cfg := writeConfig(t, dir, fmt.Sprintf(`
-data_dir: state
-auth:
-  api_keys:
-    alice: %q
+	cfg := writeConfig(t, dir, "data_dir: state\n"+authYAML+`
 personas:
   analyst:
     identities: [alice]
@@ -213,8 +200,8 @@ personas:
     resources: {allow: ["*"], deny: ["mem://secret", "mem://hidden/*"]}
 upstreams:
   w:
-    url: %s
-`, policy.HashKey(key), up.url))
+    url: `+up.url+`
+`)
 	g := startGateway(t, "--config", cfg)
 	auth := http.Header{"Authorization": {"Bearer " + key}}
 

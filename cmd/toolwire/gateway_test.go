@@ -20,7 +20,6 @@ import (
 	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
-	"github.com/toolwire/toolwire/otc"
 )
 
 // gatewayProc is a running `toolwire gateway`.
@@ -86,24 +85,6 @@ func waitGateway(t *testing.T, cmd *exec.Cmd) *gatewayProc {
 		t.Fatalf("toolwire gateway did not start serving:\n%s", p.log.String())
 	}
 	return p
-}
-
-// toolNames lists the tools at url in era.
-func toolNames(t *testing.T, url string, era mcp.Era) []string {
-	t.Helper()
-	c := connectServe(t, url, era)
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
-	defer cancel()
-	tools, err := c.ListTools(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range tools {
-		names = append(names, tl.Name)
-	}
-	return names
 }
 
 // TestGatewayEmbeddedDefault: with no config the gateway serves the
@@ -212,10 +193,7 @@ func closedPort(t *testing.T) string {
 func TestGatewayCheck(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	dir := t.TempDir()
-	cfg := writeConfig(t, dir, `
-upstreams:
-  one:
-    command: ["`+bin+`", serve, --stdio, --data-dir, ""]
+	cfg := writeConfig(t, dir, stdioUpstreams(bin, "one")+`
 naming:
   separator: "."
   rename: {one.echo: say}
@@ -237,12 +215,7 @@ naming:
 		t.Fatalf("unknown key: exit %d\n%s", r.code, r.stderr)
 	}
 
-	collide := writeConfig(t, t.TempDir(), `
-upstreams:
-  one:
-    command: ["`+bin+`", serve, --stdio, --data-dir, ""]
-  two:
-    command: ["`+bin+`", serve, --stdio, --data-dir, ""]
+	collide := writeConfig(t, t.TempDir(), stdioUpstreams(bin, "one", "two")+`
 naming:
   rename: {one__echo: two__get-sum}
 `)
@@ -267,10 +240,7 @@ upstreams:
 func TestGatewayReloadOnHUP(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	dir := t.TempDir()
-	upstream := func(name string) string {
-		return "  " + name + ":\n    command: [\"" + bin + "\", serve, --stdio, --data-dir, \"\"]\n"
-	}
-	cfg := writeConfig(t, dir, "upstreams:\n"+upstream("one"))
+	cfg := writeConfig(t, dir, stdioUpstreams(bin, "one"))
 	g := startGateway(t, "--config", cfg, "--watch-interval", "0") // SIGHUP alone
 	if names := toolNames(t, g.url, mcp.EraModern); !slices.Contains(names, "one__echo") {
 		t.Fatalf("before reload: %v", names)
@@ -278,7 +248,7 @@ func TestGatewayReloadOnHUP(t *testing.T) {
 	c := connectServe(t, g.url, mcp.EraLegacy)
 	defer c.Close()
 
-	writeConfig(t, dir, "upstreams:\n"+upstream("two"))
+	writeConfig(t, dir, stdioUpstreams(bin, "two"))
 	if err := g.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -310,13 +280,10 @@ func TestGatewayReloadOnHUP(t *testing.T) {
 func TestGatewayReloadOnFileChange(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	dir := t.TempDir()
-	upstream := func(name string) string {
-		return "  " + name + ":\n    command: [\"" + bin + "\", serve, --stdio, --data-dir, \"\"]\n"
-	}
-	cfg := writeConfig(t, dir, "upstreams:\n"+upstream("one"))
+	cfg := writeConfig(t, dir, stdioUpstreams(bin, "one"))
 	g := startGateway(t, "--config", cfg, "--watch-interval", "100ms", "--log-level", "debug")
 	count := func(s string) int { return strings.Count(g.log.String(), s) }
-	writeConfig(t, dir, "upstreams:\n"+upstream("one")+upstream("two"))
+	writeConfig(t, dir, stdioUpstreams(bin, "one", "two"))
 	waitFor(t, func() bool { return count(`msg="gateway: config reloaded"`) > 0 }, g)
 	if !strings.Contains(g.log.String(), `cause="file changed" upstreams=2 upstreams_added=two`) {
 		t.Fatalf("the reload does not say it was the file's change adding two:\n%s", g.log.String())
@@ -353,33 +320,12 @@ func waitFor(t *testing.T, cond func() bool, g *gatewayProc) {
 func TestGatewayOTC(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	otcAddr := closedPort(t)
-	cfg := writeConfig(t, t.TempDir(), `
-otc_listen: `+otcAddr+`
-upstreams:
-  one:
-    command: ["`+bin+`", serve, --stdio, --data-dir, ""]
-`)
+	cfg := writeConfig(t, t.TempDir(), "otc_listen: "+otcAddr+"\n"+stdioUpstreams(bin, "one"))
 	startGateway(t, "--config", cfg)
-	oc, err := otc.NewClient("http://" + otcAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
 	defer cancel()
-	tools, err := oc.ListTools(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := ""
-	for _, tl := range tools {
-		if strings.HasSuffix(tl.Name, "one__get_sum") {
-			id = tl.ID
-		}
-	}
-	if id == "" {
-		t.Fatalf("OTC tools: %+v", tools)
-	}
-	res, err := oc.Call(ctx, id, map[string]any{"a": 1, "b": 2})
+	oc, tools := otcTools(t, ctx, otcAddr, "")
+	res, err := oc.Call(ctx, tools[otcName(t, tools, "one__get_sum")], map[string]any{"a": 1, "b": 2})
 	if err != nil || !res.Success || !strings.Contains(string(res.Value), "The sum of 1 and 2 is 3.") {
 		t.Fatalf("OTC call: %v %+v %s", err, res, res.Value)
 	}
@@ -391,7 +337,7 @@ upstreams:
 func TestGatewayTasksSurviveRestart(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	dir := t.TempDir()
-	cfg := writeConfig(t, dir, "data_dir: state\nupstreams:\n  one:\n    command: [\""+bin+"\", serve, --stdio, --data-dir, \"\"]\n")
+	cfg := writeConfig(t, dir, "data_dir: state\n"+stdioUpstreams(bin, "one"))
 	g := startGateway(t, "--config", cfg)
 	c := connectServe(t, g.url, mcp.EraLegacy)
 	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)

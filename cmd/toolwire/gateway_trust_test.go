@@ -2,12 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os/exec"
 	"slices"
@@ -40,13 +38,8 @@ type recordingUpstream struct {
 
 func newRecordingUpstream(t *testing.T) *recordingUpstream {
 	t.Helper()
-	s := server.New(reference.Info())
-	if err := reference.Register(s); err != nil {
-		t.Fatal(err)
-	}
-	h := streamable.NewHandler(s)
 	u := &recordingUpstream{}
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u.url = serveMCP(t, referenceHandler(t), func(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		var msg struct {
 			Method string `json:"method"`
@@ -62,16 +55,20 @@ func newRecordingUpstream(t *testing.T) *recordingUpstream {
 		}
 		u.mu.Unlock()
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), durableDeadline)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-		hs.Close()
+		next.ServeHTTP(w, r)
 	})
-	u.url = hs.URL + "/mcp"
 	return u
+}
+
+// referenceHandler is a Streamable HTTP endpoint serving the reference
+// tools.
+func referenceHandler(t *testing.T) *streamable.Handler {
+	t.Helper()
+	s := server.New(reference.Info())
+	if err := reference.Register(s); err != nil {
+		t.Fatal(err)
+	}
+	return streamable.NewHandler(s)
 }
 
 func (u *recordingUpstream) called() []string {
@@ -115,24 +112,6 @@ func jwtFor(t *testing.T, as *oauthtest.Server, clientID, secret, audience strin
 		t.Fatalf("token: %v %+v (status %d)", err, tok, resp.StatusCode)
 	}
 	return tok.AccessToken
-}
-
-// connectAs connects to the gateway with the Authorization header bearer
-// ("" for none).
-func connectAs(t *testing.T, url, bearer string, era mcp.Era) *client.Client {
-	t.Helper()
-	h := http.Header{}
-	if bearer != "" {
-		h.Set("Authorization", "Bearer "+bearer)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
-	defer cancel()
-	c, err := client.Connect(ctx, &client.HTTP{URL: url, Header: h}, client.WithEra(era))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
 }
 
 // runToolwire runs the binary with args and returns its stdout, stderr and
@@ -179,8 +158,8 @@ func TestGatewayPersonasOnTheBinary(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	up := newRecordingUpstream(t)
 	as := oauthtest.New(t, oauthtest.Options{JWT: true, Clients: map[string]string{"carol": "carol-secret"}})
-	aliceKey, _ := policy.NewKey()
-	bobKey, _ := policy.NewKey()
+	keys, authYAML := apiKeys(t, "alice", "bob")
+	aliceKey, bobKey := keys[0], keys[1]
 	adminKey, _ := policy.NewKey()
 	addr := closedPort(t)
 	public := "http://" + addr + "/mcp"
@@ -189,11 +168,7 @@ func TestGatewayPersonasOnTheBinary(t *testing.T) {
 listen: %s
 public_url: %s
 data_dir: state
-auth:
-  api_keys:
-    alice: %q
-    bob: %q
-  oauth:
+%s  oauth:
     issuer: %s
 admin:
   key_hash: %q
@@ -210,7 +185,7 @@ upstreams:
     headers: {X-Upstream-Credential: from-the-config}
   local:
     command: [%q, serve, --stdio, --data-dir, ""]
-`, addr, public, policy.HashKey(aliceKey), policy.HashKey(bobKey), as.URL, policy.HashKey(adminKey), up.url, bin))
+`, addr, public, authYAML, as.URL, policy.HashKey(adminKey), up.url, bin))
 	g := startGateway(t, "--config", cfg, "--listen", addr)
 	carolJWT := jwtFor(t, as, "carol", "carol-secret", public)
 
@@ -219,18 +194,7 @@ upstreams:
 			ctx := t.Context()
 			alice, bob, carol := connectAs(t, g.url, aliceKey, era), connectAs(t, g.url, bobKey, era),
 				connectAs(t, g.url, carolJWT, era)
-			names := func(c *client.Client) []string {
-				tools, err := c.ListTools(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var out []string
-				for _, tl := range tools {
-					out = append(out, tl.Name)
-				}
-				return out
-			}
-			all, mine := names(bob), names(alice)
+			all, mine := listNames(t, bob), listNames(t, alice)
 			if !slices.Contains(all, "web__get-env") || !slices.Contains(all, "local__echo") || len(mine) >= len(all) {
 				t.Fatalf("bob sees %v, alice %v", all, mine)
 			}
@@ -239,7 +203,7 @@ upstreams:
 					t.Errorf("alice sees %s", n)
 				}
 			}
-			if got := names(carol); !slices.Equal(got, mine) {
+			if got := listNames(t, carol); !slices.Equal(got, mine) {
 				t.Errorf("carol (OAuth, persona analyst) sees %v, alice %v", got, mine)
 			}
 			// No persona admits callers without credentials: 401.
@@ -363,29 +327,18 @@ func TestGatewayHashKey(t *testing.T) {
 func TestGatewayUpstreamOAuthClientCredentials(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	as := oauthtest.New(t, oauthtest.Options{JWT: true, Clients: map[string]string{"gateway": "gateway-secret"}})
-	s := server.New(reference.Info())
-	if err := reference.Register(s); err != nil {
-		t.Fatal(err)
-	}
-	h := streamable.NewHandler(s)
+	h := referenceHandler(t)
 	var mu sync.Mutex
 	var bearers []string
 	var protected http.Handler
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	resource := serveMCP(t, h, func(w http.ResponseWriter, r *http.Request, _ http.Handler) {
 		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 			mu.Lock()
 			bearers = append(bearers, tok)
 			mu.Unlock()
 		}
 		protected.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), durableDeadline)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-		hs.Close()
 	})
-	resource := hs.URL + "/mcp"
 	v, err := auth.NewJWTVerifier(as.URL, resource)
 	if err != nil {
 		t.Fatal(err)
