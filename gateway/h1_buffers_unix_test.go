@@ -97,17 +97,26 @@ func TestAwaitReadable(t *testing.T) {
 // peerHasBytes says whether c has bytes to read, without taking them.
 func peerHasBytes(t *testing.T, c net.Conn) bool {
 	t.Helper()
+	n, _ := peek(t, c, 0)
+	return n > 0
+}
+
+// peek receives up to one byte on c's socket with MSG_PEEK and flags,
+// leaving it to be read, and returns what recvfrom returned.
+func peek(t *testing.T, c net.Conn, flags int) (int, error) {
+	t.Helper()
 	rc, err := c.(syscall.Conn).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var n int
+	var perr error
 	if err := rc.Control(func(fd uintptr) {
-		n, _, _ = syscall.Recvfrom(int(fd), make([]byte, 1), syscall.MSG_PEEK)
+		n, _, perr = syscall.Recvfrom(int(fd), make([]byte, 1), syscall.MSG_PEEK|flags)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return n > 0
+	return n, perr
 }
 
 func readAll(t *testing.T, c net.Conn, want string) {

@@ -20,17 +20,7 @@ import (
 // checks), so that a test waits for the close to arrive, not for a time.
 func peerEnded(t *testing.T, nc net.Conn) bool {
 	t.Helper()
-	rc, err := nc.(syscall.Conn).SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	var perr error
-	if err := rc.Control(func(fd uintptr) {
-		n, _, perr = syscall.Recvfrom(int(fd), make([]byte, 1), syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	n, perr := peek(t, nc, syscall.MSG_DONTWAIT)
 	if perr == syscall.EAGAIN {
 		return false
 	}

@@ -418,6 +418,29 @@ func (rc *readCounts) read(br *bufio.Reader) (*http.Request, bool) {
 	return req, true
 }
 
+// serve is a raw server's connection handler that reads requests (read)
+// and answers each "ok", unless lost says to lose it: then it closes the
+// connection, after part of a response head when the request says
+// X-Then: half.
+func (rc *readCounts) serve(lost func(*http.Request) bool) func(int64, net.Conn) {
+	return func(_ int64, c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			req, ok := rc.read(br)
+			if !ok {
+				return
+			}
+			if lost(req) {
+				if req.Header.Get("X-Then") == "half" {
+					io.WriteString(c, "HTTP/1.1 200 O")
+				}
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	}
+}
+
 // times is how often the request id was read whole.
 func (rc *readCounts) times(id string) int64 {
 	v, ok := rc.m.Load(id)
@@ -435,23 +458,11 @@ func (rc *readCounts) times(id string) int64 {
 func TestH1WrittenRequestNotReplayed(t *testing.T) {
 	h1Leaks(t)
 	var seen readCounts
-	srv := newRawServer(t, func(n int64, c net.Conn) {
-		br := bufio.NewReader(c)
-		for {
-			req, ok := seen.read(br)
-			if !ok {
-				return
-			}
-			switch req.Header.Get("X-Then") {
-			case "close": // read and acted on, then gone without a byte
-				return
-			case "half":
-				io.WriteString(c, "HTTP/1.1 200 O")
-				return
-			}
-			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-		}
-	})
+	srv := newRawServer(t, seen.serve(func(req *http.Request) bool {
+		// read and acted on, then gone without a byte or after half a head
+		then := req.Header.Get("X-Then")
+		return then == "close" || then == "half"
+	}))
 	tr := newTestH1(t, 4)
 	send := func(id, then string) error {
 		req, _ := http.NewRequest(http.MethodPost, srv.url(), strings.NewReader("call "+id))
@@ -507,23 +518,10 @@ func TestH1ReplaySafeRequestSentAgain(t *testing.T) {
 	h1Leaks(t)
 	var seen readCounts
 	var lose sync.Map // X-Id: *atomic.Int64, losses still to come for that request
-	srv := newRawServer(t, func(n int64, c net.Conn) {
-		br := bufio.NewReader(c)
-		for {
-			req, ok := seen.read(br)
-			if !ok {
-				return
-			}
-			id := req.Header.Get("X-Id")
-			if l, ok := lose.Load(id); ok && l.(*atomic.Int64).Add(-1) >= 0 {
-				if req.Header.Get("X-Then") == "half" {
-					io.WriteString(c, "HTTP/1.1 200 O")
-				}
-				return
-			}
-			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-		}
-	})
+	srv := newRawServer(t, seen.serve(func(req *http.Request) bool {
+		l, ok := lose.Load(req.Header.Get("X-Id"))
+		return ok && l.(*atomic.Int64).Add(-1) >= 0
+	}))
 	tr := newTestH1(t, 4)
 	send := func(ctx context.Context, id, then string) (string, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.url(), strings.NewReader("list "+id))

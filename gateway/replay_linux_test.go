@@ -8,7 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/internal/testwait"
 )
 
@@ -54,14 +53,7 @@ func TestClosedIdleConnectionNotUsed(t *testing.T) {
 				return false
 			})
 			upPort := up.ln.Addr().(*net.TCPAddr).Port
-			g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{
-				{Name: "flaky", URL: up.url()},
-				{Name: "ok", Server: echoServer("ok")},
-			}})
-			if st := stateOf(g, "flaky"); st.State != gateway.StateReady {
-				t.Fatalf("upstream flaky: %+v", st)
-			}
-			c := downstream(t, g)
+			c := flakyClient(t, up)
 			testwait.WaitFor(t, "the gateway's side to see every connection the upstream closed", func() bool {
 				mu.Lock()
 				ports := append([]int(nil), closed...)

@@ -132,6 +132,20 @@ func (s *rawMCP) serve(c net.Conn) {
 	}
 }
 
+// flakyClient is a client of a gateway in front of up (flaky, once
+// ready) and an in-process echo server (ok).
+func flakyClient(t *testing.T, up *rawMCP) *client.Client {
+	t.Helper()
+	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{
+		{Name: "flaky", URL: up.url()},
+		{Name: "ok", Server: echoServer("ok")},
+	}})
+	if st := stateOf(g, "flaky"); st.State != gateway.StateReady {
+		t.Fatalf("upstream flaky: %+v", st)
+	}
+	return downstream(t, g)
+}
+
 // TestToolCallLostAfterSendNotReplayed: an HTTP upstream that reads a
 // tools/call on a keep-alive connection, runs it, and closes the
 // connection without answering (it died) ran the tool once: the gateway
@@ -140,14 +154,7 @@ func (s *rawMCP) serve(c net.Conn) {
 // session goes on serving, and so does the other upstream.
 func TestToolCallLostAfterSendNotReplayed(t *testing.T) {
 	up := newRawMCP(t, func(run int64) bool { return run > 1 }, nil)
-	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{
-		{Name: "flaky", URL: up.url()},
-		{Name: "ok", Server: echoServer("ok")},
-	}})
-	if st := stateOf(g, "flaky"); st.State != gateway.StateReady {
-		t.Fatalf("upstream flaky: %+v", st)
-	}
-	c := downstream(t, g)
+	c := flakyClient(t, up)
 	ctx := testwait.Context(t)
 	res, err := c.CallTool(ctx, "flaky__work", nil)
 	if client.CodeOf(err) != client.CodeToolError || res == nil || !res.IsError {

@@ -60,11 +60,14 @@ func (w *witness) middleware(upstream string) jsonrpc.Middleware {
 	}
 }
 
-func (w *witness) take() []received {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.got
-	w.got = nil
+func (w *witness) take() []received { return takeAll(&w.mu, &w.got) }
+
+// takeAll empties *list under mu and returns what it held.
+func takeAll[T any](mu *sync.Mutex, list *[]T) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	out := *list
+	*list = nil
 	return out
 }
 
@@ -81,13 +84,7 @@ func (m *memAudit) Append(_ context.Context, r *audit.Record) error {
 	return nil
 }
 
-func (m *memAudit) take() []audit.Record {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := m.recs
-	m.recs = nil
-	return out
-}
+func (m *memAudit) take() []audit.Record { return takeAll(&m.mu, &m.recs) }
 
 // rawEnv is a gateway with an allowed upstream (ref: all but its tool
 // secret) and a denied one (vault: nothing), spoken to in raw JSON-RPC
