@@ -67,7 +67,9 @@ personas and API keys added, removed or changed (names only).
 
 OpenTelemetry traces are off unless the standard environment asks for them: OTEL_TRACES_EXPORTER
 (otlp or console) or an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT,
-OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); OTEL_SDK_DISABLED=true keeps them off. A SERVER span per
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); OTEL_SDK_DISABLED=true keeps them off. OTLP goes over HTTP
+with JSON bodies (OTEL_EXPORTER_OTLP_PROTOCOL=http/json, the collector's port 4318); grpc and
+http/protobuf are refused. A SERVER span per
 downstream request, a CLIENT span per upstream request, the trace context passed on in _meta and
 to HTTP upstreams in the traceparent header.`,
 		Args: cobra.NoArgs,

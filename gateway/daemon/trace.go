@@ -7,11 +7,13 @@ import (
 	"os"
 	"strings"
 
-	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/toolwire/toolwire/internal/otlpjson"
 )
 
 // tracesWanted says whether the OTEL_* environment asks for traces: an
@@ -35,18 +37,22 @@ func tracesWanted(getenv func(string) string) bool {
 // an exporter named in OTEL_TRACES_EXPORTER (otlp or console; none is off)
 // or an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT,
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), and OTEL_SDK_DISABLED=true keeps
-// them off. The exporter and its protocol
-// (OTEL_EXPORTER_OTLP_PROTOCOL), the sampler (OTEL_TRACES_SAMPLER), the
-// batching (OTEL_BSP_*) and the resource (OTEL_SERVICE_NAME, default
-// toolwire-gateway; OTEL_RESOURCE_ATTRIBUTES) come from the same
-// environment; an exporter it names that does not exist is an error. The
-// caller passes it to Run (WithTracerProvider) and shuts it down after
-// Run returns, so that the last spans are sent.
+// them off. OTLP is sent over HTTP with JSON bodies (protocol http/json,
+// which every OpenTelemetry collector accepts on its OTLP/HTTP port);
+// OTEL_EXPORTER_OTLP_PROTOCOL=grpc or http/protobuf is an error, so that
+// the gateway does not link gRPC and the OTLP protobuf packages. The
+// endpoint, headers, timeout and compression (OTEL_EXPORTER_OTLP_*), the
+// sampler (OTEL_TRACES_SAMPLER), the batching (OTEL_BSP_*) and the
+// resource (OTEL_SERVICE_NAME, default toolwire-gateway;
+// OTEL_RESOURCE_ATTRIBUTES) come from the same environment; an exporter
+// it names that does not exist is an error. The caller passes it to Run
+// (WithTracerProvider) and shuts it down after Run returns, so that the
+// last spans are sent.
 func TracerProviderFromEnv(ctx context.Context, logger *slog.Logger) (*sdktrace.TracerProvider, error) {
 	if !tracesWanted(os.Getenv) {
 		return nil, nil
 	}
-	exp, err := autoexport.NewSpanExporter(ctx)
+	exp, err := spanExporter(os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("OpenTelemetry traces: %w", err)
 	}
@@ -56,10 +62,27 @@ func TracerProviderFromEnv(ctx context.Context, logger *slog.Logger) (*sdktrace.
 		logger.Warn("OpenTelemetry resource", "error", err) // res still holds what was read
 	}
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Warn("OpenTelemetry", "error", err) }))
-	exporter := os.Getenv("OTEL_TRACES_EXPORTER")
+	exporter := strings.TrimSpace(os.Getenv("OTEL_TRACES_EXPORTER"))
 	if exporter == "" {
 		exporter = "otlp"
 	}
 	logger.Info("OpenTelemetry traces on", "exporter", exporter)
 	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
+}
+
+// spanExporter is the exporter OTEL_TRACES_EXPORTER names: otlp (the
+// default) or console (the spans as JSON on stdout).
+func spanExporter(getenv func(string) string) (sdktrace.SpanExporter, error) {
+	switch name := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); name {
+	case "", "otlp":
+		cfg, err := otlpjson.FromEnv(getenv)
+		if err != nil {
+			return nil, err
+		}
+		return otlpjson.New(cfg)
+	case "console":
+		return stdouttrace.New()
+	default:
+		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%s: want otlp, console or none", name)
+	}
 }
