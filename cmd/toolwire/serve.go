@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"github.com/toolwire/toolwire/internal/units"
 	"github.com/toolwire/toolwire/reference"
 	"github.com/toolwire/toolwire/server"
@@ -308,21 +308,13 @@ func serveHTTP(cmd *cobra.Command, srv *server.Server, f *serveFlags, logger *sl
 		}))
 }
 
-// defaultAllowedHosts accepts the loopback names, plus the host --addr binds
-// to when it names one, so that a server bound to a LAN address answers to
-// that address without opening itself to every Host.
+// defaultAllowedHosts is the Host allow-list for --addr without
+// --allowed-host (httpguard.DefaultAllowedHosts), warning when it binds
+// every interface.
 func defaultAllowedHosts(addr string, logger *slog.Logger) []string {
-	hosts := []string{"localhost", "127.0.0.1", "::1"}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return hosts
-	}
-	ip := net.ParseIP(host)
-	switch {
-	case host == "" || ip != nil && ip.IsUnspecified():
+	hosts, every := httpguard.DefaultAllowedHosts(addr)
+	if every {
 		logger.Warn("listening on every interface but accepting only loopback Host headers; pass --allowed-host for the names clients use", "addr", addr)
-	case ip == nil && host != "localhost" || ip != nil && !ip.IsLoopback():
-		hosts = append(hosts, host)
 	}
 	return hosts
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/config"
 	"github.com/toolwire/toolwire/internal/datadir"
+	"github.com/toolwire/toolwire/internal/httpguard"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
@@ -338,21 +339,12 @@ func closeGateway(g *gateway.Gateway, timeout time.Duration, logger *slog.Logger
 	}
 }
 
-// allowedHosts accepts the loopback names, plus the host addr binds to
-// when it names one, so that a gateway bound to a LAN address answers to
-// that address without opening itself to every Host.
+// allowedHosts is the gateway's Host allow-list for a listener on addr
+// (httpguard.DefaultAllowedHosts), warning when it binds every interface.
 func allowedHosts(addr string, logger *slog.Logger) []string {
-	hosts := []string{"localhost", "127.0.0.1", "::1"}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return hosts
-	}
-	ip := net.ParseIP(host)
-	switch {
-	case host == "" || ip != nil && ip.IsUnspecified():
+	hosts, every := httpguard.DefaultAllowedHosts(addr)
+	if every {
 		logger.Warn("listening on every interface but accepting only loopback Host headers", "addr", addr)
-	case ip == nil && host != "localhost" || ip != nil && !ip.IsLoopback():
-		hosts = append(hosts, host)
 	}
 	return hosts
 }
