@@ -15,19 +15,19 @@ import (
 	"image/png"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/schema"
 	"github.com/toolwire/toolwire/server"
 )
 
-// Version is reported by the get-version tool and the server info.
-const Version = "0.1.0"
-
-// Info is the reference server's implementation info.
+// Info is the reference server's implementation info; its version is the
+// module's (toolwire.Version).
 func Info() mcp.Implementation {
-	return mcp.Implementation{Name: "toolwire-reference", Title: "toolwire reference tools", Version: Version}
+	return mcp.Implementation{Name: "toolwire-reference", Title: "toolwire reference tools", Version: toolwire.Version()}
 }
 
 // NewServer returns a server hosting every reference tool.
@@ -142,9 +142,12 @@ func addWeather(s *server.Server) error {
 }
 
 // tinyPNG returns the 2x2 PNG get-tiny-image returns.
-func TinyPNG() []byte { return slices.Clone(tinyPNG) }
+func TinyPNG() []byte { return slices.Clone(tinyPNG()) }
 
-var tinyPNG = func() []byte {
+// tinyPNG is encoded on first use: the PNG encoder's compressor takes
+// most of a megabyte, which a program that never serves the image (the
+// gateway links this package) should not pay at start-up.
+var tinyPNG = sync.OnceValue(func() []byte {
 	img := image.NewNRGBA(image.Rect(0, 0, 2, 2))
 	img.Set(0, 0, color.NRGBA{R: 0xd9, G: 0x77, B: 0x57, A: 0xff})
 	img.Set(1, 0, color.NRGBA{R: 0x1f, G: 0x1e, B: 0x1d, A: 0xff})
@@ -153,7 +156,7 @@ var tinyPNG = func() []byte {
 	var b bytes.Buffer
 	_ = png.Encode(&b, img) // encoding an in-memory image cannot fail
 	return b.Bytes()
-}()
+})
 
 type noInput struct{}
 
@@ -163,7 +166,7 @@ func addTinyImage(s *server.Server) error {
 	}, func(ctx context.Context, req *server.CallRequest, _ noInput) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			&mcp.TextContent{Text: "Here is a tiny image:"},
-			&mcp.ImageContent{Data: tinyPNG, MIMEType: "image/png"},
+			&mcp.ImageContent{Data: tinyPNG(), MIMEType: "image/png"},
 			&mcp.TextContent{Text: "That was a 2x2 PNG image."},
 		}}, nil
 	})
@@ -194,7 +197,7 @@ func addAnnotated(s *server.Server) error {
 		}
 		res := &mcp.CallToolResult{Content: []mcp.Content{block}}
 		if in.IncludeImage {
-			res.Content = append(res.Content, &mcp.ImageContent{Data: tinyPNG, MIMEType: "image/png",
+			res.Content = append(res.Content, &mcp.ImageContent{Data: tinyPNG(), MIMEType: "image/png",
 				Annotations: &mcp.Annotations{Audience: []mcp.Role{mcp.RoleUser}, Priority: mcp.Priority(0.5)}})
 		}
 		return res, nil
@@ -361,7 +364,7 @@ func addGetVersion(s *server.Server) error {
 		Name: "get-version", Title: "Get Version", Description: "Returns the reference server's version; takes no parameters",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: mcp.Bool(true), OpenWorldHint: mcp.Bool(false)},
 	}, func(ctx context.Context, req *server.CallRequest, _ noInput) (string, error) {
-		return "toolwire reference server " + Version, nil
+		return "toolwire reference server " + toolwire.Version(), nil
 	})
 }
 

@@ -236,7 +236,7 @@ func TestStdioSessionThroughBinary(t *testing.T) {
 		}
 		checkText("echo", map[string]any{"message": "hi"}, "Echo: hi")
 		checkText("get-sum", map[string]any{"a": 7, "b": 5}, "The sum of 7 and 5 is 12.")
-		checkText("get-version", map[string]any{}, "toolwire reference server "+reference.Version)
+		checkText("get-version", map[string]any{}, "toolwire reference server "+binaryVersion(t))
 
 		res := toolResult(t, p.call("get-structured-content", map[string]any{"location": "Chicago"}))
 		if string(res.StructuredContent) != `{"temperature":36,"conditions":"Light rain / drizzle","humidity":82}` ||

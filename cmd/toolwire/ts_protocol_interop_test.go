@@ -299,7 +299,7 @@ func TestTSProtocolOverHTTP(t *testing.T) {
 }
 
 func checkTSProtocol(t *testing.T, o *tsOracle, plan tsProtocolPlan, run tsProtocolRun) {
-	if run.ServerVersion.Name != reference.Info().Name || run.ServerVersion.Version != reference.Version {
+	if run.ServerVersion.Name != reference.Info().Name || run.ServerVersion.Version != binaryVersion(t) {
 		t.Errorf("server %+v", run.ServerVersion)
 	}
 	t.Run("prompts", func(t *testing.T) { checkTSPrompts(t, o, plan, run) })
