@@ -73,7 +73,7 @@ func (c *config) addResources(s *server.Server) error {
 	if err := server.AddResource(s, &mcp.Resource{URI: "demo://logo.png", Name: "logo.png", Title: "Logo",
 		Description: "A 2x2 PNG image", MIMEType: "image/png"},
 		func(context.Context, *server.ResourceRequest) (*mcp.ReadResourceResult, error) {
-			return read(&mcp.BlobResourceContents{URI: "demo://logo.png", MIMEType: "image/png", Blob: tinyPNG}), nil
+			return read(&mcp.BlobResourceContents{URI: "demo://logo.png", MIMEType: "image/png", Blob: tinyPNG()}), nil
 		}); err != nil {
 		return err
 	}
