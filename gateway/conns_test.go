@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"net"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
-	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 // TestHTTPUpstreamReusesConnections: calls in flight to an HTTP upstream
@@ -45,20 +43,7 @@ func TestHTTPUpstreamReusesConnections(t *testing.T) {
 		}
 		return struct{}{}, ctx.Err()
 	}))
-	h := streamable.NewHandler(up)
-	srv := &http.Server{Handler: h, ConnState: func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			dialled.Add(1)
-		}
-	}}
-	go func() { _ = srv.Serve(ln) }()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-		_ = srv.Shutdown(ctx)
-	}()
-	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{{Name: "web", URL: "http://" + ln.Addr().String() + "/mcp"}}})
+	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{{Name: "web", URL: serveHTTPOn(t, ln, up, &dialled)}}})
 	c := downstream(t, g)
 	var wg sync.WaitGroup
 	errs := make(chan error, callers*rounds)

@@ -378,6 +378,22 @@ func hostileGateway(t *testing.T, big gateway.Upstream, opts ...gateway.Option) 
 	return g
 }
 
+// duringHostileCall makes the hostile call (call) in a goroutine of its
+// own and, once the upstream has started sending (started), serves the
+// others (serveOthers) before the upstream goes on (release); it returns
+// the call's outcome and how much the heap grew at its peak meanwhile.
+func duringHostileCall[T any](t *testing.T, g *gateway.Gateway, started, release func(), call func() T) (T, uint64) {
+	t.Helper()
+	heap := watchHeap()
+	done := make(chan T, 1)
+	go func() { done <- call() }()
+	started()
+	serveOthers(t, g)
+	release()
+	out := <-done
+	return out, heap.growth()
+}
+
 // serveOthers makes calls to the well-behaved upstream, on a downstream
 // session of its own, while the hostile call is in flight: each must work.
 func serveOthers(t *testing.T, g *gateway.Gateway) {
@@ -477,21 +493,14 @@ func TestHostileHugeResult(t *testing.T) {
 				t.Fatalf("big__small before: %+v %v", before, err)
 			}
 
-			heap := watchHeap()
 			type outcome struct {
 				res *mcp.CallToolResult
 				err error
 			}
-			done := make(chan outcome, 1)
-			go func() {
+			out, grew := duringHostileCall(t, g, started, release, func() outcome {
 				res, err := c.CallTool(ctx, "big__work", nil)
-				done <- outcome{res, err}
-			}()
-			started()
-			serveOthers(t, g)
-			release()
-			out := <-done
-			grew := heap.growth()
+				return outcome{res, err}
+			})
 
 			if client.CodeOf(out.err) != client.CodeToolError || out.res == nil || !out.res.IsError {
 				t.Fatalf("the 1 GiB call: %+v %v", out.res, out.err)
@@ -573,25 +582,18 @@ func TestHostileFlood(t *testing.T) {
 				mu.Unlock()
 			}))
 			ctx := context.Background()
-			heap := watchHeap()
 			type outcome struct {
 				raw json.RawMessage
 				err error
 			}
-			done := make(chan outcome, 1)
-			go func() {
+			out, grew := duringHostileCall(t, g, started, release, func() outcome {
 				raw, err := c.CallToolRaw(ctx, "big__work", nil, client.WithProgress(func(p client.Progress) {
 					mu.Lock()
 					progress = append(progress, p)
 					mu.Unlock()
 				}))
-				done <- outcome{raw, err}
-			}()
-			started()
-			serveOthers(t, g)
-			release()
-			out := <-done
-			grew := heap.growth()
+				return outcome{raw, err}
+			})
 			if out.err != nil {
 				t.Fatalf("the flooded call: %v", out.err)
 			}

@@ -98,47 +98,55 @@ func askUpstream(t *testing.T, era mcp.Era, together int) (gateway.Upstream, []g
 	return gateway.Upstream{Name: "q", URL: hs.URL + "/mcp"}, []gateway.Option{gateway.WithClientOptions(client.WithEra(mcp.EraLegacy))}
 }
 
+// acrossTheHop runs test for every pair of an upstream's era and its
+// caller's, each a subtest with a gateway in front of the askUpstream of
+// that era (together calls asked at once).
+func acrossTheHop(t *testing.T, together int, test func(t *testing.T, g *gateway.Gateway, downEra mcp.Era)) {
+	for _, upEra := range []mcp.Era{mcp.EraModern, mcp.EraLegacy} {
+		for _, downEra := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
+			t.Run("upstream "+upEra.String()+"/caller "+downEra.String(), func(t *testing.T) {
+				u, opts := askUpstream(t, upEra, together)
+				test(t, newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, opts...), downEra)
+			})
+		}
+	}
+}
+
 // TestInputAcrossTheHop: an upstream's elicitation, sampling and roots
 // requests during a call reach the downstream client that made it, in
 // every pair of eras (a 2025-era caller is asked by server-to-client
 // requests, a 2026-07-28 caller by input_required rounds), with two calls
 // from two clients in flight at once, each answered by its own client.
 func TestInputAcrossTheHop(t *testing.T) {
-	for _, upEra := range []mcp.Era{mcp.EraModern, mcp.EraLegacy} {
-		for _, downEra := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
-			t.Run("upstream "+upEra.String()+"/caller "+downEra.String(), func(t *testing.T) {
-				u, opts := askUpstream(t, upEra, 2)
-				g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, opts...)
-				names := []string{"ann", "bob"}
-				got := make([]string, len(names))
-				errs := make([]error, len(names))
-				var wg sync.WaitGroup
-				for i, name := range names {
-					c := asker(t, g, downEra, name)
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						res, err := c.CallTool(t.Context(), "q__ask", nil)
-						if err != nil {
-							errs[i] = err
-							return
-						}
-						got[i] = string(res.StructuredContent)
-					}()
+	acrossTheHop(t, 2, func(t *testing.T, g *gateway.Gateway, downEra mcp.Era) {
+		names := []string{"ann", "bob"}
+		got := make([]string, len(names))
+		errs := make([]error, len(names))
+		var wg sync.WaitGroup
+		for i, name := range names {
+			c := asker(t, g, downEra, name)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := c.CallTool(t.Context(), "q__ask", nil)
+				if err != nil {
+					errs[i] = err
+					return
 				}
-				wg.Wait()
-				for i, name := range names {
-					if errs[i] != nil {
-						t.Fatalf("%s's call: %v", name, errs[i])
-					}
-					want := fmt.Sprintf(`"echo":"accept:%s|model of %s|file:///%s"`, name, name, name)
-					if !strings.Contains(got[i], want) {
-						t.Errorf("%s's call answered %s, want %s", name, got[i], want)
-					}
-				}
-			})
+				got[i] = string(res.StructuredContent)
+			}()
 		}
-	}
+		wg.Wait()
+		for i, name := range names {
+			if errs[i] != nil {
+				t.Fatalf("%s's call: %v", name, errs[i])
+			}
+			want := fmt.Sprintf(`"echo":"accept:%s|model of %s|file:///%s"`, name, name, name)
+			if !strings.Contains(got[i], want) {
+				t.Errorf("%s's call answered %s, want %s", name, got[i], want)
+			}
+		}
+	})
 }
 
 // TestInputRequestStateIsSingleUse: the requestState of a gateway's
@@ -389,48 +397,42 @@ func TestInputRoundsRelayed(t *testing.T) {
 // the sampling request fails at the gateway (the tool reports it), and no
 // round asks the caller for it.
 func TestInputOnlyForDeclaredCapabilities(t *testing.T) {
-	for _, upEra := range []mcp.Era{mcp.EraModern, mcp.EraLegacy} {
-		for _, downEra := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
-			t.Run("upstream "+upEra.String()+"/caller "+downEra.String(), func(t *testing.T) {
-				u, opts := askUpstream(t, upEra, 1)
-				g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, opts...)
-				var mu sync.Mutex
-				var asked []string
-				record := func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
-					return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-						mu.Lock()
-						asked = append(asked, req.Method)
-						mu.Unlock()
-						return next(ctx, req)
-					}
-				}
-				// A 2026-07-28 round is a result asking for input.
-				rounds := func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
-					return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-						res, err := next(ctx, req)
-						if raw, ok := res.(json.RawMessage); ok && strings.Contains(string(raw), string(mcp.ResultInputRequired)) && strings.Contains(string(raw), `"`+mcp.MethodCreateMessage+`"`) {
-							mu.Lock()
-							asked = append(asked, mcp.MethodCreateMessage)
-							mu.Unlock()
-						}
-						return res, err
-					}
-				}
-				c := downstream(t, g, client.WithEra(downEra), client.WithReceivingMiddleware(record), client.WithMiddleware(rounds),
-					client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-						return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": "ann"}}, nil
-					}),
-					client.WithRoots(mcp.Root{URI: "file:///ann"}))
-				res, err := c.CallTool(t.Context(), "q__ask", nil)
-				if client.CodeOf(err) != client.CodeToolError || res == nil || !strings.Contains(text(res), "sampling") {
-					t.Fatalf("call: %+v %v (want an isError naming the sampling capability)", res, err)
-				}
+	acrossTheHop(t, 1, func(t *testing.T, g *gateway.Gateway, downEra mcp.Era) {
+		var mu sync.Mutex
+		var asked []string
+		record := func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
+			return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 				mu.Lock()
-				defer mu.Unlock()
-				if slices.Contains(asked, mcp.MethodCreateMessage) {
-					t.Errorf("the caller was asked to sample: %v", asked)
-				}
-			})
+				asked = append(asked, req.Method)
+				mu.Unlock()
+				return next(ctx, req)
+			}
 		}
-	}
+		// A 2026-07-28 round is a result asking for input.
+		rounds := func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
+			return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+				res, err := next(ctx, req)
+				if raw, ok := res.(json.RawMessage); ok && strings.Contains(string(raw), string(mcp.ResultInputRequired)) && strings.Contains(string(raw), `"`+mcp.MethodCreateMessage+`"`) {
+					mu.Lock()
+					asked = append(asked, mcp.MethodCreateMessage)
+					mu.Unlock()
+				}
+				return res, err
+			}
+		}
+		c := downstream(t, g, client.WithEra(downEra), client.WithReceivingMiddleware(record), client.WithMiddleware(rounds),
+			client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": "ann"}}, nil
+			}),
+			client.WithRoots(mcp.Root{URI: "file:///ann"}))
+		res, err := c.CallTool(t.Context(), "q__ask", nil)
+		if client.CodeOf(err) != client.CodeToolError || res == nil || !strings.Contains(text(res), "sampling") {
+			t.Fatalf("call: %+v %v (want an isError naming the sampling capability)", res, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if slices.Contains(asked, mcp.MethodCreateMessage) {
+			t.Errorf("the caller was asked to sample: %v", asked)
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,8 +61,23 @@ func serveHTTP(t *testing.T, s *server.Server) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveHTTPOn(t, ln, s, nil)
+}
+
+// serveHTTPOn serves s over Streamable HTTP on ln until the test ends,
+// counting in conns (when not nil) every connection it accepts; it
+// returns the endpoint.
+func serveHTTPOn(t *testing.T, ln net.Listener, s *server.Server, conns *atomic.Int64) string {
+	t.Helper()
 	h := streamable.NewHandler(s)
 	srv := &http.Server{Handler: h}
+	if conns != nil {
+		srv.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+	}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"net/http"
 	"slices"
 	"strings"
 	"syscall"
@@ -16,7 +15,6 @@ import (
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
-	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 func pidOf(t *testing.T, c *client.Client, tool string) int {
@@ -119,15 +117,7 @@ func TestHTTPUpstreamDownThenUp(t *testing.T) {
 	if err != nil {
 		t.Skipf("cannot listen on %s again: %v", addr, err)
 	}
-	h := streamable.NewHandler(echoServer("web"))
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(ln) }()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-		_ = srv.Shutdown(ctx)
-	}()
+	serveHTTPOn(t, ln, echoServer("web"), nil)
 
 	rec.wait(t, mcp.NotificationToolsListChanged)
 	testwait.WaitFor(t, "web__echo listed", func() bool { return slices.Contains(toolNames(t, c), "web__echo") })
