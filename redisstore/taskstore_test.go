@@ -59,6 +59,16 @@ func newTaskStore(t *testing.T, url, prefix string, opts ...TaskStoreOption) (*T
 
 func freshPrefix() string { return fmt.Sprintf("tt%d:", testPrefixes.Add(1)) }
 
+// twoReplicas opens two task stores, each on its own client, on one fresh
+// prefix of url: two replicas of a server sharing their tasks.
+func twoReplicas(t *testing.T, url string, opts ...TaskStoreOption) (a, b *TaskStore) {
+	t.Helper()
+	prefix := freshPrefix()
+	a, _ = newTaskStore(t, url, prefix, opts...)
+	b, _ = newTaskStore(t, url, prefix, opts...)
+	return a, b
+}
+
 // TestTaskStoreSuite holds the Redis store to the memory and SQLite stores'
 // contract (storetest.Run), each subtest on fresh keys.
 func TestTaskStoreSuite(t *testing.T) {
@@ -76,9 +86,7 @@ func newTask(id, owner string) *taskstore.Record { return storetest.Task(id, own
 func TestTaskStoreReplicas(t *testing.T) {
 	srv := testenv.Redis(t)
 	ctx := context.Background()
-	prefix := freshPrefix()
-	a, _ := newTaskStore(t, srv.URL(), prefix)
-	b, _ := newTaskStore(t, srv.URL(), prefix)
+	a, b := twoReplicas(t, srv.URL())
 	if a.ReplicaID() == b.ReplicaID() {
 		t.Fatal("two stores share a random replica id")
 	}
@@ -121,9 +129,7 @@ func TestTaskStoreReplicas(t *testing.T) {
 func TestTaskStoreConcurrentReplicas(t *testing.T) {
 	srv := testenv.Redis(t)
 	ctx := context.Background()
-	prefix := freshPrefix()
-	a, _ := newTaskStore(t, srv.URL(), prefix)
-	b, _ := newTaskStore(t, srv.URL(), prefix)
+	a, b := twoReplicas(t, srv.URL())
 	if err := a.Create(ctx, newTask("t1", "alice")); err != nil {
 		t.Fatal(err)
 	}
@@ -176,9 +182,7 @@ func TestTaskStoreConcurrentReplicas(t *testing.T) {
 func TestTaskStoreUpdateConflict(t *testing.T) {
 	srv := testenv.Redis(t)
 	ctx := context.Background()
-	prefix := freshPrefix()
-	a, _ := newTaskStore(t, srv.URL(), prefix)
-	b, _ := newTaskStore(t, srv.URL(), prefix)
+	a, b := twoReplicas(t, srv.URL())
 	if err := a.Create(ctx, newTask("t1", "alice")); err != nil {
 		t.Fatal(err)
 	}
@@ -206,9 +210,7 @@ func TestTaskStoreCluster(t *testing.T) {
 	ctx := context.Background()
 	const msg = "the replica running it stopped"
 	setup := func(t *testing.T) (a, b *TaskStore) {
-		prefix := freshPrefix()
-		a, _ = newTaskStore(t, srv.URL(), prefix, WithLimits(Limits{LeaseTTL: testLeaseTTL}))
-		b, _ = newTaskStore(t, srv.URL(), prefix, WithLimits(Limits{LeaseTTL: testLeaseTTL}))
+		a, b = twoReplicas(t, srv.URL(), WithLimits(Limits{LeaseTTL: testLeaseTTL}))
 		for _, id := range []string{"w", "i", "done"} {
 			if err := a.Create(ctx, newTask(id, "alice")); err != nil {
 				t.Fatal(err)
