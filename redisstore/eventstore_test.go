@@ -463,8 +463,11 @@ func TestEventStoreMatchesMemory(t *testing.T) {
 	} {
 		t.Run(cfg.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(len(cfg.name))))
-			mem := streamable.NewMemoryEventStore(streamable.WithMaxEventsPerStream(cfg.maxEvents),
-				streamable.WithMaxBytesPerSession(cfg.maxByte), streamable.WithMaxBytes(1<<30))
+			mem := streamable.NewMemoryEventStore(streamable.WithLimits(streamable.Limits{
+				MaxEventsPerStream:      cfg.maxEvents,
+				MaxEventBytesPerSession: cfg.maxByte,
+				MaxEventBytes:           1 << 30,
+			}))
 			red := c.EventStore(WithLimits(Limits{MaxEventsPerStream: cfg.maxEvents, MaxBytesPerSession: cfg.maxByte}))
 			type pos struct {
 				session, stream string

@@ -284,13 +284,13 @@ func serveHTTP(cmd *cobra.Command, srv *server.Server, f *serveFlags, logger *sl
 			MaxInFlight:           f.maxInFlight,
 			MaxInFlightPerSession: f.maxPerSession,
 		}),
-		streamable.WithEventStore(streamable.NewMemoryEventStore(streamable.WithMaxBytes(f.eventStoreBytes))),
+		streamable.WithEventStore(streamable.NewMemoryEventStore(streamable.WithLimits(streamable.Limits{MaxEventBytes: f.eventStoreBytes}))),
 		httpBudgetOption(f.memoryBudget),
 		streamable.WithLimits(streamable.Limits{
 			ReadTimeout:  f.readTimeout,
 			WriteTimeout: f.writeTimeout,
 		}),
-		logOpt}, f.shared.handlerOptions(streamable.WithMaxBytes(f.eventStoreBytes))...)...)
+		logOpt}, f.shared.handlerOptions(streamable.WithLimits(streamable.Limits{MaxEventBytes: f.eventStoreBytes}))...)...)
 	if f.authOn {
 		return serveAuthHTTP(cmd.Context(), srv, f, h, logger)
 	}

@@ -21,7 +21,7 @@ import (
 
 // Replies to 2025-era POSTs the client closed early: stored only when the
 // client holds an event id of their stream, reachable with Last-Event-ID
-// then, and bounded across sessions by the event store's WithMaxBytes.
+// then, and bounded across sessions by the event store's Limits.MaxEventBytes.
 
 // addDropEcho adds "dropecho" to f's server: it optionally reports progress
 // (which switches its reply to SSE, primed with an event id), signals
@@ -177,7 +177,7 @@ func resumeGET(t *testing.T, url, sid, last string) *http.Response {
 //
 // Dropped before any reply byte, nothing is stored. Dropped after the
 // priming event, the replies are reachable and kept, but the store's global
-// bound (WithMaxBytes, 16 MiB here) holds them all: the oldest are evicted
+// bound (Limits.MaxEventBytes, 16 MiB here) holds them all: the oldest are evicted
 // (resuming them gets 400, events lost) and the newest is still delivered.
 // Either way the live heap grows by at most the global bound plus a slack
 // of 8 MiB (the sessions themselves, connections, allocator rounding).
@@ -205,7 +205,7 @@ func TestDroppedRepliesHeapBounded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			addDropEcho(t, f)
-			store := NewMemoryEventStore(WithMaxBytes(bound))
+			store := NewMemoryEventStore(WithLimits(Limits{MaxEventBytes: bound}))
 			h, ts := testServer(t, f, WithEventStore(store))
 			// Warm up what the process allocates once (pools, the tool's
 			// decoder), then forget it.

@@ -39,7 +39,8 @@ type EventStore interface {
 	DropSession(session string)
 }
 
-// Defaults for the MemoryEventStoreOption constructors.
+// Defaults of the event store's Limits (MaxEventsPerStream,
+// MaxEventBytesPerSession, MaxEventBytes).
 const (
 	DefaultMaxEventsPerStream = 1024
 	DefaultMaxBytesPerSession = 8 << 20 // 8 MiB
@@ -62,36 +63,6 @@ type memoryLimits struct {
 	maxBytes           int
 }
 
-type memoryEventStoreOption func(*memoryLimits)
-
-func (f memoryEventStoreOption) applyMemoryEventStore(l *memoryLimits) { f(l) }
-
-// WithMaxEventsPerStream bounds the events kept per stream (default 1024);
-// past it the stream's oldest events are evicted, and a client resuming
-// from before them gets 400 (ErrEventsLost). Values below 1 mean the
-// default.
-func WithMaxEventsPerStream(n int) MemoryEventStoreOption {
-	return memoryEventStoreOption(func(l *memoryLimits) { l.maxEventsPerStream = n })
-}
-
-// WithMaxBytesPerSession bounds the event data kept per session (default
-// 8 MiB); past it the oldest events of the session's largest stream are
-// evicted. Values below 1 mean the default.
-func WithMaxBytesPerSession(n int) MemoryEventStoreOption {
-	return memoryEventStoreOption(func(l *memoryLimits) { l.maxBytesPerSession = n })
-}
-
-// WithMaxBytes bounds the event data kept by the whole store, every session
-// together (default 64 MiB, DefaultMaxBytes): the per-session bound alone
-// lets memory grow with the number of sessions. Past it the oldest events
-// of any session are evicted first, whichever session appended last, and a
-// client resuming from before an evicted event gets 400 (ErrEventsLost),
-// as with the other bounds. An event larger than the bound is evicted at
-// once: a client that missed it cannot resume past it. Values below 1 mean
-// the default.
-func WithMaxBytes(n int) MemoryEventStoreOption {
-	return memoryEventStoreOption(func(l *memoryLimits) { l.maxBytes = n })
-}
 
 // MemoryEventStore is a bounded in-memory EventStore. Event ids have the
 // form "<stream>_<seq>". It bounds the events per stream, the event data
@@ -127,7 +98,7 @@ type memEvent struct {
 }
 
 // NewMemoryEventStore returns an empty store bounded by opts
-// (WithMaxEventsPerStream, WithMaxBytesPerSession, WithMaxBytes).
+// (Limits.MaxEventsPerStream, Limits.MaxEventBytesPerSession, Limits.MaxEventBytes).
 func NewMemoryEventStore(opts ...MemoryEventStoreOption) *MemoryEventStore {
 	var l memoryLimits
 	for _, o := range opts {
@@ -329,7 +300,7 @@ func (s *MemoryEventStore) Len() int {
 }
 
 // Bytes returns how many bytes of event data the store holds, every session
-// together: the figure WithMaxBytes bounds.
+// together: the figure Limits.MaxEventBytes bounds.
 func (s *MemoryEventStore) Bytes() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

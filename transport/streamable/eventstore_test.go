@@ -7,7 +7,7 @@ import (
 )
 
 func TestMemoryEventStore(t *testing.T) {
-	s := NewMemoryEventStore(WithMaxEventsPerStream(3), WithMaxBytesPerSession(10))
+	s := NewMemoryEventStore(WithLimits(Limits{MaxEventsPerStream: 3, MaxEventBytesPerSession: 10}))
 	var ids []string
 	for i := range 3 {
 		id, err := s.Append("s1", "p1", []byte(fmt.Sprint(i)))
@@ -49,7 +49,7 @@ func TestMemoryEventStore(t *testing.T) {
 	}
 
 	// The byte bound evicts across streams.
-	big := NewMemoryEventStore(WithMaxBytesPerSession(8))
+	big := NewMemoryEventStore(WithLimits(Limits{MaxEventBytesPerSession: 8}))
 	a, _ := big.Append("s", "a", []byte("12345"))
 	big.Append("s", "b", []byte("12345"))
 	if big.Len() != 1 {
@@ -78,7 +78,7 @@ func TestMemoryEventStore(t *testing.T) {
 // session they belong to; a resume from before an evicted event gets
 // ErrEventsLost, and Len and Bytes count what is held.
 func TestMemoryEventStoreMaxBytes(t *testing.T) {
-	s := NewMemoryEventStore(WithMaxBytes(10))
+	s := NewMemoryEventStore(WithLimits(Limits{MaxEventBytes: 10}))
 	a0, _ := s.Append("a", "p1", nil) // a priming event: no data
 	a1, _ := s.Append("a", "p1", []byte("aaaa"))
 	b0, _ := s.Append("b", "p1", []byte("bbbb"))

@@ -107,6 +107,24 @@ type Limits struct {
 	// (DefaultKeepAliveInterval, 15 s). Negative turns keep-alives off.
 	KeepAliveInterval time.Duration
 
+	// The fields below bound a MemoryEventStore (NewMemoryEventStore);
+	// NewHandler and Serve ignore them. What a bound evicts first is the
+	// oldest event in its scope, and a client resuming from before an
+	// evicted event gets 400 (ErrEventsLost).
+
+	// MaxEventsPerStream bounds the events kept per stream
+	// (DefaultMaxEventsPerStream, 1024). Negative means the default.
+	MaxEventsPerStream int
+	// MaxEventBytesPerSession bounds the event data kept per session
+	// (DefaultMaxBytesPerSession, 8 MiB); past it the oldest events of the
+	// session's largest stream are evicted. Negative means the default.
+	MaxEventBytesPerSession int
+	// MaxEventBytes bounds the event data kept by the whole store, every
+	// session together (DefaultMaxBytes, 64 MiB): the per-session bound
+	// alone lets memory grow with the number of sessions. An event larger
+	// than the bound is evicted at once. Negative means the default.
+	MaxEventBytes int
+
 	// The fields below bound the HTTP server of Serve and ListenAndServe;
 	// NewHandler ignores them.
 
@@ -131,10 +149,11 @@ type Limits struct {
 	ShutdownTimeout time.Duration
 }
 
-// LimitsOption sets Limits. It is both a HandlerOption (the handler's
-// fields) and a ServerOption (the HTTP server's: MaxConns, MaxHeaderBytes,
-// ReadHeaderTimeout, IdleTimeout, ShutdownTimeout); pass the same value to
-// NewHandler and to Serve to set both.
+// LimitsOption sets Limits. It is a HandlerOption (the handler's fields), a
+// ServerOption (the HTTP server's: MaxConns, MaxHeaderBytes,
+// ReadHeaderTimeout, IdleTimeout, ShutdownTimeout) and a
+// MemoryEventStoreOption (the event store's); pass the same value to
+// NewHandler, Serve and NewMemoryEventStore to set all.
 type LimitsOption struct{ l Limits }
 
 // WithLimits sets the endpoint's limits. Its zero fields leave the value an
@@ -169,4 +188,10 @@ func (o LimitsOption) applyServer(c *serverConfig) {
 	limits.Set(&c.readHeaderTimeout, l.ReadHeaderTimeout)
 	limits.Set(&c.idleTimeout, l.IdleTimeout)
 	limits.Set(&c.shutdownTimeout, l.ShutdownTimeout)
+}
+
+func (o LimitsOption) applyMemoryEventStore(l *memoryLimits) {
+	limits.Set(&l.maxEventsPerStream, o.l.MaxEventsPerStream)
+	limits.Set(&l.maxBytesPerSession, o.l.MaxEventBytesPerSession)
+	limits.Set(&l.maxBytes, o.l.MaxEventBytes)
 }

@@ -69,12 +69,12 @@ func TestServerOptionDefaults(t *testing.T) {
 
 // TestMemoryEventStoreOptionDefaults: values below 1 mean the defaults.
 func TestMemoryEventStoreOptionDefaults(t *testing.T) {
-	s := NewMemoryEventStore(WithMaxEventsPerStream(0), WithMaxBytesPerSession(-1), WithMaxBytes(0), nil)
+	s := NewMemoryEventStore(WithLimits(Limits{MaxEventsPerStream: 0, MaxEventBytesPerSession: -1, MaxEventBytes: 0}), nil)
 	if s.lim.maxEventsPerStream != DefaultMaxEventsPerStream || s.lim.maxBytesPerSession != DefaultMaxBytesPerSession ||
 		s.lim.maxBytes != DefaultMaxBytes || DefaultMaxBytes != 64<<20 {
 		t.Fatalf("defaults: %+v", s.lim)
 	}
-	s = NewMemoryEventStore(WithMaxEventsPerStream(4), WithMaxBytesPerSession(9), WithMaxBytes(7), WithMaxBytes(8))
+	s = NewMemoryEventStore(WithLimits(Limits{MaxEventsPerStream: 4, MaxEventBytesPerSession: 9, MaxEventBytes: 7}), WithLimits(Limits{MaxEventBytes: 8}))
 	if s.lim.maxEventsPerStream != 4 || s.lim.maxBytesPerSession != 9 || s.lim.maxBytes != 8 {
 		t.Fatalf("set: %+v", s.lim)
 	}
