@@ -184,7 +184,7 @@ helm_config_part() {
   for f in "$work"/*.rendered.yaml; do
     cfg="$work/$(basename "$f" .rendered.yaml).gateway.yaml"
     sed -n '/^  gateway.yaml: |$/,/^---/p' "$f" | sed '1d;/^---/d;s/^    //' |
-      sed 's#^data_dir: /data$#data_dir: '"$work/data-$(basename "$f")"'#;s#0.0.0.0:8090#127.0.0.1:0#;s#0.0.0.0:8091#127.0.0.1:0#' >"$cfg"
+      sed 's#^data_dir: /data$#data_dir: '"$work/data-$(basename "$f")"'#' >"$cfg"
     check_config "$cfg" || return 1
   done
 }
@@ -222,10 +222,13 @@ compose_part() {
 }
 
 # podman run as this machine allows: runc (crun refuses cgroup v1+v2
-# hybrids) and limits no higher than the process's own (raising them needs
-# CAP_SYS_RESOURCE, which a sandbox may lack).
+# hybrids), limits no higher than the process's own (raising them needs
+# CAP_SYS_RESOURCE, which a sandbox may lack), no health check timer (that
+# needs systemd; `podman healthcheck run` runs the check once), and no
+# network but the container's own loopback.
 podman_run() {
-  podman run --runtime runc --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 --network none "$@"
+  podman run --runtime runc --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 --health-interval disable \
+    --network none "$@"
 }
 
 image_part() {
@@ -258,7 +261,8 @@ image_part() {
 
   # Run it: its version, then the default command.
   local out
-  if ! out=$(podman_run --rm "$image" version 2>&1); then
+  if ! out=$(podman_run --rm "$image" version 2>"$work/podman.err"); then
+    out=$(cat "$work/podman.err")
     echo "$out"
     if grep -qiE 'operation not permitted|permission denied|not supported|cgroup' <<<"$out"; then
       echo "containers cannot run here: $(tail -n 1 <<<"$out")"
@@ -271,8 +275,7 @@ image_part() {
   echo "$out"
   [[ $(head -n 1 <<<"$out") == "toolwire $version" ]] || { echo "want 'toolwire $version'"; return 1; }
   ctr=toolwire-test-$$
-  # No health check timer (that needs systemd); `podman healthcheck run` below runs it once.
-  podman_run -d --health-interval disable --name "$ctr" "$image" >/dev/null || { echo "podman run -d $image failed"; return 1; }
+  podman_run -d --name "$ctr" "$image" >/dev/null || { echo "podman run -d $image failed"; return 1; }
   local ready="" i
   for i in $(seq 1 100); do
     ready=$(podman exec "$ctr" /bin/wget -q -O - http://127.0.0.1:8091/readyz 2>/dev/null) && break
