@@ -32,6 +32,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolwire/toolwire/internal/jsonstr"
+	"github.com/toolwire/toolwire/internal/limits"
 )
 
 // Outcome is how an audited call ended: one of the Outcome constants.
@@ -167,13 +168,10 @@ const TruncatedMark = "…[truncated]"
 
 // withDefaults returns l with zero or negative fields set to the defaults.
 func (l Limits) withDefaults() Limits {
-	if l.MaxArgumentsBytes <= 0 {
-		l.MaxArgumentsBytes = DefaultMaxArgumentsBytes
-	}
-	if l.MaxErrorBytes <= 0 {
-		l.MaxErrorBytes = DefaultMaxErrorBytes
-	}
-	return l
+	d := Limits{MaxArgumentsBytes: DefaultMaxArgumentsBytes, MaxErrorBytes: DefaultMaxErrorBytes}
+	limits.SetPositive(&d.MaxArgumentsBytes, l.MaxArgumentsBytes)
+	limits.SetPositive(&d.MaxErrorBytes, l.MaxErrorBytes)
+	return d
 }
 
 // Prepare checks r and brings it within l before it is hashed and stored:

@@ -32,6 +32,7 @@ import (
 	"github.com/toolwire/toolwire/gateway/config"
 	"github.com/toolwire/toolwire/internal/datadir"
 	"github.com/toolwire/toolwire/internal/httpguard"
+	"github.com/toolwire/toolwire/internal/limits"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
@@ -59,13 +60,10 @@ type Limits struct {
 }
 
 func (l Limits) withDefaults() Limits {
-	if l.ShutdownTimeout <= 0 {
-		l.ShutdownTimeout = DefaultShutdownTimeout
-	}
-	if l.StartTimeout <= 0 {
-		l.StartTimeout = DefaultStartTimeout
-	}
-	return l
+	d := Limits{ShutdownTimeout: DefaultShutdownTimeout, StartTimeout: DefaultStartTimeout}
+	limits.SetPositive(&d.ShutdownTimeout, l.ShutdownTimeout)
+	limits.SetPositive(&d.StartTimeout, l.StartTimeout)
+	return d
 }
 
 // Reload makes Run apply the config file's changes while it serves:
