@@ -93,7 +93,3 @@ type eventLimits struct {
 	maxBytesPerSession int
 	ttl                time.Duration
 }
-
-type eventStoreOption func(*eventLimits)
-
-func (f eventStoreOption) applyEventStore(l *eventLimits) { f(l) }
