@@ -439,6 +439,28 @@ func (v *Verifier) Fail(seq int64, kind BreakKind, reason string) {
 	}
 }
 
+// AddRows adds the records a store's query yields, in seq order, until the
+// chain breaks: next advances to the next row (false at the end) and scan
+// reads it. A row that cannot be read back (a *RowError) is a BreakInvalid
+// at its seq; any other error of scan ends the walk and is returned.
+func (v *Verifier) AddRows(next func() bool, scan func() (*Record, error)) error {
+	for next() {
+		r, err := scan()
+		var re *RowError
+		if errors.As(err, &re) {
+			v.Fail(re.Seq, BreakInvalid, re.Err.Error())
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !v.Add(r) {
+			return nil
+		}
+	}
+	return nil
+}
+
 // Add checks the next record, r, and reports whether the chain is still
 // unbroken. A gap record (see Gap) is noted and the walk goes on after the
 // records it stands for.

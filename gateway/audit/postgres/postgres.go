@@ -481,19 +481,8 @@ func (s *Store) VerifyAnchored(ctx context.Context, heads ...audit.Anchor) (*aud
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			r, err := pgScanRecord(rows)
-			var re *audit.RowError
-			if errors.As(err, &re) {
-				v.Fail(re.Seq, audit.BreakInvalid, re.Err.Error())
-				break
-			}
-			if err != nil {
-				return err
-			}
-			if !v.Add(r) {
-				break
-			}
+		if err := v.AddRows(rows.Next, func() (*audit.Record, error) { return pgScanRecord(rows) }); err != nil {
+			return err
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

@@ -512,19 +512,8 @@ func (s *Store) VerifyAnchored(ctx context.Context, heads ...audit.Anchor) (_ *a
 		return nil, fmt.Errorf("audit: verify: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		var re *audit.RowError
-		if errors.As(err, &re) {
-			v.Fail(re.Seq, audit.BreakInvalid, re.Err.Error())
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("audit: verify: %w", err)
-		}
-		if !v.Add(r) {
-			break
-		}
+	if err := v.AddRows(rows.Next, func() (*audit.Record, error) { return scanRecord(rows) }); err != nil {
+		return nil, fmt.Errorf("audit: verify: %w", err)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("audit: verify: %w", err)
