@@ -23,6 +23,15 @@ import (
 // BusyTimeout is how long a connection waits for another's lock.
 const BusyTimeout = 10 * time.Second
 
+// CacheKiB is each connection's page cache (PRAGMA cache_size), in KiB:
+// 512 instead of SQLite's 2,000, because a database here has up to nine
+// connections (the writer and up to eight readers) and a process up to
+// three databases (sessions, tasks, audit), while what they read again
+// and again (a session's or task's row and its index pages) is a few
+// pages; the operating system's page cache keeps the rest of the file
+// close. A Schema's own cache_size pragma overrides it.
+const CacheKiB = 512
+
 // DB is an open database: W the one writer, R the readers.
 type DB struct {
 	W, R *sql.DB
@@ -109,8 +118,13 @@ func Open(path, pkg string, schema Schema, opts ...Option) (*DB, error) {
 	f.Close()
 
 	base := fmt.Sprintf("%s?_pragma=busy_timeout(%d)", abs, BusyTimeout.Milliseconds())
+	ownCache := false
 	for _, p := range schema.Pragmas {
 		base += "&_pragma=" + p
+		ownCache = ownCache || strings.HasPrefix(p, "cache_size(")
+	}
+	if !ownCache {
+		base += fmt.Sprintf("&_pragma=cache_size(-%d)", CacheKiB)
 	}
 	db := &DB{Path: abs}
 	// _txlock=immediate makes BeginTx issue BEGIN IMMEDIATE: the write lock

@@ -1,6 +1,7 @@
 package sqlitedb
 
 import (
+	"database/sql"
 	"path/filepath"
 	"testing"
 )
@@ -46,5 +47,40 @@ func TestSynchronous(t *testing.T) {
 	}
 	if _, err := Open(filepath.Join(t.TempDir(), "x.db"), "test", testSchema, WithSynchronous(Synchronous(7))); err == nil {
 		t.Error("unknown synchronous level accepted")
+	}
+}
+
+// TestCacheSize: the writer and the readers run with a CacheKiB page
+// cache, and a schema's own cache_size pragma overrides it.
+func TestCacheSize(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		pragmas []string
+		want    int
+	}{
+		{"default", nil, -CacheKiB},
+		{"schema's own", []string{"cache_size(-4096)"}, -4096},
+	} {
+		s := testSchema
+		s.Pragmas = c.pragmas
+		db, err := Open(filepath.Join(t.TempDir(), "x.db"), "test", s)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for _, conn := range []struct {
+			role string
+			db   *sql.DB
+		}{{"writer", db.W}, {"reader", db.R}} {
+			var got int
+			if err := conn.db.QueryRow(`PRAGMA cache_size`).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("%s: %s cache_size %d, want %d", c.name, conn.role, got, c.want)
+			}
+		}
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
 	}
 }
