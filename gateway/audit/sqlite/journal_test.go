@@ -30,15 +30,8 @@ func countRecords(t *testing.T, s audit.Store) int {
 // are stored, and a reopened store continues the chain.
 func TestJournalReadsItsOwnAppends(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.db")
-	s, err := Open(path, audit.WithFsync(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 100 {
-		if err := s.Append(context.Background(), storetest.Sample(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := openAt(t, path, audit.WithFsync(false))
+	storetest.AppendN(t, s, 100, nil)
 	if n := countRecords(t, s); n != 100 {
 		t.Fatalf("Query after 100 appends saw %d", n)
 	}
@@ -51,11 +44,7 @@ func TestJournalReadsItsOwnAppends(t *testing.T) {
 	if st, err := os.Stat(path + audit.JournalSuffix); err != nil || st.Size() != 0 {
 		t.Fatalf("the journal after a clean close: %v %v", st, err)
 	}
-	s, err = Open(path, audit.WithFsync(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = openAt(t, path, audit.WithFsync(false))
 	r := storetest.Sample(100)
 	if err := s.Append(context.Background(), r); err != nil || r.Seq != 101 {
 		t.Fatalf("append after reopening: seq %d, %v", r.Seq, err)
@@ -100,15 +89,8 @@ func TestJournalOwnerIsTheOnlyWriter(t *testing.T) {
 func TestJournalRecoversAfterATornWrite(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.db")
-	s, err := Open(path, audit.WithFsync(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 5 {
-		if err := s.Append(context.Background(), storetest.Sample(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := openAt(t, path, audit.WithFsync(false))
+	storetest.AppendN(t, s, 5, nil)
 	storetest.MustVerify(t, s)
 	s.Close()
 
@@ -141,11 +123,7 @@ func TestJournalRecoversAfterATornWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s, err = Open(path) // with fsync: the journal is emptied all the same
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = openAt(t, path) // with fsync: the journal is emptied all the same
 	rep := storetest.MustVerify(t, s)
 	if rep.Head.Seq != 7 || rep.Checked != 7 {
 		t.Errorf("after recovery: %+v, want 7 records", rep)
