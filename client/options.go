@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire"
+	"github.com/toolwire/toolwire/internal/limits"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -127,42 +128,24 @@ func newConfig(opts []Option) config {
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
 	}
-	if c.probeTimeout <= 0 {
-		c.probeTimeout = DefaultProbeTimeout
-	}
-	if c.maxMessageSize <= 0 {
-		c.maxMessageSize = DefaultMaxMessageSize
-	}
-	if c.maxInputRounds <= 0 {
-		c.maxInputRounds = DefaultMaxInputRounds
-	}
-	if c.maxPages <= 0 {
-		c.maxPages = DefaultMaxPages
-	}
+	limits.Default(&c.probeTimeout, DefaultProbeTimeout)
+	limits.Default(&c.maxMessageSize, DefaultMaxMessageSize)
+	limits.Default(&c.maxInputRounds, DefaultMaxInputRounds)
+	limits.Default(&c.maxPages, DefaultMaxPages)
 	if c.maxResumes == 0 {
 		c.maxResumes = DefaultMaxResumes
 	}
-	if c.reconnectMin <= 0 {
-		c.reconnectMin = DefaultMinReconnectDelay
-	}
-	if c.reconnectMax <= 0 {
-		c.reconnectMax = DefaultMaxReconnectDelay
-	}
+	limits.Default(&c.reconnectMin, DefaultMinReconnectDelay)
+	limits.Default(&c.reconnectMax, DefaultMaxReconnectDelay)
 	c.reconnectMax = max(c.reconnectMax, c.reconnectMin)
 	if c.minToolsTTL == 0 {
 		c.minToolsTTL = DefaultMinToolsTTL
 	}
 	c.minToolsTTL = max(c.minToolsTTL, 0)
-	if c.taskPollMin <= 0 {
-		c.taskPollMin = DefaultMinTaskPoll
-	}
-	if c.taskPollMax <= 0 {
-		c.taskPollMax = DefaultMaxTaskPoll
-	}
+	limits.Default(&c.taskPollMin, DefaultMinTaskPoll)
+	limits.Default(&c.taskPollMax, DefaultMaxTaskPoll)
 	c.taskPollMax = max(c.taskPollMax, c.taskPollMin)
-	if c.maxServing <= 0 {
-		c.maxServing = DefaultMaxServerRequests
-	}
+	limits.Default(&c.maxServing, DefaultMaxServerRequests)
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}

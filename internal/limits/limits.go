@@ -20,3 +20,12 @@ func SetPositive[T ~int | ~int64 | ~uint64](dst *T, v T) {
 		*dst = v
 	}
 }
+
+// Default stores def in *dst when *dst is zero or less: how a
+// configuration whose options leave a limit unset, or set it to zero or
+// less, gets that limit's default.
+func Default[T ~int | ~int64 | ~uint64](dst *T, def T) {
+	if *dst <= 0 {
+		*dst = def
+	}
+}

@@ -63,7 +63,6 @@ type memoryLimits struct {
 	maxBytes           int
 }
 
-
 // MemoryEventStore is a bounded in-memory EventStore. Event ids have the
 // form "<stream>_<seq>". It bounds the events per stream, the event data
 // per session and the event data of all sessions together; what a bound

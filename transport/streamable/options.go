@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/auth"
+	"github.com/toolwire/toolwire/internal/limits"
 	"github.com/toolwire/toolwire/transport"
 )
 
@@ -183,54 +184,30 @@ func newHandlerConfig(opts []HandlerOption) handlerConfig {
 			o.applyHandler(&c)
 		}
 	}
-	if c.maxBodyBytes <= 0 {
-		c.maxBodyBytes = DefaultMaxBodyBytes
-	}
-	if c.sessionIdleTimeout <= 0 {
-		c.sessionIdleTimeout = DefaultSessionIdleTimeout
-	}
-	if c.maxSessions <= 0 {
-		c.maxSessions = DefaultMaxSessions
-	}
-	if c.maxInFlight <= 0 {
-		c.maxInFlight = DefaultMaxInFlight
-	}
-	if c.maxPerSession <= 0 {
-		c.maxPerSession = DefaultMaxInFlightPerSession
-	}
+	limits.Default(&c.maxBodyBytes, DefaultMaxBodyBytes)
+	limits.Default(&c.sessionIdleTimeout, DefaultSessionIdleTimeout)
+	limits.Default(&c.maxSessions, DefaultMaxSessions)
+	limits.Default(&c.maxInFlight, DefaultMaxInFlight)
+	limits.Default(&c.maxPerSession, DefaultMaxInFlightPerSession)
 	if c.eventStore == nil {
 		c.eventStore = NewMemoryEventStore()
 	}
-	if c.retryInterval <= 0 {
-		c.retryInterval = DefaultRetryInterval
-	}
+	limits.Default(&c.retryInterval, DefaultRetryInterval)
 	if c.keepAliveInterval == 0 {
 		c.keepAliveInterval = DefaultKeepAliveInterval
 	}
-	if c.writeTimeout <= 0 {
-		c.writeTimeout = DefaultWriteTimeout
-	}
-	if c.readTimeout <= 0 {
-		c.readTimeout = DefaultReadTimeout
-	}
+	limits.Default(&c.writeTimeout, DefaultWriteTimeout)
+	limits.Default(&c.readTimeout, DefaultReadTimeout)
 	if c.budget == nil && !c.noBudget {
 		c.budget = transport.SharedMemoryBudget()
 	}
 	if c.minBodyRate == 0 {
 		c.minBodyRate = DefaultMinBodyRate
 	}
-	if c.bodyGrace <= 0 {
-		c.bodyGrace = DefaultBodyGrace
-	}
-	if c.maxPerPrincipal <= 0 {
-		c.maxPerPrincipal = DefaultMaxSessionsPerPrincipal
-	}
-	if c.maxAnonymous <= 0 {
-		c.maxAnonymous = DefaultMaxAnonymousSessions
-	}
-	if c.unusedTimeout <= 0 {
-		c.unusedTimeout = DefaultUnusedSessionTimeout
-	}
+	limits.Default(&c.bodyGrace, DefaultBodyGrace)
+	limits.Default(&c.maxPerPrincipal, DefaultMaxSessionsPerPrincipal)
+	limits.Default(&c.maxAnonymous, DefaultMaxAnonymousSessions)
+	limits.Default(&c.unusedTimeout, DefaultUnusedSessionTimeout)
 	c.unusedTimeout = min(c.unusedTimeout, c.sessionIdleTimeout)
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
