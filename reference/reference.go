@@ -18,17 +18,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/schema"
 	"github.com/toolwire/toolwire/server"
 )
 
-// Version is reported by the get-version tool and the server info.
-const Version = "0.1.0"
-
-// Info is the reference server's implementation info.
+// Info is the reference server's implementation info; its version is the
+// module's (toolwire.Version).
 func Info() mcp.Implementation {
-	return mcp.Implementation{Name: "toolwire-reference", Title: "toolwire reference tools", Version: Version}
+	return mcp.Implementation{Name: "toolwire-reference", Title: "toolwire reference tools", Version: toolwire.Version()}
 }
 
 // NewServer returns a server hosting every reference tool.
@@ -365,7 +364,7 @@ func addGetVersion(s *server.Server) error {
 		Name: "get-version", Title: "Get Version", Description: "Returns the reference server's version; takes no parameters",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: mcp.Bool(true), OpenWorldHint: mcp.Bool(false)},
 	}, func(ctx context.Context, req *server.CallRequest, _ noInput) (string, error) {
-		return "toolwire reference server " + Version, nil
+		return "toolwire reference server " + toolwire.Version(), nil
 	})
 }
 
