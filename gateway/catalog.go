@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/toolwire/toolwire/client"
@@ -61,7 +62,8 @@ func (e *CollisionError) Error() string {
 
 // strictName is the tool name rule several clients enforce, stricter than
 // MCP's (which allows '.' and 128 characters).
-var strictName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// Compiled on first use, not at package init.
+var strictName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) })
 
 // mcpNameOK applies the 2025-11-25 tool name rule: 1 to 128 characters of
 // A-Z, a-z, 0-9, '_', '-' and '.'.
@@ -157,7 +159,7 @@ func merge(ups []*upstream, naming Naming, prev *catalog, warn func(msg string, 
 				warn("tool left out: its name breaks the MCP tool name rule", "upstream", u.spec.Name, "tool", t.Name, "name", dn)
 				continue
 			}
-			if !strictName.MatchString(dn) {
+			if !strictName().MatchString(dn) {
 				warn("tool name breaks ^[a-zA-Z0-9_-]{1,64}$, which some clients enforce", "upstream", u.spec.Name, "tool", t.Name, "name", dn)
 			}
 			if prev != nil {

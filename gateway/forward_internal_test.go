@@ -41,7 +41,7 @@ func TestNaming(t *testing.T) {
 	if got, _ := (Naming{Separator: "."}).downstreamName("a", "z"); got != "a.z" {
 		t.Fatal(got)
 	}
-	if mcpNameOK("a b") || !mcpNameOK("a.b-c_d") || strictName.MatchString("a.b") {
+	if mcpNameOK("a b") || !mcpNameOK("a.b-c_d") || strictName().MatchString("a.b") {
 		t.Fatal("name rules")
 	}
 }

@@ -56,13 +56,14 @@ type Gateway struct {
 	trust atomic.Pointer[trust] // personas, limits, enrichment (trust.go)
 }
 
-var upstreamName = regexp.MustCompile(`^[a-z0-9-]{1,32}$`)
+// upstreamName is the rule for an upstream's name, compiled on first use.
+var upstreamName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9-]{1,32}$`) })
 
 // validate checks a config without connecting anything.
 func validate(cfg Config) error {
 	seen := map[string]bool{}
 	for i, u := range cfg.Upstreams {
-		if !upstreamName.MatchString(u.Name) {
+		if !upstreamName().MatchString(u.Name) {
 			return fmt.Errorf("gateway: upstream %d: name %q must match [a-z0-9-]{1,32}", i, u.Name)
 		}
 		if seen[u.Name] {

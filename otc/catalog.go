@@ -99,7 +99,7 @@ func (e *resolveError) Error() string { return e.msg }
 // resolve finds the tool a tool_id names: "Toolkit.Tool@X.Y.Z" exactly,
 // "Toolkit.Tool@X" as X.0.0, "Toolkit.Tool" as the latest version.
 func (c *catalog) resolve(toolID string) (*entry, error) {
-	m := toolIDRe.FindStringSubmatch(toolID)
+	m := toolIDRe().FindStringSubmatch(toolID)
 	if m == nil {
 		return nil, &resolveError{fmt.Sprintf("tool_id %q is not a tool id: want Toolkit.Tool, Toolkit.Tool@X or Toolkit.Tool@X.Y.Z", toolID)}
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -79,22 +80,29 @@ type Naming struct {
 	Func func(t *mcp.Tool) (Ref, error)
 }
 
+// The naming rules' patterns are compiled on first use, not at package
+// init: a program linking otc without serving it (the gateway) does not
+// pay for them.
 var (
-	segmentRe = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
-	versionRe = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
-	toolIDRe  = regexp.MustCompile(`^([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)(?:@([0-9]+|[0-9]+\.[0-9]+\.[0-9]+))?$`)
-	nameRe    = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	segmentRe = lazyRegexp(`^[A-Za-z0-9_]+$`)
+	versionRe = lazyRegexp(`^[0-9]+\.[0-9]+\.[0-9]+$`)
+	toolIDRe  = lazyRegexp(`^([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)(?:@([0-9]+|[0-9]+\.[0-9]+\.[0-9]+))?$`)
+	nameRe    = lazyRegexp(`^[A-Za-z0-9_-]{1,64}$`)
 )
+
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // check rejects a Naming that cannot produce valid ids.
 func (n Naming) check() error {
-	if n.Toolkit != "" && !segmentRe.MatchString(n.Toolkit) {
+	if n.Toolkit != "" && !segmentRe().MatchString(n.Toolkit) {
 		return fmt.Errorf("otc: naming: toolkit %q must match [A-Za-z0-9_]+", n.Toolkit)
 	}
-	if n.Replacement != "" && !segmentRe.MatchString(n.Replacement) {
+	if n.Replacement != "" && !segmentRe().MatchString(n.Replacement) {
 		return fmt.Errorf("otc: naming: replacement %q must match [A-Za-z0-9_]+", n.Replacement)
 	}
-	if n.Version != "" && !versionRe.MatchString(n.Version) {
+	if n.Version != "" && !versionRe().MatchString(n.Version) {
 		return fmt.Errorf("otc: naming: version %q must be X.Y.Z", n.Version)
 	}
 	return nil
@@ -107,13 +115,13 @@ func (n Naming) Map(t *mcp.Tool) (Ref, error) {
 	if err != nil {
 		return r, err
 	}
-	if !segmentRe.MatchString(r.Toolkit) || !segmentRe.MatchString(r.Tool) {
+	if !segmentRe().MatchString(r.Toolkit) || !segmentRe().MatchString(r.Tool) {
 		return r, fmt.Errorf("id %q is not Toolkit.Tool of [A-Za-z0-9_]", r.Base())
 	}
-	if !versionRe.MatchString(r.Version) {
+	if !versionRe().MatchString(r.Version) {
 		return r, fmt.Errorf("version %q is not X.Y.Z", r.Version)
 	}
-	if !nameRe.MatchString(r.Name()) {
+	if !nameRe().MatchString(r.Name()) {
 		return r, fmt.Errorf("OTC name %q is longer than %d characters", r.Name(), MaxNameLength)
 	}
 	return r, nil
@@ -127,7 +135,7 @@ func (n Naming) mapTool(t *mcp.Tool) (Ref, error) {
 	if v, ok := t.Meta[MetaToolID]; ok {
 		s, _ := v.(string)
 		tk, tool, found := strings.Cut(s, ".")
-		if !found || !segmentRe.MatchString(tk) || !segmentRe.MatchString(tool) {
+		if !found || !segmentRe().MatchString(tk) || !segmentRe().MatchString(tool) {
 			return r, fmt.Errorf("_meta[%q] is %v; want \"Toolkit.Tool\" of [A-Za-z0-9_]", MetaToolID, v)
 		}
 		r.Toolkit, r.Tool = tk, tool
@@ -152,7 +160,7 @@ func (n Naming) mapTool(t *mcp.Tool) (Ref, error) {
 	}
 	if v, ok := t.Meta[MetaToolVersion]; ok {
 		s, _ := v.(string)
-		if !versionRe.MatchString(s) {
+		if !versionRe().MatchString(s) {
 			return r, fmt.Errorf("_meta[%q] is %v; want \"X.Y.Z\"", MetaToolVersion, v)
 		}
 		r.Version = s
