@@ -269,7 +269,7 @@ func value(v attribute.Value) anyValue {
 	case attribute.EMPTY:
 		return anyValue{}
 	}
-	s := v.Emit()
+	s := v.String()
 	return anyValue{StringValue: &s}
 }
 

@@ -188,7 +188,7 @@ func TestValues(t *testing.T) {
 			t.Fatal(err)
 		}
 		if string(b) != tc.want {
-			t.Errorf("%s %v: %s, want %s", tc.v.Type(), tc.v.Emit(), b, tc.want)
+			t.Errorf("%s %v: %s, want %s", tc.v.Type(), tc.v.String(), b, tc.want)
 		}
 	}
 	for code, want := range map[codes.Code]int{codes.Unset: 0, codes.Ok: 1, codes.Error: 2} {
