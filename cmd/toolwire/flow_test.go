@@ -8,12 +8,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"log"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,17 +164,8 @@ type forgetfulProxy struct {
 
 func startForgetfulProxy(t *testing.T, target string) *forgetfulProxy {
 	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
 	fp := &forgetfulProxy{}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
-	proxy.FlushInterval = -1
-	proxy.ErrorLog = log.New(io.Discard, "", 0)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	fp.URL = inspectingProxy(t, target, func(w http.ResponseWriter, r *http.Request, body []byte, proxy http.Handler) {
 		if fp.armed.Load() && r.Header.Get("Mcp-Session-Id") != "" {
 			fp.rejected.Add(1)
 			w.Header().Set("Content-Type", "application/json")
@@ -198,22 +184,14 @@ func startForgetfulProxy(t *testing.T, target string) *forgetfulProxy {
 		if msg.Method == "tools/call" {
 			fp.armed.Store(true)
 		}
-	}))
-	t.Cleanup(hs.Close)
-	fp.URL = hs.URL + u.Path
+	})
 	return fp
 }
 
 // deadURL is an MCP URL on a loopback port that was just free.
 func deadURL(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr + "/mcp"
+	return "http://" + closedPort(t) + "/mcp"
 }
 
 // junitDoc is the part of a JUnit report the tests read.

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -91,6 +96,29 @@ func connectKeyed(t *testing.T, url, key string, opts ...client.Option) *client.
 func connectAs(t *testing.T, url, bearer string, era mcp.Era) *client.Client {
 	t.Helper()
 	return connectKeyed(t, url, bearer, client.WithEra(era))
+}
+
+// inspectingProxy serves, on a loopback listener until the test ends, a
+// reverse proxy to target's host and returns its URL for target's path.
+// Each request's body is read whole first and handed to serve with the
+// request (its body readable again) and the proxy, which serve calls to
+// pass the request on.
+func inspectingProxy(t *testing.T, target string, serve func(w http.ResponseWriter, r *http.Request, body []byte, proxy http.Handler)) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
+	proxy.FlushInterval = -1
+	proxy.ErrorLog = log.New(io.Discard, "", 0)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		serve(w, r, body, proxy)
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL + u.Path
 }
 
 // listNames lists the tools c may see.

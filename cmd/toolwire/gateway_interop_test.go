@@ -6,11 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -61,17 +57,8 @@ func (w *cancelWatch) counts() (notified, abandoned int) {
 
 func newCancelWatch(t *testing.T, target string) (*cancelWatch, string) {
 	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := &cancelWatch{}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
-	proxy.FlushInterval = -1
-	proxy.ErrorLog = log.New(io.Discard, "", 0)
-	hs := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	return w, inspectingProxy(t, target, func(rw http.ResponseWriter, r *http.Request, body []byte, proxy http.Handler) {
 		if bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
 			w.mu.Lock()
 			w.notified++
@@ -89,9 +76,7 @@ func newCancelWatch(t *testing.T, target string) (*cancelWatch, string) {
 		})
 		proxy.ServeHTTP(rw, r)
 		stop()
-	}))
-	t.Cleanup(hs.Close)
-	return w, hs.URL + u.Path
+	})
 }
 
 // gatewayInteropTools are tools the gateway must serve once both upstreams
