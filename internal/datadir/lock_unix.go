@@ -5,7 +5,8 @@ package datadir
 import (
 	"errors"
 	"os"
-	"syscall"
+
+	"github.com/toolwire/toolwire/internal/filelock"
 )
 
 // Lock takes an exclusive, non-blocking lock on path (created mode
@@ -16,21 +17,15 @@ func Lock(path string) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
+	if err := filelock.TryLock(f); err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, filelock.ErrHeld) {
 			return nil, ErrBusy
 		}
 		return nil, err
 	}
 	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = filelock.Unlock(f)
 		f.Close()
 	}, nil
 }

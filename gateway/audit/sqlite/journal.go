@@ -7,10 +7,10 @@ import (
 	"io"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/internal/filelock"
 )
 
 // The journal is how an SQLite store without fsync (audit.WithFsync(false))
@@ -73,9 +73,9 @@ func openJournal(s *Store) (*journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: journal: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := filelock.TryLock(f); err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, filelock.ErrHeld) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("audit: journal: lock: %w", err)
