@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,10 +15,10 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
-	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 // testServer serves the reference server over Streamable HTTP in-process;
@@ -31,25 +30,15 @@ func testServer(t *testing.T, opts ...Option) (*server.Server, *config, string) 
 	if err := c.register(s); err != nil {
 		t.Fatal(err)
 	}
-	h := streamable.NewHandler(s)
-	hs := httptest.NewServer(h)
-	t.Cleanup(func() {
-		hs.Close()
-		h.Close()
-		// No simulation may outlive its server's sessions and toggles.
-		c.toggles.wg.Wait()
-	})
-	return s, c, hs.URL + "/mcp"
+	// No simulation may outlive its server's sessions and toggles: the
+	// wait runs after the server has closed (cleanups run last first).
+	t.Cleanup(c.toggles.wg.Wait)
+	return s, c, testmcp.ServeHTTP(t, s)
 }
 
 func connect(t *testing.T, url string, era mcp.Era, opts ...client.Option) *client.Client {
 	t.Helper()
-	c, err := client.Connect(t.Context(), &client.HTTP{URL: url}, append([]client.Option{client.WithEra(era)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return testmcp.Connect(t, &client.HTTP{URL: url}, append([]client.Option{client.WithEra(era)}, opts...)...)
 }
 
 func text(t *testing.T, res *mcp.CallToolResult) string {
