@@ -3,6 +3,7 @@ package deploy
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -238,6 +239,12 @@ func TestChartSingleReplicaSQLite(t *testing.T) {
 	}
 	if _, ok := cfg["store"]; ok {
 		t.Errorf("config: a store for one replica: %v", cfg["store"])
+	}
+	hosts, _ := cfg["allowed_hosts"].([]any)
+	for _, want := range []string{"tw-toolwire-gateway", "tw-toolwire-gateway.mcp.svc", "tw-toolwire-gateway.mcp.svc.cluster.local"} {
+		if !slices.Contains(hosts, any(want)) {
+			t.Errorf("config allowed_hosts %v: want the Service name %s", hosts, want)
+		}
 	}
 	if a, _ := cfg["audit"].(map[string]any); a["store"] != "sqlite" || a["retention"] != "30d" {
 		t.Errorf("config audit %v, want sqlite, 30d", cfg["audit"])

@@ -47,6 +47,12 @@ type File struct {
 	AdminListen string
 	// OTCListen is the OTC endpoint's host:port; empty: not served.
 	OTCListen string
+	// AllowedHosts are the Host header values the MCP and OTC endpoints
+	// accept besides the loopback names, the listener's own host and
+	// public_url's host (allowed_hosts): the names callers use to reach a
+	// gateway bound to every interface, each a host name (any port),
+	// host:port, or "*" for any. Others get 403 (DNS rebinding).
+	AllowedHosts []string
 	// DataDir is the state directory, resolved against the base
 	// directory (see Load and WithBaseDir).
 	DataDir string

@@ -85,6 +85,19 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+// allowed_hosts keeps its names as written: host names, host:port, IP
+// literals (IPv6 in brackets with a port) and "*".
+func TestAllowedHosts(t *testing.T) {
+	f, err := Parse([]byte("allowed_hosts: [gw.example.com, \"10.0.0.5:8090\", \"[::1]:8090\", \"::1\", \"*\"]\n"), "gateway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"gw.example.com", "10.0.0.5:8090", "[::1]:8090", "::1", "*"}
+	if diff := cmp.Diff(want, f.AllowedHosts); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
 // An empty file (whitespace, comments, null) is refused, by Parse and
 // Load: it is what a reload sees of a file caught in the middle of a
 // write, and loading it as the defaults would drop every upstream and
@@ -210,6 +223,11 @@ func TestErrors(t *testing.T) {
 		{"- a\n", "g.yaml:1:1: the file: want a mapping, not a list"},
 		{"a: 1\n---\nb: 2\n", "g.yaml:3:1: a second YAML document (the file holds one)"},
 		{"listn: x\n", `g.yaml:1:1: unknown key "listn" (did you mean "listen"?)`},
+		{"allowed_hosts: gw.example.com\n", "g.yaml:1:16: allowed_hosts: want a list, not a string"},
+		{"allowed_hosts: [https://gw.example.com]\n", `g.yaml:1:17: allowed_hosts: "https://gw.example.com": want a host name or host:port, not a URL`},
+		{"allowed_hosts: [\"gw.example.com:99999\"]\n", `g.yaml:1:17: allowed_hosts: "gw.example.com:99999": port "99999" is not 1-65535`},
+		{"allowed_hosts: [\"\"]\n", "g.yaml:1:17: allowed_hosts: empty host"},
+		{"allowed_hosts: [\"gw example\"]\n", `g.yaml:1:17: allowed_hosts: "gw example": want a host name or host:port, not a URL`},
 		{"colour: x\n", `g.yaml:1:1: unknown key "colour"`},
 		{"upstreams:\n  files:\n    comand: [x]\n", `g.yaml:2:3: upstream "files": neither command nor url (want exactly one)` + "\n" +
 			`g.yaml:3:5: unknown key "comand" in upstream "files" (did you mean "command"?)`},

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -105,6 +107,8 @@ func (d *decoder) decode(data []byte) *File {
 					f.OTCListen = s
 				}
 			}
+		case "allowed_hosts":
+			f.AllowedHosts = d.allowedHosts(v)
 		case "data_dir":
 			if s, ok := d.str(v, key); ok {
 				if s == "" {
@@ -154,8 +158,50 @@ func (d *decoder) decode(data []byte) *File {
 }
 
 // topKeys are the top-level keys.
-var topKeys = []string{"listen", "admin_listen", "otc_listen", "data_dir", "log_format", "upstreams", "naming",
+var topKeys = []string{"listen", "admin_listen", "otc_listen", "allowed_hosts", "data_dir", "log_format", "upstreams", "naming",
 	"public_url", "auth", "personas", "rate_limits", "audit", "enrichment", "admin", "store", "limits"}
+
+// allowedHosts decodes allowed_hosts: host names or host:port, or "*".
+func (d *decoder) allowedHosts(n ast.Node) []string {
+	hosts, nodes, _ := d.strList(n, "allowed_hosts")
+	for i, h := range hosts {
+		if err := checkAllowedHost(h); err != nil {
+			d.Errorf(nodes[i], "allowed_hosts: %v", err)
+		}
+	}
+	return hosts
+}
+
+// checkAllowedHost accepts "*", a host name or IP address, or either
+// with a port: what a Host header holds, never a URL.
+func checkAllowedHost(h string) error {
+	switch {
+	case h == "*":
+		return nil
+	case h == "":
+		return fmt.Errorf("empty host")
+	case strings.Contains(h, "://") || strings.ContainsAny(h, "/@?# \t"):
+		return fmt.Errorf("%q: want a host name or host:port, not a URL", h)
+	}
+	for _, r := range h {
+		if r < 0x21 || r == 0x7f {
+			return fmt.Errorf("%q: control character", h)
+		}
+	}
+	host := h
+	if hh, port, err := net.SplitHostPort(h); err == nil {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%q: port %q is not 1-65535", h, port)
+		}
+		host = hh
+	} else if strings.Count(h, ":") == 1 {
+		return fmt.Errorf("%q: %v", h, err)
+	}
+	if strings.Trim(host, "[]") == "" {
+		return fmt.Errorf("%q: no host", h)
+	}
+	return nil
+}
 
 // resolve makes relative paths relative to the base directory.
 func (d *decoder) resolve(f *File) {

@@ -7,6 +7,7 @@
 //	listen: 127.0.0.1:8090          # the MCP endpoint, path /mcp, both eras
 //	admin_listen: 127.0.0.1:8091    # /healthz, /readyz, /metrics, /admin/
 //	otc_listen: off                 # the OTC endpoint (not served by default)
+//	allowed_hosts: [gw.internal]    # Host names accepted besides loopback
 //	data_dir: ./toolwire-data
 //	log_format: text
 //	public_url: https://gw.example.com/mcp
@@ -104,6 +105,12 @@
 //     the MCP endpoint does (a key or token as Authorization: Bearer; none:
 //     401 unless a persona says anonymous: true), but its calls reach the
 //     personas as anonymous ones.
+//   - allowed_hosts: the Host header values the MCP and OTC endpoints
+//     accept besides the loopback names, the listener's own host and
+//     public_url's host: each a host name (any port), host:port, or "*" for
+//     any. Default none. A gateway listening on every interface (behind a
+//     Kubernetes Service or a load balancer) needs the names its callers
+//     use; any other Host gets 403 (DNS rebinding protection).
 //   - data_dir: the directory the gateway keeps state in. Default
 //     ./toolwire-data. A relative path is relative to the directory holding
 //     the config file (Load), or to WithBaseDir's directory (Parse), not to

@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -297,7 +299,7 @@ func serve(ctx context.Context, file *config.File, s *settings, g *gateway.Gatew
 	}
 	limitHandler, limitServe, _ := limitOptions(file.Limits)
 	h := streamable.NewHandler(g.Server(), append([]streamable.HandlerOption{streamable.WithLogger(logger),
-		streamable.WithAllowedHosts(allowedHosts(file.Listen, logger)...),
+		streamable.WithAllowedHosts(allowedHosts(file.Listen, file, logger)...),
 		streamable.WithSessionAdmission(g.AdmitSession)}, append(limitHandler, shared.HandlerOptions()...)...)...)
 	err = streamable.Serve(ctx, ln, h, append(append(serveOpts, limitServe...),
 		streamable.WithLimits(streamable.Limits{ShutdownTimeout: s.limits.ShutdownTimeout}),
@@ -337,12 +339,20 @@ func closeGateway(g *gateway.Gateway, timeout time.Duration, logger *slog.Logger
 	}
 }
 
-// allowedHosts is the gateway's Host allow-list for a listener on addr
-// (httpguard.DefaultAllowedHosts), warning when it binds every interface.
-func allowedHosts(addr string, logger *slog.Logger) []string {
+// allowedHosts is the gateway's Host allow-list for a listener on addr:
+// httpguard.DefaultAllowedHosts, the config's allowed_hosts and
+// public_url's host; it warns when the listener binds every interface
+// and no name beyond loopback is allowed.
+func allowedHosts(addr string, file *config.File, logger *slog.Logger) []string {
 	hosts, every := httpguard.DefaultAllowedHosts(addr)
-	if every {
-		logger.Warn("listening on every interface but accepting only loopback Host headers", "addr", addr)
+	named := len(file.AllowedHosts) > 0
+	hosts = append(hosts, file.AllowedHosts...)
+	if u, err := url.Parse(file.PublicURL); err == nil && u.Host != "" && !slices.Contains(hosts, u.Hostname()) {
+		hosts = append(hosts, u.Hostname())
+		named = true
+	}
+	if every && !named {
+		logger.Warn("listening on every interface but accepting only loopback Host headers: set allowed_hosts to the names callers use", "addr", addr)
 	}
 	return hosts
 }

@@ -27,7 +27,7 @@ const otcShutdownTimeout = 10 * time.Second
 // is called.
 func serveOTC(ctx context.Context, g *gateway.Gateway, file *config.File, authenticate func(http.Handler) http.Handler, logger *slog.Logger) (url string, stop func(), err error) {
 	h, err := otc.NewHandler(otc.NewServerBackend(g.Server()), otc.WithLogger(logger),
-		otc.WithAllowedHosts(allowedHosts(file.OTCListen, logger)...))
+		otc.WithAllowedHosts(allowedHosts(file.OTCListen, file, logger)...))
 	if err != nil {
 		return "", nil, fmt.Errorf("otc_listen: %w", err)
 	}

@@ -305,6 +305,7 @@ func restartOnly(running, next *config.File) []string {
 		{"listen", running.Listen == next.Listen},
 		{"admin_listen", running.AdminListen == next.AdminListen},
 		{"otc_listen", running.OTCListen == next.OTCListen},
+		{"allowed_hosts", slices.Equal(running.AllowedHosts, next.AllowedHosts)},
 		{"data_dir", running.DataDir == next.DataDir},
 		{"public_url", running.PublicURL == next.PublicURL},
 		{"auth", reflect.DeepEqual(running.Auth, next.Auth)},

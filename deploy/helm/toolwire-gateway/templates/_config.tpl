@@ -2,6 +2,15 @@
 {{- define "toolwire-gateway.config" -}}
 listen: "0.0.0.0:{{ .Values.service.port }}"
 admin_listen: "0.0.0.0:{{ .Values.service.adminPort }}"
+{{- $svc := include "toolwire-gateway.fullname" . }}
+allowed_hosts:
+  - {{ $svc | quote }}
+  - {{ printf "%s.%s" $svc .Release.Namespace | quote }}
+  - {{ printf "%s.%s.svc" $svc .Release.Namespace | quote }}
+  - {{ printf "%s.%s.svc.%s" $svc .Release.Namespace .Values.clusterDomain | quote }}
+{{- range .Values.allowedHosts }}
+  - {{ . | quote }}
+{{- end }}
 data_dir: /data
 log_format: json
 {{- with .Values.config.public_url }}
