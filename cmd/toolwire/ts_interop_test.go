@@ -81,7 +81,7 @@ func checkTSRun(t *testing.T, got tsRun, mode string) {
 		return c[name].Content[0].Text
 	}
 	for name, want := range map[string]string{
-		"echo": "Echo: hello over " + mode, "sum": "The sum of 7 and 5 is 12.", "version": "toolwire reference server 0.1.0",
+		"echo": "Echo: hello over " + mode, "sum": "The sum of 7 and 5 is 12.", "version": "toolwire reference server " + binaryVersion(t),
 	} {
 		if first(name) != want {
 			t.Errorf("%s: %q, want %q", name, first(name), want)
