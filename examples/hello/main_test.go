@@ -3,11 +3,11 @@ package main
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testwait"
 )
 
@@ -48,16 +48,5 @@ func TestHelloGreets(t *testing.T) {
 // A server that keeps tasks in memory links no database driver: the
 // drivers live in their own packages (taskstore/sqlite, gateway/audit).
 func TestHelloLinksNoDatabaseDriver(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	drivers := []string{"modernc.org/sqlite", "github.com/jackc/pgx", "github.com/redis/go-redis", "github.com/lib/pq", "database/sql"}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, d := range drivers {
-			if dep == d || strings.HasPrefix(dep, d+"/") {
-				t.Errorf("examples/hello links %s", dep)
-			}
-		}
-	}
+	testenv.LinksNone(t, "modernc.org/sqlite", "github.com/jackc/pgx", "github.com/redis/go-redis", "github.com/lib/pq", "database/sql")
 }

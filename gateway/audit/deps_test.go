@@ -1,9 +1,9 @@
 package audit
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/toolwire/toolwire/internal/testenv"
 )
 
 // The core of the audit trail (records, chain, key, journal format,
@@ -12,16 +12,5 @@ import (
 // that only verifies or exports records, or keeps them elsewhere, does not
 // carry them.
 func TestCoreLinksNoDatabaseDriver(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	drivers := []string{"modernc.org/sqlite", "github.com/jackc/pgx", "github.com/lib/pq", "database/sql"}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, d := range drivers {
-			if dep == d || strings.HasPrefix(dep, d+"/") {
-				t.Errorf("gateway/audit links %s", dep)
-			}
-		}
-	}
+	testenv.LinksNone(t, "modernc.org/sqlite", "github.com/jackc/pgx", "github.com/lib/pq", "database/sql")
 }

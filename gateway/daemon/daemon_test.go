@@ -5,13 +5,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/config"
 	"github.com/toolwire/toolwire/gateway/daemon"
+	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -159,15 +159,7 @@ func TestBuild(t *testing.T) {
 // The daemon is a library: flags and the command line stay in
 // cmd/toolwire, so it links no command-line parser.
 func TestLinksNoCommandLineParser(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		if strings.HasPrefix(dep, "github.com/spf13/") {
-			t.Errorf("gateway/daemon links %s", dep)
-		}
-	}
+	testenv.LinksNone(t, "github.com/spf13")
 }
 
 // The MCP endpoint answers a Host header only when it is a loopback name,
