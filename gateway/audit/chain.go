@@ -525,16 +525,13 @@ func (v *Verifier) Add(r *Record) bool {
 // gap notes the gap record r (sealed and linked correctly) and moves the
 // walk past the records it stands for.
 func (v *Verifier) gap(r *Record) {
-	var g gapArgs
-	if err := wirejson.Unmarshal(r.Arguments, &g); err != nil || g.From != r.Seq || g.To < g.From {
+	g, ok := gapOf(r)
+	if !ok {
 		v.fail(r.Seq, BreakInvalid, "gap record %d does not say which records were lost", r.Seq)
 		return
 	}
 	v.rep.Gaps = append(v.rep.Gaps, Gap{From: g.From, To: g.To, Kept: g.Kept, Reason: r.Error})
-	v.prev, v.lost = Anchor{Seq: g.To, Hash: r.Hash}, true
-	if g.Next != nil {
-		v.prev.Hash = *g.Next
-	}
+	v.prev, v.lost = g.after(r), true
 	// An anchored head among the lost records cannot be checked, but for
 	// the last of them, whose hash the record after it gives.
 	for i := range v.rep.Anchored {
@@ -600,6 +597,27 @@ type gapArgs struct {
 	To   int64   `json:"to"`
 	Next *Digest `json:"next_prev_hash,omitempty"`
 	Kept string  `json:"kept,omitempty"`
+}
+
+// gapOf reads what the gap record r says; false when its arguments do not
+// name the records it stands for, starting at its own seq.
+func gapOf(r *Record) (gapArgs, bool) {
+	var g gapArgs
+	if wirejson.Unmarshal(r.Arguments, &g) != nil || g.From != r.Seq || g.To < g.From {
+		return g, false
+	}
+	return g, true
+}
+
+// after is the point of the chain the record after the gap record r links
+// to: the last record it stands for, with the hash the record after them
+// links to when one survived (else r's own).
+func (g gapArgs) after(r *Record) Anchor {
+	a := Anchor{Seq: g.To, Hash: r.Hash}
+	if g.Next != nil {
+		a.Hash = *g.Next
+	}
+	return a
 }
 
 // NewGapRecord returns the unsealed gap record (see Gap) standing for the

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-
-	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // The journal's file format. A store that acknowledges a record before it
@@ -264,17 +262,10 @@ func damagedPart(d []byte, atEnd bool) JournalPart {
 // the record after them links to when one survived. A store moves its
 // head to it after storing r.
 func ChainAfter(r *Record) Anchor {
-	a := Anchor{Seq: r.Seq, Hash: r.Hash}
-	if r.Method != MethodGap || r.Outcome != OutcomeLost {
-		return a
+	if r.Method == MethodGap && r.Outcome == OutcomeLost {
+		if g, ok := gapOf(r); ok {
+			return g.after(r)
+		}
 	}
-	var g gapArgs
-	if wirejson.Unmarshal(r.Arguments, &g) != nil || g.From != r.Seq || g.To < g.From {
-		return a
-	}
-	a.Seq = g.To
-	if g.Next != nil {
-		a.Hash = *g.Next
-	}
-	return a
+	return Anchor{Seq: r.Seq, Hash: r.Hash}
 }
