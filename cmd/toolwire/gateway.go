@@ -33,6 +33,7 @@ type gatewayFlags struct {
 	watchInterval   time.Duration
 	reloadSettle    time.Duration
 	debugAddr       string
+	keepStartup     bool
 }
 
 func newGatewayCmd() *cobra.Command {
@@ -87,6 +88,7 @@ to HTTP upstreams in the traceparent header.`,
 	fl.Var(units.Duration(&f.reloadSettle, daemon.DefaultReloadSettle), "reload-settle", "a reload applies the config file only once two reads this far apart agree, so that a file being written is never applied half-written")
 	fl.Var(units.Duration(&f.startTimeout, daemon.DefaultStartTimeout), "start-timeout", "how long the first connection to each upstream may take before the gateway serves without it")
 	fl.StringVar(&f.debugAddr, "debug-addr", "", "serve Go runtime profiles (/debug/pprof/) on this address, loopback only (default: off)")
+	fl.BoolVar(&f.keepStartup, "keep-startup-pages", false, "keep resident the pages of this binary that only start-up touched (by default, on Linux, they are given back to the kernel once the gateway serves)")
 	cmd.AddCommand(newHashKeyCmd(), newExplainCmd())
 	return cmd
 }
@@ -155,7 +157,7 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 	if f.config != "" && f.watchInterval < 0 {
 		return usageError{"--watch-interval must be 0 (off) or more"}
 	}
-	opts := []daemon.Option{daemon.WithLogger(logger),
+	opts := []daemon.Option{daemon.WithLogger(logger), daemon.WithStartupPagesReleased(!f.keepStartup),
 		daemon.WithLimits(daemon.Limits{ShutdownTimeout: f.shutdownTimeout, StartTimeout: f.startTimeout})}
 	tp, err := daemon.TracerProviderFromEnv(ctx, logger)
 	if err != nil {

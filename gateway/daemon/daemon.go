@@ -113,6 +113,7 @@ type settings struct {
 	reload  *Reload
 	tracer  trace.TracerProvider
 	onReady func(Addrs)
+	keepExe bool // WithStartupPagesReleased(false)
 }
 
 func resolve(opts []Option) *settings {
@@ -151,6 +152,16 @@ func WithReload(r Reload) Option { return option(func(s *settings) { s.reload = 
 // TracerProviderFromEnv builds the one the OTEL_* environment asks for.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return option(func(s *settings) { s.tracer = tp })
+}
+
+// WithStartupPagesReleased says whether Run, once it serves, gives back
+// to the kernel the pages of the program's binary that only start-up
+// touched (default true, on Linux 5.4 or later): a long-running gateway
+// then keeps resident the code it runs, not all that package init and
+// config parsing went through. Pages needed later are read back one at a
+// time as they are first touched.
+func WithStartupPagesReleased(on bool) Option {
+	return option(func(s *settings) { s.keepExe = !on })
 }
 
 // WithOnReady calls f once every listener is bound and the gateway
@@ -311,6 +322,9 @@ func serve(ctx context.Context, file *config.File, s *settings, g *gateway.Gatew
 				names[i] = u.Name + "=" + string(u.State)
 			}
 			logger.Info("gateway serving", "url", url, "tools", len(g.Server().Tools()), "upstreams", names)
+			if !s.keepExe {
+				releaseStartupPages(logger)
+			}
 			if s.onReady != nil {
 				addrs.MCP = url
 				s.onReady(addrs)
