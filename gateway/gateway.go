@@ -89,6 +89,9 @@ func validate(cfg Config) error {
 		if u.Timeout < 0 {
 			return fmt.Errorf("gateway: upstream %q: negative timeout", u.Name)
 		}
+		if u.Sessions != "" && u.Sessions != SessionsShared && u.Sessions != SessionsPerClient {
+			return fmt.Errorf("gateway: upstream %q: sessions %q: want %q or %q", u.Name, u.Sessions, SessionsShared, SessionsPerClient)
+		}
 	}
 	if sep := cfg.Naming.Separator; sep != "" && !mcpNameOK("a"+sep+"b") {
 		return fmt.Errorf("gateway: separator %q has characters a tool name may not (A-Za-z0-9_.-)", sep)
@@ -304,7 +307,8 @@ func (g *Gateway) retire(u *upstream) {
 }
 
 func sameSpec(a, b Upstream) bool {
-	if a.Name != b.Name || a.URL != b.URL || a.Dir != b.Dir || a.Timeout != b.Timeout || a.Server != b.Server || a.MaxMessageSize != b.MaxMessageSize || !sameAuth(a.Auth, b.Auth) ||
+	if a.Name != b.Name || a.URL != b.URL || a.Dir != b.Dir || a.Timeout != b.Timeout || a.Server != b.Server || a.MaxMessageSize != b.MaxMessageSize ||
+		a.Sessions != b.Sessions || a.MaxSessions != b.MaxSessions || a.IdleTimeout != b.IdleTimeout || !sameAuth(a.Auth, b.Auth) ||
 		len(a.Command) != len(b.Command) || len(a.Env) != len(b.Env) || len(a.Header) != len(b.Header) {
 		return false
 	}

@@ -63,7 +63,40 @@ type Upstream struct {
 	// less: the gateway's, Limits.MaxMessageBytes, 16 MiB by default); a
 	// larger one fails the call it answers with an isError result.
 	MaxMessageSize int
+
+	// Sessions says who shares the upstream's sessions: SessionsShared
+	// ("" too), one session for every caller, or SessionsPerClient, a
+	// session (for a Command, a child process) of its own for each
+	// downstream session (2025-11-25) or caller identity (2026-07-28), so
+	// that a server keeping per-session state (roots, log level,
+	// subscriptions, resources it made) keeps each caller's apart
+	// (sessions.go).
+	Sessions SessionMode
+	// MaxSessions bounds a per-client upstream's sessions open at once
+	// (0 or less: DefaultMaxSessions); IdleTimeout closes one unused for
+	// that long (0 or less: DefaultIdleTimeout).
+	MaxSessions int
+	IdleTimeout time.Duration
 }
+
+// SessionMode is an upstream's Sessions: shared or per client.
+type SessionMode string
+
+// The session modes.
+const (
+	SessionsShared    SessionMode = "shared"
+	SessionsPerClient SessionMode = "per_client"
+)
+
+// Defaults of a per-client upstream's bounds.
+const (
+	// DefaultMaxSessions is the per-client sessions an upstream may have
+	// open at once unless MaxSessions says otherwise.
+	DefaultMaxSessions = 16
+	// DefaultIdleTimeout is how long a per-client session may go unused
+	// unless IdleTimeout says otherwise.
+	DefaultIdleTimeout = 5 * time.Minute
+)
 
 // Transport names how the upstream is reached: "stdio", "http" or
 // "in-process".
