@@ -264,7 +264,7 @@ func (d *decoder) listenersDistinct(top *ast.MappingNode, f *File) {
 }
 
 // upstreamKeys are the keys of one upstream.
-var upstreamKeys = []string{"command", "env", "cwd", "url", "headers", "header_files", "oauth", "timeout", "max_message_size"}
+var upstreamKeys = []string{"command", "env", "cwd", "url", "headers", "header_files", "oauth", "timeout", "max_message_size", "sessions", "max_sessions", "idle_timeout"}
 
 func (d *decoder) upstreams(n ast.Node) []gateway.Upstream {
 	m, ok := d.Mapping(n, "upstreams")
@@ -382,9 +382,14 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 				u.MaxMessageSize = n
 			}
 		default:
+			if d.sessionKey(key, v, what, &u) {
+				keys[key] = mv.Key
+				continue
+			}
 			d.Unknown(mv.Key, key, p, upstreamKeys...)
 		}
 	}
+	d.sessionsPerClientOnly(u, keys, p)
 	cmd, url := keys["command"], keys["url"]
 	switch {
 	case cmd != nil && url != nil:

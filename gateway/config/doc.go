@@ -16,6 +16,9 @@
 //	    command: [node, server.js, stdio]
 //	    env: {ROOT: "${HOME}/data"}
 //	    cwd: /srv/files
+//	    sessions: per_client        # a child process per caller
+//	    max_sessions: 16
+//	    idle_timeout: 5m
 //	  weather:
 //	    url: https://weather.internal/mcp
 //	    headers: {X-Tenant: ops}
@@ -203,6 +206,30 @@
 //     MaxMessageSize (1GiB). A larger result fails its call with an
 //     isError result. Default: the gateway's, 16MiB
 //     (gateway.DefaultMaxUpstreamMessage).
+//   - sessions: shared (the default) or per_client. Shared: one session
+//     to the upstream (for a command, one child process) serves every
+//     caller, so a server that keeps state per session (roots, log level,
+//     subscriptions, resources it makes) shows each caller the others'.
+//     per_client: each downstream session (2025-11-25) or caller identity
+//     (2026-07-28: the API key's name or the OAuth subject; anonymous
+//     callers share one) gets its own upstream session, for a command its
+//     own child process, started on its first call, declaring that
+//     caller's capabilities; the upstream's roots/list is answered with
+//     that caller's roots, logging/setLevel reaches that caller's session
+//     only, and its log messages and list changes reach that caller only.
+//     The catalog is what a session of the gateway's own lists at start.
+//     Closing a downstream session closes its upstream session.
+//   - max_sessions: how many per-client sessions the upstream may have
+//     open at once, from 1 to MaxMaxSessions (4096); default 16
+//     (gateway.DefaultMaxSessions). When all are open, the least recently
+//     used idle one is closed for a new caller; when none is idle, the new
+//     caller's call gets an isError result naming the limit
+//     (per-client session limit (max_sessions 2) reached). per_client
+//     only.
+//   - idle_timeout: a duration (90s, 5m) after which a per-client session
+//     nobody used is closed (its child stopped and reaped), more than zero
+//     and at most MaxIdleTimeout (24h); default 5m
+//     (gateway.DefaultIdleTimeout). per_client only.
 //
 // Keys of naming:
 //

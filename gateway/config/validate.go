@@ -116,6 +116,7 @@ func Validate(f *File) error {
 				add("%s: max_message_size: %v", p, err)
 			}
 		}
+		checkUpstreamSessions(u, add, p)
 	}
 	nm := &g.Naming
 	if err := checkSeparator(nm.Separator); err != nil {
