@@ -42,6 +42,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newLoginCmd(), newLogoutCmd())
 	root.AddCommand(newGatewayCmd(), newAuditCmd())
 	root.AddCommand(newCheckCmd(), newRunCmd(), newTestCmd())
+	root.AddCommand(newDocsCmd())
 	return root
 }
 
