@@ -5,10 +5,12 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+
+	"github.com/toolwire/toolwire/internal/limits"
 )
 
-// DefaultQueueSize is the capacity of an Async queue unless WithQueueSize
-// says otherwise: at about 1 KiB a record, some 10 MiB at most.
+// DefaultQueueSize is the capacity of an Async queue unless
+// Limits.MaxQueue says otherwise: at about 1 KiB a record, some 10 MiB at most.
 const DefaultQueueSize = 10_000
 
 // ErrDropped is returned by Async.Append when the queue is full: the record
@@ -22,10 +24,11 @@ var ErrDropped = errors.New("audit: queue full, record dropped")
 // and a metric. Records are durable only once written: a crash loses the
 // queue.
 type Async struct {
-	store   Store
-	q       chan *Record
-	onDrop  func(*Record)
-	onError func(*Record, error)
+	store    Store
+	maxQueue int // Limits.MaxQueue, until NewAsync makes q
+	q        chan *Record
+	onDrop   func(*Record)
+	onError  func(*Record, error)
 
 	mu     sync.RWMutex // held for reading by Append, for writing by Close
 	closed bool
@@ -46,16 +49,6 @@ type AsyncOption interface{ applyAsync(*Async) }
 type asyncOption func(*Async)
 
 func (f asyncOption) applyAsync(a *Async) { f(a) }
-
-// WithQueueSize sets the queue's capacity (values below 1: DefaultQueueSize).
-func WithQueueSize(n int) AsyncOption {
-	return asyncOption(func(a *Async) {
-		if n < 1 {
-			n = DefaultQueueSize
-		}
-		a.q = make(chan *Record, n)
-	})
-}
 
 // WithOnDrop sets a hook called with every record dropped: on the appending
 // goroutine when the queue was full, on the writer for records left at
@@ -78,9 +71,8 @@ func NewAsync(s Store, opts ...AsyncOption) *Async {
 			o.applyAsync(a)
 		}
 	}
-	if a.q == nil {
-		a.q = make(chan *Record, DefaultQueueSize)
-	}
+	limits.Default(&a.maxQueue, DefaultQueueSize)
+	a.q = make(chan *Record, a.maxQueue)
 	go a.run()
 	return a
 }

@@ -53,7 +53,7 @@ func newBlocking() *blockingStore {
 func TestAsyncDropsWhenFull(t *testing.T) {
 	st := newBlocking()
 	var hooked atomic.Int64
-	a := NewAsync(st, nil, WithQueueSize(2), WithOnDrop(func(*Record) { hooked.Add(1) }))
+	a := NewAsync(st, nil, WithLimits(Limits{MaxQueue: 2}), WithOnDrop(func(*Record) { hooked.Add(1) }))
 	ctx := context.Background()
 
 	// The writer takes the first record and blocks in the store.
@@ -116,7 +116,7 @@ func TestAsyncDefaultQueueSize(t *testing.T) {
 func TestAsyncCloseDeadline(t *testing.T) {
 	st := newBlocking()
 	var hooked atomic.Int64
-	a := NewAsync(st, WithQueueSize(10), WithOnDrop(func(*Record) { hooked.Add(1) }))
+	a := NewAsync(st, WithLimits(Limits{MaxQueue: 10}), WithOnDrop(func(*Record) { hooked.Add(1) }))
 	for i := range 5 {
 		a.Append(context.Background(), sample(i))
 	}

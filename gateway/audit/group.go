@@ -50,7 +50,7 @@ type GroupCommit struct {
 // batch in one transaction: it reads the head, seals each record after the
 // previous one, inserts them and moves the head, or stores none of them
 // (and calls BeforeCommit just before committing). A batch holds at most
-// maxBatch records (Settings.MaxBatch).
+// maxBatch records (Limits.MaxBatch).
 func NewGroupCommit(maxBatch int, commit func(ctx context.Context, batch []*Record) error) *GroupCommit {
 	return &GroupCommit{commit: commit, maxBatch: max(maxBatch, 1)}
 }

@@ -32,7 +32,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolwire/toolwire/internal/jsonstr"
-	"github.com/toolwire/toolwire/internal/limits"
 )
 
 // Outcome is how an audited call ended: one of the Outcome constants.
@@ -144,35 +143,8 @@ type Record struct {
 	Hash     Digest `json:"hash"`
 }
 
-// Default limits: see Limits.
-const (
-	DefaultMaxArgumentsBytes = 16 << 10
-	DefaultMaxErrorBytes     = 2 << 10
-)
-
-// Limits bound what one record stores, so that a hostile request cannot
-// grow the audit trail without bound. Append applies them before hashing.
-type Limits struct {
-	// MaxArgumentsBytes bounds Record.Arguments (default
-	// DefaultMaxArgumentsBytes). Longer arguments are replaced by a JSON
-	// string "[arguments truncated: N bytes]": cut JSON would not be JSON,
-	// and Redact already shortens long string values.
-	MaxArgumentsBytes int
-	// MaxErrorBytes bounds Record.Error (default DefaultMaxErrorBytes).
-	// Longer text is cut at a UTF-8 boundary and ends with TruncatedMark.
-	MaxErrorBytes int
-}
-
 // TruncatedMark ends error text cut by Limits.
 const TruncatedMark = "…[truncated]"
-
-// withDefaults returns l with zero or negative fields set to the defaults.
-func (l Limits) withDefaults() Limits {
-	d := Limits{MaxArgumentsBytes: DefaultMaxArgumentsBytes, MaxErrorBytes: DefaultMaxErrorBytes}
-	limits.SetPositive(&d.MaxArgumentsBytes, l.MaxArgumentsBytes)
-	limits.SetPositive(&d.MaxErrorBytes, l.MaxErrorBytes)
-	return d
-}
 
 // Prepare checks r and brings it within l before it is hashed and stored:
 // an invalid Outcome is ErrInvalidOutcome; a zero Time becomes now; Time is

@@ -64,36 +64,24 @@ type Filter struct {
 // Store's that reads its options with Resolve. Options apply in order (a
 // later one wins), nil options are ignored and defaults fill in the rest,
 // as everywhere in the project; an option that does not concern a store
-// (WithFsync for PostgreSQL, WithMaxConns for SQLite) is ignored by it.
+// (WithFsync for PostgreSQL, Limits.MaxConns for SQLite) is ignored by it.
 type Option interface{ applyAudit(*Settings) }
 
 type option func(*Settings)
 
 func (f option) applyAudit(c *Settings) { f(c) }
 
-// DefaultMaxBatch is how many records one group commit writes at most (see
-// WithMaxBatch): enough to absorb a burst in a few transactions, small
-// enough that one transaction holds the chain's lock only briefly.
-const DefaultMaxBatch = 256
-
-// DefaultMaxConns is how many connections a Postgres store opens at most
-// (see WithMaxConns): one appends, the others serve Query, Verify and Sweep.
-const DefaultMaxConns = 4
-
 // Settings is what a store's options resolve to (Resolve): the values a
 // store outside this package (sqlite.Store, postgres.Store) works with.
 type Settings struct {
 	// Key keys the chain (WithKey); nil seals records keyless.
 	Key *Key
-	// Limits are the per-record limits, defaults filled in (WithLimits).
+	// Limits are the trail's limits, defaults filled in (WithLimits): a
+	// store reads MaxBatch and MaxConns here.
 	Limits Limits
 	// Fsync says whether an SQLite commit syncs before Append returns
 	// (WithFsync; default on).
 	Fsync bool
-	// MaxBatch bounds the records of one group commit (WithMaxBatch).
-	MaxBatch int
-	// MaxConns bounds a server database's connections (WithMaxConns).
-	MaxConns int
 
 	now func() time.Time
 }
@@ -108,15 +96,6 @@ func Resolve(opts ...Option) Settings {
 		}
 	}
 	c.Limits = c.Limits.withDefaults()
-	if c.MaxBatch < 1 {
-		c.MaxBatch = DefaultMaxBatch
-	}
-	switch {
-	case c.MaxConns <= 0:
-		c.MaxConns = DefaultMaxConns
-	case c.MaxConns < 2:
-		c.MaxConns = 2
-	}
 	return c
 }
 
@@ -135,9 +114,6 @@ func (c Settings) Prepare(r *Record) error { return c.Limits.Prepare(r, c.now())
 // a keyed trail reads it, but Append fails (ErrKeyRequired) and Verify
 // stops at its first keyed record (BreakKey).
 func WithKey(k *Key) Option { return option(func(c *Settings) { c.Key = k }) }
-
-// WithLimits sets the per-record limits (zero fields keep the defaults).
-func WithLimits(l Limits) Option { return option(func(c *Settings) { c.Limits = l }) }
 
 // WithClock sets the clock that stamps records with a zero Time (default
 // time.Now). For tests.
@@ -164,17 +140,6 @@ func WithClock(now func() time.Time) Option {
 // their head together, never break the chain. A Postgres store ignores it:
 // there durability is the server's (fsync, synchronous_commit).
 func WithFsync(on bool) Option { return option(func(c *Settings) { c.Fsync = on }) }
-
-// WithMaxBatch bounds how many records one group commit writes in one
-// transaction (default DefaultMaxBatch; below 1, the default). Appends that
-// arrive while a commit is under way wait for it and are then committed
-// together, up to n at a time.
-func WithMaxBatch(n int) Option { return option(func(c *Settings) { c.MaxBatch = n }) }
-
-// WithMaxConns bounds the connections a Postgres store opens (default
-// DefaultMaxConns; at least 2, so that Append has one beside a Query). An
-// SQLite store ignores it.
-func WithMaxConns(n int) Option { return option(func(c *Settings) { c.MaxConns = n }) }
 
 // ErrKeyRequired is Append on a keyed trail by a store opened without its
 // key (WithKey: none, or another): its records would not verify.

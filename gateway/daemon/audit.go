@@ -136,7 +136,7 @@ func startAudit(ctx context.Context, file *config.File, logger *slog.Logger) (*g
 	a := &gatewayAudit{store: store}
 	var into gateway.AuditLog = store
 	if file.Audit.Async {
-		a.async = audit.NewAsync(store, audit.WithQueueSize(file.Audit.QueueSize),
+		a.async = audit.NewAsync(store, audit.WithLimits(audit.Limits{MaxQueue: file.Audit.QueueSize}),
 			audit.WithOnDrop(func(r *audit.Record) {
 				logger.Warn("audit record dropped: the async queue is full", "method", r.Method, "tool", r.Tool, "identity", r.Identity)
 			}),

@@ -38,7 +38,7 @@ import (
 // Appends are group-committed as in SQLite, one transaction per batch; a
 // record is durable when Append returns as far as the server's settings
 // make a commit durable (fsync and synchronous_commit on, the defaults). The
-// store holds at most audit.WithMaxConns connections and dials again after a
+// store holds at most audit.Limits.MaxConns connections and dials again after a
 // server restart.
 type Store struct {
 	cfg    audit.Settings
@@ -133,7 +133,7 @@ func Open(ctx context.Context, dsn string, opts ...audit.Option) (*Store, error)
 		pc.ConnectTimeout = pgConnectTimeout
 	}
 	cfg := audit.Resolve(opts...)
-	s := &Store{cfg: cfg, pool: newPGPool(pc, cfg.MaxConns), secret: secret}
+	s := &Store{cfg: cfg, pool: newPGPool(pc, cfg.Limits.MaxConns), secret: secret}
 	if err := s.withConn(ctx, s.migrate); err != nil {
 		s.pool.close()
 		return nil, s.wrap("postgres: open", err)
@@ -155,7 +155,7 @@ func Open(ctx context.Context, dsn string, opts ...audit.Option) (*Store, error)
 		s.pool.close()
 		return nil, s.wrap("postgres: open", err)
 	}
-	s.gc = audit.NewGroupCommit(cfg.MaxBatch, s.commit)
+	s.gc = audit.NewGroupCommit(cfg.Limits.MaxBatch, s.commit)
 	return s, nil
 }
 

@@ -80,7 +80,7 @@ func openJournal(s *Store) (*journal, error) {
 		}
 		return nil, fmt.Errorf("audit: journal: lock: %w", err)
 	}
-	j := &journal{s: s, f: f, path: path, wake: make(chan struct{}, 1), kick: make(chan struct{}, 1), done: make(chan struct{}), maxBatch: s.cfg.MaxBatch, restart: journalRestart}
+	j := &journal{s: s, f: f, path: path, wake: make(chan struct{}, 1), kick: make(chan struct{}, 1), done: make(chan struct{}), maxBatch: s.cfg.Limits.MaxBatch, restart: journalRestart}
 	j.changed = sync.NewCond(&j.mu)
 	if err := j.recover(); err != nil {
 		f.Close()

@@ -35,7 +35,7 @@ var errHeld = errors.New("test: the writer is held")
 
 func openBesideWriter(t testing.TB, path string, stored int64) *besideWriter {
 	t.Helper()
-	owner, err := Open(path, audit.WithFsync(false), audit.WithMaxBatch(1))
+	owner, err := Open(path, audit.WithFsync(false), audit.WithLimits(audit.Limits{MaxBatch: 1}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func Open(path string, opts ...audit.Option) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	s.gc = audit.NewGroupCommit(cfg.MaxBatch, s.commit)
+	s.gc = audit.NewGroupCommit(cfg.Limits.MaxBatch, s.commit)
 	if s.keyed, s.keyOK, err = s.checkHead(); err != nil {
 		s.Close()
 		return nil, err

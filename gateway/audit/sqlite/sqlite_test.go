@@ -223,7 +223,7 @@ func TestStoreManyRows(t *testing.T) {
 // form one verifiable chain with every record in it.
 func TestAsyncSQLite(t *testing.T) {
 	s, _ := openTest(t)
-	a := audit.NewAsync(s, audit.WithQueueSize(1000))
+	a := audit.NewAsync(s, audit.WithLimits(audit.Limits{MaxQueue: 1000}))
 	var wg sync.WaitGroup
 	for w := range 10 {
 		wg.Go(func() {

@@ -301,7 +301,7 @@ func testGroupCommitBatches(t *testing.T, k Kind) {
 		{0, 20, []int{1, 20}},
 		{8, 20, []int{1, 8, 8, 4}},
 	} {
-		s := k.Open(t, audit.WithMaxBatch(c.maxBatch))
+		s := k.Open(t, audit.WithLimits(audit.Limits{MaxBatch: c.maxBatch}))
 		g := newGate()
 		gc := k.Group(s)
 		gc.SetHook(g.hook)
