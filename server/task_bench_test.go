@@ -25,11 +25,11 @@ import (
 func BenchmarkTasks(b *testing.B) {
 	stores := map[string]func(b *testing.B) (taskstore.Store, string){
 		"memory": func(*testing.B) (taskstore.Store, string) {
-			return taskstore.NewMemory(taskstore.WithMaxTasks(1 << 24)), ""
+			return taskstore.NewMemory(taskstore.WithLimits(taskstore.Limits{MaxTasks: 1 << 24})), ""
 		},
 		"sqlite": func(b *testing.B) (taskstore.Store, string) {
 			dir := b.TempDir()
-			st, err := tasksqlite.Open(filepath.Join(dir, "tasks.db"), taskstore.WithMaxTasks(1<<24))
+			st, err := tasksqlite.Open(filepath.Join(dir, "tasks.db"), taskstore.WithLimits(taskstore.Limits{MaxTasks: 1 << 24}))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -9,7 +9,7 @@ import (
 
 func BenchmarkMemory(b *testing.B) {
 	storetest.Bench(b, func(b *testing.B) taskstore.Store {
-		s := taskstore.NewMemory(taskstore.WithMaxTasks(1 << 30))
+		s := taskstore.NewMemory(taskstore.WithLimits(taskstore.Limits{MaxTasks: 1 << 30}))
 		b.Cleanup(func() { s.Close() })
 		return s
 	})

@@ -42,7 +42,7 @@ func compareKeys(a, b key) int {
 var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty in-memory store holding at most
-// DefaultMaxTasks tasks unless WithMaxTasks says otherwise.
+// DefaultMaxTasks tasks unless Limits.MaxTasks says otherwise.
 func NewMemory(opts ...Option) *Memory {
 	return &Memory{
 		cfg:        Resolve(opts...),
@@ -72,11 +72,11 @@ func (m *Memory) Create(ctx context.Context, r *Record) error {
 			return ErrExists
 		}
 	}
-	if len(m.tasks) >= m.cfg.MaxTasks {
+	if len(m.tasks) >= m.cfg.Limits.MaxTasks {
 		if now.UnixNano() >= m.nextExpiry {
 			m.sweep(now)
 		}
-		if len(m.tasks) >= m.cfg.MaxTasks {
+		if len(m.tasks) >= m.cfg.Limits.MaxTasks {
 			return ErrFull
 		}
 	}

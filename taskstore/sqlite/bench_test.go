@@ -17,7 +17,7 @@ import (
 
 func BenchmarkSQLite(b *testing.B) {
 	storetest.Bench(b, func(b *testing.B) taskstore.Store {
-		s, err := Open(filepath.Join(b.TempDir(), "tasks.db"), taskstore.WithMaxTasks(1<<30))
+		s, err := Open(filepath.Join(b.TempDir(), "tasks.db"), taskstore.WithLimits(taskstore.Limits{MaxTasks: 1 << 30}))
 		if err != nil {
 			b.Fatal(err)
 		}

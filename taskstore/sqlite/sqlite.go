@@ -169,7 +169,7 @@ func (s *Store) Create(ctx context.Context, r *taskstore.Record) error {
 			c.ID, c.Owner, string(c.Status), c.StatusMessage, now.UnixNano(), now.UnixNano(),
 			int64(c.TTL), int64(c.PollInterval), c.ProtocolVersion, c.Method,
 			blob(c.Params), blob(c.Result), blob(c.Error), blob(c.InputRequests), expires(c),
-			s.cfg.MaxTasks)
+			s.cfg.Limits.MaxTasks)
 		if err != nil {
 			if isConstraint(err) {
 				return taskstore.ErrExists

@@ -348,7 +348,7 @@ func Run(t *testing.T, mk Maker) {
 		}},
 		{"MaxTasks", func(t *testing.T, mk Maker) {
 			clk := newFakeClock(0)
-			s := mk(t, taskstore.WithClock(clk.Now), taskstore.WithMaxTasks(3))
+			s := mk(t, taskstore.WithClock(clk.Now), taskstore.WithLimits(taskstore.Limits{MaxTasks: 3}))
 			for i := range 3 {
 				r := Task(fmt.Sprint(i), "alice")
 				if i == 0 {
