@@ -81,7 +81,7 @@ func (h *Handler) register(id, owner string, resume func(out jsonrpc.Sender) (js
 }
 
 // noRoomLocked returns the error refusing one more session for owner:
-// WithMaxSessions, WithMaxAnonymousSessions or WithMaxSessionsPerPrincipal
+// Limits.MaxSessions, MaxAnonymousSessions or MaxSessionsPerPrincipal
 // reached; nil when there is room. h.mu is held.
 func (h *Handler) noRoomLocked(owner string) *jsonrpc.Error {
 	switch n := h.owners[owner]; {

@@ -104,7 +104,7 @@ func TestAnonymousInitializeFloodLeavesKeyedSessions(t *testing.T) {
 }
 
 // TestSessionCapPerPrincipal: one principal may hold
-// WithMaxSessionsPerPrincipal sessions; its next initialize gets 503 with
+// Limits.MaxSessionsPerPrincipal sessions; its next initialize gets 503 with
 // Retry-After naming the limit, while another principal and an anonymous
 // caller still open theirs, and ending one of its sessions makes room.
 func TestSessionCapPerPrincipal(t *testing.T) {

@@ -23,12 +23,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/limits"
 	"github.com/toolwire/toolwire/internal/sqlitedb"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 // DefaultMaxSessions is how many sessions a store holds unless
-// WithMaxSessions says otherwise.
+// Limits.MaxSessions says otherwise.
 const DefaultMaxSessions = 100_000
 
 // MaxSessionState bounds a session's stored state, as redisstore's does.
@@ -41,25 +42,30 @@ const MaxIDLen = 256
 type Option interface{ applySQLiteStore(*config) }
 
 type config struct {
-	max int
-	now func() time.Time
+	maxSessions int
+	now         func() time.Time
 }
 
 type option func(*config)
 
 func (f option) applySQLiteStore(c *config) { f(c) }
 
-// WithMaxSessions bounds the sessions the file holds (default
-// DefaultMaxSessions): past it, storing a new session drops those unused
-// longest (expired ones first), whose clients then get 404 and open new
-// ones. Values below 1 mean the default.
-func WithMaxSessions(n int) Option {
-	return option(func(c *config) {
-		if n < 1 {
-			n = DefaultMaxSessions
-		}
-		c.max = n
-	})
+// Limits are the numbers of a store. A zero field means the default named
+// beside it (or, after an earlier WithLimits, leaves what that one set); a
+// negative one means the default. Names follow one rule: MaxX is an upper
+// bound on X.
+type Limits struct {
+	// MaxSessions bounds the sessions the file holds (DefaultMaxSessions,
+	// 100,000): past it, storing a new session drops those unused longest
+	// (expired ones first), whose clients then get 404 and open new ones.
+	MaxSessions int
+}
+
+// WithLimits sets the store's limits. Its zero fields leave the value an
+// earlier WithLimits set, or the default, so limits may be given in
+// several options.
+func WithLimits(l Limits) Option {
+	return option(func(c *config) { limits.Set(&c.maxSessions, l.MaxSessions) })
 }
 
 // WithClock sets the clock expiry is judged by (default time.Now).
@@ -119,12 +125,13 @@ CREATE INDEX sessions_expires ON sessions (expires);
 // the process's crash or SIGKILL; a power loss may lose the newest ones,
 // whose clients then open new sessions.
 func Open(path string, opts ...Option) (*Store, error) {
-	cfg := config{max: DefaultMaxSessions, now: time.Now}
+	cfg := config{now: time.Now}
 	for _, o := range opts {
 		if o != nil {
 			o.applySQLiteStore(&cfg)
 		}
 	}
+	limits.Default(&cfg.maxSessions, DefaultMaxSessions)
 	db, err := sqlitedb.Open(path, "sqlitestore", sqlitedb.Schema{VersionTable: "schema_version", Migrations: migrations},
 		sqlitedb.WithSynchronous(sqlitedb.SyncNormal))
 	if err != nil {
@@ -224,7 +231,7 @@ func (s *Store) Create(ctx context.Context, rec *streamable.SessionRecord, ttl t
 			return err
 		}
 	}
-	if over := s.rows - s.cfg.max + 1; over > 0 {
+	if over := s.rows - s.cfg.maxSessions + 1; over > 0 {
 		if err := s.evictLocked(ctx, over); err != nil {
 			return err
 		}

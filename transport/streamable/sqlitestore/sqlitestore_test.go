@@ -169,13 +169,14 @@ func TestTouchCost(t *testing.T) {
 	}
 }
 
-// TestCap: past WithMaxSessions, a new session drops the expired ones
-// first, then those unused longest; the file never holds more.
+// TestCap: past Limits.MaxSessions, a new session drops the expired ones
+// first, then those unused longest; the file never holds more, reopened
+// too.
 func TestCap(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	clk := sessionstoretest.NewClock()
-	s := open(t, path, clk, WithMaxSessions(3))
+	s := open(t, path, clk, WithLimits(Limits{MaxSessions: 3}))
 	create := func(id string, ttl time.Duration) {
 		t.Helper()
 		if err := s.Create(ctx, &streamable.SessionRecord{ID: id}, ttl); err != nil {
@@ -202,7 +203,9 @@ func TestCap(t *testing.T) {
 		}
 	}
 	s.Close()
-	s = open(t, path, clk, WithMaxSessions(3))
+	// A later WithLimits that leaves MaxSessions zero keeps the cap.
+	s = open(t, path, clk, WithLimits(Limits{MaxSessions: 3}), WithLimits(Limits{}))
+	create("e", time.Minute)
 	if n := s.Len(); n != 3 {
 		t.Errorf("reopened: %d sessions, want 3", n)
 	}
