@@ -10,6 +10,7 @@ import (
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/gateway/ratelimit"
+	"github.com/toolwire/toolwire/internal/limits"
 )
 
 // Defaults and limits.
@@ -19,7 +20,8 @@ const (
 	DefaultDataDir     = "./toolwire-data"
 	DefaultSeparator   = "__"
 
-	// DefaultMaxSize is the largest config file accepted (WithMaxSize).
+	// DefaultMaxSize is the largest config file accepted
+	// (ReadLimits.MaxFileBytes).
 	DefaultMaxSize = 1 << 20
 	// MaxUpstreams is the most upstreams a file may configure.
 	MaxUpstreams = 256
@@ -179,10 +181,22 @@ func WithLookupEnv(lookup func(string) (string, bool)) Option {
 	})
 }
 
-// WithMaxSize sets the largest file accepted, in bytes (default
-// DefaultMaxSize).
-func WithMaxSize(n int) Option {
-	return option(func(o *options) { o.maxSize = n })
+// ReadLimits are the numbers that bound what Load and Parse read, so that
+// a hostile or broken file costs bounded time and memory. (Limits is the
+// file's own limits: section.) A zero or negative field means the default
+// named beside it (or, after an earlier WithReadLimits, leaves what that
+// one set). A size in bytes ends in Bytes.
+type ReadLimits struct {
+	// MaxFileBytes bounds the bytes of a config file (DefaultMaxSize,
+	// 1 MiB); a larger one is refused with an *Error.
+	MaxFileBytes int
+}
+
+// WithReadLimits sets what Load and Parse read. Its zero fields leave the
+// value an earlier WithReadLimits set, or the default, so limits may be
+// given in several options.
+func WithReadLimits(l ReadLimits) Option {
+	return option(func(o *options) { limits.SetPositive(&o.maxSize, l.MaxFileBytes) })
 }
 
 // WithBaseDir sets the directory that relative data_dir, cwd and

@@ -353,18 +353,21 @@ func TestLimits(t *testing.T) {
 	}
 
 	big := []byte("upstreams: {}\n# " + strings.Repeat("x", 100) + "\n")
-	if _, err := Parse(big, "g.yaml", WithMaxSize(50)); err == nil || err.Error() != "g.yaml: file is larger than 50 bytes" {
+	if _, err := Parse(big, "g.yaml", WithReadLimits(ReadLimits{MaxFileBytes: 50})); err == nil || err.Error() != "g.yaml: file is larger than 50 bytes" {
 		t.Errorf("Parse of a big file: %v", err)
 	}
-	if _, err := Parse(big, "g.yaml", WithMaxSize(len(big))); err != nil {
+	if _, err := Parse(big, "g.yaml", WithReadLimits(ReadLimits{MaxFileBytes: 50}), WithReadLimits(ReadLimits{MaxFileBytes: len(big)})); err != nil {
 		t.Errorf("Parse at the limit: %v", err)
+	}
+	if _, err := Parse(big, "g.yaml", WithReadLimits(ReadLimits{MaxFileBytes: 50}), WithReadLimits(ReadLimits{})); err == nil {
+		t.Error("a zero MaxFileBytes dropped the earlier limit")
 	}
 	dir := t.TempDir()
 	p := filepath.Join(dir, "g.yaml")
 	if err := os.WriteFile(p, big, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(p, WithMaxSize(50)); err == nil || err.Error() != p+": file is larger than 50 bytes" {
+	if _, err := Load(p, WithReadLimits(ReadLimits{MaxFileBytes: 50})); err == nil || err.Error() != p+": file is larger than 50 bytes" {
 		t.Errorf("Load of a big file: %v", err)
 	}
 	if _, err := Load(filepath.Join(dir, "missing.yaml")); !errors.Is(err, os.ErrNotExist) {

@@ -385,7 +385,7 @@
 // is expected and the like are errors, and so is nesting [...] or {...}
 // more than MaxNesting (64) deep. Anchors, aliases, merge keys (<<)
 // and tags are not supported, and a file holds one YAML document. A file
-// bigger than DefaultMaxSize (1 MiB, see WithMaxSize) is refused, and so
+// bigger than DefaultMaxSize (1 MiB, see WithReadLimits) is refused, and so
 // is an empty one (nothing but whitespace, comments or null: what a
 // reload may read of a file being written); write upstreams: {} for a
 // gateway without upstreams.

@@ -374,8 +374,8 @@ func TestOptionIdiom(t *testing.T) {
 	if f.DataDir != "/b/from-env" {
 		t.Errorf("DataDir %q", f.DataDir)
 	}
-	if _, err := Parse([]byte("# 12345\n"), "g.yaml", WithMaxSize(1), nil); err == nil {
-		t.Error("WithMaxSize before a nil option was lost")
+	if _, err := Parse([]byte("# 12345\n"), "g.yaml", WithReadLimits(ReadLimits{MaxFileBytes: 1}), nil); err == nil {
+		t.Error("WithReadLimits before a nil option was lost")
 	}
 }
 
