@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -336,19 +335,6 @@ func (h *httpConn) deliver(ctx context.Context, m jsonrpc.Message, own jsonrpc.I
 	}
 }
 
-func mediaType(resp *http.Response) string {
-	ct := resp.Header.Get("Content-Type")
-	switch ct {
-	case "application/json", "text/event-stream":
-		return ct // the usual value, as it is
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return ""
-	}
-	return mt
-}
-
 // rejectsSession says whether the body of a 400 answering a request that
 // carried a session id is the answer servers built on the TypeScript SDK's
 // Express example (server-everything among them) give for a session they
@@ -387,18 +373,6 @@ func (h *httpConn) errorBody(op string, status int, body []byte, id jsonrpc.ID) 
 		}
 	}
 	return &TransportError{Op: op, StatusCode: status, Err: statusError(status, body)}
-}
-
-// statusError describes an HTTP error status with the start of its body.
-func statusError(status int, body []byte) error {
-	snippet := string(bytes.TrimSpace(body))
-	if len(snippet) > 200 {
-		snippet = snippet[:200] + "…"
-	}
-	if snippet == "" {
-		return errors.New(http.StatusText(status))
-	}
-	return fmt.Errorf("%s: %s", http.StatusText(status), snippet)
 }
 
 // readJSON reads a single-message JSON reply. One whose declared length is
@@ -756,62 +730,4 @@ func (h *httpConn) close() error {
 	}
 	resp.Body.Close()
 	return nil
-}
-
-// do sends req, through the transport's HTTPAuth when there is one: the
-// credentials Authorize sets, and on a 401 or 403 a Challenge and, when it
-// asks, the same request again with its body replayed (at most
-// MaxAuthRetries times). A 401 or 403 that is not retried, with or without
-// Auth, fails with a *TransportError carrying the status and the
-// WWW-Authenticate value; other errors are those of the http.Client.
-func (h *httpConn) do(req *http.Request, op string) (*http.Response, error) {
-	for attempt := 0; ; attempt++ {
-		if h.auth != nil {
-			if err := h.auth.Authorize(req); err != nil {
-				return nil, &TransportError{Op: op, Err: fmt.Errorf("authorizing the request: %w", err)}
-			}
-		}
-		resp, err := h.hc.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		if !authStatus(resp.StatusCode) {
-			return resp, nil
-		}
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		challenge := strings.Join(resp.Header.Values("WWW-Authenticate"), ", ")
-		fail := func(cause error) error {
-			return &TransportError{Op: op, StatusCode: resp.StatusCode, WWWAuthenticate: challenge, Err: cause}
-		}
-		if h.auth == nil || attempt >= MaxAuthRetries {
-			return nil, fail(statusError(resp.StatusCode, body))
-		}
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		retry, cerr := h.auth.Challenge(req.Context(), req, resp)
-		if cerr != nil {
-			return nil, fail(fmt.Errorf("%s: authorization failed: %w", http.StatusText(resp.StatusCode), cerr))
-		}
-		if !retry {
-			return nil, fail(statusError(resp.StatusCode, body))
-		}
-		next := req.Clone(req.Context())
-		if req.GetBody != nil {
-			b, err := req.GetBody()
-			if err != nil {
-				return nil, err
-			}
-			next.Body = b
-		}
-		req = next
-	}
-}
-
-// transportError wraps err as a *TransportError of op unless it is one.
-func transportError(op string, err error) error {
-	var te *TransportError
-	if errors.As(err, &te) {
-		return err
-	}
-	return &TransportError{Op: op, Err: err}
 }
