@@ -28,6 +28,9 @@ func (g *Gateway) middleware(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
 	return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		ctx, tg, perr, ok := targetFor(ctx, req)
 		if !ok || req.Method == mcp.MethodComplete {
+			if req.Method == mcp.MethodSetLevel {
+				return g.setLevel(ctx, req, next) // sessions.go
+			}
 			return next(ctx, req)
 		}
 		if perr != nil {
@@ -71,6 +74,9 @@ func (g *Gateway) middleware(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
 			if u, ok := g.cat.Load().resources[tg.name]; ok {
 				return g.forwardRaw(ctx, u, mcp.MethodReadResource, readParams{URI: tg.name})
 			}
+			if res, ok, err := g.readOwn(ctx, tg.name); ok {
+				return res, err // sessions.go
+			}
 		}
 		return next(ctx, req)
 	}
@@ -93,6 +99,9 @@ type (
 // the upstream); a call failing in transport makes the supervisor check
 // the session.
 func (g *Gateway) forward(ctx context.Context, u *upstream, f func(context.Context, *client.Client) error) error {
+	if u.pool != nil {
+		return g.forwardPerClient(ctx, u, f)
+	}
 	if !g.enter() {
 		return errors.New("the gateway is closing")
 	}

@@ -93,7 +93,7 @@ func newMetrics(g *Gateway) *metrics {
 			Help: "Enrichment rules that failed on a result (the result went out without them).",
 		}),
 	}
-	m.reg.MustRegister(m.calls, m.duration, m.refusals, m.auditErrors, m.enrichFails, upstreamCollector{g},
+	m.reg.MustRegister(m.calls, m.duration, m.refusals, m.auditErrors, m.enrichFails, upstreamCollector{g}, sessionCollector{g},
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "toolwire_gateway_audit_dropped_total",
 			Help: "Audit records dropped by async delivery because its queue was full.",
@@ -128,7 +128,10 @@ func newMetrics(g *Gateway) *metrics {
 // toolwire_gateway_*: calls_total and call_duration_seconds (calls
 // forwarded, by upstream, method, tool and, for the counter, outcome),
 // in_flight_calls, upstream_state, upstream_restarts_total and
-// upstream_tools (by upstream), sessions (downstream) and pending_inputs;
+// upstream_tools (by upstream), upstream_client_sessions,
+// upstream_client_sessions_started_total and
+// upstream_client_sessions_reaped_total (by per-client upstream, sessions.go),
+// sessions (downstream) and pending_inputs;
 // refusals_total (by reason), audit_errors_total, audit_dropped_total and
 // enrichment_failures_total; and the process's go_* and process_* metrics.
 func (g *Gateway) MetricsHandler() http.Handler {

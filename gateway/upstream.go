@@ -71,6 +71,7 @@ type upstream struct {
 	checkCh   chan struct{} // a call failed in transport: check the session
 	restarts  atomic.Uint64 // failures followed by a reconnection (metrics.go)
 	hc        *http.Client  // HTTP upstreams: one connection pool for every session
+	pool      *clientPool   // per-client sessions (sessions.go); nil when shared
 
 	mu       sync.Mutex
 	state    State
@@ -96,6 +97,9 @@ func newUpstream(g *Gateway, spec Upstream) *upstream {
 	}
 	if spec.URL != "" {
 		u.hc = upstreamHTTPClient(g.opts.conns)
+	}
+	if spec.Sessions == SessionsPerClient {
+		u.pool = newClientPool(u)
 	}
 	return u
 }
@@ -504,6 +508,7 @@ func (u *upstream) healthy(c *client.Client) error {
 // misconfigured one is.
 func (u *upstream) run() {
 	defer close(u.exited)
+	defer u.pool.closeAll()
 	var failures []time.Time
 	everReady := false
 	attempts := 0 // failed attempts since the last ready session
@@ -539,7 +544,11 @@ func (u *upstream) run() {
 				u.log.Info("upstream ready", "tools", len(l.tools), "era", c.Era(), "version", c.ProtocolVersion())
 				u.g.rebuild()
 				markFirst()
-				err = u.watch(c, sub)
+				if u.pool != nil {
+					err = u.pool.park(c, sub)
+				} else {
+					err = u.watch(c, sub)
+				}
 				if sub != nil {
 					_ = sub.Close()
 				}
