@@ -18,7 +18,8 @@ import (
 	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
-// DefaultMaxResponseBytes bounds a response the client reads.
+// DefaultMaxResponseBytes bounds a response the client reads
+// (ClientLimits.MaxResponseBytes).
 const DefaultMaxResponseBytes = 16 << 20
 
 // DefaultTimeout bounds a request of a client without WithHTTPClient,
@@ -35,58 +36,54 @@ type Client struct {
 	maxResp int64
 }
 
-// ClientOption configures a Client.
-type ClientOption func(*Client) error
+// ClientOption configures a Client (NewClient). Options apply in order (a
+// later one wins), nil options are ignored and defaults fill in the rest,
+// as everywhere in the project; an option given a value it cannot use
+// makes NewClient fail.
+type ClientOption interface{ applyClient(*Client) error }
+
+type clientOption func(*Client) error
+
+func (f clientOption) applyClient(c *Client) error { return f(c) }
 
 // WithHTTPClient sets the HTTP client (default: one with DefaultTimeout).
 // Its CheckRedirect still applies, after the client's own redirect rule
 // (see NewClient).
 func WithHTTPClient(c *http.Client) ClientOption {
-	return func(cl *Client) error {
+	return clientOption(func(cl *Client) error {
 		if c == nil {
 			return errors.New("otc: HTTP client is nil")
 		}
 		cl.http = c
 		return nil
-	}
+	})
 }
 
 // WithAPIKey sends key in the OTC-API-Key header (OXP-API-Key when the
 // client speaks OXP).
 func WithAPIKey(key string) ClientOption {
-	return func(c *Client) error { c.apiKey = key; return nil }
+	return clientOption(func(c *Client) error { c.apiKey = key; return nil })
 }
 
 // WithBearerToken sends Authorization: Bearer token.
 func WithBearerToken(token string) ClientOption {
-	return func(c *Client) error {
+	return clientOption(func(c *Client) error {
 		c.token = func(context.Context) (string, error) { return token, nil }
 		return nil
-	}
+	})
 }
 
 // WithTokenSource asks f for a bearer token before each request, for
 // short-lived tokens (see HS256TokenSource).
 func WithTokenSource(f func(ctx context.Context) (string, error)) ClientOption {
-	return func(c *Client) error { c.token = f; return nil }
+	return clientOption(func(c *Client) error { c.token = f; return nil })
 }
 
 // WithClientDialect makes the client speak OXP: urn:oxp:1.0 bodies, the
 // OXP-Version and OXP-API-Key headers. Responses in either spelling are read
 // whatever the setting.
 func WithClientDialect(d Dialect) ClientOption {
-	return func(c *Client) error { c.dialect = d; return nil }
-}
-
-// WithMaxResponseBytes bounds the responses read (default 16 MiB).
-func WithMaxResponseBytes(n int64) ClientOption {
-	return func(c *Client) error {
-		if n <= 0 {
-			return fmt.Errorf("otc: max response size %d must be positive", n)
-		}
-		c.maxResp = n
-		return nil
-	}
+	return clientOption(func(c *Client) error { c.dialect = d; return nil })
 }
 
 // NewClient returns a client for the OTC server at baseURL (the URL under
@@ -104,7 +101,10 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	c := &Client{base: u, http: &http.Client{Timeout: DefaultTimeout}, maxResp: DefaultMaxResponseBytes}
 	for _, o := range opts {
-		if err := o(c); err != nil {
+		if o == nil {
+			continue
+		}
+		if err := o.applyClient(c); err != nil {
 			return nil, err
 		}
 	}

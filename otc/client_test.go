@@ -96,7 +96,15 @@ func TestClientLimitsAndBadServers(t *testing.T) {
 		w.Write([]byte(`{"tools":[` + strings.Repeat(" ", 4096) + `]}`))
 	}))
 	defer big.Close()
-	c, _ := otc.NewClient(big.URL, otc.WithMaxResponseBytes(1024))
+	if _, err := otc.NewClient(big.URL, otc.WithClientLimits(otc.ClientLimits{MaxResponseBytes: -1})); err == nil {
+		t.Error("a negative MaxResponseBytes was accepted")
+	}
+	// A later WithClientLimits that leaves MaxResponseBytes zero keeps the
+	// bound; a nil option is ignored.
+	c, err := otc.NewClient(big.URL, otc.WithClientLimits(otc.ClientLimits{MaxResponseBytes: 1024}), nil, otc.WithClientLimits(otc.ClientLimits{}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.ListTools(t.Context()); err == nil || !strings.Contains(err.Error(), "1024 bytes") {
 		t.Errorf("oversized response: %v", err)
 	}

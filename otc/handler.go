@@ -70,24 +70,31 @@ type Handler struct {
 	infoName string
 }
 
-// Option configures a Handler.
-type Option func(*Handler) error
+// Option configures a Handler (NewHandler). Options apply in order (a
+// later one wins), nil options are ignored and defaults fill in the rest,
+// as everywhere in the project; an option given a value it cannot use
+// makes NewHandler fail.
+type Option interface{ applyHandler(*Handler) error }
+
+type handlerOption func(*Handler) error
+
+func (f handlerOption) applyHandler(h *Handler) error { return f(h) }
 
 // WithNaming sets how MCP tool names map to OTC ids (see Naming).
 func WithNaming(n Naming) Option {
-	return func(h *Handler) error {
+	return handlerOption(func(h *Handler) error {
 		if err := n.check(); err != nil {
 			return err
 		}
 		h.naming = n
 		return nil
-	}
+	})
 }
 
 // WithAPIKeys turns auth on and accepts each key in the OTC-API-Key (or
 // OXP-API-Key) header. Keys must not be empty.
 func WithAPIKeys(keys ...string) Option {
-	return func(h *Handler) error {
+	return handlerOption(func(h *Handler) error {
 		for i, k := range keys {
 			if k == "" {
 				return fmt.Errorf("otc: API key %d is empty", i)
@@ -95,65 +102,65 @@ func WithAPIKeys(keys ...string) Option {
 			h.auth.keys = append(h.auth.keys, sha256.Sum256([]byte(k)))
 		}
 		return nil
-	}
+	})
 }
 
 // WithJWT turns auth on and accepts HS256 bearer tokens signed with secret
 // (at least 32 bytes): exp required and at most 15 minutes ahead; aud, when
 // the token has one, must include audience.
 func WithJWT(secret []byte, audience string) Option {
-	return func(h *Handler) error {
+	return handlerOption(func(h *Handler) error {
 		if len(secret) < 32 {
 			return fmt.Errorf("otc: JWT secret is %d bytes; HS256 needs at least 32", len(secret))
 		}
 		h.auth.secret = append([]byte(nil), secret...)
 		h.auth.audience = audience
 		return nil
-	}
+	})
 }
 
 // WithClock sets the clock used for token expiry and call durations.
 func WithClock(now func() time.Time) Option {
-	return func(h *Handler) error {
+	return handlerOption(func(h *Handler) error {
 		if now == nil {
 			return errors.New("otc: clock is nil")
 		}
 		h.now = now
 		return nil
-	}
+	})
 }
 
 // WithDialect sets the spelling of responses to requests that do not ask
 // for one (default OTC).
 func WithDialect(d Dialect) Option {
-	return func(h *Handler) error { h.dialect = d; return nil }
+	return handlerOption(func(h *Handler) error { h.dialect = d; return nil })
 }
 
 // WithLogger sets where the handler logs backend failures (default: nowhere).
 func WithLogger(l *slog.Logger) Option {
-	return func(h *Handler) error {
+	return handlerOption(func(h *Handler) error {
 		if l != nil {
 			h.logger = l
 		}
 		return nil
-	}
+	})
 }
 
 // WithCallIDs sets the generator of call ids for requests without one
 // (default: random UUIDs).
 func WithCallIDs(f func() string) Option {
-	return func(h *Handler) error {
+	return handlerOption(func(h *Handler) error {
 		if f == nil {
 			return errors.New("otc: call id generator is nil")
 		}
 		h.newID = f
 		return nil
-	}
+	})
 }
 
 // WithHealthCheck sets what GET /health asks; an error answers 503.
 func WithHealthCheck(f func(context.Context) error) Option {
-	return func(h *Handler) error { h.health = f; return nil }
+	return handlerOption(func(h *Handler) error { h.health = f; return nil })
 }
 
 // WithAllowedHosts sets the Host header values the handler answers to, as
@@ -162,7 +169,7 @@ func WithHealthCheck(f func(context.Context) error) Option {
 // rebinding page (whose requests carry its own name as Host) out. A
 // listener reached by other names must list them. Other Hosts get 403.
 func WithAllowedHosts(hosts ...string) Option {
-	return func(h *Handler) error {
+	return handlerOption(func(h *Handler) error {
 		for i, v := range hosts {
 			if strings.TrimSpace(v) == "" {
 				return fmt.Errorf("otc: allowed host %d is empty", i)
@@ -170,7 +177,7 @@ func WithAllowedHosts(hosts ...string) Option {
 		}
 		h.hosts = append(h.hosts, hosts...)
 		return nil
-	}
+	})
 }
 
 // WithAllowedOrigins sets the Origin header values accepted from browsers,
@@ -179,7 +186,7 @@ func WithAllowedHosts(hosts ...string) Option {
 // Origin gets 403 before it is read; one with no Origin (not from a
 // browser) is checked by Host alone.
 func WithAllowedOrigins(origins ...string) Option {
-	return func(h *Handler) error {
+	return handlerOption(func(h *Handler) error {
 		for i, v := range origins {
 			if strings.TrimSpace(v) == "" {
 				return fmt.Errorf("otc: allowed origin %d is empty", i)
@@ -187,7 +194,7 @@ func WithAllowedOrigins(origins ...string) Option {
 		}
 		h.origins = append(h.origins, origins...)
 		return nil
-	}
+	})
 }
 
 // NewHandler returns a handler serving b's tools. It fails on a bad option;
@@ -200,9 +207,9 @@ func NewHandler(b Backend, opts ...Option) (*Handler, error) {
 		logger: slog.New(slog.DiscardHandler), newID: NewUUID}
 	for _, o := range opts {
 		if o == nil {
-			return nil, errors.New("otc: option is nil")
+			continue
 		}
-		if err := o(h); err != nil {
+		if err := o.applyHandler(h); err != nil {
 			return nil, err
 		}
 	}

@@ -3,6 +3,8 @@ package otc
 import (
 	"fmt"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/limits"
 )
 
 // Limits are the numbers that bound what a Handler accepts and how long it
@@ -31,7 +33,7 @@ type Limits struct {
 // earlier WithLimits set, or the default, so limits may be given in
 // several options.
 func WithLimits(l Limits) Option {
-	return func(h *Handler) error {
+	return handlerOption(func(h *Handler) error {
 		if l.MaxRequestBytes < 0 || l.WriteTimeout < 0 || l.MaxTokenAhead < 0 {
 			return fmt.Errorf("otc: limits must not be negative (request bytes %d, write timeout %s, token ahead %s)", l.MaxRequestBytes, l.WriteTimeout, l.MaxTokenAhead)
 		}
@@ -48,5 +50,29 @@ func WithLimits(l Limits) Option {
 			h.auth.maxAhead = l.MaxTokenAhead
 		}
 		return nil
-	}
+	})
+}
+
+// ClientLimits are the numbers that bound what a Client reads. (Limits are
+// the Handler's.) A zero field means the default named beside it (or,
+// after an earlier WithClientLimits, leaves what that one set); a negative
+// one makes NewClient fail. A size in bytes ends in Bytes.
+type ClientLimits struct {
+	// MaxResponseBytes bounds a response body the client reads
+	// (DefaultMaxResponseBytes, 16 MiB); a larger one fails the call
+	// without being decoded.
+	MaxResponseBytes int64
+}
+
+// WithClientLimits sets the client's limits. Its zero fields leave the
+// value an earlier WithClientLimits set, or the default, so limits may be
+// given in several options.
+func WithClientLimits(l ClientLimits) ClientOption {
+	return clientOption(func(c *Client) error {
+		if l.MaxResponseBytes < 0 {
+			return fmt.Errorf("otc: client limits must not be negative (response bytes %d)", l.MaxResponseBytes)
+		}
+		limits.Set(&c.maxResp, l.MaxResponseBytes)
+		return nil
+	})
 }
