@@ -98,13 +98,7 @@ func (p *parser) step(n ast.Node, path string, depth int) *Step {
 		}
 	}
 	if kind == nil {
-		p.errAt(s.Pos, "%s: no kind key (want one of %s)", path, strings.Join(kindKeys, ", "))
-		for _, e := range entries {
-			if !isCommonOrAux(e.key) {
-				p.unknown(e, "a step", append(append([]string{}, kindKeys...), commonKeys...)...)
-			}
-		}
-		return nil
+		return p.kindless(s, entries)
 	}
 	s.Kind = kind.key
 	aux := map[string]entry{}
