@@ -133,6 +133,7 @@ func merge(ups []*upstream, naming Naming, prev *catalog, warn func(msg string, 
 			}
 		}
 		cat.tools[dn] = rt
+		u.override(&def, t.Name, warn)
 		if len(def.InputSchema) == 0 {
 			def.InputSchema = json.RawMessage(`{"type":"object"}`)
 		}

@@ -108,6 +108,10 @@ func (g *Gateway) forward(ctx context.Context, u *upstream, f func(context.Conte
 	defer g.leave()
 	u.begin()
 	defer u.end()
+	ctx, err := g.asCaller(ctx, u)
+	if err != nil {
+		return err
+	}
 	c, err := u.session()
 	if err != nil {
 		return err
@@ -141,6 +145,10 @@ type relayedInput struct{ responses, state json.RawMessage }
 // refuses, say), which is the caller's to see as it is.
 func (g *Gateway) callTool(ctx context.Context, name string, r route, args json.RawMessage, token json.RawMessage, req *server.Request, in *relayedInput) (any, error) {
 	start := time.Now()
+	args, refused := g.pin(ctx, r, args)
+	if refused != nil {
+		return refused, nil
+	}
 	var raw json.RawMessage
 	opts := []client.CallOption{client.WithTimeout(r.up.timeout())}
 	if in != nil {

@@ -309,7 +309,8 @@ func (g *Gateway) retire(u *upstream) {
 func sameSpec(a, b Upstream) bool {
 	if a.Name != b.Name || a.URL != b.URL || a.Dir != b.Dir || a.Timeout != b.Timeout || a.Server != b.Server || a.MaxMessageSize != b.MaxMessageSize ||
 		a.Sessions != b.Sessions || a.MaxSessions != b.MaxSessions || a.IdleTimeout != b.IdleTimeout || !sameAuth(a.Auth, b.Auth) ||
-		len(a.Command) != len(b.Command) || len(a.Env) != len(b.Env) || len(a.Header) != len(b.Header) {
+		len(a.Command) != len(b.Command) || len(a.Env) != len(b.Env) || len(a.Header) != len(b.Header) ||
+		!reflect.DeepEqual(a.TokenExchange, b.TokenExchange) || !reflect.DeepEqual(a.Tools, b.Tools) {
 		return false
 	}
 	for i := range a.Command {

@@ -59,6 +59,10 @@ type Limits struct {
 	// (ListLimits; its zero fields mean its defaults). A non-zero Lists
 	// replaces an earlier one whole.
 	Lists ListLimits
+	// MaxExchangedTokens bounds the tokens obtained by token exchange kept
+	// for each upstream with a TokenExchange (DefaultMaxExchangedTokens);
+	// past it the least recently used is dropped.
+	MaxExchangedTokens int
 }
 
 // WithLimits sets the gateway's limits. Its zero fields leave the value an
@@ -76,5 +80,6 @@ func WithLimits(l Limits) Option {
 		limits.Set(&o.maxMessage, l.MaxMessageBytes)
 		limits.Set(&o.inputs, l.Inputs)
 		limits.Set(&o.lists, l.Lists)
+		limits.Set(&o.maxExchanged, l.MaxExchangedTokens)
 	})
 }

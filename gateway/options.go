@@ -58,6 +58,7 @@ type options struct {
 	inputs       InputLimits // inputs.go
 	lists        ListLimits  // upstream.go
 	maxMessage   int
+	maxExchanged int // tokenexchange.go
 
 	audit         AuditLog // trust.go; nil: no audit trail
 	auditRedact   []string

@@ -77,6 +77,16 @@ type Upstream struct {
 	// that long (0 or less: DefaultIdleTimeout).
 	MaxSessions int
 	IdleTimeout time.Duration
+
+	// TokenExchange, for a URL upstream, sends each caller's request with
+	// a token the authorization server issued for the upstream in
+	// exchange for the caller's own (tokenexchange.go); nil: the gateway's
+	// own credentials (Header, Auth) for every caller.
+	TokenExchange *TokenExchange
+	// Tools overrides what the catalog says of some of the upstream's
+	// tools, by their upstream names: title, description and pinned
+	// arguments (pinned.go).
+	Tools map[string]ToolOverride
 }
 
 // SessionMode is an upstream's Sessions: shared or per client.

@@ -48,7 +48,10 @@ func (g *Gateway) callTask(ctx context.Context, req *server.CallRequest, r route
 	defer f.endRound(rl)
 	defer r.up.track(f)()
 	ctx = context.WithValue(ctx, forwardedKey{}, f)
-	args := req.Arguments
+	args, refused := g.pin(ctx, r, req.Arguments)
+	if refused != nil {
+		return refused
+	}
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}

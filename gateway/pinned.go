@@ -1,0 +1,180 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/internal/jsonscan"
+	"github.com/toolwire/toolwire/internal/jsonstr"
+	"github.com/toolwire/toolwire/internal/wirejson"
+	"github.com/toolwire/toolwire/mcp"
+)
+
+// ToolOverride is what the operator says of one upstream tool instead of
+// the upstream: its title and description ("" keeps the upstream's), and
+// pinned arguments. A pinned argument is the operator's: it is removed from
+// the tool's advertised inputSchema (properties and required), its value
+// is added to every call forwarded, and a call that supplies it with
+// another value is refused (an isError result naming it, audited as
+// denied) without reaching the upstream. So an operator can offer
+// create_issue pinned to one repository.
+type ToolOverride struct {
+	Title       string
+	Description string
+	// Pin maps an argument name to its value, as compact JSON (a string
+	// "\"acme/app\"", a number "42", ...). A caller's value is the same
+	// when its JSON, compacted, is the same bytes.
+	Pin map[string]json.RawMessage
+}
+
+// override applies the upstream's ToolOverride of its tool name, if any,
+// to def, that tool as the catalog will list it.
+func (u *upstream) override(def *mcp.Tool, name string, warn func(msg string, args ...any)) {
+	o, ok := u.spec.Tools[name]
+	if !ok {
+		return
+	}
+	if o.Title != "" {
+		def.Title = o.Title
+	}
+	if o.Description != "" {
+		def.Description = o.Description
+	}
+	if len(o.Pin) == 0 || len(def.InputSchema) == 0 {
+		return
+	}
+	schema, err := unpinnedSchema(def.InputSchema, o.Pin)
+	if err != nil {
+		warn("pinned arguments left in the advertised inputSchema (the calls are still pinned)", "upstream", u.spec.Name, "tool", def.Name, "error", err)
+		return
+	}
+	def.InputSchema = schema
+}
+
+// unpinnedSchema is schema without the pinned names in its properties and
+// required.
+func unpinnedSchema(schema json.RawMessage, pin map[string]json.RawMessage) (json.RawMessage, error) {
+	var s map[string]json.RawMessage
+	if err := wirejson.Unmarshal(schema, &s); err != nil {
+		return nil, err
+	}
+	if raw, ok := s["properties"]; ok {
+		var props map[string]json.RawMessage
+		if err := wirejson.Unmarshal(raw, &props); err != nil {
+			return nil, fmt.Errorf("properties: %w", err)
+		}
+		for k := range pin {
+			delete(props, k)
+		}
+		b, err := json.Marshal(props)
+		if err != nil {
+			return nil, err
+		}
+		s["properties"] = b
+	}
+	if raw, ok := s["required"]; ok {
+		var req []string
+		if err := wirejson.Unmarshal(raw, &req); err != nil {
+			return nil, fmt.Errorf("required: %w", err)
+		}
+		req = slices.DeleteFunc(req, func(n string) bool { _, p := pin[n]; return p })
+		if len(req) == 0 {
+			delete(s, "required")
+		} else {
+			b, err := json.Marshal(req)
+			if err != nil {
+				return nil, err
+			}
+			s["required"] = b
+		}
+	}
+	return json.Marshal(s)
+}
+
+// pin applies the pinned arguments of r's tool to args, the call's
+// arguments as the request's one decode left them (an object checked to
+// its full depth, or nil): the pinned members the caller left out are
+// added, those it gave with the same value kept; a different value, or
+// arguments whose member names the scanner cannot read plainly (an
+// escaped name, a case variant of a pinned name), is refused with the
+// isError result returned, the request's audit outcome noted as denied.
+func (g *Gateway) pin(ctx context.Context, r route, args json.RawMessage) (json.RawMessage, *mcp.CallToolResult) {
+	o, ok := r.up.spec.Tools[r.name]
+	if !ok || len(o.Pin) == 0 {
+		return args, nil
+	}
+	names := make([]string, 0, len(o.Pin))
+	for k := range o.Pin {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	given := map[string]bool{}
+	var conflict string
+	if args != nil {
+		ok := jsonscan.Members(args, names, func(name, value []byte) bool {
+			given[string(name)] = true
+			var c bytes.Buffer
+			if json.Compact(&c, value) != nil || !bytes.Equal(c.Bytes(), o.Pin[string(name)]) {
+				conflict = string(name)
+				return false
+			}
+			return true
+		})
+		if !ok && conflict == "" {
+			return nil, pinRefusal(ctx, fmt.Sprintf("tool %q has pinned arguments (%s), and its arguments cannot be read plainly (an escaped or case-varied member name, or too many members): refused", r.name, joinQuoted(names)))
+		}
+	}
+	if conflict != "" {
+		return nil, pinRefusal(ctx, fmt.Sprintf("argument %q of tool %q is pinned by the gateway to %s: a call may leave it out or give that value, not another", conflict, r.name, o.Pin[conflict]))
+	}
+	var out []byte
+	out = append(out, '{')
+	added := false
+	for _, k := range names {
+		if given[k] {
+			continue
+		}
+		if added {
+			out = append(out, ',')
+		}
+		out = jsonstr.Append(out, k)
+		out = append(out, ':')
+		out = append(out, o.Pin[k]...)
+		added = true
+	}
+	if !added {
+		return args, nil
+	}
+	if args == nil {
+		return append(out, '}'), nil
+	}
+	rest := bytes.TrimLeft(args[1:], " \t\r\n")
+	if rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...), nil
+}
+
+// pinRefusal is the isError result of a call refused for its pinned
+// arguments; the request's audit record says denied.
+func pinRefusal(ctx context.Context, why string) *mcp.CallToolResult {
+	if n, ok := ctx.Value(outcomeKey{}).(*outcomeNote); ok {
+		n.outcome = string(audit.OutcomeDenied)
+	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: why}}}
+}
+
+func joinQuoted(names []string) string {
+	var b bytes.Buffer
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", n)
+	}
+	return b.String()
+}
