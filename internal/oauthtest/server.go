@@ -1,9 +1,10 @@
 // Package oauthtest is a fake OAuth 2.1 authorization server and a bearer
 // check for tests of the OAuth client (package oauth): RFC 8414 metadata,
 // a JWKS, an authorization endpoint that approves at once and checks PKCE,
-// a token endpoint for authorization_code, refresh_token (rotating) and
-// client_credentials, RFC 7591 registration, RFC 7009 revocation, and
-// options to misbehave.
+// a token endpoint for authorization_code, refresh_token (rotating),
+// client_credentials and RFC 8693 token exchange (of an access token it
+// issued for one of another audience, the same subject), RFC 7591
+// registration, RFC 7009 revocation, and options to misbehave.
 // Tokens are opaque random strings bound to the resource they were
 // requested for, or (Options.JWT) RFC 9068 JWT access tokens signed with
 // the key the JWKS publishes, for a resource server that verifies JWTs.
@@ -80,6 +81,7 @@ type Server struct {
 	Authorizations []url.Values // query of every authorization request
 	TokenRequests  []url.Values // form of every token request
 	Registrations  int
+	exchanges      int
 	revocations    []url.Values // form of every revocation request
 	revoked        []string     // tokens revoked, in order
 }
@@ -91,6 +93,9 @@ type grant struct {
 
 // TokenInfo is what an access token was issued for.
 type TokenInfo struct {
+	// Subject is whom the token names (sub): the client, or for a token
+	// exchange the subject token's subject.
+	Subject  string
 	Client   string
 	Resource string
 	Scopes   []string
@@ -338,6 +343,8 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		s.issue(w, client, info.Resource, info.Scopes, true)
 	case "client_credentials":
 		s.issue(w, client, f.Get("resource"), strings.Fields(f.Get("scope")), false)
+	case "urn:ietf:params:oauth:grant-type:token-exchange":
+		s.exchange(w, client, f)
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "")
 	}
@@ -351,7 +358,48 @@ func (s *Server) issue(w http.ResponseWriter, client, resource string, scopes []
 	s.issueWith(w, client, resource, scopes, rt)
 }
 
+// exchange is RFC 8693 token exchange of an access token this server
+// issued (subject_token_type access_token, unexpired and not revoked) for
+// a token whose subject is the subject token's, issued to the requesting
+// client for the audience (or, without one, the resource) requested, with
+// the scopes requested (none: the subject token's). The answer has
+// issued_token_type access_token; no refresh token.
+func (s *Server) exchange(w http.ResponseWriter, client string, f url.Values) {
+	if f.Get("subject_token_type") != "urn:ietf:params:oauth:token-type:access_token" {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "subject_token_type must be access_token")
+		return
+	}
+	info, ok := s.Verify(f.Get("subject_token"))
+	if !ok {
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "the subject token is unknown, expired or revoked")
+		return
+	}
+	target := f.Get("audience")
+	if target == "" {
+		target = f.Get("resource")
+	}
+	scopes := strings.Fields(f.Get("scope"))
+	if len(scopes) == 0 {
+		scopes = info.Scopes
+	}
+	s.mu.Lock()
+	s.exchanges++
+	s.mu.Unlock()
+	s.issueFor(w, info.Subject, client, target, scopes, "", true)
+}
+
+// Exchanges returns how many token exchanges the server has granted.
+func (s *Server) Exchanges() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exchanges
+}
+
 func (s *Server) issueWith(w http.ResponseWriter, client, resource string, scopes []string, rt string) {
+	s.issueFor(w, client, client, resource, scopes, rt, false)
+}
+
+func (s *Server) issueFor(w http.ResponseWriter, subject, client, resource string, scopes []string, rt string, exchanged bool) {
 	if s.opts.GrantScopes != nil {
 		scopes = s.opts.GrantScopes(scopes)
 	}
@@ -362,12 +410,12 @@ func (s *Server) issueWith(w http.ResponseWriter, client, resource string, scope
 	at := random()
 	if s.opts.JWT {
 		var err error
-		if at, err = s.signJWT(client, resource, scopes, ttl); err != nil {
+		if at, err = s.signJWT(subject, client, resource, scopes, ttl); err != nil {
 			oauthError(w, http.StatusInternalServerError, "server_error", "cannot sign the token")
 			return
 		}
 	}
-	info := &TokenInfo{Client: client, Resource: resource, Scopes: slices.Clone(scopes), Expiry: s.now().Add(ttl)}
+	info := &TokenInfo{Subject: subject, Client: client, Resource: resource, Scopes: slices.Clone(scopes), Expiry: s.now().Add(ttl)}
 	s.mu.Lock()
 	s.access[at] = info
 	if rt != "" {
@@ -378,6 +426,9 @@ func (s *Server) issueWith(w http.ResponseWriter, client, resource string, scope
 	if rt != "" {
 		resp["refresh_token"] = rt
 	}
+	if exchanged {
+		resp["issued_token_type"] = "urn:ietf:params:oauth:token-type:access_token"
+	}
 	if len(scopes) > 0 {
 		resp["scope"] = strings.Join(scopes, " ")
 	}
@@ -385,14 +436,14 @@ func (s *Server) issueWith(w http.ResponseWriter, client, resource string, scope
 }
 
 // signJWT mints a JWT access token (RFC 9068) with the server's key.
-func (s *Server) signJWT(client, resource string, scopes []string, ttl time.Duration) (string, error) {
+func (s *Server) signJWT(subject, client, resource string, scopes []string, ttl time.Duration) (string, error) {
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: s.key, KeyID: "k1"}},
 		(&jose.SignerOptions{}).WithType("at+jwt"))
 	if err != nil {
 		return "", err
 	}
 	now := s.now()
-	claims := map[string]any{"iss": s.URL, "sub": client, "client_id": client, "iat": now.Unix(),
+	claims := map[string]any{"iss": s.URL, "sub": subject, "client_id": client, "iat": now.Unix(),
 		"exp": now.Add(ttl).Unix(), "jti": random()}
 	if resource != "" {
 		claims["aud"] = resource
