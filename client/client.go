@@ -15,8 +15,9 @@ import (
 )
 
 // Transport says how Connect reaches a server: *Command (a child process on
-// stdio), *HTTP (Streamable HTTP) or *Conn (any connection carrying whole
-// messages, such as an in-process server).
+// stdio), *HTTP (Streamable HTTP, optionally falling back to the older
+// transport), *SSE (the 2024-11-05 HTTP+SSE transport) or *Conn (any
+// connection carrying whole messages, such as an in-process server).
 type Transport interface {
 	dial(ctx context.Context, c *Client) (link, error)
 }
@@ -223,8 +224,9 @@ func (c *Client) fail(err error) {
 // stdio child exited or closed its output, a Conn ended, or Close was
 // called. Err then says why. An HTTP connection has no lasting transport
 // to lose (each message is its own request, and a lost session is
-// re-initialized), so over HTTP Done is closed only by Close; a failing
-// HTTP server shows in the errors of calls. Supervisors (a gateway
+// re-initialized; over the HTTP+SSE transport a lost event stream is
+// reopened and initialized again), so over HTTP Done is closed only by
+// Close; a failing HTTP server shows in the errors of calls. Supervisors (a gateway
 // keeping a session per upstream) select on it to reconnect.
 func (c *Client) Done() <-chan struct{} {
 	c.mu.Lock()

@@ -40,6 +40,13 @@ type HTTP struct {
 	// or 403 fails the exchange with a *TransportError that keeps the status
 	// and the WWW-Authenticate value.
 	Auth HTTPAuth
+	// SSEFallback follows the specification's backwards-compatibility
+	// guidance for servers older than Streamable HTTP: when the server
+	// refuses initialize with 400, 404 or 405, the client GETs URL, and
+	// if that opens an event stream whose first event is "endpoint", goes
+	// on over the 2024-11-05 HTTP+SSE transport (see SSE); else the
+	// refusal is the error, as without it.
+	SSEFallback bool
 }
 
 func (h *HTTP) dial(ctx context.Context, c *Client) (link, error) {
@@ -50,7 +57,7 @@ func (h *HTTP) dial(ctx context.Context, c *Client) (link, error) {
 	// A copy, so that the redirect rule also holds for a caller's client
 	// without changing it (see redirectError).
 	hc := httpguard.Outbound{Base: h.Client, Redirects: httpguard.SameOriginNoPOSTRedirects}.Client()
-	return &httpConn{c: c, url: u.String(), header: h.Header.Clone(), hc: hc, auth: h.Auth}, nil
+	return &httpConn{c: c, url: u.String(), header: h.Header.Clone(), hc: hc, auth: h.Auth, fallback: h.SSEFallback}, nil
 }
 
 type httpConn struct {
@@ -59,6 +66,9 @@ type httpConn struct {
 	header http.Header
 	hc     *http.Client
 	auth   HTTPAuth
+	// fallback: a refused initialize is an *initRefusedError, for the
+	// client to try the 2024-11-05 HTTP+SSE transport (HTTP.SSEFallback).
+	fallback bool
 
 	mu      sync.Mutex
 	session string
@@ -217,6 +227,9 @@ func (h *httpConn) send(ctx context.Context, req *jsonrpc.Request, w *wireInfo) 
 		}
 	}
 	switch {
+	case h.fallback && req.Method == mcp.MethodInitialize && rejected == "" && refusesInitialize(resp.StatusCode):
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return &initRefusedError{op: op, status: resp.StatusCode, body: body, id: req.ID}
 	case resp.StatusCode == http.StatusNotFound && rejected != "":
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return &sessionGoneError{id: rejected, status: resp.StatusCode}

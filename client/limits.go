@@ -20,8 +20,10 @@ type Limits struct {
 	// answers with a transport error. Negative means the default.
 	MaxMessageBytes int
 	// ProbeTimeout bounds the server/discover probe mcp.EraAuto sends
-	// before falling back to initialize (DefaultProbeTimeout, 10 s).
-	// Negative means the default.
+	// before falling back to initialize, and the wait for the endpoint
+	// event that opens a session of the 2024-11-05 HTTP+SSE transport
+	// (SSE, HTTP.SSEFallback) (DefaultProbeTimeout, 10 s). Negative
+	// means the default.
 	ProbeTimeout time.Duration
 	// MaxInputRounds bounds the 2026-07-28 input_required round trips of
 	// one request (DefaultMaxInputRounds, 8); past it the call fails with

@@ -18,9 +18,15 @@ var legacyAccepted = append(mcp.LegacyVersions(), "2024-11-05")
 // child that exits or closes its stdout in answer to the probe (a strict
 // legacy server) is started again and initialized.
 func (c *Client) negotiate(ctx context.Context) error {
+	if _, ok := c.conn.(interface{ legacyOnly() }); ok {
+		if c.cfg.era == mcp.EraModern {
+			return &EraError{Version: c.preferred(mcp.EraModern), Err: errLegacyTransport}
+		}
+		return c.initialize(ctx) // no probe: the transport has no modern version
+	}
 	switch c.cfg.era {
 	case mcp.EraLegacy:
-		return c.initialize(ctx)
+		return c.initializeOrFallback(ctx)
 	case mcp.EraModern:
 		return c.discover(ctx, false)
 	case mcp.EraAuto:
@@ -38,7 +44,7 @@ func (c *Client) negotiate(ctx context.Context) error {
 			return err
 		}
 		c.cfg.logger.Debug("server/discover probe failed; falling back to initialize", "error", err)
-		return c.initialize(ctx)
+		return c.initializeOrFallback(ctx)
 	}
 	return fmt.Errorf("client: unknown era %d", c.cfg.era)
 }
@@ -206,7 +212,8 @@ func (c *Client) initialize(ctx context.Context) error {
 	return nil
 }
 
-// sessionHolder is a link with a session (HTTP).
+// sessionHolder is a link with a session (HTTP, and the HTTP+SSE
+// transport, whose session is its event stream).
 type sessionHolder interface {
 	sessionID() string
 	lostSession() string

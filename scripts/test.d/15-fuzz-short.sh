@@ -41,6 +41,7 @@ targets=(
   "./server FuzzInputRound"
   "./client FuzzSSEReader"
   "./client FuzzDecodeTask"
+  "./client FuzzResolveEndpoint"
   "./oauth FuzzParseWWWAuthenticate"
   "./oauth FuzzDecodeMetadata"
   "./oauth FuzzDecodeTokenResponse"
