@@ -1,12 +1,16 @@
 package client_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +18,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
@@ -348,5 +353,66 @@ func TestSSEStreamDropThenReconnect(t *testing.T) {
 	case <-c.Done():
 		t.Errorf("Done closed by a lost stream: %v", c.Err())
 	default:
+	}
+}
+
+// startEverythingSSE starts server-everything in its sse mode (the
+// 2024-11-05 HTTP+SSE transport: GET /sse, POST /message) on a free port
+// of 127.0.0.1 and returns its stream URL.
+func startEverythingSSE(t *testing.T) string {
+	t.Helper()
+	node, entry := testenv.Everything(t)
+	preload, err := filepath.Abs("testdata/loopback.cjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "--require", preload, entry, "sse")
+	cmd.Env = append(os.Environ(), "PORT=0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "TOOLWIRE_LISTENING "); ok {
+				addrc <- a
+			}
+		}
+	}()
+	return "http://" + testwait.Recv(t, addrc, "server-everything (sse) to start listening") + "/sse"
+}
+
+func TestInteropServerEverythingSSE(t *testing.T) {
+	url := startEverythingSSE(t)
+	for name, tr := range map[string]client.Transport{
+		"sse":      &client.SSE{URL: url},
+		"fallback": &client.HTTP{URL: url, SSEFallback: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := connect(t, tr)
+			if c.Era() != mcp.EraLegacy {
+				t.Errorf("era %v", c.Era())
+			}
+			tools, err := c.ListTools(testwait.Context(t))
+			if err != nil || len(tools) < 5 {
+				t.Fatalf("tools: %v (%d)", err, len(tools))
+			}
+			echoText(t, c, "over sse")
+			var reports atomic.Int32
+			res, err := c.CallTool(testwait.Context(t), "trigger-long-running-operation", map[string]any{"duration": 0.2, "steps": 2},
+				client.WithProgress(func(client.Progress) { reports.Add(1) }))
+			if err != nil || res.IsError {
+				t.Fatalf("long-running operation: %v %+v", err, res)
+			}
+			if n := reports.Load(); n != 2 {
+				t.Errorf("%d progress reports, want 2", n)
+			}
+		})
 	}
 }
