@@ -16,8 +16,9 @@ import (
 )
 
 // parseArgs builds a tool call's arguments from the command line: one JSON
-// object, or key=value pairs typed by the tool's inputSchema (key:=JSON
-// passes a raw JSON value). No arguments is an empty object.
+// object, or key=value pairs typed by the tool's inputSchema, or as JSON
+// when there is none (untypedValue); key:=JSON passes a raw JSON value. No
+// arguments is an empty object.
 func parseArgs(args []string, inputSchema json.RawMessage) (json.RawMessage, error) {
 	if len(args) == 0 {
 		return json.RawMessage(`{}`), nil
@@ -56,6 +57,8 @@ func parseArgs(args []string, inputSchema json.RawMessage) (json.RawMessage, err
 			if err != nil {
 				return nil, usageError{fmt.Sprintf("%s: %v", key, err)}
 			}
+		} else if inputSchema == nil {
+			raw = untypedValue(value)
 		} else if raw, err = typedValue(value, typ); err != nil {
 			return nil, usageError{fmt.Sprintf("%s=%s: %v", key, value, err)}
 		}
@@ -66,6 +69,17 @@ func parseArgs(args []string, inputSchema json.RawMessage) (json.RawMessage, err
 		return nil, err
 	}
 	return b, nil
+}
+
+// untypedValue encodes a command-line value when no schema says its type
+// (a tool the server does not list): a value that is JSON (3, true, null,
+// "3", [1,2]) is sent as that JSON, any other as a string.
+func untypedValue(v string) json.RawMessage {
+	if raw, err := parseJSONArg(v); err == nil {
+		return raw
+	}
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // typedValue encodes a command-line value as the JSON type the schema asks

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -45,7 +46,7 @@ type auditTarget struct {
 func (a *auditTarget) flags(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&a.config, "config", "", "read the audit settings (store, data_dir, postgres, key_file) from this gateway config file")
-	fl.StringVar(&a.dataDir, "data-dir", "", "the gateway's data directory, holding audit.db and audit.key (default: "+config.DefaultDataDir+")")
+	fl.StringVar(&a.dataDir, "data-dir", "", "the gateway's data directory, holding audit.db and audit.key (default: the one toolwire gateway without --config uses, gateway in toolwire's state directory, or "+config.DefaultDataDir+" when only it holds a trail)")
 	fl.StringVar(&a.postgres, "postgres", "", "a PostgreSQL connection string (prefer --config with ${DATABASE_URL}: a password on the command line is visible to other users)")
 	fl.StringVar(&a.keyFile, "key-file", "", "the key of the trail's chain (default: the config's audit.key_file, or audit.key in the data directory when there is one)")
 }
@@ -81,17 +82,42 @@ func (a *auditTarget) open(ctx context.Context) (audit.Store, error) {
 	}
 	path := filepath.Join(a.dir(), daemon.AuditFile)
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no audit trail at %s: %w", path, err)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, a.noTrail(path)
 	}
 	return sqlite.Open(path, audit.WithKey(key))
 }
 
-// dir is the data directory --data-dir names.
+// noTrail is the error for a data directory without an audit trail,
+// saying which gateway writes one there and how to name another.
+func (a *auditTarget) noTrail(path string) error {
+	if a.dataDir != "" {
+		return fmt.Errorf("no audit trail at %s: a gateway with this data_dir has not run yet (or its audit.store is off or postgres)", path)
+	}
+	return fmt.Errorf("no audit trail at %s, where toolwire gateway without --config keeps it: it has not run yet; "+
+		"for a gateway with a config file give --config FILE (or --data-dir DIR, its data_dir; %s by default)", path, config.DefaultDataDir)
+}
+
+// dir is the data directory --data-dir names; without it the embedded
+// default gateway's (defaultGatewayDataDir), or else, when only it holds
+// a trail, the config file's default data_dir in the working directory.
 func (a *auditTarget) dir() string {
-	if a.dataDir == "" {
+	if a.dataDir != "" {
+		return a.dataDir
+	}
+	def, err := defaultGatewayDataDir()
+	if err != nil || !exists(filepath.Join(def, daemon.AuditFile)) && exists(filepath.Join(config.DefaultDataDir, daemon.AuditFile)) {
 		return config.DefaultDataDir
 	}
-	return a.dataDir
+	return def
+}
+
+// exists says whether path names a file.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // key reads the chain's key: --key-file, the config's audit.key_file, or
@@ -203,8 +229,12 @@ func newAuditCmd() *cobra.Command {
 		Short: "Verify, read and export the gateway's audit trail",
 		Long: `audit reads the audit trail of toolwire gateway: one hash-chained record for every tools/call,
 prompts/get and resources/read, and every denied or rate-limited one. The trail is the one the
-gateway config names (--config), the SQLite file in a data directory (--data-dir, default
-` + config.DefaultDataDir + `), or a PostgreSQL database (--postgres).`,
+gateway config names (--config), the SQLite file in a data directory (--data-dir), or a
+PostgreSQL database (--postgres). With none of them it is the embedded default gateway's (toolwire
+gateway without --config): audit.db in toolwire/gateway under the user's state directory
+($XDG_STATE_HOME, else ~/.local/state; macOS: ~/Library/Application Support; Windows:
+%LocalAppData%), or ` + config.DefaultDataDir + `/audit.db, a config file's default data_dir, when
+only that one exists.`,
 	}
 	cmd.AddCommand(newAuditVerifyCmd(), newAuditQueryCmd(), newAuditTailCmd(), newAuditExportCmd(), newAuditKeygenCmd())
 	return cmd
@@ -342,10 +372,13 @@ func newAuditQueryCmd() *cobra.Command {
 	var f auditFilter
 	var format string
 	var limit int
+	var oldest bool
 	cmd := &cobra.Command{
 		Use:   "query",
 		Short: "List the audit records that match filters",
-		Args:  cobra.NoArgs,
+		Long: `query lists the records that match the filters, in the order they were written (oldest at the
+top): the newest --limit of them, or with --oldest the first --limit.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if limit < 0 {
 				return usageError{"--limit must be 0 (no limit) or more"}
@@ -355,14 +388,22 @@ func newAuditQueryCmd() *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			filter.Limit = limit
-			return writeRecords(cmd.OutOrStdout(), format, s.Query(cmd.Context(), filter))
+			if oldest || limit == 0 {
+				filter.Limit = limit
+				return writeRecords(cmd.OutOrStdout(), format, s.Query(cmd.Context(), filter))
+			}
+			recs, _, err := lastRecords(cmd.Context(), s, filter, limit)
+			if err != nil {
+				return err
+			}
+			return writeRecords(cmd.OutOrStdout(), format, recordsOf(recs))
 		},
 	}
 	t.flags(cmd)
 	f.flags(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, jsonl or csv")
-	cmd.Flags().IntVar(&limit, "limit", 1000, "at most this many records, oldest first (0: all)")
+	cmd.Flags().IntVar(&limit, "limit", 1000, "at most this many records: the newest, unless --oldest (0: all)")
+	cmd.Flags().BoolVar(&oldest, "oldest", false, "with --limit, the oldest records that match instead of the newest")
 	return cmd
 }
 
@@ -440,21 +481,9 @@ func newAuditTailCmd() *cobra.Command {
 // tailRecords prints the last n records matching filter, then (follow)
 // those appended later, until ctx ends.
 func tailRecords(ctx context.Context, w io.Writer, format string, s audit.Store, filter audit.Filter, n int, follow bool, interval time.Duration) error {
-	ring := make([]*audit.Record, 0, n)
-	var last int64
-	for r, err := range s.Query(ctx, filter) {
-		if err != nil {
-			return err
-		}
-		last = r.Seq
-		if n == 0 {
-			continue
-		}
-		if len(ring) == n {
-			copy(ring, ring[1:])
-			ring = ring[:n-1]
-		}
-		ring = append(ring, r)
+	ring, last, err := lastRecords(ctx, s, filter, n)
+	if err != nil {
+		return err
 	}
 	if err := writeRecords(w, format, recordsOf(ring)); err != nil || !follow {
 		return err
@@ -493,6 +522,28 @@ func tailRecords(ctx context.Context, w io.Writer, format string, s audit.Store,
 			return err
 		}
 	}
+}
+
+// lastRecords reads the last n records matching filter, oldest first,
+// and the Seq of the last record read (0 when none matched).
+func lastRecords(ctx context.Context, s audit.Store, filter audit.Filter, n int) (ring []*audit.Record, last int64, err error) {
+	ring = make([]*audit.Record, 0, min(n, 1024))
+	start := 0 // ring[start:] then ring[:start] once it is full
+	for r, err := range s.Query(ctx, filter) {
+		if err != nil {
+			return nil, 0, err
+		}
+		last = r.Seq
+		switch {
+		case n == 0:
+		case len(ring) < n:
+			ring = append(ring, r)
+		default:
+			ring[start] = r
+			start = (start + 1) % n
+		}
+	}
+	return slices.Concat(ring[start:], ring[:start]), last, nil
 }
 
 // writeRecords writes records in format: a table for people, or JSON Lines

@@ -32,7 +32,7 @@ type oauthTargetFlags struct {
 
 func (o *oauthTargetFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&o.tokenDir, "token-dir", "", "directory of the tokens `toolwire login` stored (default: $"+envTokenDir+", else toolwire/tokens\n"+
+	fl.StringVar(&o.tokenDir, "token-dir", "", "directory of the tokens that toolwire login stored (default: $"+envTokenDir+", else toolwire/tokens\n"+
 		"under $XDG_STATE_HOME or ~/.local/state)")
 	fl.StringVar(&o.clientID, "client-id", "", "HTTP: authorize as this pre-registered OAuth client with the client credentials grant\n"+
 		"(a machine client: no login, tokens kept in memory only)")

@@ -35,7 +35,11 @@ func newCallCmd() *cobra.Command {
 			"files (their paths printed), resource links and embedded text resources described, annotations\n" +
 			"shown, structured content pretty-printed. A tool error prints its content to stderr.\n\n" +
 			"Arguments are one JSON object, or key=value pairs typed by the tool's inputSchema (so a=7 sends\n" +
-			"the number 7 when a is a number); key:=JSON sends a raw JSON value. For example:\n\n" +
+			"the number 7 when a is a number); key:=JSON sends a raw JSON value. For a tool the server does not\n" +
+			"list (a gateway's persona may hide it) there is no schema: a value that is JSON is sent as that\n" +
+			"JSON (n=3 a number, flag=true a boolean, x=null, tags=[1,2] an array, s='\"3\"' the string \"3\"),\n" +
+			"any other as a string (name=alice). Such a call is sent all the same: the server decides, and\n" +
+			"its error, if any, is shown with the nearest names it does list. For example:\n\n" +
 			"  toolwire call http://127.0.0.1:8080/mcp get-sum a=7 b=5\n" +
 			"  toolwire call echo '{\"message\":\"hi\"}' -- node server.js stdio\n" +
 			"  toolwire call --otc http://127.0.0.1:8081 toolwire_reference.get_sum a=7 b=5\n" +
@@ -85,28 +89,59 @@ func runCall(cmd *cobra.Command, f *callFlags, args []string) error {
 			tool = tl
 		}
 	}
-	if tool == nil {
-		msg := fmt.Sprintf("unknown tool %q", name)
-		if near := suggest.Closest(name, names, 3); len(near) > 0 {
-			msg += "; did you mean " + strings.Join(near, ", ") + "?"
-		} else if len(names) > 0 {
-			msg += fmt.Sprintf("; the server has %d tools (toolwire tools %s)", len(names), t)
-		} else {
-			msg += "; " + errNoTools.Error()
-		}
-		return usageError{msg}
+	// A tool this client does not see is called all the same: the server
+	// decides (a gateway's persona may deny it, and audits the denial),
+	// and a call it does not know fails with its own error, to which the
+	// nearest listed names are added.
+	var schema json.RawMessage
+	if tool != nil {
+		schema = tool.InputSchema
 	}
-	arguments, err := parseArgs(argv, tool.InputSchema)
+	arguments, err := parseArgs(argv, schema)
 	if err != nil {
 		return err
 	}
+	err = callTool(cmd, f, c, t, tool, name, arguments)
+	if tool == nil && client.CodeOf(err) == client.CodeJSONRPC {
+		err = unlistedToolError{err: err, hint: unlistedHint(f, t, name, names)}
+	}
+	return err
+}
 
+// unlistedToolError is the server's error for a call of a tool the client
+// did not see listed, with a hint of what it does list.
+type unlistedToolError struct {
+	err  error
+	hint string
+}
+
+func (e unlistedToolError) Error() string { return e.err.Error() + "\n" + e.hint }
+func (e unlistedToolError) Unwrap() error { return e.err }
+
+// unlistedHint names the listed tools nearest to name, or how many the
+// server lists and how to see them, as a command with the credentials
+// given to this one.
+func unlistedHint(f *callFlags, t target, name string, names []string) string {
+	msg := fmt.Sprintf("toolwire: %q is not among the tools the server lists to this caller", name)
+	switch near := suggest.Closest(name, names, 3); {
+	case len(near) > 0:
+		return msg + "; did you mean " + strings.Join(near, ", ") + "?"
+	case len(names) > 0:
+		return msg + fmt.Sprintf("; it lists %d: %s", len(names), listCommand(t, &f.targetFlags))
+	}
+	return msg + "; " + errNoTools.Error()
+}
+
+// callTool sends the call (as a task when asked or required) and prints
+// its result; tool is nil for a tool the server did not list.
+func callTool(cmd *cobra.Command, f *callFlags, c *client.Client, t target, tool *mcp.Tool, name string, arguments json.RawMessage) error {
+	ctx := cmd.Context()
 	var callOpts []client.CallOption
 	bar := &progressBar{w: cmd.ErrOrStderr()}
 	if fd, ok := cmd.ErrOrStderr().(*os.File); ok && isTerminal(fd) {
 		callOpts = append(callOpts, client.WithProgress(bar.update))
 	}
-	if !f.task && tool.Execution != nil && tool.Execution.TaskSupport == mcp.TaskRequired {
+	if !f.task && tool != nil && tool.Execution != nil && tool.Execution.TaskSupport == mcp.TaskRequired {
 		fmt.Fprintf(cmd.ErrOrStderr(), "toolwire: %s must run as a task (its execution.taskSupport is required): running it as one\n", name)
 		f.task = true
 	}
@@ -134,7 +169,10 @@ func printResult(cmd *cobra.Command, asJSON bool, r *renderer, res *mcp.CallTool
 		} else if rerr := r.render(cmd.ErrOrStderr(), res); rerr != nil {
 			return rerr
 		}
-		return err
+		if len(res.Content) == 0 {
+			return err
+		}
+		return shownToolError{te}
 	}
 	if err != nil {
 		return err
@@ -144,6 +182,16 @@ func printResult(cmd *cobra.Command, asJSON bool, r *renderer, res *mcp.CallTool
 	}
 	return r.render(cmd.OutOrStdout(), res)
 }
+
+// shownToolError is a tool error whose content was printed already: its
+// last line names the tool without repeating the message.
+type shownToolError struct{ *client.ToolError }
+
+func (e shownToolError) Error() string {
+	return fmt.Sprintf("tool %q failed (its error is above)", e.Tool)
+}
+
+func (e shownToolError) Unwrap() error { return e.ToolError }
 
 func printJSON(w io.Writer, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")

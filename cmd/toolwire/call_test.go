@@ -226,7 +226,8 @@ func TestCallExitStatuses(t *testing.T) {
 		{"session", []string{"call", scripted(t, func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
 			w.WriteHeader(http.StatusNotFound)
 		}), "work"}, 7, "toolwire: ERR_MCP_SESSION_INVALID: "},
-		{"usage: unknown tool", []string{"call", referenceURL(t), "get-sun", "a=1"}, 2, `unknown tool "get-sun"; did you mean get-sum?`},
+		{"unknown tool: sent, the server's error with a hint", []string{"call", referenceURL(t), "get-sun", "a=1"}, 5,
+			"JSON-RPC error -32602: unknown tool: \"get-sun\"\ntoolwire: \"get-sun\" is not among the tools the server lists to this caller; did you mean get-sum?"},
 		{"usage: typed value", []string{"call", referenceURL(t), "get-sum", "a=seven", "b=5"}, 2, "a=seven: want a number"},
 		{"usage: JSON typo", []string{"call", referenceURL(t), "get-sum", `{"a": 7, "b": 5,}`}, 2, "invalid JSON at line 1, column 17"},
 		{"usage: no target", []string{"call", "get-sum"}, 2, "no server given"},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -104,20 +105,55 @@ func loadGatewayConfig(ctx context.Context, f *gatewayFlags) (file *config.File,
 	return daemon.LoadConfig(f.config)
 }
 
+// defaultGatewayDataDir is the embedded default's data directory:
+// gateway under toolwire's state directory (where `toolwire serve` keeps
+// its tasks), holding its audit trail, tasks and sessions; the default
+// `toolwire audit` reads.
+func defaultGatewayDataDir() (string, error) {
+	dir, err := defaultDataDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "gateway"), nil
+}
+
 // defaultGatewayConfig is the gateway a fresh machine can run: the
-// reference tools in process and this binary's own `serve --stdio`.
+// reference tools in process and this binary's own `serve --stdio`, its
+// audit trail, tasks and sessions kept in defaultGatewayDataDir.
 func defaultGatewayConfig(ctx context.Context) (*config.File, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding this program for the stdio upstream: %w", err)
 	}
+	dir, err := defaultGatewayDataDir()
+	if err != nil {
+		return nil, fmt.Errorf("finding the state directory for the audit trail: %w", err)
+	}
 	ref := server.New(reference.Info())
 	if err := reference.Register(ref, reference.WithLifetime(ctx)); err != nil {
 		return nil, err
 	}
+	// Both upstreams are the reference server, whose resources and
+	// templates have the same URIs: resources are served under the URI
+	// their upstream gives them, so the two would collide. The stdio one
+	// serves them; the in-process one keeps its tools and prompts.
+	for _, r := range ref.Resources() {
+		ref.RemoveResource(r.URI)
+	}
+	for _, t := range ref.ResourceTemplates() {
+		ref.RemoveResourceTemplate(t.URITemplate)
+	}
 	return &config.File{
 		Listen:      config.DefaultListen,
 		AdminListen: config.DefaultAdminListen,
+		DataDir:     dir,
+		Audit: config.Audit{
+			Store:           config.DefaultAuditStore,
+			Retention:       config.DefaultAuditRetention,
+			Redact:          config.DefaultAuditRedact(),
+			MaxValueBytes:   gateway.DefaultAuditMaxValue,
+			HeadLogInterval: config.DefaultAuditHeadLogInterval,
+		},
 		Gateway: gateway.Config{
 			Upstreams: []gateway.Upstream{
 				{Name: "reference", Server: ref},

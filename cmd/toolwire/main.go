@@ -25,8 +25,20 @@ func main() {
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "toolwire",
-		Short:         "Serve MCP tools, and list and call tools on MCP servers",
+		Use:   "toolwire",
+		Short: "Serve MCP tools, put many MCP servers behind one gateway, and call tools on MCP servers",
+		Long: `toolwire is an MCP toolkit on the command line:
+
+  toolwire gateway    many MCP servers behind one endpoint, with personas, rate limits and an
+                      audit trail (toolwire audit reads it); without --config an embedded default
+  toolwire serve      the reference tools over Streamable HTTP or stdio
+  toolwire tools, call, prompts, prompt, resources, read, tasks, task
+                      list and use what an MCP server offers (login for OAuth)
+  toolwire check, run, test
+                      flows, YAML scenarios of calls and assertions: check them, run one, or run
+                      them as tests (JUnit for CI)
+
+Run toolwire COMMAND --help for a command's flags.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       toolwire.Version(),

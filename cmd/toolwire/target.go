@@ -21,6 +21,7 @@ import (
 type targetFlags struct {
 	headers        []string
 	era            string
+	wire           string // --transport: auto, http or sse (URL targets)
 	timeout        time.Duration
 	maxMessageSize int
 	maxPages       int
@@ -61,6 +62,9 @@ func (f *targetFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, `extra HTTP header "Name: value" (repeatable)`)
 	fl.StringVar(&f.era, "era", "auto", "protocol era: auto (probe 2026-07-28, fall back to initialize), modern or legacy")
+	fl.StringVar(&f.wire, "transport", "auto", "HTTP transport of a URL: auto (Streamable HTTP, falling back to the 2024-11-05\n"+
+		"HTTP+SSE transport when initialize is refused with 400, 404 or 405), http (Streamable HTTP only) or sse\n"+
+		"(HTTP+SSE only: GET the URL's event stream, POST to its endpoint)")
 	fl.Var(units.Duration(&f.timeout, client.DefaultTimeout), "timeout", "longest a request may take (0: no limit)")
 	fl.Var(units.Size(&f.maxMessageSize, client.DefaultMaxMessageSize, units.MaxSize), "max-message-size", "largest message accepted from the server, in bytes")
 	fl.IntVar(&f.maxPages, "max-pages", client.DefaultMaxPages, "most pages of tools/list followed before giving up (exit 4), 1 or more")
@@ -87,6 +91,54 @@ func (t target) String() string {
 		return t.url
 	}
 	return strings.Join(t.command, " ")
+}
+
+// credFlags are the flags of f that carry credentials or say where they
+// are (-H, --token-dir, --client-id, --client-secret given on the command
+// line), shell-quoted, for a hint that prints a command to run next: it
+// must reach the server as this one did.
+func (f *targetFlags) credFlags() []string {
+	var out []string
+	for _, h := range f.headers {
+		out = append(out, "-H", shellQuote(h))
+	}
+	for _, fl := range []struct{ name, value string }{
+		{"--token-dir", f.oauth.tokenDir}, {"--client-id", f.oauth.clientID}, {"--client-secret", f.oauth.clientSecret},
+	} {
+		if fl.value != "" && (fl.name != "--client-secret" || os.Getenv(envClientSecret) != fl.value) {
+			out = append(out, fl.name, shellQuote(fl.value))
+		}
+	}
+	return out
+}
+
+// commandLine is a toolwire command against t, for a hint: the words,
+// the credentials flags of f, then t (its URL, or -- and its command).
+func commandLine(t target, f *targetFlags, words ...string) string {
+	parts := append([]string{"toolwire"}, words...)
+	if f != nil {
+		parts = append(parts, f.credFlags()...)
+	}
+	if t.url != "" {
+		return strings.Join(append(parts, shellQuote(t.url)), " ")
+	}
+	parts = append(parts, "--")
+	for _, a := range t.command {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+// listCommand is the `toolwire tools` command for t with f's credentials.
+func listCommand(t target, f *targetFlags) string { return commandLine(t, f, "tools") }
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and -_./:=@,+%.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@,+%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // splitTarget separates the server from the other arguments: a leading
@@ -147,18 +199,17 @@ func (f *targetFlags) transport(t target) (client.Transport, error) {
 			}
 			h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 		}
-		tr := &client.HTTP{URL: t.url, Header: h}
 		a, err := f.oauth.authFor(t.url, h, f.errOut())
 		if err != nil {
 			return nil, err
 		}
-		if a != nil {
-			tr.Auth = a
-		}
-		return tr, nil
+		return f.httpTransport(t.url, h, a)
 	}
 	if len(f.headers) > 0 {
 		return nil, usageError{"--header applies to http(s) servers only"}
+	}
+	if f.wire != "auto" && f.wire != "" {
+		return nil, usageError{"--transport applies to http(s) servers only"}
 	}
 	if f.oauth.clientID != "" || f.oauth.clientSecret != "" {
 		return nil, usageError{"--client-id and --client-secret apply to http(s) servers only"}
@@ -211,14 +262,14 @@ func (f *targetFlags) connectAndList(ctx context.Context, t target) (*client.Cli
 const exitHelp = `Exit status:
   0  success
   1  any other failure
-  2  usage error (bad flags or arguments, unknown tool)
+  2  usage error (bad flags or arguments)
   3  ERR_MCP_TRANSPORT        the server could not be reached, stopped answering, or refused the request
                               (401/403; "authorization required: run toolwire login URL" when a login would help)
   4  ERR_MCP_PROTOCOL         the server's answer broke MCP (malformed JSON/SSE, bad content, outputSchema
                               mismatch), asked for input the CLI cannot give (sampling; elicitation when
                               stdin is not a terminal), or its tool list ran past --max-pages pages
-  5  ERR_MCP_JSON_RPC_ERROR   the server answered with a JSON-RPC error, or (--era modern) does not speak
-                              2026-07-28
+  5  ERR_MCP_JSON_RPC_ERROR   the server answered with a JSON-RPC error (an unknown tool, for one), or
+                              (--era modern) does not speak 2026-07-28
   6  ERR_MCP_TOOL_ERROR       the tool ran and reported failure (isError)
   7  ERR_MCP_SESSION_INVALID  the server rejected the HTTP session again after re-initializing`
 

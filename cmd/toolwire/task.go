@@ -105,9 +105,9 @@ func awaitTask(cmd *cobra.Command, f *targetFlags, c *client.Client, t target, i
 		} else {
 			fmt.Fprintf(w, "toolwire: task %s cancelled\n", id)
 		}
-		fmt.Fprintf(w, "toolwire: show it with: %s\n", taskCommand(t, id, ""))
+		fmt.Fprintf(w, "toolwire: show it with: %s\n", taskCommand(t, id, "", f.credFlags()...))
 	} else {
-		fmt.Fprintf(w, "toolwire: task %s left running; wait for its result with: %s\n", id, taskCommand(t, id, "--wait"))
+		fmt.Fprintf(w, "toolwire: task %s left running; wait for its result with: %s\n", id, taskCommand(t, id, "--wait", f.credFlags()...))
 	}
 	return nil, errInterrupted
 }
@@ -125,9 +125,11 @@ func readLine(f *targetFlags, in io.Reader) string {
 	return line
 }
 
-// taskCommand is the `toolwire task` command line for task id on t.
-func taskCommand(t target, id, flag string) string {
+// taskCommand is the `toolwire task` command line for task id on t, with
+// the credentials flags given (credFlags).
+func taskCommand(t target, id, flag string, creds ...string) string {
 	parts := []string{"toolwire", "task"}
+	parts = append(parts, creds...)
 	if t.url != "" {
 		parts = append(parts, t.url)
 	}
@@ -161,12 +163,15 @@ func runTasks(cmd *cobra.Command, f *targetFlags, asJSON bool, args []string) er
 	}
 	defer c.Close()
 	if c.Era() == mcp.EraModern {
-		return fmt.Errorf("the server speaks MCP %s, which has no task listing (tasks/list is 2025-11-25 only); show a task by its id with: %s",
-			c.ProtocolVersion(), taskCommand(t, "ID", ""))
+		msg := fmt.Sprintf("the server speaks MCP %s, which has no task listing (tasks/list is 2025-11-25 only)", c.ProtocolVersion())
+		if f.era == "auto" {
+			msg += fmt.Sprintf(".\nList them in 2025-11-25, which toolwire serve and the gateway speak too: %s", commandLine(t, f, "tasks", "--era", "legacy"))
+		}
+		return fmt.Errorf("%s.\nShow a task by its id with: %s", msg, taskCommand(t, "ID", "", f.credFlags()...))
 	}
 	tasks, err := c.ListTasks(cmd.Context())
 	if errors.Is(err, client.ErrTasksUnsupported) {
-		return fmt.Errorf("the server does not list tasks: %w", err)
+		return fmt.Errorf("the server does not list tasks (its capabilities offer no tasks.list): %w", err)
 	}
 	if err != nil {
 		return err
