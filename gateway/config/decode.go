@@ -264,7 +264,7 @@ func (d *decoder) listenersDistinct(top *ast.MappingNode, f *File) {
 }
 
 // upstreamKeys are the keys of one upstream.
-var upstreamKeys = []string{"command", "env", "cwd", "url", "headers", "header_files", "oauth", "timeout", "max_message_size", "sessions", "max_sessions", "idle_timeout"}
+var upstreamKeys = []string{"command", "env", "cwd", "url", "headers", "header_files", "oauth", "timeout", "max_message_size", "sessions", "max_sessions", "idle_timeout", "tools"}
 
 func (d *decoder) upstreams(n ast.Node) []gateway.Upstream {
 	m, ok := d.Mapping(n, "upstreams")
@@ -381,6 +381,9 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 			if n, ok := d.size(v, what); ok {
 				u.MaxMessageSize = n
 			}
+		case "tools":
+			keys[key] = mv.Key
+			d.upstreamTools(v, what, &u)
 		default:
 			if d.sessionKey(key, v, what, &u) {
 				keys[key] = mv.Key

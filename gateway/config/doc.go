@@ -33,6 +33,18 @@
 //	      scopes: [crm.read]
 //	      token_endpoint_auth_method: client_secret_basic
 //	      allow_private_networks: false
+//	      token_exchange:           # calls go as each caller (RFC 8693)
+//	        issuer: https://issuer.example.com
+//	        client_id: toolwire-gateway
+//	        client_secret: "${CRM_CLIENT_SECRET}"
+//	        audience: https://crm.example.com/mcp
+//	        scopes: [crm.write]
+//	        on_api_key: static      # API-key callers: the gateway's token
+//	    tools:
+//	      create_note:
+//	        title: Add a note to the ACME account
+//	        description: Adds a note to the ACME account.
+//	        pin: {account: acme}    # out of the schema, forced on every call
 //	naming:
 //	  separator: "__"
 //	  rename: {files__read_file: read_file}
@@ -200,6 +212,42 @@
 //     headers and header_files cannot set it. Loading a file again gives
 //     the same Authorizer for an unchanged url and oauth, so a reload
 //     keeps the upstream and its token. URL only.
+//     oauth: token_exchange makes calls go as their caller
+//     (Upstream.TokenExchange): for each request forwarded, the caller's
+//     validated OAuth access token is exchanged at the authorization
+//     server (RFC 8693, subject_token_type access_token) for a token of
+//     the upstream's audience, which alone is sent upstream; the caller's
+//     token never is. Exchanged tokens are cached per caller until 30 s
+//     before they expire (at most limits: max_exchanged_tokens per
+//     upstream). A failed exchange is an isError result naming the
+//     upstream, audited as upstream_error. Keys: token_endpoint or issuer
+//     (exactly one; https, or http on a loopback host; an issuer's RFC
+//     8414 metadata names its token endpoint), client_id (required: the
+//     gateway's client at that server), client_secret or
+//     client_secret_file (a file read like header_files; never echoed),
+//     token_endpoint_auth_method (client_secret_basic, the default with a
+//     secret, client_secret_post or none), audience and resource (sent as
+//     given; with neither, resource is the upstream's url), scopes,
+//     on_api_key: refuse (the default: a caller with no OAuth token, an
+//     API key or no credentials, gets an isError result) or static (it is
+//     served with the upstream's own credentials: oauth client_id and
+//     client_secret, or headers, one of which is then required). With
+//     token_exchange, client_id and client_secret of oauth itself are
+//     optional, and headers may set Authorization (used for the gateway's
+//     own requests: listing, API-key callers under static). The upstream
+//     must take each request on its own authority: a 2026-07-28 upstream
+//     does; a 2025-11-25 one that binds its session to whoever opened it
+//     refuses the callers' tokens in the gateway's session.
+//   - tools: per tool, by its upstream name, what the catalog says of it
+//     instead of the upstream (Upstream.Tools): title and description
+//     (non-empty; left out keeps the upstream's) and pin, arguments pinned
+//     to a value (a string, a number written as JSON writes it, or a
+//     boolean; at most 64). A pinned argument is removed from the tool's
+//     advertised inputSchema (properties and required) and added to the
+//     arguments of every call forwarded; a call that gives it with another
+//     value (as compact JSON), or whose argument names cannot be read
+//     plainly, is refused with an isError result naming it, audited as
+//     denied, and never reaches the upstream.
 //   - max_message_size: the largest message the gateway reads from the
 //     upstream (a result, a notification), in bytes, optionally with a
 //     KiB, MiB or GiB suffix (8MiB); more than zero and at most

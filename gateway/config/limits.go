@@ -44,6 +44,10 @@ type Limits struct {
 	// UpstreamLists bounds every list followed from an upstream
 	// (upstream_lists: max_pages, max_items, max_bytes).
 	UpstreamLists gateway.ListLimits
+	// MaxExchangedTokens bounds the tokens obtained by token exchange kept
+	// per upstream (max_exchanged_tokens;
+	// gateway.DefaultMaxExchangedTokens).
+	MaxExchangedTokens int
 }
 
 // SessionLimits is limits.sessions.
@@ -71,7 +75,7 @@ const (
 
 var (
 	limitsKeys = []string{"max_conns", "max_in_flight", "max_body", "memory", "anonymous_memory", "address_memory",
-		"min_body_rate", "body_grace", "sessions", "inputs", "upstream_lists"}
+		"min_body_rate", "body_grace", "sessions", "inputs", "upstream_lists", "max_exchanged_tokens"}
 	sessionLimitKeys = []string{"max", "per_caller", "anonymous", "idle_timeout", "unused_timeout"}
 	inputLimitKeys   = []string{"pending", "per_caller", "timeout"}
 	listLimitKeys    = []string{"max_pages", "max_items", "max_bytes"}
@@ -131,6 +135,8 @@ func (d *decoder) callerLimits(n ast.Node, f *File) {
 			count(v, w, MaxMessageSize, &l.MinBodyRate)
 		case "body_grace":
 			dur(v, w, MaxTimeout, &l.BodyGrace)
+		case "max_exchanged_tokens":
+			count(v, w, MaxLimitCount, &l.MaxExchangedTokens)
 		case "sessions":
 			d.section(v, w, sessionLimitKeys, func(key string, mv *ast.MappingValueNode) {
 				keys["sessions."+key] = mv.Key

@@ -24,15 +24,17 @@ import (
 const MaxHeaderFile = 64 << 10
 
 // upstreamOAuth is an upstream's oauth settings: the gateway obtains its
-// own token with the client credentials grant.
+// own token with the client credentials grant (clientID set), and, with
+// token_exchange, one for each caller (exchange).
 type upstreamOAuth struct {
 	clientID, clientSecret string
 	scopes                 []string
 	method                 string
 	allowPrivate           bool
+	exchange               *gateway.TokenExchange
 }
 
-var upstreamOAuthKeys = []string{"client_id", "client_secret", "scopes", "token_endpoint_auth_method", "allow_private_networks"}
+var upstreamOAuthKeys = []string{"client_id", "client_secret", "scopes", "token_endpoint_auth_method", "allow_private_networks", "token_exchange"}
 
 // oauthMethods are the client authentication methods the client
 // credentials grant can use with a secret ("" lets the gateway pick one
@@ -77,10 +79,14 @@ func (d *decoder) upstreamOAuth(entry *ast.MappingValueNode, p string) *upstream
 			}
 		case "allow_private_networks":
 			o.allowPrivate, _ = d.boolean(v, w)
+		case "token_exchange":
+			o.exchange = d.tokenExchange(mv, what)
 		}
 	})
+	// With token_exchange alone, the gateway has no token of its own.
+	static := !d.has(m, "token_exchange") || d.has(m, "client_id") || d.has(m, "client_secret")
 	for _, k := range []string{"client_id", "client_secret"} {
-		if !d.has(m, k) {
+		if static && !d.has(m, k) {
 			d.Errorf(entry.Key, "%s: no %s (the client credentials grant needs client_id and client_secret)", what, k)
 		}
 	}
@@ -162,8 +168,13 @@ func (d *decoder) setAuth(u *gateway.Upstream, o *upstreamOAuth, oauthKey ast.No
 		d.Errorf(oauthKey, "%s: oauth needs an https url (http only on a loopback host): no token is sent over plain http", p)
 		return
 	}
-	if _, dup := u.Header["Authorization"]; dup {
+	if _, dup := u.Header["Authorization"]; dup && o.clientID != "" {
 		d.Errorf(oauthKey, "%s: oauth sets the Authorization header, which headers or header_files set too", p)
+		return
+	}
+	u.TokenExchange = o.exchange
+	if o.clientID == "" {
+		d.checkStaticFallback(u, oauthKey, p)
 		return
 	}
 	a, err := authorizer(u.URL, o)
@@ -172,6 +183,7 @@ func (d *decoder) setAuth(u *gateway.Upstream, o *upstreamOAuth, oauthKey ast.No
 		return
 	}
 	u.Auth = a
+	d.checkStaticFallback(u, oauthKey, p)
 }
 
 // headerFiles reads header values from files. The files' contents never

@@ -30,6 +30,6 @@ func limitOptions(l config.Limits) ([]streamable.HandlerOption, []streamable.Ser
 		h = append(h, streamable.WithMemoryBudget(transport.NewMemoryBudget(int64(l.Memory))))
 	}
 	s := []streamable.ServerOption{streamable.WithLimits(streamable.Limits{MaxConns: l.MaxConns})}
-	g := []gateway.Option{gateway.WithLimits(gateway.Limits{Inputs: l.Inputs, Lists: l.UpstreamLists})}
+	g := []gateway.Option{gateway.WithLimits(gateway.Limits{Inputs: l.Inputs, Lists: l.UpstreamLists, MaxExchangedTokens: l.MaxExchangedTokens})}
 	return h, s, g
 }
