@@ -89,6 +89,9 @@ func validate(cfg Config) error {
 		if u.Timeout < 0 {
 			return fmt.Errorf("gateway: upstream %q: negative timeout", u.Name)
 		}
+		if err := u.URLTransport.check(u.URL != ""); err != nil {
+			return fmt.Errorf("gateway: upstream %q: %w", u.Name, err)
+		}
 		if u.Sessions != "" && u.Sessions != SessionsShared && u.Sessions != SessionsPerClient {
 			return fmt.Errorf("gateway: upstream %q: sessions %q: want %q or %q", u.Name, u.Sessions, SessionsShared, SessionsPerClient)
 		}
@@ -307,7 +310,7 @@ func (g *Gateway) retire(u *upstream) {
 }
 
 func sameSpec(a, b Upstream) bool {
-	if a.Name != b.Name || a.URL != b.URL || a.Dir != b.Dir || a.Timeout != b.Timeout || a.Server != b.Server || a.MaxMessageSize != b.MaxMessageSize ||
+	if a.Name != b.Name || a.URL != b.URL || a.URLTransport != b.URLTransport || a.Dir != b.Dir || a.Timeout != b.Timeout || a.Server != b.Server || a.MaxMessageSize != b.MaxMessageSize ||
 		a.Sessions != b.Sessions || a.MaxSessions != b.MaxSessions || a.IdleTimeout != b.IdleTimeout || !sameAuth(a.Auth, b.Auth) ||
 		len(a.Command) != len(b.Command) || len(a.Env) != len(b.Env) || len(a.Header) != len(b.Header) ||
 		!reflect.DeepEqual(a.TokenExchange, b.TokenExchange) || !reflect.DeepEqual(a.Tools, b.Tools) {

@@ -50,6 +50,12 @@ type Upstream struct {
 	URL     string
 	Header  http.Header
 	Timeout time.Duration
+	// URLTransport is how URL is spoken to: URLTransportHTTP (Streamable
+	// HTTP), URLTransportSSE (the 2024-11-05 HTTP+SSE transport: URL is
+	// its event stream), or URLTransportAuto (""), Streamable HTTP falling
+	// back to HTTP+SSE when the server refuses initialize with 400, 404
+	// or 405, as the specification's backwards-compatibility guidance says.
+	URLTransport URLTransport
 	// Auth authorizes the gateway's own requests to a URL upstream, for
 	// example an *oauth.Authorizer with the client credentials grant,
 	// which obtains and refreshes the gateway's token. A downstream
@@ -108,12 +114,14 @@ const (
 	DefaultIdleTimeout = 5 * time.Minute
 )
 
-// Transport names how the upstream is reached: "stdio", "http" or
-// "in-process".
+// Transport names how the upstream is reached: "stdio", "http", "sse"
+// (URLTransportSSE) or "in-process".
 func (u Upstream) Transport() string {
 	switch {
 	case len(u.Command) > 0:
 		return "stdio"
+	case u.URL != "" && u.URLTransport == URLTransportSSE:
+		return "sse"
 	case u.URL != "":
 		return "http"
 	default:

@@ -270,7 +270,7 @@ func (u *upstream) transport(ctx context.Context) (client.Transport, error) {
 		}
 		return cmd, nil
 	case s.URL != "":
-		return &client.HTTP{URL: s.URL, Header: s.Header, Client: u.hc, Auth: u.httpAuth()}, nil
+		return u.urlTransport(u.httpAuth()), nil
 	case s.Server != nil:
 		// The in-process session lives until the client closes its end
 		// (the supervisor always does): not tied to ctx, so that what the
