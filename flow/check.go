@@ -19,6 +19,9 @@ type checker struct {
 	visible map[string]bool
 	log     []string // names made visible, in order, for undo
 	clients map[string]*ClientSpec
+	typed   *typedEnv         // results typed, for the check only
+	maybe   map[string]string // steps that may not have run, and why
+	facts   facts             // what the guards around this point tell
 }
 
 func (p *parser) check(fl *Flow) {
@@ -44,6 +47,11 @@ func (p *parser) check(fl *Flow) {
 		return
 	}
 	c.env, fl.env = env, env
+	if c.typed, err = newTypedEnv(fl, c.named); err != nil {
+		p.errAt(fl.Pos, "CEL environment: %v", err)
+		return
+	}
+	c.maybe = map[string]string{}
 	top := &scopeCtx{visible: map[string]bool{}}
 	for _, cs := range fl.Clients {
 		for _, v := range []*value{cs.command, cs.cwd, cs.url} {
@@ -151,6 +159,10 @@ func (c *checker) compile(v *value, sc *scopeCtx, want string) {
 	switch v.kind {
 	case vExpr:
 		pt := v.parts[0]
+		if ds := c.typedCheck(pt.src, v.exprPos(pt.off), v.indent(), sc).diags; len(ds) > 0 {
+			report(ds)
+			return
+		}
 		prog, ds := c.env.compile(pt.src, v.exprPos(pt.off), v.indent(), sc, want)
 		report(ds)
 		v.prog = prog
@@ -158,6 +170,10 @@ func (c *checker) compile(v *value, sc *scopeCtx, want string) {
 		for i := range v.parts {
 			pt := &v.parts[i]
 			if pt.text != "" {
+				continue
+			}
+			if ds := c.typedCheck(pt.src, v.exprPos(pt.off), v.indent(), sc).diags; len(ds) > 0 {
+				report(ds)
 				continue
 			}
 			prog, ds := c.env.compile(pt.src, v.exprPos(pt.off), v.indent(), sc, "")
@@ -210,13 +226,24 @@ func (c *checker) condition(v *value, sc *scopeCtx, what, want string) {
 // steps checks a list in execution order; a step's name becomes visible to
 // the expressions after it.
 func (c *checker) steps(list []*Step, sc *scopeCtx) {
+	saved := c.facts
 	for _, s := range list {
 		c.step(s, sc)
+		if s.Kind == "assert" && s.when == nil {
+			// Later steps run only if the assertion held.
+			c.facts = meet(c.facts, c.assertFacts(s, sc))
+		}
 	}
+	c.facts = saved
 }
 
 func (c *checker) step(s *Step, sc *scopeCtx) {
-	c.condition(s.when, sc, s.Path+".when", "bool")
+	saved := c.facts
+	defer func() { c.facts = saved }()
+	if s.when != nil {
+		c.condition(s.when, sc, s.Path+".when", "bool")
+		c.facts = meet(c.facts, c.guard(s.when, sc, true))
+	}
 	switch s.Kind {
 	case "call", "list", "read", "prompt":
 		c.clientOf(s)
@@ -227,21 +254,28 @@ func (c *checker) step(s *Step, sc *scopeCtx) {
 		c.compile(s.val, sc, "")
 	case "if":
 		c.condition(s.cond, sc, s.Path+".if", "bool")
-		m := c.mark()
-		c.steps(s.then, sc)
-		then := c.undo(m)
-		c.steps(s.els, sc)
-		c.show(then...)
+		taken := -1
+		switch constBool(s.cond) {
+		case "true":
+			taken = 0
+		case "false":
+			taken = 1
+		}
+		c.branches(s, [][]*Step{s.then, s.els}, []facts{c.guard(s.cond, sc, true), c.guard(s.cond, sc, false)}, taken, sc, "if")
 	case "switch":
 		c.condition(s.cond, sc, s.Path+".switch", "")
-		var seen []string
-		for _, cs := range s.cases {
-			m := c.mark()
-			c.steps(cs.steps, sc)
-			seen = append(seen, c.undo(m)...)
+		lists := make([][]*Step, 0, len(s.cases)+1)
+		taken := -1
+		for i, cs := range s.cases {
+			lists = append(lists, cs.steps)
+			if s.cond != nil && s.cond.kind == vLit && formatValue(s.cond.lit) == cs.key && taken < 0 {
+				taken = i
+			}
 		}
-		c.steps(s.def, sc)
-		c.show(seen...)
+		if s.cond != nil && s.cond.kind == vLit && taken < 0 {
+			taken = len(s.cases)
+		}
+		c.branches(s, append(lists, s.def), nil, taken, sc, "switch")
 	case "for_each":
 		c.condition(s.cond, sc, s.Path+".for_each", "list")
 		m := c.mark()
@@ -250,10 +284,18 @@ func (c *checker) step(s *Step, sc *scopeCtx) {
 	case "while":
 		c.condition(s.cond, sc, s.Path+".while", "bool")
 		m := c.mark()
+		outer := c.facts
+		c.facts = meet(outer, c.guard(s.cond, sc, true))
 		c.steps(s.body, sc)
+		c.facts = outer
+		c.whileCanEnd(s)
 		c.undo(m)
 	case "try":
-		c.steps(s.try, sc)
+		// A step of the try may not have run in a catch handler or the
+		// finally (an error came first), nor after the try when a catch
+		// may have handled that error.
+		tried := c.steps0(s.try, sc)
+		c.mayNotHaveRun(tried, "it is in the try at %d:%d, and an error may have ended the try before it ran", s.Pos)
 		can, anyCode := codesOf(s.try, c.clients)
 		var seen []string
 		for _, h := range s.catches {
@@ -271,7 +313,19 @@ func (c *checker) step(s *Step, sc *scopeCtx) {
 			seen = append(seen, c.undo(m)...)
 		}
 		c.steps(s.finally, sc.with(extraVar{"error", cel.DynType}))
-		c.show(seen...)
+		if len(s.catches) == 1 && endsInThrow(s.try) {
+			// The try never completes: past it, its one handler ran.
+			c.show(seen...)
+		} else {
+			c.mayNotHaveRun(seen, "it is in a catch handler of the try at %d:%d, which runs only when an error is caught", s.Pos)
+		}
+		if len(s.catches) == 0 {
+			// Without a catch, an error goes on: past the try, it ran.
+			c.show(tried...)
+			for _, n := range tried {
+				delete(c.maybe, n)
+			}
+		}
 	case "throw":
 		c.compile(s.code, sc, "")
 		c.compile(s.message, sc, "")

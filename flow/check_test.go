@@ -169,7 +169,7 @@ steps:
     catch:
       - codes: [MINE]
         do:
-          - value: "${{ error.code + steps.t.result }}"
+          - value: "${{ error.code }}"
     finally:
       - value: "${{ error == null }}"
   - switch: "${{ inputs.n }}"

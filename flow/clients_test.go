@@ -115,6 +115,7 @@ clients:
 steps:
   - try:
       - call: {client: web, tool: nosuchtool}
+      - throw: {code: UNEXPECTED}
     catch:
       - codes: [ERR_MCP_JSON_RPC_ERROR]
         do:
@@ -150,6 +151,7 @@ outputs:
 steps:
   - try:
       - call: {tool: nosuchtool}
+      - throw: {code: UNEXPECTED}
     catch:
       - do: [{name: rpc, value: "${{ error.data }}"}]
 outputs:

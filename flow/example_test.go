@@ -35,16 +35,17 @@ clients:
 steps:
   - name: today
     call: {tool: forecast, arguments: {city: "${{ inputs.city }}"}}
-  - assert: {that: "${{ steps.today.result.content[0].text }}", contains: sunny}
+  - assert: {that: "${{ steps.today.result.content.filter(c, c.type == 'text')[0].text }}", contains: sunny}
   - try:
       - call: {tool: forecast, arguments: {city: Atlantis}}
+      - throw: {code: UNEXPECTED, message: Atlantis has weather}
     catch:
       - codes: [ERR_MCP_TOOL_ERROR]
         do:
           - name: why
             value: "${{ error.data.content[0].text }}"
 outputs:
-  today: "${{ steps.today.result.content[0].text }}"
+  today: "${{ steps.today.result.content.filter(c, c.type == 'text')[0].text }}"
   why: "${{ steps.why.result }}"
 `
 	f, err := flow.Parse("weather.flow.yaml", []byte(manifest))

@@ -23,12 +23,12 @@ inputs:
 steps:
   - name: hi
     call: {tool: echo, arguments: {text: "hello ${{ inputs.who }}"}}
-  - assert: {that: "${{ steps.hi.result.content[0].text }}", equals: hello world}
+  - assert: {that: "${{ steps.hi.result.content.filter(c, c.type == 'text')[0].text }}", equals: hello world}
   - name: sum
     call: {tool: add, arguments: {a: 2, b: 3}}
   - assert: {that: "${{ steps.sum.result.structuredContent.sum }}", equals: 5.0}
 outputs:
-  text: "${{ steps.hi.result.content[0].text }}"
+  text: "${{ steps.hi.result.content.filter(c, c.type == 'text')[0].text }}"
   sum: "${{ steps.sum.result.structuredContent.sum }}"
 `)
 	mustPass(t, res)
@@ -49,6 +49,7 @@ steps:
   - name: guarded
     try:
       - call: {tool: fail, arguments: {text: disk full}}
+      - throw: {code: UNEXPECTED}
     catch:
       - codes: [ERR_MCP_TOOL_ERROR]
         do:
@@ -116,9 +117,10 @@ steps:
   - assert: {that: "${{ steps.prompts.result[0].name }}", equals: greet}
   - name: notes
     read: {uri: "mem://notes"}
-  - assert: {that: "${{ steps.notes.result.contents[0].text }}", equals: buy milk}
+  - assert: {that: "${{ steps.notes.result.contents.filter(r, has(r.text))[0].text }}", equals: buy milk}
   - name: hello
     prompt: {name: greet, arguments: {who: Ada}}
+  - assert: {that: "${{ steps.hello.result.messages[0].content.type }}", equals: text}
   - assert: {that: "${{ steps.hello.result.messages[0].content.text }}", equals: Hello Ada}
   - assert: {that: "${{ steps.hello.result.description }}", equals: a greeting}
 `)
@@ -140,13 +142,12 @@ steps:
       - name: big
         value: yes
     else:
-      - name: small
-        value: no
+      - throw: {code: WRONG}
   - switch: "${{ inputs.n }}"
     cases:
-      "1": [{name: one, value: 1}]
+      "1": [{throw: {code: WRONG}}]
       "2": [{name: two, value: 2}]
-    default: [{name: other, value: 0}]
+    default: [{throw: {code: WRONG}}]
   - switch: nope
     cases:
       yes: [{throw: {code: WRONG}}]
@@ -427,7 +428,7 @@ steps:
   - name: flaky
     retry: {attempts: 3, backoff: 1ms}
     call: {tool: flaky, arguments: {key: a}}
-  - assert: {that: "${{ steps.flaky.result.content[0].text }}", equals: ok a}
+  - assert: {that: "${{ steps.flaky.result.content.filter(c, c.type == 'text')[0].text }}", equals: ok a}
   - name: never
     retry: {attempts: 5, backoff: 1ms, non_retryable: [ERR_MCP_TOOL_ERROR]}
     call: {tool: fail, arguments: {text: x}}
