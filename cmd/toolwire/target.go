@@ -203,7 +203,11 @@ func (f *targetFlags) transport(t target) (client.Transport, error) {
 		if err != nil {
 			return nil, err
 		}
-		return f.httpTransport(t.url, h, a)
+		var auth client.HTTPAuth // nil, not a nil *cliAuth, without OAuth
+		if a != nil {
+			auth = a
+		}
+		return f.httpTransport(t.url, h, auth)
 	}
 	if len(f.headers) > 0 {
 		return nil, usageError{"--header applies to http(s) servers only"}
