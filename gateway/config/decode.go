@@ -264,7 +264,7 @@ func (d *decoder) listenersDistinct(top *ast.MappingNode, f *File) {
 }
 
 // upstreamKeys are the keys of one upstream.
-var upstreamKeys = []string{"command", "env", "cwd", "url", "headers", "header_files", "oauth", "timeout", "max_message_size", "sessions", "max_sessions", "idle_timeout", "tools"}
+var upstreamKeys = []string{"command", "env", "cwd", "url", "headers", "header_files", "oauth", "timeout", "max_message_size", "sessions", "max_sessions", "idle_timeout", "tools", "transport"}
 
 func (d *decoder) upstreams(n ast.Node) []gateway.Upstream {
 	m, ok := d.Mapping(n, "upstreams")
@@ -384,6 +384,9 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 		case "tools":
 			keys[key] = mv.Key
 			d.upstreamTools(v, what, &u)
+		case "transport":
+			keys[key] = mv.Key
+			d.transport(v, what, &u)
 		default:
 			if d.sessionKey(key, v, what, &u) {
 				keys[key] = mv.Key
@@ -406,7 +409,7 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 	case cmd == nil && url == nil:
 		d.Errorf(entry.Key, "%s: neither command nor url (want exactly one)", p)
 	case cmd != nil:
-		for _, k := range []string{"headers", "header_files", "oauth", "timeout"} {
+		for _, k := range []string{"headers", "header_files", "oauth", "timeout", "transport"} {
 			if n := keys[k]; n != nil {
 				d.Errorf(n, "%s: %s applies to url upstreams only", p, k)
 			}

@@ -25,6 +25,7 @@
 //	    header_files: {Authorization: secrets/weather-auth}
 //	    timeout: 30s
 //	    max_message_size: 8MiB
+//	    transport: http             # or sse (2024-11-05 HTTP+SSE); default: detected
 //	  crm:
 //	    url: https://crm.example.com/mcp
 //	    oauth:
@@ -180,8 +181,20 @@
 //   - cwd: the child's working directory, relative ones relative to the
 //     config file's directory like data_dir; default the gateway's.
 //     Command only.
-//   - url: a Streamable HTTP endpoint, http or https with a host, no
-//     fragment.
+//   - url: an MCP endpoint (Streamable HTTP, or see transport), http or
+//     https with a host, no fragment.
+//   - transport: how url is spoken to: http (Streamable HTTP) or sse (the
+//     2024-11-05 HTTP+SSE transport: url is its event stream, whose first
+//     event, endpoint, names where messages are POSTed; an endpoint on
+//     another origin than url's is refused). Left out, it is detected as
+//     the specification's backwards-compatibility guidance says:
+//     Streamable HTTP, and HTTP+SSE at the same url when the server
+//     refuses initialize with 400, 404 or 405 and a GET of url opens an
+//     event stream with an endpoint event. An sse upstream's session is
+//     its stream: when the stream ends, the calls waiting on it fail
+//     (none is sent again) and a new stream is opened and initialized;
+//     it serves both downstream eras, as any 2025-era upstream does, and
+//     is shown with transport sse in /readyz and the metrics. URL only.
 //   - headers: a mapping of HTTP headers sent on every request to url;
 //     names are HTTP tokens (RFC 9110 section 5.1), case-insensitively
 //     unique, and not one the transport manages itself (Host,

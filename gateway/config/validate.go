@@ -117,6 +117,7 @@ func Validate(f *File) error {
 			}
 		}
 		checkUpstreamSessions(u, add, p)
+		checkUpstreamTransport(u, add, p)
 	}
 	nm := &g.Naming
 	if err := checkSeparator(nm.Separator); err != nil {
