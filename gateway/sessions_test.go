@@ -1,0 +1,158 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testwait"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/server"
+)
+
+// stateServer is an upstream that shows each session's own state: who
+// answers its session, log level and the roots its client gives; later logs
+// text on the session.
+func stateServer() *server.Server {
+	s := server.New(mcp.Implementation{Name: "state", Version: "1"})
+	must(server.AddTool(s, &mcp.Tool{Name: "who"}, func(ctx context.Context, req *server.CallRequest, _ struct{}) (*mcp.CallToolResult, error) {
+		var uris []string
+		if req.Peer.ClientCapabilities.Roots != nil {
+			roots, err := req.ListRoots(ctx)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range roots.Roots {
+				uris = append(uris, r.URI)
+			}
+		}
+		msg := fmt.Sprintf("session=%p level=%s roots=%s", req.Session(), req.LogLevel(), strings.Join(uris, ","))
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, nil
+	}))
+	must(server.AddTool(s, &mcp.Tool{Name: "later"}, func(_ context.Context, req *server.CallRequest, in struct {
+		Text string `json:"text"`
+	}) (struct{}, error) {
+		ss := req.Session()
+		go func() { _ = ss.Log(context.Background(), mcp.LevelError, "later", in.Text) }()
+		return struct{}{}, nil
+	}))
+	return s
+}
+
+// logSink collects the log messages a downstream client receives.
+type logSink struct {
+	mu   sync.Mutex
+	data []string
+}
+
+func (l *logSink) handle(m client.LogMessage) {
+	l.mu.Lock()
+	l.data = append(l.data, string(m.Data))
+	l.mu.Unlock()
+}
+
+func (l *logSink) all() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.data, "\n")
+}
+
+func callText(t *testing.T, c *client.Client, tool string, args any) string {
+	t.Helper()
+	res, err := c.CallTool(testwait.Context(t), tool, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("%s: isError: %s", tool, text(res))
+	}
+	return text(res)
+}
+
+// field is the value of key=value in s.
+func field(s, key string) string {
+	for _, f := range strings.Fields(s) {
+		if v, ok := strings.CutPrefix(f, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// TestPerClientSessionsKeepCallersApart: behind a per_client upstream each
+// downstream session has an upstream session of its own, which sees that
+// caller's roots and log level (a later logging/setLevel too), and whose
+// log messages reach that caller only; behind a shared one both callers
+// meet in one session.
+func TestPerClientSessionsKeepCallersApart(t *testing.T) {
+	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{
+		{Name: "own", Server: stateServer(), Sessions: gateway.SessionsPerClient, MaxSessions: 4},
+		{Name: "all", Server: stateServer()},
+	}}, gateway.WithClientOptions(client.WithEra(mcp.EraLegacy))) // upstream sessions with state
+
+	ctx := testwait.Context(t)
+	var logA, logB logSink
+	// 2025-11-25 callers: one downstream session each.
+	a := downstream(t, g, client.WithEra(mcp.EraLegacy), client.WithRoots(mcp.Root{URI: "file:///a"}), client.WithLogHandler(logA.handle))
+	b := downstream(t, g, client.WithEra(mcp.EraLegacy), client.WithRoots(mcp.Root{URI: "file:///b"}), client.WithLogHandler(logB.handle))
+	if err := a.SetLogLevel(ctx, mcp.LevelDebug); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetLogLevel(ctx, mcp.LevelError); err != nil {
+		t.Fatal(err)
+	}
+
+	whoA, whoB := callText(t, a, "own__who", nil), callText(t, b, "own__who", nil)
+	if field(whoA, "level") != "debug" || field(whoA, "roots") != "file:///a" {
+		t.Errorf("A's session: %s", whoA)
+	}
+	if field(whoB, "level") != "error" || field(whoB, "roots") != "file:///b" {
+		t.Errorf("B's session: %s", whoB)
+	}
+	if field(whoA, "session") == field(whoB, "session") {
+		t.Errorf("A and B share an upstream session: %s, %s", whoA, whoB)
+	}
+	if open, started, _ := g.ClientSessions("own"); open != 2 || started != 2 {
+		t.Errorf("sessions open %d, started %d; want 2, 2", open, started)
+	}
+	// A later level reaches the caller's session only.
+	if err := a.SetLogLevel(ctx, mcp.LevelWarning); err != nil {
+		t.Fatal(err)
+	}
+	if got := field(callText(t, a, "own__who", nil), "level"); got != "warning" {
+		t.Errorf("A's level after logging/setLevel: %s", got)
+	}
+	if got := callText(t, b, "own__who", nil); got != whoB {
+		t.Errorf("B's session changed: %s, was %s", got, whoB)
+	}
+
+	// Each session's log messages reach its own caller.
+	callText(t, a, "own__later", map[string]any{"text": "for-A"})
+	callText(t, b, "own__later", map[string]any{"text": "for-B"})
+	testwait.WaitFor(t, "each caller's log message", func() bool {
+		return strings.Contains(logA.all(), "for-A") && strings.Contains(logB.all(), "for-B")
+	})
+	if strings.Contains(logA.all(), "for-B") || strings.Contains(logB.all(), "for-A") {
+		t.Errorf("a log message crossed callers: A got %q, B got %q", logA.all(), logB.all())
+	}
+
+	// Shared, as before: one session, the first caller's state.
+	sharedA, sharedB := callText(t, a, "all__who", nil), callText(t, b, "all__who", nil)
+	if field(sharedA, "session") != field(sharedB, "session") {
+		t.Errorf("shared upstream: two sessions: %s, %s", sharedA, sharedB)
+	}
+	if open, started, reaped := g.ClientSessions("all"); open+int(started)+int(reaped) != 0 {
+		t.Errorf("shared upstream reports per-client sessions: %d %d %d", open, started, reaped)
+	}
+
+	// Closing a downstream session closes its upstream session.
+	_ = b.Close()
+	testwait.WaitFor(t, "B's upstream session closed", func() bool {
+		open, _, reaped := g.ClientSessions("own")
+		return open == 1 && reaped == 1
+	})
+}
