@@ -134,14 +134,21 @@ func flagUsages(fs *pflag.FlagSet) string {
 	return portable(fs.FlagUsagesWrapped(100))
 }
 
-// portable replaces the user's state and home directories with
-// $XDG_STATE_HOME and $HOME.
+// portable replaces the user's state directory ($XDG_STATE_HOME when it is
+// an absolute path, else ~/.local/state) with $XDG_STATE_HOME and the home
+// directory with $HOME, so that a default computed from them reads the same
+// on every machine.
 func portable(s string) string {
-	if x := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(x) && len(x) > 1 {
-		s = strings.ReplaceAll(s, x, "$XDG_STATE_HOME")
+	home, _ := os.UserHomeDir()
+	state := os.Getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(state) && home != "" {
+		state = filepath.Join(home, ".local", "state")
 	}
-	if h, err := os.UserHomeDir(); err == nil && len(h) > 1 {
-		s = strings.ReplaceAll(s, h, "$HOME")
+	if len(state) > 1 {
+		s = strings.ReplaceAll(s, state, "$XDG_STATE_HOME")
+	}
+	if len(home) > 1 {
+		s = strings.ReplaceAll(s, home, "$HOME")
 	}
 	return s
 }
