@@ -1,0 +1,177 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/oauthtest"
+	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/mcp"
+)
+
+// seenRequest is one request an upstream received: its JSON-RPC method
+// and the bearer token it carried.
+type seenRequest struct{ method, bearer string }
+
+// TestGatewayTokenExchange: an upstream `toolwire serve --auth-issuer
+// --auth-audience` behind the gateway with oauth: token_exchange serves the
+// calls of two OAuth callers, each arriving with a token the issuer made
+// by RFC 8693 exchange, whose subject is that caller and whose audience is
+// the upstream; no caller's own token ever reaches it (a proxy in front of
+// it records every request's token); each caller's token is exchanged
+// once (cached); an expired caller token is refused by the gateway; an
+// API-key caller is refused with an isError naming the upstream; a failed
+// exchange is an isError naming the upstream and is audited. The same
+// upstream has a pinned argument, forced on every call through the binary.
+func TestGatewayTokenExchange(t *testing.T) {
+	var skew atomic.Int64 // the issuer's clock, ahead of or behind the real one
+	as := oauthtest.New(t, oauthtest.Options{JWT: true,
+		Clients: map[string]string{"alice": "alice-secret", "bob": "bob-secret", "carol": "carol-secret", "gateway": "gateway-secret"},
+		Now:     func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+
+	// toolwire serve, reached through a proxy that records what it gets.
+	serveAddr := closedPort(t)
+	var mu sync.Mutex
+	var seen []seenRequest
+	upstream := inspectingProxy(t, "http://"+serveAddr+"/mcp", func(w http.ResponseWriter, r *http.Request, body []byte, proxy http.Handler) {
+		var msg struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		bearer, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		mu.Lock()
+		seen = append(seen, seenRequest{msg.Method, bearer})
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	})
+	startServe(t, nil, "--data-dir", "", "--addr", serveAddr, "--auth-issuer", as.URL, "--auth-audience", upstream)
+
+	keys, authYAML := apiKeys(t, "dave")
+	addr := closedPort(t)
+	public := "http://" + addr + "/mcp"
+	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
+listen: %s
+public_url: %s
+data_dir: state
+%s  oauth:
+    issuer: %s
+upstreams:
+  tickets:
+    url: %s
+    oauth:
+      client_id: gateway
+      client_secret: "${TW_TEST_SECRET}"
+      token_exchange:
+        token_endpoint: %s/token
+        client_id: gateway
+        client_secret: "${TW_TEST_SECRET}"
+        audience: %s
+    tools:
+      get-sum:
+        description: Adds 40 to a.
+        pin: {b: 40}
+`, addr, public, authYAML, as.URL, upstream, as.URL, upstream))
+	cmd := exec.Command(testenv.Toolwire(t), "gateway", "--config", cfg, "--listen", addr, "--admin-listen", "off")
+	t.Setenv("TW_TEST_SECRET", "gateway-secret") // for the gateway and for audit query
+	cmd.Env = append(cmd.Environ(), "XDG_STATE_HOME="+t.TempDir())
+	g := waitGateway(t, cmd)
+
+	callers := map[string]string{
+		"alice": jwtFor(t, as, "alice", "alice-secret", public),
+		"bob":   jwtFor(t, as, "bob", "bob-secret", public),
+	}
+	ctx := t.Context()
+	for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
+		for who, tok := range callers {
+			c := connectAs(t, g.url, tok, era)
+			for i := range 2 {
+				msg := fmt.Sprintf("%s %v %d", who, era, i)
+				res, err := c.CallTool(ctx, "tickets__echo", map[string]any{"message": msg})
+				if err != nil || !strings.Contains(toolText(res), msg) {
+					t.Fatalf("%s (%v): echo through the exchange: %+v %v\n%s", who, era, res, err, g.log.String())
+				}
+			}
+			// The pinned argument: out of the schema, forced on the call.
+			res, err := c.CallTool(ctx, "tickets__get-sum", map[string]any{"a": 2})
+			if err != nil || !strings.Contains(toolText(res)+mustJSON(t, res.StructuredContent), "42") {
+				t.Fatalf("%s (%v): get-sum with b pinned to 40: %+v %v", who, era, res, err)
+			}
+			res, err = c.CallTool(ctx, "tickets__get-sum", map[string]any{"a": 2, "b": 1})
+			if client.CodeOf(err) != client.CodeToolError || !strings.Contains(toolText(res), `argument "b"`) {
+				t.Fatalf("%s (%v): get-sum with another b: %+v %v", who, era, res, err)
+			}
+		}
+	}
+
+	mu.Lock()
+	got := slices.Clone(seen)
+	mu.Unlock()
+	subjects := map[string]int{}
+	for _, r := range got {
+		for who, tok := range callers {
+			if r.bearer == tok {
+				t.Fatalf("%s's own token reached the upstream (%s)", who, r.method)
+			}
+		}
+		if r.method != mcp.MethodCallTool {
+			continue
+		}
+		info, ok := as.Verify(r.bearer)
+		if !ok || info.Resource != upstream || info.Client != "gateway" {
+			t.Errorf("a call reached the upstream with a token for %+v (known %v)", info, ok)
+		}
+		subjects[info.Subject]++
+	}
+	// Each caller: 2 echoes and 1 get-sum in each era (the refused call
+	// never reached it).
+	if subjects["alice"] != 6 || subjects["bob"] != 6 || len(subjects) != 2 {
+		t.Errorf("calls by subject at the upstream: %v", subjects)
+	}
+	if n := as.Exchanges(); n != 2 {
+		t.Errorf("%d token exchanges, want 2 (one per caller, then cached)", n)
+	}
+
+	// An expired caller token never gets past the gateway.
+	skew.Store(int64(-3 * time.Hour))
+	expired := jwtFor(t, as, "carol", "carol-secret", public)
+	skew.Store(0)
+	if status, _, _ := postInitialize(t, g.url, "Authorization", "Bearer "+expired); status != http.StatusUnauthorized {
+		t.Errorf("an expired caller token: HTTP %d, want 401", status)
+	}
+
+	// An API-key caller has no token to exchange: refused, naming the upstream.
+	res, err := connectAs(t, g.url, keys[0], mcp.EraModern).CallTool(ctx, "tickets__echo", map[string]any{"message": "m"})
+	if client.CodeOf(err) != client.CodeToolError || !strings.Contains(toolText(res), `"tickets"`) || !strings.Contains(toolText(res), "no OAuth access token") {
+		t.Errorf("an API-key caller: %+v %v", res, err)
+	}
+
+	// A token the issuer no longer honours: the exchange fails.
+	carol := jwtFor(t, as, "carol", "carol-secret", public)
+	as.RevokeAccess()
+	res, err = connectAs(t, g.url, carol, mcp.EraModern).CallTool(ctx, "tickets__echo", map[string]any{"message": "m"})
+	text := toolText(res)
+	if client.CodeOf(err) != client.CodeToolError || !strings.Contains(text, `"tickets"`) || !strings.Contains(text, "token exchange") || strings.Contains(text, carol) {
+		t.Errorf("a failed exchange: %+v %v", res, err)
+	}
+	recs := auditJSONL(t, "--config", cfg, "--identity", "oauth:carol")
+	if len(recs) != 1 || recs[0].Outcome != "upstream_error" || !strings.Contains(recs[0].Error, "token exchange") || recs[0].Upstream != "tickets" {
+		t.Errorf("the failed exchange's audit records: %+v", recs)
+	}
+	if denied := auditJSONL(t, "--config", cfg, "--outcome", "denied", "--tool", "tickets__get-sum"); len(denied) != 4 {
+		t.Errorf("%d denied get-sum records, want 4", len(denied))
+	}
+	for _, secret := range append([]string{"gateway-secret", carol, expired}, callers["alice"], callers["bob"]) {
+		if strings.Contains(g.log.String(), secret) {
+			t.Error("a secret or a caller's token is in the gateway's log")
+		}
+	}
+}
