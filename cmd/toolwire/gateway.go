@@ -260,9 +260,9 @@ func printGatewayCheck(w io.Writer, g *gateway.Gateway, file *config.File) error
 	fmt.Fprintln(w)
 	var down []error
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "UPSTREAM\tSTATE\tTOOLS\tLAST ERROR")
+	fmt.Fprintln(tw, "UPSTREAM\tSTATE\tTOOLS\tSESSIONS\tLAST ERROR")
 	for _, u := range g.Upstreams() {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", u.Name, u.State, u.Tools, u.LastError)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", u.Name, u.State, u.Tools, sessionsOf(file, u.Name), u.LastError)
 		if u.State != gateway.StateReady {
 			down = append(down, fmt.Errorf("upstream %s is %s: %s", u.Name, u.State, u.LastError))
 		}
@@ -270,6 +270,25 @@ func printGatewayCheck(w io.Writer, g *gateway.Gateway, file *config.File) error
 	tw.Flush()
 	fmt.Fprintf(w, "\naccess: %s\n", accessSummary(file, g.Policy()))
 	return errors.Join(down...)
+}
+
+// sessionsOf is how the upstream name of file shares its sessions, for
+// --check: shared, or per_client with its bounds (defaults filled in).
+func sessionsOf(file *config.File, name string) string {
+	for _, u := range file.Gateway.Upstreams {
+		if u.Name != name || u.Sessions != gateway.SessionsPerClient {
+			continue
+		}
+		maxSessions, idle := u.MaxSessions, u.IdleTimeout
+		if maxSessions <= 0 {
+			maxSessions = gateway.DefaultMaxSessions
+		}
+		if idle <= 0 {
+			idle = gateway.DefaultIdleTimeout
+		}
+		return fmt.Sprintf("per_client (max_sessions %d, idle_timeout %v)", maxSessions, idle)
+	}
+	return string(gateway.SessionsShared)
 }
 
 // shutdownTracing sends the spans still buffered and stops the exporter.
