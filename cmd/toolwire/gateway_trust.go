@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -99,9 +100,12 @@ func newExplainCmd() *cobra.Command {
 	var startTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "explain",
-		Short: "Print, for one caller, which tools and prompts it may use and which rule decided",
+		Short: "Print, for one caller, which tools, prompts and resources it may use and which rule decided",
 		Long: `explain connects the upstreams of a gateway config once (like --check) and prints, for every
-tool and prompt, whether the caller may use it, the persona that applies and the rule that decided.
+tool, prompt, resource and resource template, whether the caller may use it, the persona that
+applies and the rule that decided (resource templates are decided by the persona's resources
+rules, on their uriTemplate). A caller no persona matches is refused every request (403): explain
+says so and lists the personas.
 
 --identity names the caller as the audit trail does: "api_key:NAME", "oauth:SUBJECT" or
 "anonymous"; a bare NAME is an API key of the config. --claim KEY=VALUE (repeatable) gives an
@@ -172,9 +176,11 @@ func parseIdentity(s string, claims []string, file *config.File) (policy.Identit
 	return id, nil
 }
 
-// printExplain prints the decision for every tool and prompt served now;
-// withAuth says whether the gateway authenticates callers (then one without
-// credentials is refused unless a persona admits it).
+// printExplain prints the decision for every tool, prompt, resource and
+// resource template served now; withAuth says whether the gateway
+// authenticates callers (then one without credentials is refused unless a
+// persona admits it). A caller no persona admits is refused whole (403),
+// and told so instead of a table of denials.
 func printExplain(w io.Writer, g *gateway.Gateway, id policy.Identity, withAuth bool) error {
 	p := g.Policy()
 	if id.IsAnonymous() && withAuth && !p.AdmitsAnonymous() {
@@ -187,23 +193,57 @@ func printExplain(w io.Writer, g *gateway.Gateway, id policy.Identity, withAuth 
 	}
 	persona, ok := p.PersonaOf(id)
 	if !ok {
-		persona = "(none)"
+		fmt.Fprintf(w, "caller %s matches no persona: the gateway refuses its every request (403, \"no persona admits %s\"), so it may use nothing\n", id, id)
+		fmt.Fprintln(w, "\nthe personas, first match wins:")
+		for _, d := range p.Describe() {
+			fmt.Fprintln(w, "  "+d)
+		}
+		return nil
 	}
 	fmt.Fprintf(w, "caller %s, persona %s\n\n", id, persona)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tNAME\tDECISION\tRULE\tREASON")
+	srv := g.Server()
+	var resources, templates []string
+	for _, r := range srv.Resources() {
+		resources = append(resources, r.URI)
+	}
+	for _, t := range srv.ResourceTemplates() {
+		templates = append(templates, t.URITemplate)
+	}
 	for _, section := range []struct {
-		f      policy.Feature
-		routes []gateway.Route
-	}{{policy.Tools, g.Tools()}, {policy.Prompts, g.Prompts()}} {
-		for _, r := range section.routes {
-			d := p.Decide(id, section.f, r.Name)
+		kind  string
+		f     policy.Feature
+		names []string
+	}{
+		{"tool", policy.Tools, routeNames(g.Tools())},
+		{"prompt", policy.Prompts, routeNames(g.Prompts())},
+		{"resource", policy.Resources, sorted(resources)},
+		{"template", policy.Resources, sorted(templates)}, // decided by the resources rules, on the uriTemplate
+	} {
+		for _, name := range section.names {
+			d := p.Decide(id, section.f, name)
 			verdict := "denied"
 			if d.Allowed {
 				verdict = "allowed"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", strings.TrimSuffix(string(section.f), "s"), r.Name, verdict, d.Rule, d.Reason)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", section.kind, name, verdict, d.Rule, d.Reason)
 		}
 	}
 	return tw.Flush()
+}
+
+// routeNames are the downstream names of routes, in their order.
+func routeNames(routes []gateway.Route) []string {
+	out := make([]string, len(routes))
+	for i, r := range routes {
+		out[i] = r.Name
+	}
+	return out
+}
+
+// sorted returns s sorted.
+func sorted(s []string) []string {
+	slices.Sort(s)
+	return s
 }

@@ -312,6 +312,7 @@ func serve(ctx context.Context, file *config.File, s *settings, g *gateway.Gatew
 	h := streamable.NewHandler(g.Server(), append([]streamable.HandlerOption{streamable.WithLogger(logger),
 		streamable.WithAllowedHosts(allowedHosts(file.Listen, file, logger)...),
 		streamable.WithSessionAdmission(g.AdmitSession)}, append(limitHandler, shared.HandlerOptions()...)...)...)
+	serveOpts = append(serveOpts, streamable.WithHTTPMiddleware(admitPersonas(g)))
 	err = streamable.Serve(ctx, ln, h, append(append(serveOpts, limitServe...),
 		streamable.WithLimits(streamable.Limits{ShutdownTimeout: s.limits.ShutdownTimeout}),
 		streamable.WithLogger(logger),
