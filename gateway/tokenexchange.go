@@ -121,9 +121,20 @@ func (g *Gateway) exchangerOf(u *upstream) *exchanger {
 		max = DefaultMaxExchangedTokens
 	}
 	x := &exchanger{spec: *u.spec.TokenExchange, upstream: u.spec.Name, url: u.spec.URL, max: max,
-		endpoint: u.spec.TokenExchange.TokenEndpoint, cache: map[[sha256.Size]byte]*clist.Element{}, order: clist.New()}
+		endpoint: u.spec.TokenExchange.TokenEndpoint}
+	x.init()
 	v, _ := exchangers.LoadOrStore(u, x)
 	return v.(*exchanger)
+}
+
+// forgetExchanged drops u's exchanged tokens (the upstream is stopped:
+// removed, or replaced by Reload).
+func (u *upstream) forgetExchanged() { exchangers.Delete(u) }
+
+// init makes the empty cache.
+func (x *exchanger) init() {
+	x.cache = map[[sha256.Size]byte]*clist.Element{}
+	x.order = clist.New()
 }
 
 // bearerKey carries the exchanged token of a forwarded request to the

@@ -702,6 +702,7 @@ func bounded(err error) bool {
 func (u *upstream) stop() {
 	u.cancel()
 	<-u.exited
+	u.forgetExchanged()
 	if u.hc != nil {
 		u.hc.CloseIdleConnections()
 	}

@@ -1,0 +1,101 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// exchangeEndpoint is a token endpoint answering token exchanges with a
+// token naming the subject token and a count, expiring in expiresIn
+// seconds; a subject token "refused" gets invalid_grant.
+func exchangeEndpoint(t *testing.T, expiresIn int) (*httptest.Server, func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var subjects []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil || r.PostForm.Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange" ||
+			r.PostForm.Get("subject_token_type") != tokenTypeAccessToken {
+			http.Error(w, `{"error":"invalid_request"}`, http.StatusBadRequest)
+			return
+		}
+		if id, secret, ok := r.BasicAuth(); !ok || id != "gw" || secret != "gw-secret" {
+			http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
+			return
+		}
+		sub := r.PostForm.Get("subject_token")
+		mu.Lock()
+		subjects = append(subjects, sub)
+		n := len(subjects)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if sub == "refused" {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"error":"invalid_grant","error_description":"bad subject token %s"}`, sub)
+			return
+		}
+		fmt.Fprintf(w, `{"access_token":"x-%s-%d-%s","issued_token_type":%q,"token_type":"Bearer","expires_in":%d}`,
+			sub, n, r.PostForm.Get("resource"), tokenTypeAccessToken, expiresIn)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), subjects...)
+	}
+}
+
+// TestExchangerCachesPerCallerWithinItsBound: a caller's token is
+// exchanged once and reused; another token of the same caller, or another
+// caller, is exchanged on its own; past the bound the least recently used
+// goes; a token too short-lived to outlast the skew is not kept; a refusal
+// never quotes the subject token.
+func TestExchangerCachesPerCallerWithinItsBound(t *testing.T) {
+	srv, subjects := exchangeEndpoint(t, 3600)
+	x := &exchanger{spec: TokenExchange{TokenEndpoint: srv.URL, ClientID: "gw", ClientSecret: "gw-secret"},
+		upstream: "up", url: "https://up.example.com/mcp", max: 2, endpoint: srv.URL}
+	x.init()
+	ctx := context.Background()
+	get := func(who, tok string) string {
+		t.Helper()
+		got, err := x.token(ctx, who, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	a1 := get("alice", "ta")
+	if a2 := get("alice", "ta"); a2 != a1 || !strings.HasSuffix(a1, "-https://up.example.com/mcp") {
+		t.Fatalf("alice's second token %q, first %q", a2, a1)
+	}
+	get("alice", "ta2") // a new token of hers: exchanged
+	get("bob", "tb")    // past the bound of 2: alice's ta (least recently used) goes
+	if n := x.cached(); n != 2 {
+		t.Fatalf("%d tokens kept, want 2", n)
+	}
+	get("alice", "ta")
+	if got := strings.Join(subjects(), ","); got != "ta,ta2,tb,ta" {
+		t.Errorf("exchanged subject tokens: %s", got)
+	}
+
+	short, subjects2 := exchangeEndpoint(t, 10)
+	y := &exchanger{spec: TokenExchange{TokenEndpoint: short.URL, ClientID: "gw", ClientSecret: "gw-secret"}, max: 4, endpoint: short.URL}
+	y.init()
+	for range 2 {
+		if _, err := y.token(ctx, "carol", "tc"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(subjects2()); n != 2 || y.cached() != 0 {
+		t.Errorf("a 10 s token: %d exchanges, %d kept; want 2 and 0", n, y.cached())
+	}
+
+	_, err := x.token(ctx, "mallory", "refused")
+	if err == nil || !strings.Contains(err.Error(), "invalid_grant") || strings.Contains(err.Error(), "refused") {
+		t.Errorf("a refused exchange: %v", err)
+	}
+}
