@@ -1,7 +1,8 @@
 // Package gateway puts many MCP servers (upstreams: child processes over
 // stdio, Streamable HTTP endpoints, in-process servers) behind one MCP
 // endpoint, under stable namespaced names, each upstream session kept open
-// and shared by every call.
+// and shared by every call, or, for an upstream whose Sessions is
+// SessionsPerClient, one session per caller (sessions.go).
 package gateway
 
 import (
