@@ -58,7 +58,10 @@ func (c *checker) typedCheck(src string, pos Pos, indent int, sc *scopeCtx) type
 	if iss != nil && iss.Err() != nil {
 		ds := issueDiags(iss, pos, indent, "CEL type error")
 		for i := range ds {
-			ds[i].msg = c.typed.prov.fieldMessage(ds[i].msg)
+			if msg := c.typed.prov.fieldMessage(ds[i].msg); msg != ds[i].msg {
+				// CEL places a field at its dot; the name follows it.
+				ds[i].msg, ds[i].pos.Column = msg, ds[i].pos.Column+1
+			}
 		}
 		return typedOut{diags: ds}
 	}

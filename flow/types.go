@@ -79,6 +79,13 @@ var unionFields = map[string]map[string]variants{
 	tResContents: {"uri": resAll, "mimeType": resAll, "_meta": resAll, "text": vResText, "blob": vResBlob},
 }
 
+// requiredFields are the member-specific fields the schema requires, so
+// that their absence rules those members out.
+var requiredFields = map[string]map[string]bool{
+	tContent:     {"text": true, "data": true, "uri": true, "name": true, "resource": true},
+	tResContents: {"text": true, "blob": true},
+}
+
 // unionAll is every member of a union type; 0 for other types.
 func unionAll(t *types.Type) variants {
 	if t == nil || t.Kind() != types.StructKind {

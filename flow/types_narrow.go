@@ -174,15 +174,21 @@ func (n *narrower) facts(e ast.Expr, outcome bool) facts {
 	switch e.Kind() {
 	case ast.SelectKind:
 		s := e.AsSelect()
-		if !s.IsTestOnly() || !outcome {
+		if !s.IsTestOnly() {
 			return nil
 		}
 		op := s.Operand()
 		t := n.typeOf(op)
 		k := key(op)
 		if all := unionAll(t); all != 0 && k != "" {
-			if m, ok := unionFields[t.TypeName()][s.FieldName()]; ok && m != all {
+			m, ok := unionFields[t.TypeName()][s.FieldName()]
+			switch {
+			case !ok || m == all:
+			case outcome:
 				return facts{k: m}
+			case requiredFields[t.TypeName()][s.FieldName()]:
+				// A member that declares the field always has it.
+				return facts{k: all &^ m}
 			}
 		}
 	case ast.CallKind:
@@ -346,7 +352,7 @@ func (n *narrower) field(e ast.Expr, f facts) {
 		return
 	}
 	loc := n.a.SourceInfo().GetStartLocation(e.ID())
-	p := at(n.pos, n.indent, loc.Line(), loc.Column())
+	p := at(n.pos, n.indent, loc.Line(), loc.Column()+1) // the name, after CEL's place, the dot
 	field := s.FieldName()
 	var msg string
 	switch {
