@@ -7,11 +7,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
+	"github.com/toolwire/toolwire/transport/memory"
 )
 
 // stateServer is an upstream that shows each session's own state: who
@@ -155,4 +157,40 @@ func TestPerClientSessionsKeepCallersApart(t *testing.T) {
 		open, _, reaped := g.ClientSessions("own")
 		return open == 1 && reaped == 1
 	})
+}
+
+// TestPerClientSessionsByCallerIdentity: stateless 2026-07-28 callers get a
+// per-client session by identity: two connections of one principal share
+// one, another principal has its own, and anonymous callers share one.
+func TestPerClientSessionsByCallerIdentity(t *testing.T) {
+	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{
+		{Name: "own", Server: stateServer(), Sessions: gateway.SessionsPerClient},
+	}}, gateway.WithClientOptions(client.WithEra(mcp.EraLegacy)))
+	as := func(p *auth.Principal) *client.Client {
+		ctx, cancel := context.WithCancel(auth.WithPrincipal(context.Background(), p))
+		c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, g.Server())}, client.WithEra(mcp.EraModern))
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = c.Close()
+			cancel()
+		})
+		return c
+	}
+	alice := &auth.Principal{Issuer: "https://issuer.test", Subject: "alice"}
+	bob := &auth.Principal{Issuer: "https://issuer.test", Subject: "bob"}
+	session := func(c *client.Client) string { return field(callText(t, c, "own__who", nil), "session") }
+	alice1, alice2, bobs := session(as(alice)), session(as(alice)), session(as(bob))
+	anon1, anon2 := session(as(nil)), session(as(nil))
+	if alice1 != alice2 || anon1 != anon2 {
+		t.Errorf("one identity, two sessions: alice %s %s, anonymous %s %s", alice1, alice2, anon1, anon2)
+	}
+	if alice1 == bobs || alice1 == anon1 || bobs == anon1 {
+		t.Errorf("identities share a session: alice %s, bob %s, anonymous %s", alice1, bobs, anon1)
+	}
+	if open, started, _ := g.ClientSessions("own"); open != 3 || started != 3 {
+		t.Errorf("open %d, started %d; want 3, 3", open, started)
+	}
 }
