@@ -47,7 +47,7 @@ func (p *parser) check(fl *Flow) {
 		return
 	}
 	c.env, fl.env = env, env
-	if c.typed, err = newTypedEnv(fl, c.named); err != nil {
+	if c.typed, err = newTypedEnv(fl, c.named, p.structured); err != nil {
 		p.errAt(fl.Pos, "CEL environment: %v", err)
 		return
 	}

@@ -33,6 +33,7 @@ func Check(ctx context.Context, f *File, opts ...RunOption) error {
 		}
 		cs := newClientSet(fl, cfg, root)
 		tools := map[string]map[string]*mcp.Tool{}
+		outputs := map[*Step]json.RawMessage{}
 		walkSteps(fl.Steps, func(s *Step) {
 			if s.Kind != "call" {
 				return
@@ -57,8 +58,12 @@ func Check(ctx context.Context, f *File, opts ...RunOption) error {
 			if msg := checkArgs(t, s.args); msg != "" {
 				p.errAt(s.args.pos, "%s: arguments do not match %s's inputSchema: %s", s.Path, name, msg)
 			}
+			if len(t.OutputSchema) > 0 && s.Name != "" {
+				outputs[s] = t.OutputSchema
+			}
 		})
 		cs.close()
+		p.recheckStructured(fl, outputs)
 	}
 	return p.err()
 }

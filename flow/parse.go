@@ -2,6 +2,7 @@ package flow
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -130,6 +131,9 @@ type parser struct {
 	nsteps int
 	full   bool     // the step limit was reported
 	lines  []string // the source, for block scalars' columns
+	// structured types calls' structuredContent from the tools'
+	// outputSchemas (check --connect); nil: dyn.
+	structured map[*Step]json.RawMessage
 }
 
 // errAt records a problem at pos.

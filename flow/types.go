@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -189,12 +190,22 @@ func typedResult(s *Step) *types.Type {
 // the last field it was asked for and did not have, for "did you mean".
 type resultProvider struct {
 	types.Provider
+	extra               map[string]map[string]*types.Type // from outputSchemas
 	missType, missField string
+}
+
+// fields are an object type's declared fields.
+func (p *resultProvider) fields(name string) (map[string]*types.Type, bool) {
+	if fs, ok := p.extra[name]; ok {
+		return fs, true
+	}
+	fs, ok := objectFields[name]
+	return fs, ok
 }
 
 // FindStructType implements types.Provider.
 func (p *resultProvider) FindStructType(name string) (*types.Type, bool) {
-	if _, ok := objectFields[name]; ok {
+	if _, ok := p.fields(name); ok {
 		return types.NewTypeTypeWithParam(types.NewObjectType(name)), true
 	}
 	return p.Provider.FindStructType(name)
@@ -202,7 +213,7 @@ func (p *resultProvider) FindStructType(name string) (*types.Type, bool) {
 
 // FindStructFieldNames implements types.Provider.
 func (p *resultProvider) FindStructFieldNames(name string) ([]string, bool) {
-	if fs, ok := objectFields[name]; ok {
+	if fs, ok := p.fields(name); ok {
 		return sortedFields(fs), true
 	}
 	return p.Provider.FindStructFieldNames(name)
@@ -210,7 +221,7 @@ func (p *resultProvider) FindStructFieldNames(name string) ([]string, bool) {
 
 // FindStructFieldType implements types.Provider.
 func (p *resultProvider) FindStructFieldType(name, field string) (*types.FieldType, bool) {
-	fs, ok := objectFields[name]
+	fs, ok := p.fields(name)
 	if !ok {
 		return p.Provider.FindStructFieldType(name, field)
 	}
@@ -225,7 +236,7 @@ func (p *resultProvider) FindStructFieldType(name, field string) (*types.FieldTy
 // NewValue implements types.Provider: the result types are never built
 // by an expression.
 func (p *resultProvider) NewValue(name string, fields map[string]ref.Val) ref.Val {
-	if _, ok := objectFields[name]; ok {
+	if _, ok := p.fields(name); ok {
 		return types.NewErr("%s cannot be constructed", name)
 	}
 	return p.Provider.NewValue(name, fields)
@@ -250,8 +261,12 @@ func (p *resultProvider) fieldMessage(msg string) string {
 	if m == nil || m[1] != p.missField {
 		return msg
 	}
-	fields := sortedFields(objectFields[p.missType])
+	fs, _ := p.fields(p.missType)
+	fields := sortedFields(fs)
 	what := strings.TrimPrefix(p.missType, "mcp.")
+	if strings.HasPrefix(p.missType, "structuredContent.") {
+		what = "the structuredContent of " + strings.TrimPrefix(p.missType, "structuredContent.") + " (its tool's outputSchema)"
+	}
 	if p.missType == tContent {
 		what = "content block (text, image, audio, resource_link or resource)"
 	}
@@ -272,12 +287,13 @@ type typedEnv struct {
 
 // newTypedEnv declares the flow's inputs, env and step results as
 // newExprEnv does, with call, list, read and prompt results typed.
-func newTypedEnv(fl *Flow, named map[string]*Step) (*typedEnv, error) {
+func newTypedEnv(fl *Flow, named map[string]*Step, outputs map[*Step]json.RawMessage) (*typedEnv, error) {
 	b, err := baseEnv()
 	if err != nil {
 		return nil, err
 	}
-	prov := &resultProvider{Provider: b.CELTypeProvider()}
+	prov := &resultProvider{Provider: b.CELTypeProvider(), extra: map[string]map[string]*types.Type{}}
+	structured := structuredTypes(outputs, prov.extra)
 	decls := []cel.EnvOption{cel.CustomTypeProvider(prov)}
 	for _, in := range fl.Inputs {
 		decls = append(decls, cel.Variable("inputs."+in.Name, inputCELType(in.Type)))
@@ -291,7 +307,10 @@ func newTypedEnv(fl *Flow, named map[string]*Step) (*typedEnv, error) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		t := typedResult(named[n])
+		t := structured[named[n]]
+		if t == nil {
+			t = typedResult(named[n])
+		}
 		if t == nil {
 			t = resultType(named[n])
 		}
