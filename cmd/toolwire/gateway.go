@@ -268,6 +268,7 @@ func printGatewayCheck(w io.Writer, g *gateway.Gateway, file *config.File) error
 		}
 	}
 	tw.Flush()
+	printUpstreamOverrides(w, file)
 	fmt.Fprintf(w, "\naccess: %s\n", accessSummary(file, g.Policy()))
 	return errors.Join(down...)
 }

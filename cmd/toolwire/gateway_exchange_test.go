@@ -175,3 +175,34 @@ upstreams:
 		}
 	}
 }
+
+// TestGatewayCheckShowsExchangeAndPins: --check says which upstream is
+// called as each caller, and which tools are overridden with what pinned,
+// never printing the exchange's secret.
+func TestGatewayCheckShowsExchangeAndPins(t *testing.T) {
+	up := serveMCP(t, referenceHandler(t), nil)
+	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
+upstreams:
+  tickets:
+    url: %s
+    oauth:
+      token_exchange: {token_endpoint: "http://127.0.0.1:9/token", client_id: gw, client_secret: s3cr3t-exchange, scopes: [t.write]}
+    tools:
+      get-sum: {title: Add forty, pin: {b: 40}}
+`, up))
+	r := runCLI(t, "gateway", "--check", "--config", cfg)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"upstream tickets: calls as each caller, its token exchanged at http://127.0.0.1:9/token as client gw (resource " + up + ", scopes t.write); callers without an OAuth token refused",
+		"upstream tickets: tool get-sum: title replaced, pinned b=40",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("--check lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout+r.stderr, "s3cr3t-exchange") {
+		t.Error("--check printed the exchange's client secret")
+	}
+}
