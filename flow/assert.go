@@ -44,6 +44,10 @@ func (p *parser) assertSpec(k entry, path string, depth int) *assertSpec {
 			a.expected = p.value(f.v, depth+2)
 		default:
 			p.unknown(f, "assert", "that", "equals", "contains", "matches", "schema", "count", "message")
+			hasThat = hasThat || meant(f.key, "that") != ""
+			if a.op == "" && meant(f.key, assertOps...) != "" {
+				a.op = "?" // misspelt: reported above, checked no further
+			}
 		}
 	}
 	if !hasThat {
@@ -51,6 +55,10 @@ func (p *parser) assertSpec(k entry, path string, depth int) *assertSpec {
 	}
 	if a.op == "" {
 		p.Errorf(k.k, "%s: assert needs one of %s", path, strings.Join(assertOps, ", "))
+		return a
+	}
+	if a.op == "?" {
+		a.op = ""
 		return a
 	}
 	switch a.op {

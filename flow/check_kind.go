@@ -8,6 +8,14 @@ import (
 	"github.com/toolwire/toolwire/internal/suggest"
 )
 
+// meant is the key of known a misspelt key stands for, "" when none is a
+// typo away: the parser then takes the mistake as that key, so that a
+// typo is one message, not also "needs <key>:".
+func meant(key string, known ...string) string {
+	best, _ := suggest.Nearest(key, known)
+	return best
+}
+
 // kindless reports a step without a kind key with one message per
 // mistake: a key a typo away from a kind is that kind misspelt ("did you
 // mean"), any other unknown key is reported once, and "no kind key" only

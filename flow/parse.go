@@ -431,6 +431,9 @@ func (p *parser) flow(n ast.Node) *Flow {
 			}
 		default:
 			p.unknown(e, "flow", "name", "description", "env", "inputs", "clients", "steps", "outputs")
+			if meant(e.key, "steps") != "" && !hasSteps {
+				stepsNode, hasSteps = e.v, true // read as meant; its steps are checked
+			}
 		}
 	}
 	if !hasSteps {

@@ -131,6 +131,11 @@ func (p *parser) step(n ast.Node, path string, depth int) *Step {
 			if !found {
 				known := append(append([]string{s.Kind}, commonKeys...), auxKeys[s.Kind]...)
 				p.unknown(e, "a "+s.Kind+" step", known...)
+				if best := meant(e.key, auxKeys[s.Kind]...); best != "" {
+					if _, ok := aux[best]; !ok {
+						aux[best] = e // read as meant; its contents are checked
+					}
+				}
 				continue
 			}
 			aux[e.key] = e
@@ -237,6 +242,9 @@ func (p *parser) kind(s *Step, k entry, aux map[string]entry, depth int) {
 				s.data = p.value(f.v, depth+2)
 			default:
 				p.unknown(f, "throw", "code", "message", "data")
+				if meant(f.key, "code") != "" {
+					s.code = &value{kind: vLit, lit: "", pos: posOf(f.v)}
+				}
 			}
 		}
 		if s.code == nil {
@@ -274,6 +282,7 @@ func (p *parser) catch(n ast.Node, path string, depth int) *catchClause {
 			c.steps = p.steps(f.v, path+".do", depth+1)
 		default:
 			p.unknown(f, "catch handler", "codes", "do")
+			hasDo = hasDo || meant(f.key, "do") != ""
 		}
 	}
 	if !hasDo {
@@ -333,6 +342,9 @@ func (p *parser) mcpStep(s *Step, k entry) {
 				"prompt": {"client", "name", "arguments"},
 			}[s.Kind]
 			p.unknown(f, s.Kind, known...)
+			if best := meant(f.key, known...); best != "" {
+				seen[best] = true
+			}
 		}
 	}
 	need := map[string]string{"call": "tool", "list": "what", "read": "uri", "prompt": "name"}[s.Kind]
