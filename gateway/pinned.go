@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"sync"
 
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/internal/jsonscan"
@@ -44,7 +46,11 @@ func (u *upstream) override(def *mcp.Tool, name string, warn func(msg string, ar
 	if o.Description != "" {
 		def.Description = o.Description
 	}
-	if len(o.Pin) == 0 || len(def.InputSchema) == 0 {
+	if len(o.Pin) == 0 {
+		return
+	}
+	argNames.Store(pinKey{u, name}, knownArguments(o.Pin, def.InputSchema))
+	if len(def.InputSchema) == 0 {
 		return
 	}
 	schema, err := unpinnedSchema(def.InputSchema, o.Pin)
@@ -53,6 +59,48 @@ func (u *upstream) override(def *mcp.Tool, name string, warn func(msg string, ar
 		return
 	}
 	def.InputSchema = schema
+}
+
+// pinKey names a tool of an upstream.
+type pinKey struct {
+	u    *upstream
+	tool string
+}
+
+// argNames holds, per tool with pinned arguments, the argument names a
+// call's arguments are scanned with (knownArguments).
+var argNames sync.Map // pinKey → []string
+
+// knownArguments are the names a call's arguments are scanned with: the
+// pinned ones first, then those the upstream's inputSchema declares (at
+// most 64 in all), so that a call naming many declared arguments is read
+// plainly.
+func knownArguments(pin map[string]json.RawMessage, schema json.RawMessage) []string {
+	names := slices.Sorted(maps.Keys(pin))
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if len(schema) > 0 && wirejson.Unmarshal(schema, &s) == nil {
+		for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
+			if len(names) == 64 {
+				break
+			}
+			if _, pinned := pin[k]; !pinned {
+				names = append(names, k)
+			}
+		}
+	}
+	return names
+}
+
+// forgetPins drops what was kept of u's tools.
+func (u *upstream) forgetPins() {
+	argNames.Range(func(k, _ any) bool {
+		if k.(pinKey).u == u {
+			argNames.Delete(k)
+		}
+		return true
+	})
 }
 
 // unpinnedSchema is schema without the pinned names in its properties and
@@ -107,15 +155,19 @@ func (g *Gateway) pin(ctx context.Context, r route, args json.RawMessage) (json.
 	if !ok || len(o.Pin) == 0 {
 		return args, nil
 	}
-	names := make([]string, 0, len(o.Pin))
-	for k := range o.Pin {
-		names = append(names, k)
+	known, _ := argNames.Load(pinKey{r.up, r.name})
+	scan, _ := known.([]string)
+	if scan == nil {
+		scan = knownArguments(o.Pin, nil)
 	}
-	slices.Sort(names)
+	names := scan[:len(o.Pin)] // the pinned ones come first
 	given := map[string]bool{}
 	var conflict string
 	if args != nil {
-		ok := jsonscan.Members(args, names, func(name, value []byte) bool {
+		ok := jsonscan.Members(args, scan, func(name, value []byte) bool {
+			if _, pinned := o.Pin[string(name)]; !pinned {
+				return true
+			}
 			given[string(name)] = true
 			var c bytes.Buffer
 			if json.Compact(&c, value) != nil || !bytes.Equal(c.Bytes(), o.Pin[string(name)]) {
@@ -125,7 +177,7 @@ func (g *Gateway) pin(ctx context.Context, r route, args json.RawMessage) (json.
 			return true
 		})
 		if !ok && conflict == "" {
-			return nil, pinRefusal(ctx, fmt.Sprintf("tool %q has pinned arguments (%s), and its arguments cannot be read plainly (an escaped or case-varied member name, or too many members): refused", r.name, joinQuoted(names)))
+			return nil, pinRefusal(ctx, fmt.Sprintf("tool %q has pinned arguments (%s), and its arguments cannot be read plainly (an escaped or case-varied member name, or more than 16 the tool does not declare): refused", r.name, joinQuoted(names)))
 		}
 	}
 	if conflict != "" {

@@ -69,7 +69,8 @@ func issueServer(rec *argsRecorder) *server.Server {
 // operator's title and description and without the argument in its
 // schema; the upstream receives the pinned value, added to exactly the
 // arguments the caller sent; the same value is accepted; a different one
-// (or a name the gateway cannot read plainly) is refused, never reaches
+// (or a name the gateway cannot read plainly: escaped, or a case variant
+// a case-insensitive upstream would take for it) is refused, never reaches
 // the upstream, and is audited as denied.
 func TestPinnedArgument(t *testing.T) {
 	rec := &argsRecorder{}
@@ -120,7 +121,7 @@ func TestPinnedArgument(t *testing.T) {
 		}
 
 		before = len(rec.seen())
-		for _, args := range []string{`{"repo":"evil/repo","title":"x"}`, `{"repo":"acme/app ","title":"x"}`, `{"re\u0070o":"evil/repo"}`} {
+		for _, args := range []string{`{"repo":"evil/repo","title":"x"}`, `{"repo":"acme/app ","title":"x"}`, `{"re\u0070o":"evil/repo"}`, `{"Repo":"evil/repo","title":"x"}`} {
 			res, err := c.CallTool(ctx, "gh__create_issue", json.RawMessage(args))
 			if client.CodeOf(err) != client.CodeToolError || res == nil || !strings.Contains(toolResultText(res), `"repo"`) {
 				t.Fatalf("%v: conflicting call %s: %+v %v", era, args, res, err)
@@ -142,8 +143,8 @@ func TestPinnedArgument(t *testing.T) {
 			}
 		}
 	}
-	if denied != 6 {
-		t.Errorf("%d denied records, want 6 (three refused calls in each era)", denied)
+	if denied != 8 {
+		t.Errorf("%d denied records, want 8 (four refused calls in each era)", denied)
 	}
 }
 

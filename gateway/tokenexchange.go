@@ -127,9 +127,12 @@ func (g *Gateway) exchangerOf(u *upstream) *exchanger {
 	return v.(*exchanger)
 }
 
-// forgetExchanged drops u's exchanged tokens (the upstream is stopped:
-// removed, or replaced by Reload).
-func (u *upstream) forgetExchanged() { exchangers.Delete(u) }
+// forgetExchanged drops u's exchanged tokens, and what was kept of its
+// pinned tools (the upstream is stopped: removed, or replaced by Reload).
+func (u *upstream) forgetExchanged() {
+	exchangers.Delete(u)
+	u.forgetPins()
+}
 
 // init makes the empty cache.
 func (x *exchanger) init() {
