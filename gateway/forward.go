@@ -99,6 +99,10 @@ type (
 // the upstream); a call failing in transport makes the supervisor check
 // the session.
 func (g *Gateway) forward(ctx context.Context, u *upstream, f func(context.Context, *client.Client) error) error {
+	ctx, err := g.asCaller(ctx, u) // the caller's exchanged token, for an upstream with a TokenExchange
+	if err != nil {
+		return err
+	}
 	if u.pool != nil {
 		return g.forwardPerClient(ctx, u, f)
 	}
@@ -108,10 +112,6 @@ func (g *Gateway) forward(ctx context.Context, u *upstream, f func(context.Conte
 	defer g.leave()
 	u.begin()
 	defer u.end()
-	ctx, err := g.asCaller(ctx, u)
-	if err != nil {
-		return err
-	}
 	c, err := u.session()
 	if err != nil {
 		return err
