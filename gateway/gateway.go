@@ -95,6 +95,9 @@ func validate(cfg Config) error {
 		if u.Sessions != "" && u.Sessions != SessionsShared && u.Sessions != SessionsPerClient {
 			return fmt.Errorf("gateway: upstream %q: sessions %q: want %q or %q", u.Name, u.Sessions, SessionsShared, SessionsPerClient)
 		}
+		if err := checkCallerSettings(u); err != nil {
+			return fmt.Errorf("gateway: upstream %q: %w", u.Name, err)
+		}
 	}
 	if sep := cfg.Naming.Separator; sep != "" && !mcpNameOK("a"+sep+"b") {
 		return fmt.Errorf("gateway: separator %q has characters a tool name may not (A-Za-z0-9_.-)", sep)

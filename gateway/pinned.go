@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -59,6 +60,35 @@ func (u *upstream) override(def *mcp.Tool, name string, warn func(msg string, ar
 		return
 	}
 	def.InputSchema = schema
+}
+
+// checkCallerSettings checks an upstream's TokenExchange and Tools as New
+// and Reload take them: an exchange only for a URL upstream, with a token
+// endpoint or an issuer and a known OnAPIKey; pinned values valid compact
+// JSON, at most 64 a tool.
+func checkCallerSettings(u Upstream) error {
+	if x := u.TokenExchange; x != nil {
+		switch {
+		case u.URL == "":
+			return errors.New("token exchange applies to URL upstreams only")
+		case x.TokenEndpoint == "" && x.Issuer == "":
+			return errors.New("token exchange: no token endpoint or issuer")
+		case x.OnAPIKey != "" && x.OnAPIKey != APIKeyRefuse && x.OnAPIKey != APIKeyStatic:
+			return fmt.Errorf("token exchange: OnAPIKey %q: want %q or %q", x.OnAPIKey, APIKeyRefuse, APIKeyStatic)
+		}
+	}
+	for name, o := range u.Tools {
+		if len(o.Pin) > 64 {
+			return fmt.Errorf("tool %q: more than 64 pinned arguments", name)
+		}
+		for arg, v := range o.Pin {
+			var c bytes.Buffer
+			if arg == "" || json.Compact(&c, v) != nil || !bytes.Equal(c.Bytes(), v) {
+				return fmt.Errorf("tool %q: pinned argument %q: want a name and a compact JSON value", name, arg)
+			}
+		}
+	}
+	return nil
 }
 
 // pinKey names a tool of an upstream.

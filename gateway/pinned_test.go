@@ -157,3 +157,23 @@ func toolResultText(res *mcp.CallToolResult) string {
 	}
 	return b.String()
 }
+
+// TestCallerSettingsChecked: New refuses a token exchange on an upstream
+// that is not a URL or has nowhere to exchange, an unknown OnAPIKey, and a
+// pinned value that is not compact JSON.
+func TestCallerSettingsChecked(t *testing.T) {
+	for _, c := range []struct {
+		u    gateway.Upstream
+		want string
+	}{
+		{gateway.Upstream{Name: "a", Server: echoServer("a"), TokenExchange: &gateway.TokenExchange{TokenEndpoint: "https://as/token"}}, "URL upstreams only"},
+		{gateway.Upstream{Name: "a", URL: "http://127.0.0.1:9/mcp", TokenExchange: &gateway.TokenExchange{}}, "no token endpoint or issuer"},
+		{gateway.Upstream{Name: "a", URL: "http://127.0.0.1:9/mcp", TokenExchange: &gateway.TokenExchange{Issuer: "https://as", OnAPIKey: "allow"}}, `OnAPIKey "allow"`},
+		{gateway.Upstream{Name: "a", Server: echoServer("a"), Tools: map[string]gateway.ToolOverride{"echo": {Pin: map[string]json.RawMessage{"text": json.RawMessage(`"a" `)}}}}, `pinned argument "text"`},
+	} {
+		_, err := gateway.New(gateway.Config{Upstreams: []gateway.Upstream{c.u}})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %s", c.u, err, c.want)
+		}
+	}
+}
