@@ -22,6 +22,7 @@ type checker struct {
 	typed   *typedEnv         // results typed, for the check only
 	maybe   map[string]string // steps that may not have run, and why
 	facts   facts             // what the guards around this point tell
+	items   map[string]item   // for_each variables over typed lists
 }
 
 func (p *parser) check(fl *Flow) {
@@ -279,7 +280,9 @@ func (c *checker) step(s *Step, sc *scopeCtx) {
 	case "for_each":
 		c.condition(s.cond, sc, s.Path+".for_each", "list")
 		m := c.mark()
+		restore := c.itemOf(s, sc)
 		c.steps(s.body, sc.with(extraVar{s.as, cel.DynType}, extraVar{"index", cel.IntType}))
+		restore()
 		c.undo(m) // names in a loop body mean the current iteration's
 	case "while":
 		c.condition(s.cond, sc, s.Path+".while", "bool")

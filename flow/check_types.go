@@ -7,6 +7,7 @@ import (
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/types"
 )
 
 // steps0 checks a list whose names are visible only inside it, and
@@ -39,7 +40,7 @@ func (c *checker) typedCheck(src string, pos Pos, indent int, sc *scopeCtx) type
 	if len(src) > c.env.maxLen || strings.TrimSpace(src) == "" {
 		return typedOut{}
 	}
-	env, err := c.typed.envFor(sc)
+	env, err := c.typed.envFor(sc, c.items)
 	if err != nil {
 		return typedOut{}
 	}
@@ -67,6 +68,11 @@ func (c *checker) typedCheck(src string, pos Pos, indent int, sc *scopeCtx) type
 	}
 	native := checked.NativeRep()
 	n := newNarrower(native, pos, indent)
+	for name, it := range c.items {
+		if it.shape != 0 {
+			n.iters[name] = it.shape
+		}
+	}
 	n.walk(native.Expr(), c.facts)
 	return typedOut{diags: n.diags, n: n}
 }
@@ -321,4 +327,39 @@ func (c *checker) branches(s *Step, lists [][]*Step, fs []facts, taken int, sc *
 			c.mayNotHaveRun(ns, "it is in a branch of the "+what+" at %d:%d, which may not be taken", s.Pos)
 		}
 	}
+}
+
+// item is the checked type of a for_each variable over a list of result
+// objects, and the members it can be when they are a union.
+type item struct {
+	typ   *cel.Type
+	shape variants
+}
+
+// itemOf types a for_each's variable from its list while its body is
+// checked (item.text over content needs a guard, as c.text does in a
+// filter); the returned func restores what was there before.
+func (c *checker) itemOf(s *Step, sc *scopeCtx) func() {
+	old, had := c.items[s.as]
+	restore := func() {
+		if had {
+			c.items[s.as] = old
+		} else {
+			delete(c.items, s.as)
+		}
+	}
+	delete(c.items, s.as)
+	n, root := c.typedAST(s.cond, sc)
+	if n == nil {
+		return restore
+	}
+	t := n.typeOf(root)
+	if t == nil || t.Kind() != types.ListKind || len(t.Parameters()) != 1 || t.Parameters()[0].Kind() != types.StructKind {
+		return restore
+	}
+	if c.items == nil {
+		c.items = map[string]item{}
+	}
+	c.items[s.as] = item{typ: t.Parameters()[0], shape: n.elems(root, c.facts)}
+	return restore
 }

@@ -324,13 +324,16 @@ func newTypedEnv(fl *Flow, named map[string]*Step, outputs map[*Step]json.RawMes
 }
 
 // envFor is the environment with a scope's extra variables.
-func (t *typedEnv) envFor(sc *scopeCtx) (*cel.Env, error) {
+func (t *typedEnv) envFor(sc *scopeCtx, items map[string]item) (*cel.Env, error) {
 	if len(sc.extra) == 0 {
 		return t.base, nil
 	}
 	seen := map[string]*cel.Type{}
 	for _, v := range sc.extra {
 		seen[v.name] = v.typ
+		if it, ok := items[v.name]; ok {
+			seen[v.name] = it.typ
+		}
 	}
 	names := make([]string, 0, len(seen))
 	for n := range seen {
