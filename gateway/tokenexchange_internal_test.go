@@ -99,3 +99,48 @@ func TestExchangerCachesPerCallerWithinItsBound(t *testing.T) {
 		t.Errorf("a refused exchange: %v", err)
 	}
 }
+
+// staticAuth is an HTTPAuth that sets the upstream's own token.
+type staticAuth struct{ challenged int }
+
+func (a *staticAuth) Authorize(req *http.Request) error {
+	req.Header.Set("Authorization", "Bearer the-gateways-own")
+	return nil
+}
+
+func (a *staticAuth) Challenge(context.Context, *http.Request, *http.Response) (bool, error) {
+	a.challenged++
+	return true, nil
+}
+
+// TestExchangeAuthUsesTheExchangedTokenAlone: a request carrying a
+// caller's exchanged token is sent with it, whatever the upstream's own
+// credentials, and a refusal of it is never answered with them; every
+// other request (the gateway's own, an API-key caller's under
+// on_api_key: static) goes with the upstream's own.
+func TestExchangeAuthUsesTheExchangedTokenAlone(t *testing.T) {
+	static := &staticAuth{}
+	a := exchangeAuth{static: static}
+	req := httptest.NewRequest(http.MethodPost, "http://up/mcp", nil)
+	req.Header.Set("Authorization", "Bearer from-headers")
+	caller := req.WithContext(context.WithValue(req.Context(), bearerKey{}, "exchanged-for-alice"))
+	if err := a.Authorize(caller); err != nil || caller.Header.Get("Authorization") != "Bearer exchanged-for-alice" {
+		t.Fatalf("a caller's request: %q %v", caller.Header.Get("Authorization"), err)
+	}
+	if retry, err := a.Challenge(caller.Context(), caller, &http.Response{StatusCode: http.StatusUnauthorized}); retry || err != nil || static.challenged != 0 {
+		t.Fatalf("a refused exchanged token was retried (%v %v, static challenged %d)", retry, err, static.challenged)
+	}
+	own := httptest.NewRequest(http.MethodPost, "http://up/mcp", nil)
+	if err := a.Authorize(own); err != nil || own.Header.Get("Authorization") != "Bearer the-gateways-own" {
+		t.Fatalf("the gateway's own request: %q %v", own.Header.Get("Authorization"), err)
+	}
+	if retry, _ := a.Challenge(own.Context(), own, &http.Response{StatusCode: http.StatusUnauthorized}); !retry || static.challenged != 1 {
+		t.Fatal("the gateway's own request's challenge did not reach its own credentials")
+	}
+	bare := exchangeAuth{}
+	plain := httptest.NewRequest(http.MethodPost, "http://up/mcp", nil)
+	plain.Header.Set("Authorization", "Bearer from-headers")
+	if err := bare.Authorize(plain); err != nil || plain.Header.Get("Authorization") != "Bearer from-headers" {
+		t.Fatalf("without an Auth, the configured header stays: %q %v", plain.Header.Get("Authorization"), err)
+	}
+}
