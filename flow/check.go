@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -241,6 +242,7 @@ func (c *checker) steps(list []*Step, sc *scopeCtx) {
 func (c *checker) step(s *Step, sc *scopeCtx) {
 	saved := c.facts
 	defer func() { c.facts = saved }()
+	m := c.mark()
 	if s.when != nil {
 		c.condition(s.when, sc, s.Path+".when", "bool")
 		c.facts = meet(c.facts, c.guard(s.when, sc, true))
@@ -339,6 +341,18 @@ func (c *checker) step(s *Step, sc *scopeCtx) {
 			c.compile(a.expected, sc, "")
 			c.compile(a.message, sc, "")
 		}
+	}
+	if s.when != nil && constBool(s.when) != "true" {
+		// A skipped step, and every step in it, sets no result.
+		why := fmt.Sprintf("the when: at %d:%d may be false, and a skipped step has no result; use if: to run the steps that need it", s.when.pos.Line, s.when.pos.Column)
+		names := c.undo(m)
+		if s.Name != "" && c.named[s.Name] == s {
+			names = append(names, s.Name)
+		}
+		for _, n := range names {
+			c.maybe[n] = why
+		}
+		return
 	}
 	if s.Name != "" && c.named[s.Name] == s {
 		c.show(s.Name)
