@@ -96,7 +96,7 @@ func Files(root string) ([]string, error) {
 }
 
 var (
-	headingRE   = regexp.MustCompile("^(#{1,6})\\s+(.*?)\\s*#*\\s*$")
+	headingRE   = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`)
 	slugDropRE  = regexp.MustCompile(`[^\p{L}\p{N}\- _]`)
 	inlineCode  = regexp.MustCompile("`([^`]*)`")
 	linkInTitle = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
