@@ -103,7 +103,7 @@ func (c *checker) maybeRefs(a *cel.Ast, pos Pos, indent int, sc *scopeCtx) []exp
 		}
 		loc := native.SourceInfo().GetStartLocation(op.ID())
 		diags = append(diags, exprDiag{at(pos, indent, loc.Line(), loc.Column()),
-			fmt.Sprintf("step %q may not have run at this point (%s); refer to it inside that branch, or compute what you need there", name, why)})
+			fmt.Sprintf("step %q may not have run at this point (%s): refer to it only where it has surely run", name, why)})
 	}))
 	return diags
 }
