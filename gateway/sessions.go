@@ -137,8 +137,14 @@ func (p *clientPool) acquire(ctx context.Context, req *server.Request) (*clientS
 		}
 		cs = &clientSession{p: p, key: key, ready: make(chan struct{}), stop: make(chan struct{})}
 		p.sessions[key] = cs
+		// What the connection takes of the caller is read now, while its
+		// request is served.
+		caps, level := callerCapabilities(req), p.u.g.opts.logLevel
+		if req != nil && req.LogLevel() != "" {
+			level = req.LogLevel()
+		}
 		p.wg.Add(1)
-		go p.start(cs, req, victim)
+		go p.start(cs, caps, level, victim)
 	}
 	cs.uses++
 	if cs.timer != nil {
@@ -213,12 +219,12 @@ func (p *clientPool) removeLocked(cs *clientSession) {
 
 // start connects cs, once victim (the session whose place it takes) is
 // closed, so that the children never outnumber the bound.
-func (p *clientPool) start(cs *clientSession, req *server.Request, victim *clientSession) {
+func (p *clientPool) start(cs *clientSession, caps mcp.ClientCapabilities, level mcp.LoggingLevel, victim *clientSession) {
 	defer p.wg.Done()
 	if victim != nil {
 		victim.close()
 	}
-	c, err := cs.connect(req)
+	c, err := cs.connect(caps, level)
 	cs.c, cs.err = c, err
 	if err != nil {
 		p.u.log.Warn("cannot open a per-client session", "error", err)
@@ -321,10 +327,9 @@ func (p *clientPool) park(c *client.Client, sub *client.Subscription) error {
 	return nil
 }
 
-// connect opens cs's session as its caller (req) would: the caller's
-// capabilities, as far as the gateway can pass their requests on, and its
-// log level.
-func (cs *clientSession) connect(req *server.Request) (*client.Client, error) {
+// connect opens cs's session as its caller would: with the caller's
+// capabilities (callerCapabilities) and log level.
+func (cs *clientSession) connect(caps mcp.ClientCapabilities, level mcp.LoggingLevel) (*client.Client, error) {
 	u := cs.p.u
 	ctx, cancel := context.WithTimeout(u.ctx, u.g.opts.startTimeout)
 	defer cancel()
@@ -347,19 +352,13 @@ func (cs *clientSession) connect(req *server.Request) (*client.Client, error) {
 		client.WithLimits(client.Limits{MaxPages: 1 << 30}),
 		client.WithNotificationHandler(cs.notification),
 		client.WithLogHandler(cs.log),
-		client.WithCapabilities(callerCapabilities(req)),
+		client.WithCapabilities(caps),
 		client.WithReceivingMiddleware(cs.receiving),
 		client.WithLimits(client.Limits{MaxServerRequests: client.DefaultMaxServerRequests + u.g.opts.inputs.Pending}),
 	)
 	c, err := client.Connect(withReplaySafe(ctx), t, opts...)
 	if err != nil {
 		return nil, err
-	}
-	level := u.g.opts.logLevel
-	if req != nil {
-		if l := req.LogLevel(); l != "" {
-			level = l
-		}
 	}
 	cs.c = c
 	cs.setLevel(ctx, level)
