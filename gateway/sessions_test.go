@@ -2,7 +2,9 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/memory"
+	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 // stateServer is an upstream that shows each session's own state: who
@@ -41,6 +44,13 @@ func stateServer() *server.Server {
 		ss := req.Session()
 		go func() { _ = ss.Log(context.Background(), mcp.LevelError, "later", in.Text) }()
 		return struct{}{}, nil
+	}))
+	must(server.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *server.CallRequest, _ struct{}) (*mcp.CallToolResult, error) {
+		res, err := req.Elicit(ctx, &mcp.ElicitParams{Message: "who are you?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("answer=%v", res.Content["name"])}}}, nil
 	}))
 	return s
 }
@@ -192,5 +202,44 @@ func TestPerClientSessionsByCallerIdentity(t *testing.T) {
 	}
 	if open, started, _ := g.ClientSessions("own"); open != 3 || started != 3 {
 		t.Errorf("open %d, started %d; want 3, 3", open, started)
+	}
+}
+
+// TestPerClientSessionsOverHTTP: a Streamable HTTP upstream with
+// per_client sessions opens one HTTP session per caller, which sees that
+// caller's roots and log level and whose questions (elicitation) that
+// caller answers.
+func TestPerClientSessionsOverHTTP(t *testing.T) {
+	h := streamable.NewHandler(stateServer())
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{
+		{Name: "web", URL: hs.URL + "/mcp", Sessions: gateway.SessionsPerClient, MaxSessions: 2},
+	}}, gateway.WithClientOptions(client.WithEra(mcp.EraLegacy)))
+	ctx := testwait.Context(t)
+	caller := func(name string) *client.Client {
+		c := downstream(t, g, client.WithEra(mcp.EraLegacy), client.WithRoots(mcp.Root{URI: "file:///" + name}),
+			client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": name}}, nil
+			}))
+		if err := c.SetLogLevel(ctx, mcp.LoggingLevel(map[string]string{"a": "info", "b": "critical"}[name])); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b := caller("a"), caller("b")
+	whoA, whoB := callText(t, a, "web__who", nil), callText(t, b, "web__who", nil)
+	if field(whoA, "roots") != "file:///a" || field(whoA, "level") != "info" || field(whoB, "roots") != "file:///b" || field(whoB, "level") != "critical" ||
+		field(whoA, "session") == field(whoB, "session") {
+		t.Errorf("A: %s; B: %s", whoA, whoB)
+	}
+	if got := callText(t, a, "web__ask", nil); got != "answer=a" {
+		t.Errorf("A's question answered %s", got)
+	}
+	if got := callText(t, b, "web__ask", nil); got != "answer=b" {
+		t.Errorf("B's question answered %s", got)
+	}
+	if open, started, _ := g.ClientSessions("web"); open != 2 || started != 2 {
+		t.Errorf("open %d, started %d; want 2, 2", open, started)
 	}
 }
