@@ -24,6 +24,7 @@ type checker struct {
 	maybe   map[string]string // steps that may not have run, and why
 	facts   facts             // what the guards around this point tell
 	items   map[string]item   // for_each variables over typed lists
+	checked map[exprAt]*narrower // typed checks done, for guards and asserts
 }
 
 func (p *parser) check(fl *Flow) {

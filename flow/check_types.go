@@ -26,6 +26,13 @@ func (c *checker) mayNotHaveRun(names []string, why string, pos Pos) {
 	}
 }
 
+// exprAt is an expression at its place: its typed check is the same
+// wherever it is asked for again (guards, asserts).
+type exprAt struct {
+	pos Pos
+	src string
+}
+
 // typedOut is the typed check of one expression.
 type typedOut struct {
 	diags []exprDiag
@@ -68,6 +75,10 @@ func (c *checker) typedCheck(src string, pos Pos, indent int, sc *scopeCtx) type
 	}
 	native := checked.NativeRep()
 	n := newNarrower(native, pos, indent)
+	if c.checked == nil {
+		c.checked = map[exprAt]*narrower{}
+	}
+	c.checked[exprAt{pos, src}] = n
 	for name, it := range c.items {
 		if it.shape != 0 {
 			n.iters[name] = it.shape
@@ -125,11 +136,11 @@ func (c *checker) typedAST(v *value, sc *scopeCtx) (*narrower, ast.Expr) {
 		return nil, nil
 	}
 	pt := v.parts[0]
-	out := c.typedCheck(pt.src, v.exprPos(pt.off), v.indent(), sc)
-	if out.n == nil || len(out.diags) > 0 {
-		return nil, nil
+	n := c.checked[exprAt{v.exprPos(pt.off), pt.src}]
+	if n == nil {
+		return nil, nil // not checked, or failed its check
 	}
-	return out.n, out.n.a.Expr()
+	return n, n.a.Expr()
 }
 
 // assertFacts is what an assertion tells the steps after it, which run
