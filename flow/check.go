@@ -20,10 +20,10 @@ type checker struct {
 	visible map[string]bool
 	log     []string // names made visible, in order, for undo
 	clients map[string]*ClientSpec
-	typed   *typedEnv         // results typed, for the check only
-	maybe   map[string]string // steps that may not have run, and why
-	facts   facts             // what the guards around this point tell
-	items   map[string]item   // for_each variables over typed lists
+	typed   *typedEnv            // results typed, for the check only
+	maybe   map[string]string    // steps that may not have run, and why
+	facts   facts                // what the guards around this point tell
+	items   map[string]item      // for_each variables over typed lists
 	checked map[exprAt]*narrower // typed checks done, for guards and asserts
 }
 
