@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -266,8 +267,16 @@ func (x *exchanger) tokenEndpoint(ctx context.Context) (string, error) {
 	if ep != "" {
 		return ep, nil
 	}
-	iss := strings.TrimSuffix(x.spec.Issuer, "/")
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, iss+"/.well-known/oauth-authorization-server", nil)
+	// RFC 8414 section 3.1: the well-known path goes between the host and
+	// the issuer's path.
+	iss, err := url.Parse(x.spec.Issuer)
+	if err != nil || iss.Host == "" {
+		return "", errors.New("the issuer is not a URL")
+	}
+	md := *iss
+	md.Path = "/.well-known/oauth-authorization-server" + strings.TrimSuffix(iss.Path, "/")
+	md.RawPath, md.RawQuery, md.Fragment = "", "", ""
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, md.String(), nil)
 	if err != nil {
 		return "", errors.New("the issuer is not a URL")
 	}
@@ -281,17 +290,17 @@ func (x *exchanger) tokenEndpoint(ctx context.Context) (string, error) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("reading the issuer's metadata: HTTP %d", resp.StatusCode)
 	}
-	md, err := oauth.DecodeAuthServerMetadata(body)
+	meta, err := oauth.DecodeAuthServerMetadata(body)
 	if err != nil {
 		return "", fmt.Errorf("the issuer's metadata: %w", err)
 	}
-	if md.Issuer != x.spec.Issuer || md.TokenEndpoint == "" {
+	if meta.Issuer != x.spec.Issuer || meta.TokenEndpoint == "" {
 		return "", errors.New("the issuer's metadata names another issuer or no token endpoint")
 	}
 	x.mu.Lock()
-	x.endpoint = md.TokenEndpoint
+	x.endpoint = meta.TokenEndpoint
 	x.mu.Unlock()
-	return md.TokenEndpoint, nil
+	return meta.TokenEndpoint, nil
 }
 
 // exchangeAuth is the HTTPAuth of an upstream with a TokenExchange: a

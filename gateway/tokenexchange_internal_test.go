@@ -144,3 +144,38 @@ func TestExchangeAuthUsesTheExchangedTokenAlone(t *testing.T) {
 		t.Fatalf("without an Auth, the configured header stays: %q %v", plain.Header.Get("Authorization"), err)
 	}
 }
+
+// TestExchangerFindsTheTokenEndpointFromTheIssuer: with an issuer, the
+// token endpoint is the one its RFC 8414 metadata names (the well-known
+// path before the issuer's own path), read once; metadata naming another
+// issuer is refused.
+func TestExchangerFindsTheTokenEndpointFromTheIssuer(t *testing.T) {
+	tokens, _ := exchangeEndpoint(t, 3600)
+	var mu sync.Mutex
+	var paths []string
+	var issuer string
+	md := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"issuer":%q,"token_endpoint":%q,"response_types_supported":["code"]}`, issuer, tokens.URL)
+	}))
+	t.Cleanup(md.Close)
+	issuer = md.URL + "/tenant"
+	x := &exchanger{spec: TokenExchange{Issuer: issuer, ClientID: "gw", ClientSecret: "gw-secret"}, max: 4}
+	x.init()
+	for _, tok := range []string{"t1", "t2"} {
+		if _, err := x.token(context.Background(), "alice", tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if strings.Join(paths, ",") != "/.well-known/oauth-authorization-server/tenant" {
+		t.Errorf("metadata requests: %v", paths)
+	}
+	y := &exchanger{spec: TokenExchange{Issuer: md.URL + "/other", ClientID: "gw", ClientSecret: "gw-secret"}, max: 4}
+	y.init()
+	if _, err := y.token(context.Background(), "alice", "t1"); err == nil || !strings.Contains(err.Error(), "another issuer") {
+		t.Errorf("metadata of another issuer: %v", err)
+	}
+}
