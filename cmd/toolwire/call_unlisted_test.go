@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/streamable"
@@ -134,4 +136,23 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestForbiddenMessage: a 403 answer's JSON-RPC error message is what the
+// CLI shows of it; other errors have none.
+func TestForbiddenMessage(t *testing.T) {
+	body := `Forbidden: {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no persona admits api_key:bob: nothing here is for this caller"}}`
+	err := &client.TransportError{Op: "POST initialize", StatusCode: 403, Err: errors.New(body)}
+	if got := forbiddenMessage(err); got != "no persona admits api_key:bob: nothing here is for this caller" {
+		t.Errorf("403: %q", got)
+	}
+	for _, other := range []error{
+		&client.TransportError{Op: "POST initialize", StatusCode: 401, Err: errors.New(body)},
+		&client.TransportError{Op: "POST initialize", StatusCode: 403, Err: errors.New("Forbidden")},
+		errors.New("boom"),
+	} {
+		if got := forbiddenMessage(other); got != "" {
+			t.Errorf("%v: %q", other, got)
+		}
+	}
 }

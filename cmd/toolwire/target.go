@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/units"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -308,12 +309,38 @@ func describe(cmd *cobra.Command, err error) string {
 	if errors.As(err, &nf) {
 		return fmt.Sprintf("resource %q not found: the server answered %d %q (toolwire resources lists what it has)", nf.URI, nf.Err.Code, nf.Err.Message)
 	}
+	if msg := forbiddenMessage(err); msg != "" {
+		return "the server refuses this caller (HTTP 403): " + msg
+	}
 	var pe *client.ProtocolError
 	if errors.As(err, &pe) && pe.Op == mcp.MethodListTools && strings.Contains(pe.Reason, " pages") {
 		n, _ := cmd.Flags().GetInt("max-pages")
 		return fmt.Sprintf("protocol: tools/list: the server's tool list has more than %d pages; raise the limit with --max-pages", n)
 	}
 	return err.Error()
+}
+
+// forbiddenMessage is the JSON-RPC error message of a 403 answer (a
+// gateway's "no persona admits CALLER", say), "" for any other error.
+func forbiddenMessage(err error) string {
+	var te *client.TransportError
+	if !errors.As(err, &te) || te.StatusCode != http.StatusForbidden || te.Err == nil {
+		return ""
+	}
+	text := te.Err.Error()
+	i := strings.IndexByte(text, '{')
+	if i < 0 {
+		return ""
+	}
+	var body struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if wirejson.Unmarshal([]byte(text[i:]), &body) != nil {
+		return ""
+	}
+	return body.Error.Message
 }
 
 // exit ends the process; a variable so a test can replace it.
