@@ -126,6 +126,7 @@ func TestCheckNarrowing(t *testing.T) {
 		{"assert", "  - assert: {that: \"${{ " + c0 + ".type }}\", equals: audio}\n  - value: \"${{ " + c0 + ".data }}\"", ""},
 		{"assert in a try does not leak", "  - try:\n      - assert: {that: \"${{ " + c0 + ".type }}\", equals: audio}\n    catch: [{do: [{value: 0}]}]\n  - value: \"${{ " + c0 + ".data }}\"", "field \"data\" is only on"},
 		{"has() false rules out", `  - value: "${{ has(` + c0 + `.text) ? '' : ` + c0 + `.type }}"`, ""},
+		{"compared with a map literal", `  - value: "${{ ` + c0 + ` == {'type': 'text', 'text': 'x'} && steps.r.result.content != [] }}"`, ""},
 		{"prompt content", `  - value: "${{ steps.r.result.content[0].type == 'text' ? steps.r.result.content[0].text : '' }}"`, ""},
 	}
 	for _, c := range cases {
@@ -141,5 +142,19 @@ func TestCheckNarrowing(t *testing.T) {
 				t.Fatalf("want one diagnostic with %q, got:\n%s", c.want, strings.Join(got, "\n"))
 			}
 		})
+	}
+}
+
+// TestCheckTwoUnknownFields: two mistakes in one expression are two
+// messages, each with its own type and suggestion.
+func TestCheckTwoUnknownFields(t *testing.T) {
+	got := diagnostics(t, "clients:\n  srv: {command: x}\nsteps:\n  - name: r\n    call: {tool: t}\n"+
+		"  - value: \"${{ size(steps.r.result.contnet) + size(steps.r.result.content[0].annotations.audiences) }}\"\n")
+	want := []string{
+		`6:37: unknown field "contnet" on CallToolResult (did you mean "content"?)`,
+		`6:91: unknown field "audiences" on Annotations (did you mean "audience"?)`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -61,14 +61,19 @@ func (c *checker) typedCheck(src string, pos Pos, indent int, sc *scopeCtx) type
 	if ds := c.env.resolve(parsed, pos, indent, sc); len(ds) > 0 {
 		return typedOut{}
 	}
-	c.typed.prov.missType, c.typed.prov.missField = "", ""
+	clear(c.typed.prov.misses)
 	checked, iss := env.Check(parsed)
 	if iss != nil && iss.Err() != nil {
-		ds := issueDiags(iss, pos, indent, "CEL type error")
-		for i := range ds {
-			if msg := c.typed.prov.fieldMessage(ds[i].msg); msg != ds[i].msg {
+		// Only fields the results lack are this check's to report: other
+		// type errors are the untyped compile's, and one the typing alone
+		// causes (a block compared with a map literal, which the wire's
+		// maps allow) is none.
+		var ds []exprDiag
+		for _, d := range issueDiags(iss, pos, indent, "CEL type error") {
+			if msg := c.typed.prov.fieldMessage(d.msg); msg != d.msg {
 				// CEL places a field at its dot; the name follows it.
-				ds[i].msg, ds[i].pos.Column = msg, ds[i].pos.Column+1
+				d.msg, d.pos.Column = msg, d.pos.Column+1
+				ds = append(ds, d)
 			}
 		}
 		return typedOut{diags: ds}

@@ -190,8 +190,8 @@ func typedResult(s *Step) *types.Type {
 // the last field it was asked for and did not have, for "did you mean".
 type resultProvider struct {
 	types.Provider
-	extra               map[string]map[string]*types.Type // from outputSchemas
-	missType, missField string
+	extra  map[string]map[string]*types.Type // from outputSchemas
+	misses map[string]string                 // field asked for and missing: its type
 }
 
 // fields are an object type's declared fields.
@@ -227,7 +227,10 @@ func (p *resultProvider) FindStructFieldType(name, field string) (*types.FieldTy
 	}
 	t, ok := fs[field]
 	if !ok {
-		p.missType, p.missField = name, field
+		if p.misses == nil {
+			p.misses = map[string]string{}
+		}
+		p.misses[field] = name
 		return nil, false
 	}
 	return &types.FieldType{Type: t}, true
@@ -258,16 +261,17 @@ var undefinedField = regexp.MustCompile(`undefined field '([^']*)'`)
 // type in protocol terms, its fields, and the nearest one.
 func (p *resultProvider) fieldMessage(msg string) string {
 	m := undefinedField.FindStringSubmatch(msg)
-	if m == nil || m[1] != p.missField {
+	if m == nil || p.misses[m[1]] == "" {
 		return msg
 	}
-	fs, _ := p.fields(p.missType)
+	missType := p.misses[m[1]]
+	fs, _ := p.fields(missType)
 	fields := sortedFields(fs)
-	what := strings.TrimPrefix(p.missType, "mcp.")
-	if strings.HasPrefix(p.missType, "structuredContent.") {
-		what = "the structuredContent of " + strings.TrimPrefix(p.missType, "structuredContent.") + " (its tool's outputSchema)"
+	what := strings.TrimPrefix(missType, "mcp.")
+	if strings.HasPrefix(missType, "structuredContent.") {
+		what = "the structuredContent of " + strings.TrimPrefix(missType, "structuredContent.") + " (its tool's outputSchema)"
 	}
-	if p.missType == tContent {
+	if missType == tContent {
 		what = "content block (text, image, audio, resource_link or resource)"
 	}
 	out := fmt.Sprintf("unknown field %q on %s", m[1], what)
