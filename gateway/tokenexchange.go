@@ -75,6 +75,7 @@ const (
 	tokenTypeAccessToken = "urn:ietf:params:oauth:token-type:access_token"
 
 	exchangeSkew       = 30 * time.Second
+	exchangeTimeout    = 30 * time.Second // one exchange, its metadata read included
 	exchangeUnknownTTL = time.Minute
 )
 
@@ -101,6 +102,7 @@ type exchanger struct {
 	endpoint string
 	cache    map[[sha256.Size]byte]*clist.Element
 	order    *clist.List // of *exchanged, most recently used first
+	flights  map[[sha256.Size]byte]*flight
 }
 
 type exchanged struct {
@@ -139,6 +141,7 @@ func (u *upstream) forgetExchanged() {
 func (x *exchanger) init() {
 	x.cache = map[[sha256.Size]byte]*clist.Element{}
 	x.order = clist.New()
+	x.flights = map[[sha256.Size]byte]*flight{}
 }
 
 // bearerKey carries the exchanged token of a forwarded request to the
@@ -159,15 +162,21 @@ func (g *Gateway) asCaller(ctx context.Context, u *upstream) (context.Context, e
 	if sreq != nil {
 		p, hr = sreq.Principal(), sreq.HTTPRequest()
 	}
-	tok := ""
-	if hr != nil && p != nil && policy.FromPrincipal(p).Kind == policy.KindOAuth {
-		tok, _ = strings.CutPrefix(hr.Header.Get("Authorization"), "Bearer ")
-	}
-	if tok == "" {
+	oauthCaller := p != nil && policy.FromPrincipal(p).Kind == policy.KindOAuth
+	if !oauthCaller {
 		if x.spec.OnAPIKey == APIKeyStatic {
 			return ctx, nil
 		}
 		return ctx, &ExchangeError{Upstream: u.spec.Name, Reason: "the caller has no OAuth access token to exchange (an API key or no credentials), and this upstream takes none"}
+	}
+	// An OAuth caller is only ever served as itself: never with the
+	// upstream's own credentials, even under APIKeyStatic.
+	tok := ""
+	if hr != nil {
+		tok, _ = strings.CutPrefix(hr.Header.Get("Authorization"), "Bearer ")
+	}
+	if tok == "" {
+		return ctx, &ExchangeError{Upstream: u.spec.Name, Reason: "the caller's access token is not at hand to exchange (a call made after its request ended, such as a task's)"}
 	}
 	t, err := x.token(ctx, p.Key(), tok)
 	if err != nil {
@@ -186,11 +195,10 @@ func (x *exchanger) token(ctx context.Context, who, subject string) (string, err
 	io.WriteString(h, subject)
 	var key [sha256.Size]byte
 	h.Sum(key[:0])
-	now := time.Now()
 	x.mu.Lock()
 	if el, ok := x.cache[key]; ok {
 		e := el.Value.(*exchanged)
-		if now.Before(e.expiry) {
+		if time.Now().Before(e.expiry) {
 			x.order.MoveToFront(el)
 			x.mu.Unlock()
 			return e.token, nil
@@ -198,8 +206,45 @@ func (x *exchanger) token(ctx context.Context, who, subject string) (string, err
 		x.order.Remove(el)
 		delete(x.cache, key)
 	}
+	// One exchange at a time per caller token: the calls that arrive
+	// meanwhile wait for its answer.
+	if f := x.flights[key]; f != nil {
+		x.mu.Unlock()
+		select {
+		case <-f.done:
+			return f.token, f.err
+		case <-ctx.Done():
+			return "", context.Cause(ctx)
+		}
+	}
+	f := &flight{done: make(chan struct{})}
+	x.flights[key] = f
 	x.mu.Unlock()
 
+	// The exchange outlives a caller that gives up: the others waiting
+	// for it still get its answer.
+	f.token, f.err = x.exchange(context.WithoutCancel(ctx), key, subject)
+	x.mu.Lock()
+	delete(x.flights, key)
+	x.mu.Unlock()
+	close(f.done)
+	return f.token, f.err
+}
+
+// flight is an exchange in progress, which the caller's other requests
+// wait for.
+type flight struct {
+	done  chan struct{}
+	token string
+	err   error
+}
+
+// exchange runs one token exchange of subject and keeps its answer under
+// key until shortly before it expires.
+func (x *exchanger) exchange(ctx context.Context, key [sha256.Size]byte, subject string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, exchangeTimeout)
+	defer cancel()
+	now := time.Now()
 	endpoint, err := x.tokenEndpoint(ctx)
 	if err != nil {
 		return "", err

@@ -179,3 +179,29 @@ func TestExchangerFindsTheTokenEndpointFromTheIssuer(t *testing.T) {
 		t.Errorf("metadata of another issuer: %v", err)
 	}
 }
+
+// TestExchangerOnceForConcurrentCalls: a caller's concurrent calls share
+// one exchange.
+func TestExchangerOnceForConcurrentCalls(t *testing.T) {
+	srv, subjects := exchangeEndpoint(t, 3600)
+	x := &exchanger{spec: TokenExchange{TokenEndpoint: srv.URL, ClientID: "gw", ClientSecret: "gw-secret"}, max: 4, endpoint: srv.URL}
+	x.init()
+	var wg sync.WaitGroup
+	got := make([]string, 8)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], _ = x.token(context.Background(), "alice", "ta")
+		}()
+	}
+	wg.Wait()
+	for _, g := range got {
+		if g == "" || g != got[0] {
+			t.Fatalf("tokens: %q", got)
+		}
+	}
+	if n := len(subjects()); n != 1 {
+		t.Errorf("%d exchanges for one caller's 8 concurrent calls, want 1", n)
+	}
+}
