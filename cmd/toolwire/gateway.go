@@ -209,7 +209,7 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
 			return err
 		}
 		defer closeGateway(g, f.shutdownTimeout, logger)
-		return printGatewayCheck(cmd.OutOrStdout(), g, file)
+		return printGatewayCheck(cmd.OutOrStdout(), g, file, f.config)
 	}
 	if f.debugAddr != "" {
 		stopDebug, err := serveDebug(ctx, f.debugAddr, logger)
@@ -250,7 +250,7 @@ func newGatewayLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 
 // printGatewayCheck prints the merged tools, each upstream's state and
 // who may use what; an upstream that did not answer makes the check fail.
-func printGatewayCheck(w io.Writer, g *gateway.Gateway, file *config.File) error {
+func printGatewayCheck(w io.Writer, g *gateway.Gateway, file *config.File, configPath string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tUPSTREAM\tAS THE UPSTREAM NAMES IT")
 	for _, t := range g.Tools() {
@@ -270,7 +270,31 @@ func printGatewayCheck(w io.Writer, g *gateway.Gateway, file *config.File) error
 	tw.Flush()
 	printUpstreamOverrides(w, file)
 	fmt.Fprintf(w, "\naccess: %s\n", accessSummary(file, g.Policy()))
+	fmt.Fprintf(w, "audit: %s\n", auditSummary(file, configPath))
 	return errors.Join(down...)
+}
+
+// auditSummary says where the gateway of file records its calls, and how
+// to read them (configPath "" for the embedded default, which the audit
+// commands read without flags).
+func auditSummary(file *config.File, configPath string) string {
+	read := "toolwire audit query --config " + configPath
+	if configPath == "" {
+		read = "toolwire audit query"
+	}
+	switch {
+	case file.Audit.Store == "off":
+		return "off (audit.store: off): calls are not recorded"
+	case file.Audit.Store == "postgres":
+		return "every call recorded in PostgreSQL (audit.postgres); read them with " + read
+	case file.DataDir == "":
+		return "off (no data_dir): calls are not recorded"
+	}
+	path := filepath.Join(file.DataDir, daemon.AuditFile)
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return "every call recorded in " + path + "; read them with " + read
 }
 
 // sessionsOf is how the upstream name of file shares its sessions, for
