@@ -50,7 +50,11 @@ until it is back, and a call to it gets an isError result naming it.
 
 Without --config it serves an embedded default: the reference tools in process (upstream
 "reference") and "toolwire serve --stdio" of this same binary (upstream "serve"), on
-127.0.0.1:8090/mcp, with /healthz, /readyz and /metrics on 127.0.0.1:8091.
+127.0.0.1:8090/mcp, with /healthz, /readyz and /metrics on 127.0.0.1:8091. It records every
+call in an audit trail, and keeps its tasks and sessions, in toolwire/gateway under the user's
+state directory ($XDG_STATE_HOME, else ~/.local/state; macOS: ~/Library/Application Support;
+Windows: %LocalAppData%), and says where at start; toolwire audit query, verify and tail read
+that trail without flags.
 
 The admin listener serves /healthz (the process is up), /readyz (every upstream's state; 503
 while one is not ready) and /metrics (Prometheus: toolwire_gateway_calls_total by upstream,
