@@ -29,7 +29,8 @@ type seenRequest struct{ method, bearer string }
 // the upstream; no caller's own token ever reaches it (a proxy in front of
 // it records every request's token); each caller's token is exchanged
 // once (cached); an expired caller token is refused by the gateway; an
-// API-key caller is refused with an isError naming the upstream; a failed
+// API-key caller is refused with an isError naming the upstream (or, with
+// on_api_key: static, served with the gateway's own token); a failed
 // exchange is an isError naming the upstream and is audited. The same
 // upstream has a pinned argument, forced on every call through the binary.
 func TestGatewayTokenExchange(t *testing.T) {
@@ -79,7 +80,13 @@ upstreams:
       get-sum:
         description: Adds 40 to a.
         pin: {b: 40}
-`, addr, public, authYAML, as.URL, upstream, as.URL, upstream))
+  desk:
+    url: %s
+    oauth:
+      client_id: gateway
+      client_secret: "${TW_TEST_SECRET}"
+      token_exchange: {token_endpoint: %s/token, client_id: gateway, client_secret: "${TW_TEST_SECRET}", on_api_key: static}
+`, addr, public, authYAML, as.URL, upstream, as.URL, upstream, upstream, as.URL))
 	cmd := exec.Command(testenv.Toolwire(t), "gateway", "--config", cfg, "--listen", addr, "--admin-listen", "off")
 	t.Setenv("TW_TEST_SECRET", "gateway-secret") // for the gateway and for audit query
 	cmd.Env = append(cmd.Environ(), "XDG_STATE_HOME="+t.TempDir())
@@ -152,6 +159,33 @@ upstreams:
 	res, err := connectAs(t, g.url, keys[0], mcp.EraModern).CallTool(ctx, "tickets__echo", map[string]any{"message": "m"})
 	if client.CodeOf(err) != client.CodeToolError || !strings.Contains(toolText(res), `"tickets"`) || !strings.Contains(toolText(res), "no OAuth access token") {
 		t.Errorf("an API-key caller: %+v %v", res, err)
+	}
+
+	// Where on_api_key is static, the API-key caller is served with the
+	// upstream's own credentials: the gateway's client-credentials token.
+	dave := connectAs(t, g.url, keys[0], mcp.EraModern)
+	mu.Lock()
+	from := len(seen)
+	mu.Unlock()
+	res, err = dave.CallTool(ctx, "desk__echo", map[string]any{"message": "static"})
+	if err != nil || !strings.Contains(toolText(res), "static") {
+		t.Fatalf("an API-key caller under on_api_key static: %+v %v", res, err)
+	}
+	mu.Lock()
+	later := slices.Clone(seen[from:])
+	mu.Unlock()
+	calls := 0
+	for _, r := range later {
+		if r.method != mcp.MethodCallTool {
+			continue
+		}
+		calls++
+		if info, ok := as.Verify(r.bearer); !ok || info.Subject != "gateway" {
+			t.Errorf("the API-key caller's call reached the upstream as %+v (known %v)", info, ok)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("%d calls reached the upstream for the API-key caller's one", calls)
 	}
 
 	// A token the issuer no longer honours: the exchange fails.
