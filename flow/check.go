@@ -156,7 +156,7 @@ func (c *checker) compile(v *value, sc *scopeCtx, want string) {
 	}
 	report := func(ds []exprDiag) {
 		for _, d := range ds {
-			c.p.errAt(d.pos, "%s", d.msg)
+			c.p.errAt(d.pos, "%s", c.didYouMean(d.msg))
 		}
 	}
 	switch v.kind {

@@ -1,6 +1,9 @@
 package flow
 
 import (
+	"fmt"
+	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -48,4 +51,35 @@ func (p *parser) kindless(s *Step, entries []entry) *Step {
 		}
 	}
 	return s
+}
+
+// unknownName matches the messages for a step, input or env name that is
+// not declared.
+var unknownName = regexp.MustCompile(`^(unknown step|unknown input|env) "([^"]*)"`)
+
+// didYouMean adds the declared name a typo away to a message about an
+// undeclared one.
+func (c *checker) didYouMean(msg string) string {
+	m := unknownName.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	var names []string
+	switch m[1] {
+	case "unknown step":
+		for n := range c.named {
+			names = append(names, n)
+		}
+	case "unknown input":
+		for _, in := range c.fl.Inputs {
+			names = append(names, in.Name)
+		}
+	case "env":
+		names = append(names, c.fl.Env...)
+	}
+	sort.Strings(names)
+	if best := meant(m[2], names...); best != "" {
+		return msg + fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return msg
 }
