@@ -87,6 +87,8 @@ type ExchangeError struct {
 	Reason   string
 }
 
+// Error says which upstream refused to be called as whom it could not
+// serve, and why.
 func (e *ExchangeError) Error() string {
 	return fmt.Sprintf("upstream %q needs the caller's identity: %s", e.Upstream, e.Reason)
 }
@@ -173,7 +175,11 @@ func (g *Gateway) asCaller(ctx context.Context, u *upstream) (context.Context, e
 	// upstream's own credentials, even under APIKeyStatic.
 	tok := ""
 	if hr != nil {
-		tok, _ = strings.CutPrefix(hr.Header.Get("Authorization"), "Bearer ")
+		// The token the gateway verified: its authentication reads the
+		// Authorization header only (the scheme's case is free, RFC 6750).
+		if h := hr.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "Bearer ") {
+			tok = strings.TrimSpace(h[7:])
+		}
 	}
 	if tok == "" {
 		return ctx, &ExchangeError{Upstream: u.spec.Name, Reason: "the caller's access token is not at hand to exchange (a call made after its request ended, such as a task's)"}
