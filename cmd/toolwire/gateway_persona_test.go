@@ -26,7 +26,8 @@ const personaConfig = `personas:
 // TestGatewayPersonaCoversResourcesAndTemplates: one persona's rules
 // reach every kind: explain decides tools, prompts, resources and
 // resource templates; through the gateway alice lists what it allows and
-// reads an allowed resource; bob, whom no persona matches, is refused
+// reads an allowed resource, and her call of a tool it hides is sent,
+// denied and audited; bob, whom no persona matches, is refused
 // (403, naming him) in both eras, and explain tells him so instead of a
 // table of denials.
 func TestGatewayPersonaCoversResourcesAndTemplates(t *testing.T) {
@@ -73,6 +74,15 @@ func TestGatewayPersonaCoversResourcesAndTemplates(t *testing.T) {
 	r = runCLI(t, append(append([]string{"prompts"}, alice...), g.url)...)
 	if r.code != 0 || !strings.Contains(r.stdout, "ref__simple-prompt") || strings.Contains(r.stdout, "ref__args-prompt") {
 		t.Errorf("alice's prompts: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// A tool her persona hides is called all the same: the gateway denies
+	// it, says why, and audits the denial.
+	r = runCLI(t, append(append([]string{"call"}, alice...), g.url, "ref__get-env")...)
+	if r.code != 6 || !strings.Contains(r.stderr, `denied by persona "analyst": tools.deny "ref__get-env"`) {
+		t.Errorf("alice calls the hidden ref__get-env: exit %d\n%s", r.code, r.stderr)
+	}
+	if denied := auditJSONL(t, "--config", cfg, "--outcome", "denied"); len(denied) != 1 || denied[0].Tool != "ref__get-env" || denied[0].Identity != "api_key:alice" {
+		t.Errorf("denied records: %+v", denied)
 	}
 	for _, era := range []string{"modern", "legacy"} {
 		r = runCLI(t, "tools", "--era", era, "-H", "Authorization: Bearer "+keys[1], g.url)
