@@ -228,8 +228,12 @@ func toolResult(ctx context.Context, u *upstream, tool string, raw json.RawMessa
 func toolFailure(u *upstream, tool string, err error) *mcp.CallToolResult {
 	msg := fmt.Sprintf("upstream %q failed calling %q: %v", u.spec.Name, tool, err)
 	var je *client.JSONRPCError
-	if errors.As(err, &je) {
+	var sl *SessionLimitError
+	switch {
+	case errors.As(err, &je):
 		msg = fmt.Sprintf("upstream %q refused calling %q: %s (JSON-RPC error %d)", u.spec.Name, tool, je.Message, je.Code)
+	case errors.As(err, &sl):
+		msg = sl.Error() // names the upstream and the limit (sessions.go)
 	}
 	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
 	var nr *NotReadyError

@@ -238,7 +238,7 @@ func TestPerClientEverythingLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `upstream "ev": per-client session limit (max_sessions 2) reached`
-	if !res.IsError || !strings.Contains(text(res), want) {
+	if !res.IsError || text(res) != want {
 		t.Fatalf("third caller: isError %v, %q; want %q", res.IsError, text(res), want)
 	}
 
