@@ -174,3 +174,33 @@ func postForm(t *testing.T, u string, form url.Values, id, secret string) (int, 
 	_ = json.NewDecoder(resp.Body).Decode(&m)
 	return resp.StatusCode, m
 }
+
+// TestServerExchangesTokens: an access token it issued is exchanged for
+// one of the audience asked for, the subject kept, the requesting client
+// its client_id; an unknown subject token is invalid_grant.
+func TestServerExchangesTokens(t *testing.T) {
+	s := New(t, Options{JWT: true, Clients: map[string]string{"alice": "a-secret", "gw": "gw-secret"}})
+	_, m := postForm(t, s.URL+"/token", url.Values{"grant_type": {"client_credentials"}, "resource": {"https://gw/mcp"}}, "alice", "a-secret")
+	subject, _ := m["access_token"].(string)
+	form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"}, "subject_token": {subject},
+		"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}, "audience": {"https://up/mcp"}}
+	st, m := postForm(t, s.URL+"/token", form, "gw", "gw-secret")
+	tok, _ := m["access_token"].(string)
+	info, ok := s.Verify(tok)
+	if st != http.StatusOK || !ok || info.Subject != "alice" || info.Client != "gw" || info.Resource != "https://up/mcp" ||
+		m["issued_token_type"] != "urn:ietf:params:oauth:token-type:access_token" || s.Exchanges() != 1 {
+		t.Fatalf("exchange: %d %v %+v", st, m, info)
+	}
+	parsed, err := jwt.ParseSigned(tok, []jose.SignatureAlgorithm{jose.ES256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c jwt.Claims
+	if err := parsed.UnsafeClaimsWithoutVerification(&c); err != nil || c.Subject != "alice" || !c.Audience.Contains("https://up/mcp") {
+		t.Errorf("claims %+v %v", c, err)
+	}
+	form.Set("subject_token", "unknown")
+	if st, m := postForm(t, s.URL+"/token", form, "gw", "gw-secret"); st != http.StatusBadRequest || m["error"] != "invalid_grant" {
+		t.Errorf("unknown subject token: %d %v", st, m)
+	}
+}
