@@ -518,12 +518,20 @@ func (g *Gateway) forwardPerClient(ctx context.Context, u *upstream, f func(cont
 	u.begin()
 	defer u.end()
 	req := server.RequestFrom(ctx)
+	fw, _ := ctx.Value(forwardedKey{}).(*forwarded)
+	if req == nil && fw != nil {
+		// A call running apart from its request (a task): the caller is
+		// the request's that started it.
+		fw.mu.Lock()
+		req = fw.req
+		fw.mu.Unlock()
+	}
 	cs, err := u.pool.acquire(ctx, req)
 	if err != nil {
 		return err
 	}
 	defer u.pool.release(cs)
-	if fw, ok := ctx.Value(forwardedKey{}).(*forwarded); ok {
+	if fw != nil {
 		defer cs.track(fw)()
 	}
 	if req != nil && req.Peer.Era == mcp.EraModern {
