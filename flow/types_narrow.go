@@ -214,7 +214,7 @@ func (n *narrower) facts(e ast.Expr, outcome bool) facts {
 				if k == "" || !ok {
 					continue
 				}
-				m := contentTypes[lit]
+				m := typeMask(lit)
 				if (c.FunctionName() == "_==_") != outcome {
 					m = all &^ m
 				}
@@ -231,7 +231,7 @@ func (n *narrower) facts(e ast.Expr, outcome bool) facts {
 				if !ok {
 					return nil
 				}
-				m |= contentTypes[lit]
+				m |= typeMask(lit)
 			}
 			if !outcome {
 				m = all &^ m
@@ -240,6 +240,16 @@ func (n *narrower) facts(e ast.Expr, outcome bool) facts {
 		}
 	}
 	return nil
+}
+
+// typeMask is the member a block type names; a misspelt one stands for
+// the type it is a typo away from (typeLiterals reports it), another for
+// none.
+func typeMask(lit string) variants {
+	if m, ok := contentTypes[lit]; ok {
+		return m
+	}
+	return contentTypes[meant(lit, "text", "image", "audio", "resource_link", "resource")]
 }
 
 // typeField is, for x.type with x a content block, x's key.
@@ -291,6 +301,7 @@ func (n *narrower) walk(e ast.Expr, f facts) {
 			n.walk(args[2], meet(f, n.facts(args[0], false)))
 			return
 		}
+		n.typeLiterals(c)
 		if c.IsMemberFunction() {
 			n.walk(c.Target(), f)
 		}
@@ -348,16 +359,14 @@ func (n *narrower) field(e ast.Expr, f facts) {
 		return
 	}
 	can := n.shape(s.Operand(), f)
-	if can&^has == 0 {
-		return
+	if can&^has == 0 || can == 0 {
+		return // declared on every member it can be; or dead code
 	}
 	loc := n.a.SourceInfo().GetStartLocation(e.ID())
 	p := at(n.pos, n.indent, loc.Line(), loc.Column()+1) // the name, after CEL's place, the dot
 	field := s.FieldName()
 	var msg string
 	switch {
-	case can == 0:
-		msg = fmt.Sprintf("field %q is read where no member of the union can be (the guards exclude each other)", field)
 	case can&has == 0:
 		msg = fmt.Sprintf("field %q is not on %s (it is on %s)", field, describeVariants(can, t.TypeName()), describeVariants(has, t.TypeName()))
 	default:
@@ -381,4 +390,38 @@ func guardHint(op ast.Expr, union string, has variants, field string) string {
 		}
 	}
 	return "a type check"
+}
+
+// typeLiterals reports a block type compared with a string that is none
+// of the five (c.type == 'txt'): the guard could never hold.
+func (n *narrower) typeLiterals(c ast.CallExpr) {
+	args := c.Args()
+	var lits []ast.Expr
+	switch c.FunctionName() {
+	case "_==_", "_!=_":
+		for i := range 2 {
+			if k, _ := n.typeField(args[i]); k != "" {
+				lits = append(lits, args[1-i])
+			}
+		}
+	case "@in":
+		if k, _ := n.typeField(args[0]); k != "" && args[1].Kind() == ast.ListKind {
+			lits = args[1].AsList().Elements()
+		}
+	}
+	for _, l := range lits {
+		s, ok := literalString(l)
+		if !ok {
+			continue
+		}
+		if _, known := contentTypes[s]; known {
+			continue
+		}
+		loc := n.a.SourceInfo().GetStartLocation(l.ID())
+		msg := fmt.Sprintf("%q is not a content block type (text, image, audio, resource_link, resource)", s)
+		if best := meant(s, "text", "image", "audio", "resource_link", "resource"); best != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", best)
+		}
+		n.diags = append(n.diags, exprDiag{at(n.pos, n.indent, loc.Line(), loc.Column()), msg})
+	}
 }
