@@ -623,7 +623,11 @@ func (g *Gateway) readOwn(ctx context.Context, uri string) (res any, ok bool, er
 			continue
 		}
 		start := time.Now()
-		raw, err := cs.c.Call(ctx, mcp.MethodReadResource, readParams{URI: uri}, client.WithTimeout(u.timeout()))
+		cctx, err := g.asCaller(ctx, u) // the caller's exchanged token, for an upstream with a TokenExchange
+		var raw json.RawMessage
+		if err == nil {
+			raw, err = cs.c.Call(cctx, mcp.MethodReadResource, readParams{URI: uri}, client.WithTimeout(u.timeout()))
+		}
 		u.pool.release(cs)
 		g.leave()
 		if client.IsResourceNotFound(err) {
