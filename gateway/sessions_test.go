@@ -131,6 +131,20 @@ func TestPerClientSessionsKeepCallersApart(t *testing.T) {
 	if open, started, _ := g.ClientSessions("own"); open != 2 || started != 2 {
 		t.Errorf("sessions open %d, started %d; want 2, 2", open, started)
 	}
+	rec := httptest.NewRecorder()
+	g.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		`toolwire_gateway_upstream_client_sessions{upstream="own"} 2`,
+		`toolwire_gateway_upstream_client_sessions_started_total{upstream="own"} 2`,
+		`toolwire_gateway_upstream_client_sessions_reaped_total{upstream="own"} 0`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(rec.Body.String(), `client_sessions{upstream="all"}`) {
+		t.Error("a shared upstream reported per-client sessions")
+	}
 	// A later level reaches the caller's session only.
 	if err := a.SetLogLevel(ctx, mcp.LevelWarning); err != nil {
 		t.Fatal(err)
