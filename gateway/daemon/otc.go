@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/config"
 	"github.com/toolwire/toolwire/internal/httpguard"
@@ -38,9 +40,9 @@ func serveOTC(ctx context.Context, g *gateway.Gateway, file *config.File, authen
 	if err != nil {
 		return "", nil, fmt.Errorf("otc_listen: %w", err)
 	}
-	var handler http.Handler = h
+	var handler http.Handler = otcAdmitPersonas(g, h)
 	if authenticate != nil {
-		handler = authenticate(h)
+		handler = authenticate(handler)
 	}
 	// Calls may run as long as their tools (no write timeout); the
 	// connections held at once are bounded like the MCP listener's.
@@ -67,4 +69,27 @@ func serveOTC(ctx context.Context, g *gateway.Gateway, file *config.File, authen
 	})
 	context.AfterFunc(ctx, stop) // it stops taking calls with the MCP endpoint
 	return url, stop, nil
+}
+
+// otcAdmitPersonas refuses the OTC requests of a caller no persona admits
+// (gateway.AdmitSession) with 403 and an OTC error naming the caller, as
+// the MCP endpoint does (admitPersonas), instead of an empty tool list:
+// all but GET /health, which probes use without credentials.
+func otcAdmitPersonas(g *gateway.Gateway, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := g.AdmitSession(r, auth.PrincipalFrom(r.Context()))
+		if err == nil || r.URL.Path == "/health" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		d := otc.OTC
+		if r.Header.Get(otc.HeaderOXPVersion) != "" {
+			d = otc.OXP
+			w.Header().Set(otc.HeaderOXPVersion, "1.0")
+		}
+		body, _ := json.Marshal(otc.ServerErrorResponse{Schema: d.SchemaURI(), Message: err.Error()})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write(body)
+	})
 }
