@@ -28,8 +28,11 @@ func (g *Gateway) middleware(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
 	return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		ctx, tg, perr, ok := targetFor(ctx, req)
 		if !ok || req.Method == mcp.MethodComplete {
-			if req.Method == mcp.MethodSetLevel {
+			switch req.Method {
+			case mcp.MethodSetLevel:
 				return g.setLevel(ctx, req, next) // sessions.go
+			case mcp.MethodSubscribe, mcp.MethodUnsubscribe:
+				return g.subscribe(ctx, req, next) // sessions.go
 			}
 			return next(ctx, req)
 		}

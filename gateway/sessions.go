@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -90,9 +91,9 @@ type clientSession struct {
 	key   clientKey
 	ready chan struct{} // closed once connecting has ended
 	c     *client.Client
-	err   error                  // why connecting failed; c is nil then
-	stop  chan struct{}          // closed when it leaves the pool
-	logs  chan client.LogMessage // to a 2025-era owner outside its calls
+	err   error                      // why connecting failed; c is nil then
+	stop  chan struct{}              // closed when it leaves the pool
+	out   chan func(context.Context) // to a 2025-era owner outside its calls: log messages, notifications
 
 	// guarded by p.mu
 	uses  int // requests using it now
@@ -101,8 +102,9 @@ type clientSession struct {
 	gone  bool
 
 	mu     sync.Mutex
-	active map[*forwarded]int // downstream calls in flight on it
-	level  mcp.LoggingLevel   // the level last set on the upstream
+	active map[*forwarded]int  // downstream calls in flight on it
+	level  mcp.LoggingLevel    // the level last set on the upstream
+	subs   map[string]struct{} // URIs its caller subscribed to through it
 }
 
 func newClientPool(u *upstream) *clientPool {
@@ -180,7 +182,7 @@ func (p *clientPool) release(cs *clientSession) {
 // expire closes cs if it is still idle.
 func (p *clientPool) expire(cs *clientSession) {
 	p.mu.Lock()
-	if cs.gone || cs.uses > 0 || time.Since(cs.last) < p.idle {
+	if cs.gone || cs.uses > 0 || time.Since(cs.last) < p.idle || cs.subscribed() {
 		p.mu.Unlock()
 		return
 	}
@@ -194,7 +196,7 @@ func (p *clientPool) expire(cs *clientSession) {
 func (p *clientPool) lruIdleLocked() *clientSession {
 	var lru *clientSession
 	for _, cs := range p.sessions {
-		if cs.uses == 0 && (lru == nil || cs.last.Before(lru.last)) {
+		if cs.uses == 0 && !cs.subscribed() && (lru == nil || cs.last.Before(lru.last)) {
 			lru = cs
 		}
 	}
@@ -267,9 +269,9 @@ func (cs *clientSession) watch() {
 		select {
 		case <-cs.stop:
 			return
-		case m := <-cs.logs:
+		case send := <-cs.out:
 			ctx, cancel := context.WithTimeout(p.u.ctx, p.u.timeout())
-			_ = cs.key.ss.Log(ctx, m.Level, m.Logger, m.Data)
+			send(ctx)
 			cancel()
 			continue
 		case <-ownerDone:
@@ -342,7 +344,7 @@ func (cs *clientSession) connect(caps mcp.ClientCapabilities, level mcp.LoggingL
 		maxMessage = u.g.opts.maxMessage
 	}
 	if cs.key.ss != nil {
-		cs.logs = make(chan client.LogMessage, 64)
+		cs.out = make(chan func(context.Context), 64)
 	}
 	opts := append([]client.Option{}, u.g.opts.clientOpts...)
 	opts = append(opts,
@@ -493,19 +495,95 @@ func (cs *clientSession) log(m client.LogMessage) {
 			return
 		}
 	}
-	if cs.logs != nil {
-		select {
-		case cs.logs <- m:
-		default:
-		}
+	if ss := cs.key.ss; ss != nil {
+		cs.toOwner(func(ctx context.Context) { _ = ss.Log(ctx, m.Level, m.Logger, m.Data) })
 	}
 }
 
-// notification takes the upstream session's notifications other than log
-// messages and progress: a list change of one caller's session is that
-// caller's, so it does not change the catalog every caller shares.
-func (cs *clientSession) notification(method string, _ json.RawMessage) {
-	cs.p.u.log.Debug("per-client session notification", "method", method)
+// toOwner queues send for cs's 2025-era caller, in order, on cs's watch
+// goroutine (the client's callbacks must not block); dropped when 64 wait.
+func (cs *clientSession) toOwner(send func(context.Context)) {
+	if cs.out == nil {
+		return
+	}
+	select {
+	case cs.out <- send:
+	default:
+	}
+}
+
+// notification passes the upstream session's resource updates and list
+// changes to its 2025-era caller only, as they are: they concern what that
+// caller's session holds (a list change does not change the catalog every
+// caller shares).
+func (cs *clientSession) notification(method string, params json.RawMessage) {
+	switch method {
+	case mcp.NotificationResourceUpdated, mcp.NotificationToolsListChanged, mcp.NotificationPromptsListChanged, mcp.NotificationResourcesListChanged:
+	default:
+		return
+	}
+	if ss := cs.key.ss; ss != nil {
+		if len(params) == 0 || string(params) == "null" {
+			params = json.RawMessage(`{}`) // a list change may come without params; they go on as an object
+		}
+		cs.toOwner(func(ctx context.Context) { _ = ss.Notify(ctx, method, params) })
+	}
+}
+
+// subscribe serves a 2025-era caller's resources/subscribe and
+// resources/unsubscribe (next, the gateway's server, records it) and, for a
+// resource of a per-client upstream, passes it on to the caller's session
+// there (subscribe starts the session if need be), whose updates then reach
+// that caller only. A session holding subscriptions is never idle: it is
+// closed with its caller's session.
+func (g *Gateway) subscribe(ctx context.Context, req *jsonrpc.Request, next jsonrpc.MethodHandler) (any, error) {
+	res, err := next(ctx, req)
+	sreq := server.RequestFrom(ctx)
+	if err != nil || sreq == nil || sreq.Session() == nil {
+		return res, err
+	}
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if wirejson.Unmarshal(req.Params, &p) != nil || p.URI == "" {
+		return res, err
+	}
+	u := g.cat.Load().resources[p.URI]
+	if u == nil || u.pool == nil {
+		return res, err
+	}
+	var cs *clientSession
+	if req.Method == mcp.MethodSubscribe {
+		if cs, err = u.pool.acquire(ctx, sreq); err != nil {
+			return nil, rpcError(u, err)
+		}
+	} else if cs = u.pool.existing(sreq); cs == nil {
+		return res, nil
+	}
+	defer u.pool.release(cs)
+	if _, err := cs.c.Call(ctx, req.Method, struct {
+		URI string `json:"uri"`
+	}{p.URI}, client.WithTimeout(u.timeout())); err != nil {
+		return nil, rpcError(u, err)
+	}
+	cs.mu.Lock()
+	if req.Method == mcp.MethodSubscribe {
+		if cs.subs == nil {
+			cs.subs = map[string]struct{}{}
+		}
+		cs.subs[p.URI] = struct{}{}
+	} else {
+		delete(cs.subs, p.URI)
+	}
+	cs.mu.Unlock()
+	return res, nil
+}
+
+// subscribed says whether cs's caller holds subscriptions through it.
+func (cs *clientSession) subscribed() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return len(cs.subs) > 0
 }
 
 // forwardPerClient is forward for a per-client upstream: f runs with the

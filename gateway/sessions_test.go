@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/client"
@@ -51,6 +52,14 @@ func stateServer() *server.Server {
 			return nil, err
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("answer=%v", res.Content["name"])}}}, nil
+	}))
+	must(server.AddResource(s, &mcp.Resource{URI: "mem://state/doc", Name: "doc"},
+		func(_ context.Context, req *server.ResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{&mcp.TextResourceContents{URI: req.URI, Text: "doc"}}}, nil
+		}))
+	must(server.AddTool(s, &mcp.Tool{Name: "touch"}, func(context.Context, *server.CallRequest, struct{}) (struct{}, error) {
+		s.NotifyResourceUpdated("mem://state/doc") // to every session subscribed to it
+		return struct{}{}, nil
 	}))
 	return s
 }
@@ -256,4 +265,40 @@ func TestPerClientSessionsOverHTTP(t *testing.T) {
 	if open, started, _ := g.ClientSessions("web"); open != 2 || started != 2 {
 		t.Errorf("open %d, started %d; want 2, 2", open, started)
 	}
+}
+
+// TestPerClientSubscriptions: a caller's resources/subscribe reaches its
+// own per-client session only, and that session's updates reach that
+// caller only; its session, holding a subscription, is not closed as idle.
+func TestPerClientSubscriptions(t *testing.T) {
+	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{
+		{Name: "own", Server: stateServer(), Sessions: gateway.SessionsPerClient, IdleTimeout: time.Millisecond},
+	}}, gateway.WithClientOptions(client.WithEra(mcp.EraLegacy)))
+	ctx := testwait.Context(t)
+	updatesA, updatesB := make(chan string, 16), make(chan string, 16)
+	a := downstream(t, g, client.WithEra(mcp.EraLegacy), client.WithResourceUpdatedHandler(func(uri string) { updatesA <- uri }))
+	b := downstream(t, g, client.WithEra(mcp.EraLegacy), client.WithResourceUpdatedHandler(func(uri string) { updatesB <- uri }))
+	callText(t, b, "own__who", nil) // B has a session too, not subscribed
+	if err := a.Subscribe(ctx, "mem://state/doc"); err != nil {
+		t.Fatal(err)
+	}
+	// The upstream tells every session subscribed to the document: A's.
+	for _, c := range []*client.Client{a, b} {
+		callText(t, c, "own__touch", nil)
+		if got := testwait.Recv(t, updatesA, "A's update"); got != "mem://state/doc" {
+			t.Errorf("A's update: %s", got)
+		}
+	}
+	select {
+	case uri := <-updatesB:
+		t.Errorf("B got an update of %s", uri)
+	default:
+	}
+	// B's idle session closes; A's, subscribed, stays.
+	testwait.WaitFor(t, "B's idle session closed", func() bool {
+		open, _, _ := g.ClientSessions("own")
+		return open == 1
+	})
+	callText(t, a, "own__touch", nil)
+	testwait.Recv(t, updatesA, "A's second update")
 }
