@@ -277,13 +277,14 @@
 //     own child process, started on its first call, declaring that
 //     caller's capabilities; the upstream's roots/list is answered with
 //     that caller's roots, logging/setLevel reaches that caller's session
-//     only, and its log messages reach that caller only. A resource the
-//     caller's session makes (one the catalog does not list) is read from
-//     that session: another caller reading its URI finds nothing. The
-//     catalog is what a session of the gateway's own lists at start (it
-//     is closed once it has listed); a per-client session's list changes
-//     and resource subscriptions are not passed on. Closing a downstream
-//     session closes its upstream session.
+//     only, the caller's resources/subscribe reaches its session only, and
+//     that session's log messages, resource updates and list changes reach
+//     that caller only. A resource the caller's session makes (one the
+//     catalog does not list) is read from that session: another caller
+//     reading its URI finds nothing. The catalog is what a session of the
+//     gateway's own lists at start (it is closed once it has listed).
+//     Closing a downstream session closes its upstream session; one
+//     holding subscriptions is not idle.
 //   - max_sessions: how many per-client sessions the upstream may have
 //     open at once, from 1 to MaxMaxSessions (4096); default 16
 //     (gateway.DefaultMaxSessions). When all are open, the least recently
