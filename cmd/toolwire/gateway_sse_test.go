@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testwait"
+	"github.com/toolwire/toolwire/mcp"
+)
+
+// everythingNoCapabilityTools are server-everything's tools that need no
+// client capability (it registers the others, roots, sampling and
+// elicitation ones, only for a client declaring them), with arguments.
+var everythingNoCapabilityTools = map[string]map[string]any{
+	"echo":                           {"message": "over sse"},
+	"get-annotated-message":          {"messageType": "success", "includeImage": true},
+	"get-env":                        {},
+	"get-resource-links":             {"count": 2},
+	"get-resource-reference":         {"resourceType": "Text", "resourceId": 3},
+	"get-structured-content":         {"location": "Chicago"},
+	"get-sum":                        {"a": 2, "b": 3},
+	"get-tiny-image":                 {},
+	"gzip-file-as-resource":          {"name": "hello.gz", "data": "data:text/plain;base64,aGVsbG8=", "outputType": "resource"},
+	"toggle-simulated-logging":       {},
+	"toggle-subscriber-updates":      {},
+	"trigger-long-running-operation": {"duration": 0.2, "steps": 2},
+}
+
+// TestGatewaySSEUpstream: server-everything in its sse mode (the
+// 2024-11-05 HTTP+SSE transport) behind the gateway, once named with
+// transport: sse and once detected (no transport: Streamable HTTP refused,
+// then the event stream found): in both downstream eras its tools are
+// listed and every one that needs no client capability is called,
+// progress crosses the hop in order, and a cancelled call returns at once
+// and reaches the upstream as notifications/cancelled.
+func TestGatewaySSEUpstream(t *testing.T) {
+	target := startEverythingSSE(t)
+	var cancels atomic.Int32
+	via := inspectingProxy(t, target, func(w http.ResponseWriter, r *http.Request, body []byte, proxy http.Handler) {
+		if bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+			cancels.Add(1)
+		}
+		proxy.ServeHTTP(w, r)
+	})
+	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
+upstreams:
+  ev:
+    url: %s
+    transport: sse
+  auto:
+    url: %s
+`, via, via))
+	g := startGateway(t, "--config", cfg)
+	testwait.WaitFor(t, "the gateway to serve both SSE upstreams", func() bool {
+		names := toolNames(t, g.url, mcp.EraLegacy)
+		return slices.Contains(names, "ev__echo") && slices.Contains(names, "auto__echo")
+	})
+
+	for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
+		t.Run(era.String(), func(t *testing.T) {
+			c := connectServe(t, g.url, era)
+			ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
+			defer cancel()
+			tools, err := c.ListTools(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range tools {
+				names = append(names, tl.Name)
+			}
+			for tool := range everythingNoCapabilityTools {
+				for _, up := range []string{"ev", "auto"} {
+					if !slices.Contains(names, up+"__"+tool) {
+						t.Errorf("tools/list lacks %s__%s: %v", up, tool, names)
+					}
+				}
+			}
+			for tool, args := range everythingNoCapabilityTools {
+				res, err := c.CallTool(ctx, "ev__"+tool, args)
+				if err != nil {
+					t.Errorf("ev__%s: %s: %v", tool, client.CodeOf(err), err)
+					continue
+				}
+				if res.IsError || len(res.Content) == 0 {
+					t.Errorf("ev__%s: %s", tool, testwait.MustJSON(t, res))
+				}
+			}
+			res, err := c.CallTool(ctx, "auto__get-sum", map[string]any{"a": 20, "b": 22})
+			if err != nil || len(texts(res)) != 1 || !strings.Contains(texts(res)[0], "42") {
+				t.Errorf("auto__get-sum: %v %v", err, res)
+			}
+
+			// Progress, in order.
+			var mu sync.Mutex
+			var got []client.Progress
+			_, err = c.CallTool(ctx, "ev__trigger-long-running-operation", map[string]any{"duration": 0.5, "steps": 5},
+				client.WithProgress(func(p client.Progress) { mu.Lock(); got = append(got, p); mu.Unlock() }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			if len(got) != 5 {
+				t.Errorf("%d progress reports, want 5: %+v", len(got), got)
+			}
+			for i, p := range got {
+				if p.Progress != float64(i+1) || p.Total != 5 {
+					t.Errorf("progress report %d is %+v, want %d of 5", i, p, i+1)
+				}
+			}
+			mu.Unlock()
+
+			// Cancellation: the call returns at once, the upstream is told.
+			before := cancels.Load()
+			cctx, ccancel := context.WithCancel(ctx)
+			first := make(chan struct{})
+			var once sync.Once
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.CallTool(cctx, "ev__trigger-long-running-operation", map[string]any{"duration": 60, "steps": 60},
+					client.WithProgress(func(client.Progress) { once.Do(func() { close(first) }) }))
+				done <- err
+			}()
+			testwait.Closed(t, first, "the first progress report of the long call")
+			start := time.Now()
+			ccancel()
+			if err := testwait.Recv(t, done, "the cancelled call to return"); !errors.Is(err, context.Canceled) {
+				t.Errorf("cancelled call: %v", err)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("the cancelled call took %v to return", d)
+			}
+			testwait.WaitFor(t, "notifications/cancelled to reach the upstream", func() bool { return cancels.Load() > before })
+			res, err = c.CallTool(ctx, "ev__echo", map[string]any{"message": "still serving"})
+			if err != nil || len(texts(res)) != 1 || texts(res)[0] != "Echo: still serving" {
+				t.Errorf("echo after the cancellation: %v %v", err, res)
+			}
+		})
+	}
+}
