@@ -28,7 +28,9 @@ RUN CGO_ENABLED=0 go build -trimpath \
 FROM scratch
 ARG VERSION=dev
 COPY --from=build /rootfs/ /
-COPY --from=build --chown=65532:65532 /rootfs/data/ /data/
+# /data is created by this COPY, so that the directory itself (not only what
+# it holds) is owned by the user the gateway runs as: its state lives there.
+COPY --from=build --chown=65532:65532 /rootfs-data/ /data/
 USER 65532:65532
 ENV HOME=/data PATH=/usr/local/bin:/bin
 WORKDIR /data

@@ -240,7 +240,7 @@ image_part() {
     { echo "deploy/image/rootfs.sh failed"; return 1; }
   # The Dockerfile's final stage, its files from the local rootfs.
   awk '/^FROM /{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' Dockerfile |
-    sed 's#^COPY --from=build \(--chown=[^ ]* \)\{0,1\}/rootfs/#COPY \1rootfs/#' >"$ctx/Containerfile"
+    sed 's#^COPY --from=build \(--chown=[^ ]* \)\{0,1\}/rootfs\(-data\)\{0,1\}/#COPY \1rootfs\2/#' >"$ctx/Containerfile"
   grep -q '^FROM scratch' "$ctx/Containerfile" && ! grep -q -- '--from=' "$ctx/Containerfile" ||
     { cat "$ctx/Containerfile"; echo "the Dockerfile's final stage is not FROM scratch with files from /rootfs/"; return 1; }
   image=localhost/toolwire-test:${version//+/_}
