@@ -130,7 +130,17 @@ func description(c *cobra.Command) string {
 
 // flagUsages renders a flag set as help does, with defaults that name this
 // machine's directories written as the variables they come from.
+// The defaults and usages are made portable before the text is wrapped, so
+// that where a line breaks does not depend on how long this machine's
+// paths are.
 func flagUsages(fs *pflag.FlagSet) string {
+	type saved struct{ def, usage string }
+	orig := map[*pflag.Flag]saved{}
+	fs.VisitAll(func(f *pflag.Flag) {
+		orig[f] = saved{f.DefValue, f.Usage}
+		f.DefValue, f.Usage = portable(f.DefValue), portable(f.Usage)
+	})
+	defer fs.VisitAll(func(f *pflag.Flag) { f.DefValue, f.Usage = orig[f].def, orig[f].usage })
 	return portable(fs.FlagUsagesWrapped(100))
 }
 

@@ -66,3 +66,23 @@ func TestConfigMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// A default under the state directory renders the same, wrapped at the same
+// place, however long this machine's state directory is.
+func TestFlagDefaultsPortableBeforeWrapping(t *testing.T) {
+	render := func(state string) string {
+		t.Setenv("XDG_STATE_HOME", state)
+		c := &cobra.Command{Use: "serve", Short: "Serve", Run: func(*cobra.Command, []string) {}}
+		c.Flags().String("data-dir", filepath.Join(state, "toolwire"),
+			"the directory tasks are kept in; a long usage line that ends close to the wrap column here")
+		return flagUsages(c.Flags())
+	}
+	short := render("/s")
+	long := render("/tmp/" + strings.Repeat("long-directory-name/", 6) + "state")
+	if short != long {
+		t.Errorf("the usage depends on the state directory's length:\n%s\n---\n%s", short, long)
+	}
+	if !strings.Contains(short, `"$XDG_STATE_HOME/toolwire"`) {
+		t.Errorf("the default is not written portably:\n%s", short)
+	}
+}
