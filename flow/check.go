@@ -67,6 +67,7 @@ func (p *parser) check(fl *Flow) {
 			c.compile(x.val, top, "")
 		}
 	}
+	c.checkVars(top)
 	c.steps(fl.Steps, &scopeCtx{visible: c.visible})
 	for _, o := range fl.Outputs {
 		c.compile(o.val, &scopeCtx{visible: c.visible}, "")
@@ -256,6 +257,8 @@ func (c *checker) step(s *Step, sc *scopeCtx) {
 		}
 	case "value":
 		c.compile(s.val, sc, "")
+	case "set":
+		c.setStep(s, sc)
 	case "if":
 		c.condition(s.cond, sc, s.Path+".if", "bool")
 		taken := -1
@@ -294,6 +297,7 @@ func (c *checker) step(s *Step, sc *scopeCtx) {
 		c.facts = meet(outer, c.guard(s.cond, sc, true))
 		c.steps(s.body, sc)
 		c.facts = outer
+		c.untilCheck(s, sc)
 		c.whileCanEnd(s)
 		c.undo(m)
 	case "try":
@@ -400,6 +404,9 @@ func codesOf(list []*Step, clients map[string]*ClientSpec) (map[string]bool, boo
 		if hasExpr(s) {
 			set[CodeExpression] = true
 		}
+		if s.expect != nil {
+			set[CodeAssertion] = true
+		}
 		switch s.Kind {
 		case "call", "list", "read", "prompt":
 			for _, code := range []client.Code{client.CodeTransport, client.CodeProtocol, client.CodeJSONRPC} {
@@ -436,7 +443,10 @@ func codesOf(list []*Step, clients map[string]*ClientSpec) (map[string]bool, boo
 
 // hasExpr reports whether a step's own values hold an expression.
 func hasExpr(s *Step) bool {
-	vals := []*value{s.when, s.tool, s.args, s.uri, s.prompt, s.val, s.cond, s.code, s.message, s.data}
+	vals := []*value{s.when, s.tool, s.args, s.uri, s.prompt, s.val, s.cond, s.until, s.code, s.message, s.data}
+	for _, a := range s.sets {
+		vals = append(vals, a.val)
+	}
 	if s.assert != nil {
 		vals = append(vals, s.assert.that, s.assert.expected, s.assert.message)
 	}

@@ -248,15 +248,10 @@ func (n *narrower) listFacts(root ast.Expr, items []any) facts {
 // condition says so on purpose (true: run until max_iterations, false: a
 // loop switched off) and is let through.
 func (c *checker) whileCanEnd(s *Step) {
-	if s.cond == nil || constBool(s.cond) != "" {
-		return
+	if s.cond == nil || constBool(s.cond) != "" || s.until != nil {
+		return // an until: can end it (untilCheck)
 	}
-	changed := map[string]bool{}
-	walkSteps(s.body, func(b *Step) {
-		if b.Name != "" {
-			changed["steps."+b.Name] = true
-		}
-	})
+	changed := loopChanges(s.body)
 	refs := map[string]bool{}
 	if s.cond.kind == vExpr {
 		pt := s.cond.parts[0]

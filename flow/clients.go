@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/toolwire/toolwire/client"
@@ -121,11 +122,17 @@ func (cs *clientSet) transport(ctx context.Context, spec *ClientSpec) (client.Tr
 	if err != nil {
 		return nil, err
 	}
+	if strings.ContainsRune(cmd, '/') || strings.ContainsRune(cmd, filepath.Separator) {
+		cmd = cs.fromManifest(cmd) // a bare name is looked up in PATH
+	}
 	t := &client.Command{Path: cmd}
 	for _, a := range spec.args {
 		s, err := cs.str(ctx, a)
 		if err != nil {
 			return nil, err
+		}
+		if strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") {
+			s = cs.fromManifest(s)
 		}
 		t.Args = append(t.Args, s)
 	}
@@ -144,12 +151,23 @@ func (cs *clientSet) transport(ctx context.Context, spec *ClientSpec) (client.Tr
 		if err != nil {
 			return nil, err
 		}
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(cs.fl.file.dir, dir)
-		}
-		t.Dir = dir
+		t.Dir = cs.fromManifest(dir)
 	}
 	return t, nil
+}
+
+// fromManifest makes a relative path absolute from the manifest's
+// directory, so that a flow runs the same from any working directory (and
+// a path stays right whatever cwd: the child gets).
+func (cs *clientSet) fromManifest(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	p = filepath.Join(cs.fl.file.dir, p)
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 // close closes the clients this run connected.
@@ -232,10 +250,16 @@ func (r *run) mcpOther(ctx context.Context, c *client.Client, s *Step, sc *scope
 }
 
 // callValue is a tools/call result as flows see it: {content,
-// structuredContent, isError, _meta}. Text blocks are converted directly,
+// structuredContent, _meta}, and isError when soft (tool_errors: result,
+// where a tool error is a result): on the success path of a call that
+// throws tool errors, isError would always be false, so it is left out (it
+// is in ERR_MCP_TOOL_ERROR's data). Text blocks are converted directly,
 // without a JSON round trip.
-func callValue(res *mcp.CallToolResult) map[string]any {
-	m := map[string]any{"content": contentValue(res.Content), "structuredContent": nil, "isError": res.IsError, "_meta": nil}
+func callValue(res *mcp.CallToolResult, soft bool) map[string]any {
+	m := map[string]any{"content": contentValue(res.Content), "structuredContent": nil, "_meta": nil}
+	if soft {
+		m["isError"] = res.IsError
+	}
 	if len(res.StructuredContent) > 0 {
 		if v, err := fromJSON(res.StructuredContent); err == nil {
 			m["structuredContent"] = v

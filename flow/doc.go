@@ -9,9 +9,12 @@
 // Values may hold CEL expressions inside ${{ }}: a string that is exactly
 // one expression takes the expression's typed value, text around
 // expressions is interpolated. Expressions see inputs.<name>, env.<NAME>
-// (only names listed under env:), steps.<name>.result of the steps that
-// ran before, item and index inside for_each bodies, and error inside
-// catch handlers and finally.
+// (only names listed under env:), vars.<name> (the flow variables declared
+// under vars: and changed by set steps), steps.<name>.result of the steps
+// that ran before, item and index inside for_each bodies, and error inside
+// catch handlers and finally. A while loop ends when its condition fails
+// before an iteration or its until: holds after one (seeing that
+// iteration's steps). The full reference is docs/flows.md.
 //
 // Load and Parse check a manifest before anything runs: unknown keys,
 // wrong types, references to steps that have not run, unknown inputs,

@@ -71,7 +71,13 @@ func errorOf(err error) *Error {
 	var te *client.ToolError
 	var je *client.JSONRPCError
 	var tr *client.TransportError
+	var pe *client.ProtocolError
+	var se *client.SessionInvalidError
 	switch {
+	case errors.As(err, &pe):
+		e.Data = protocolData(pe)
+	case errors.As(err, &se):
+		e.Data = map[string]any{"status": int64(se.StatusCode), "sessionId": se.SessionID}
 	case errors.As(err, &te):
 		var content any = []any{}
 		var structured any
@@ -81,7 +87,7 @@ func errorOf(err error) *Error {
 				structured, _ = fromJSON(te.Result.StructuredContent)
 			}
 		}
-		e.Data = map[string]any{"content": content, "structuredContent": structured}
+		e.Data = map[string]any{"content": content, "structuredContent": structured, "isError": true}
 	case errors.As(err, &je):
 		var data any
 		if len(je.Data) > 0 {
@@ -89,13 +95,15 @@ func errorOf(err error) *Error {
 		}
 		e.Data = map[string]any{"code": je.Code, "message": je.Message, "data": data}
 	case errors.As(err, &tr):
+		var status, body any // null when no HTTP status came back
 		if tr.StatusCode != 0 {
-			body := ""
+			b := ""
 			if tr.Err != nil {
-				body = strings.TrimPrefix(tr.Err.Error(), http.StatusText(tr.StatusCode)+": ")
+				b = strings.TrimPrefix(tr.Err.Error(), http.StatusText(tr.StatusCode)+": ")
 			}
-			e.Data = map[string]any{"status": int64(tr.StatusCode), "body": body}
+			status, body = int64(tr.StatusCode), b
 		}
+		e.Data = map[string]any{"status": status, "body": body, "op": tr.Op}
 	}
 	if code == "" {
 		switch {
@@ -106,4 +114,30 @@ func errorOf(err error) *Error {
 		}
 	}
 	return e
+}
+
+// JSON-RPC's error codes for a message that breaks the protocol: one that
+// is not JSON at all, and one that is JSON but not a valid envelope or
+// result.
+const (
+	rpcParseError     = -32700
+	rpcInvalidMessage = -32600
+)
+
+// protocolData is ERR_MCP_PROTOCOL's data: the JSON-RPC error envelope
+// describing the violation, {code, message, data: {op, path}}: code
+// -32700 when the server's answer was not JSON (or not SSE), -32600 when
+// it was but broke the envelope or the result's schema; message the
+// reason; op what was being done, path the JSON Pointer or content block
+// at fault ("" when the whole answer was).
+func protocolData(pe *client.ProtocolError) map[string]any {
+	code := int64(rpcInvalidMessage)
+	if strings.HasPrefix(pe.Reason, "malformed") && pe.Err != nil {
+		code = rpcParseError
+	}
+	msg := pe.Reason
+	if pe.Err != nil {
+		msg += ": " + pe.Err.Error()
+	}
+	return map[string]any{"code": code, "message": msg, "data": map[string]any{"op": pe.Op, "path": pe.Path}}
 }

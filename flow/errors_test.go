@@ -25,14 +25,19 @@ func TestErrorOf(t *testing.T) {
 	}{
 		{"tool error", fmt.Errorf("wrapped: %w", &client.ToolError{Tool: "t", Result: &mcp.CallToolResult{
 			Content: []mcp.Content{&mcp.TextContent{Text: "bad"}}, StructuredContent: json.RawMessage(`{"n":1}`), IsError: true}}),
-			"ERR_MCP_TOOL_ERROR", map[string]any{"content": []any{map[string]any{"type": "text", "text": "bad"}}, "structuredContent": map[string]any{"n": int64(1)}}},
+			"ERR_MCP_TOOL_ERROR", map[string]any{"content": []any{map[string]any{"type": "text", "text": "bad"}}, "structuredContent": map[string]any{"n": int64(1)}, "isError": true}},
 		{"JSON-RPC error", &client.JSONRPCError{Method: "tools/call", Code: -32602, Message: "invalid", Data: json.RawMessage(`{"field":"x"}`)},
 			"ERR_MCP_JSON_RPC_ERROR", map[string]any{"code": int64(-32602), "message": "invalid", "data": map[string]any{"field": "x"}}},
 		{"HTTP transport", &client.TransportError{Op: "POST", StatusCode: 502, Err: errors.New("Bad Gateway: upstream died")},
-			"ERR_MCP_TRANSPORT", map[string]any{"status": int64(502), "body": "upstream died"}},
-		{"stdio transport", &client.TransportError{Op: "stdio", Err: errors.New("child exited")}, "ERR_MCP_TRANSPORT", nil},
-		{"protocol", &client.ProtocolError{Reason: "bad"}, "ERR_MCP_PROTOCOL", nil},
-		{"session", &client.SessionInvalidError{Op: "tools/call"}, "ERR_MCP_SESSION_INVALID", nil},
+			"ERR_MCP_TRANSPORT", map[string]any{"status": int64(502), "body": "upstream died", "op": "POST"}},
+		{"stdio transport", &client.TransportError{Op: "stdio", Err: errors.New("child exited")}, "ERR_MCP_TRANSPORT",
+			map[string]any{"status": nil, "body": nil, "op": "stdio"}},
+		{"protocol envelope", &client.ProtocolError{Op: "tools/call", Reason: "the JSON reply is not a response"}, "ERR_MCP_PROTOCOL",
+			map[string]any{"code": int64(-32600), "message": "the JSON reply is not a response", "data": map[string]any{"op": "tools/call", "path": ""}}},
+		{"protocol not JSON", &client.ProtocolError{Op: "POST tools/call", Reason: "malformed JSON response", Err: errors.New("invalid character 'x'")}, "ERR_MCP_PROTOCOL",
+			map[string]any{"code": int64(-32700), "message": "malformed JSON response: invalid character 'x'", "data": map[string]any{"op": "POST tools/call", "path": ""}}},
+		{"session", &client.SessionInvalidError{Op: "tools/call", SessionID: "s-1", StatusCode: 404}, "ERR_MCP_SESSION_INVALID",
+			map[string]any{"status": int64(404), "sessionId": "s-1"}},
 		{"cancelled", context.Canceled, CodeCancelled, nil},
 	}
 	for _, c := range cases {

@@ -174,6 +174,7 @@ type exprEnv struct {
 	inputs  map[string]bool
 	env     map[string]bool
 	steps   map[string]bool
+	vars    map[string]bool
 	envs    map[string]*cel.Env
 	maxLen  int
 	costLim uint64
@@ -185,7 +186,7 @@ func newExprEnv(fl *Flow, stepTypes map[string]*cel.Type, cfg *loadConfig) (*exp
 		return nil, err
 	}
 	var decls []cel.EnvOption
-	e := &exprEnv{inputs: map[string]bool{}, env: map[string]bool{}, steps: map[string]bool{}, envs: map[string]*cel.Env{}, maxLen: cfg.maxExprLength, costLim: cfg.costLimit}
+	e := &exprEnv{inputs: map[string]bool{}, env: map[string]bool{}, steps: map[string]bool{}, vars: map[string]bool{}, envs: map[string]*cel.Env{}, maxLen: cfg.maxExprLength, costLim: cfg.costLimit}
 	for _, in := range fl.Inputs {
 		e.inputs[in.Name] = true
 		decls = append(decls, cel.Variable("inputs."+in.Name, inputCELType(in.Type)))
@@ -203,6 +204,10 @@ func newExprEnv(fl *Flow, stepTypes map[string]*cel.Type, cfg *loadConfig) (*exp
 		e.steps[n] = true
 		decls = append(decls, cel.Variable("steps."+n+".result", stepTypes[n]))
 	}
+	for _, v := range fl.vars {
+		e.vars[v.name] = true
+	}
+	decls = append(decls, varDecls(fl)...)
 	e.base, err = b.Extend(decls...)
 	return e, err
 }
@@ -354,6 +359,10 @@ func (e *exprEnv) resolve(a *cel.Ast, pos Pos, indent int, sc *scopeCtx) []exprD
 				diags = append(diags, exprDiag{p, fmt.Sprintf("unknown step %q", name)})
 			case !sc.visible[name]:
 				diags = append(diags, exprDiag{p, fmt.Sprintf("step %q has not run at this point (only earlier steps can be referred to)", name)})
+			}
+		case "vars":
+			if !e.vars[name] {
+				diags = append(diags, exprDiag{p, unknownVar(name, e.vars)})
 			}
 		case "inputs":
 			if !e.inputs[name] {

@@ -32,6 +32,7 @@ type Flow struct {
 	// Outputs are the declared outputs, in file order.
 	Outputs []*Output
 
+	vars    []assignment // vars: the flow variables, in file order
 	file    *File
 	cfg     *loadConfig
 	env     *exprEnv // CEL declarations of this flow
@@ -81,7 +82,7 @@ type Output struct {
 // Step is one step of a flow: exactly one kind plus the common keys.
 type Step struct {
 	Name string // "" when unnamed
-	Kind string // call, list, read, prompt, value, if, switch, for_each, while, try, throw, assert, sleep
+	Kind string // call, list, read, prompt, value, set, if, switch, for_each, while, try, throw, assert, sleep
 	// Path locates the step in the tree, e.g. steps[2].then[0].
 	Path    string
 	Pos     Pos
@@ -112,6 +113,7 @@ type Step struct {
 	as       string
 	conc     int
 	maxIter  int
+	until    *value // while: evaluated after each iteration
 	try      []*Step
 	catches  []*catchClause
 	finally  []*Step
@@ -125,6 +127,13 @@ type Step struct {
 
 	// sleep
 	sleep time.Duration
+
+	// set
+	sets []assignment
+
+	// expect is the step's own assertion on how it ran (assert: beside
+	// another kind key); nil when none.
+	expect *stepExpect
 }
 
 // Retry is a step's retry policy.

@@ -424,13 +424,15 @@ func (p *parser) flow(n ast.Node) *Flow {
 			p.clients(fl, e.v)
 		case "steps":
 			stepsNode, hasSteps = e.v, true
+		case "vars":
+			fl.vars = p.assignments(e.v, "vars", 1)
 		case "outputs":
 			outs, _ := p.mapping(e.v, "outputs")
 			for _, o := range outs {
 				fl.Outputs = append(fl.Outputs, &Output{Name: o.key, Pos: posOf(o.k), val: p.value(o.v, 1)})
 			}
 		default:
-			p.unknown(e, "flow", "name", "description", "env", "inputs", "clients", "steps", "outputs")
+			p.unknown(e, "flow", flowKeys...)
 			if meant(e.key, "steps") != "" && !hasSteps {
 				stepsNode, hasSteps = e.v, true // read as meant; its steps are checked
 			}

@@ -11,18 +11,21 @@ import (
 )
 
 // kindKeys are the keys that give a step its kind.
-var kindKeys = []string{"call", "list", "read", "prompt", "value", "if", "switch", "for_each", "while", "try", "throw", "assert", "sleep"}
+var kindKeys = []string{"call", "list", "read", "prompt", "value", "set", "if", "switch", "for_each", "while", "try", "throw", "assert", "sleep"}
 
 // auxKeys are the keys a kind takes besides its kind key.
 var auxKeys = map[string][]string{
 	"if":       {"then", "else"},
 	"switch":   {"cases", "default"},
 	"for_each": {"do", "concurrency", "as"},
-	"while":    {"do", "max_iterations"},
+	"while":    {"do", "max_iterations", "until"},
 	"try":      {"catch", "finally"},
 }
 
 var commonKeys = []string{"name", "when", "timeout", "retry"}
+
+// flowKeys are the keys of a flow document.
+var flowKeys = []string{"name", "description", "env", "inputs", "vars", "clients", "steps", "outputs"}
 
 var codeRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
@@ -87,9 +90,19 @@ func (p *parser) step(n ast.Node, path string, depth int) *Step {
 	}
 	entries, _ := p.mapping(n, path)
 	s := &Step{Path: path, Pos: posOf(n), toolErrors: "throw", conc: 1, as: "item"}
-	var kind *entry
+	var kind, expect *entry
 	for i, e := range entries {
 		if isKind(e.key) {
+			// assert: beside another kind key is the step's own
+			// assertion on how it ran (assert: {duration: ...}).
+			if kind != nil && expect == nil && kind.key == "assert" {
+				expect, kind = kind, &entries[i]
+				continue
+			}
+			if kind != nil && expect == nil && e.key == "assert" {
+				expect = &entries[i]
+				continue
+			}
 			if kind != nil {
 				p.Errorf(e.k, "%s: two kind keys, %s and %s (a step has exactly one)", path, kind.key, e.key)
 				continue
@@ -142,6 +155,9 @@ func (p *parser) step(n ast.Node, path string, depth int) *Step {
 		}
 	}
 	p.kind(s, *kind, aux, depth)
+	if expect != nil {
+		s.expect = p.stepExpect(*expect, path)
+	}
 	return s
 }
 
@@ -202,7 +218,7 @@ func (p *parser) kind(s *Step, k entry, aux map[string]entry, depth int) {
 		s.conc, _ = loop("concurrency", MaxConcurrency)
 		if e, ok := aux["as"]; ok {
 			if as, ok := p.Scalar(e.v, "as"); ok {
-				if !identRE.MatchString(as) || celReserved[as] || as == "index" || as == "steps" || as == "inputs" || as == "env" || as == "error" {
+				if !identRE.MatchString(as) || celReserved[as] || as == "index" || as == "steps" || as == "inputs" || as == "env" || as == "error" || as == "vars" {
 					p.Errorf(e.v, "%s: as: %q cannot name a variable", path, as)
 				} else {
 					s.as = as
@@ -214,6 +230,11 @@ func (p *parser) kind(s *Step, k entry, aux map[string]entry, depth int) {
 		if s.maxIter, bounded = loop("max_iterations", MaxIterations); !bounded {
 			p.Errorf(k.k, "%s: while needs a bound: max_iterations, 1 to %d", path, MaxIterations)
 		}
+		if e, ok := aux["until"]; ok {
+			s.until = p.value(e.v, depth+1)
+		}
+	case "set":
+		s.sets = p.assignments(k.v, path+".set", depth)
 	case "try":
 		s.try = p.steps(k.v, path+".try", depth+1)
 		if e, ok := aux["catch"]; ok {

@@ -61,12 +61,18 @@ type Event struct {
 type scope struct {
 	parent *scope
 	vars   map[string]any // keys as CEL resolves them: "inputs.x", "steps.s.result", "item"
+	store  *varStore      // the root's: the flow variables (vars.<name>)
 }
 
 var _ interpreter.Activation = (*scope)(nil)
 
 // ResolveName implements interpreter.Activation.
 func (s *scope) ResolveName(name string) (any, bool) {
+	if v, ok := strings.CutPrefix(name, "vars."); ok {
+		if st := s.varStore(); st != nil {
+			return st.get(v)
+		}
+	}
 	for c := s; c != nil; c = c.parent {
 		if v, ok := c.vars[name]; ok {
 			return v, true
@@ -106,7 +112,9 @@ func (fl *Flow) Run(ctx context.Context, opts ...RunOption) (*Result, error) {
 	r.clients = newClientSet(fl, cfg, root)
 	defer r.clients.close()
 	res := &Result{Flow: fl.Name}
-	if err := r.list(ctx, fl.Steps, root); err != nil {
+	if verr := fl.initVars(ctx, root); verr != nil {
+		res.Err = verr
+	} else if err := r.list(ctx, fl.Steps, root); err != nil {
 		res.Err = errorOf(err)
 	} else if len(fl.Outputs) > 0 {
 		res.Outputs = make(map[string]any, len(fl.Outputs))
@@ -304,6 +312,10 @@ func (r *run) step(ctx context.Context, s *Step, sc *scope) error {
 	if err != nil {
 		status = StatusFailed
 		err = stoppedFromOutside(ctx, err)
+	} else if s.expect != nil {
+		if fe := s.expect.check(s, time.Since(start)); fe != nil {
+			status, err = StatusFailed, fe
+		}
 	}
 	return r.finish(s, start, min(n, attempts), status, err)
 }

@@ -24,6 +24,9 @@ func (r *run) do(ctx context.Context, s *Step, sc *scope) (any, Status, error) {
 	case "value":
 		v, err := s.val.eval(ctx, sc)
 		return v, status(err), err
+	case "set":
+		v, err := r.set(ctx, s, sc)
+		return v, status(err), err
 	case "if":
 		ok, err := r.cond(ctx, s.cond, sc)
 		if err != nil {
@@ -108,11 +111,11 @@ func (r *run) call(ctx context.Context, s *Step, sc *scope) (any, Status, error)
 	res, err := c.CallTool(ctx, tool, args)
 	if err != nil {
 		if res != nil && res.IsError && s.toolErrors == "result" && client.CodeOf(err) == client.CodeToolError {
-			return callValue(res), StatusOK, nil
+			return callValue(res, true), StatusOK, nil
 		}
 		return nil, StatusFailed, err
 	}
-	return callValue(res), StatusOK, nil
+	return callValue(res, s.toolErrors == "result"), StatusOK, nil
 }
 
 // forEach runs the body once per item, concurrency at a time; the result
@@ -182,8 +185,10 @@ feed:
 	return out, nil
 }
 
-// while runs the body while the condition holds, at most max_iterations
-// times; the result is the number of iterations.
+// while runs the body while the condition holds and, after each
+// iteration, until its until: condition (seeing that iteration's steps)
+// holds; at most max_iterations times. The result is the number of
+// iterations.
 func (r *run) while(ctx context.Context, s *Step, sc *scope) (any, error) {
 	n := 0
 	for {
@@ -198,8 +203,18 @@ func (r *run) while(ctx context.Context, s *Step, sc *scope) (any, error) {
 			return nil, &Error{Code: CodeLoopLimit, Message: fmt.Sprintf("while ran %d iterations (max_iterations) and its condition still holds", n)}
 		}
 		n++
-		if err := r.list(ctx, s.body, sc.child(len(s.body))); err != nil {
+		isc := sc.child(len(s.body))
+		if err := r.list(ctx, s.body, isc); err != nil {
 			return nil, err
+		}
+		if s.until != nil {
+			done, err := r.cond(ctx, s.until, isc)
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				return int64(n), nil
+			}
 		}
 	}
 }

@@ -34,7 +34,7 @@ func TestFromJSONReadsExactly(t *testing.T) {
 	}
 	// A result whose structuredContent names a member twice gives the flow
 	// no structuredContent rather than one of its readings.
-	m := callValue(&mcp.CallToolResult{StructuredContent: json.RawMessage(`{"ok":false,"ok":true}`)})
+	m := callValue(&mcp.CallToolResult{StructuredContent: json.RawMessage(`{"ok":false,"ok":true}`)}, false)
 	if m["structuredContent"] != nil {
 		t.Errorf("structuredContent %v, want nil", m["structuredContent"])
 	}

@@ -21,6 +21,7 @@ import (
 // ("result.contnet", ".bogus") where it is written.
 const (
 	tCallResult   = "mcp.CallToolResult"
+	tCallSoft     = "mcp.CallToolResult (tool_errors: result)" // with isError
 	tReadResult   = "mcp.ReadResourceResult"
 	tPromptResult = "mcp.GetPromptResult"
 	tPromptMsg    = "mcp.PromptMessage"
@@ -137,6 +138,9 @@ var objectFields = func() map[string]map[string]*types.Type {
 	content["size"], content["icons"], content["resource"] = i, icons, obj(tResContents)
 	return map[string]map[string]*types.Type{
 		tCallResult: {
+			"content": types.NewListType(obj(tContent)), "structuredContent": dyn, "_meta": meta,
+		},
+		tCallSoft: {
 			"content": types.NewListType(obj(tContent)), "structuredContent": dyn, "isError": b, "_meta": meta,
 		},
 		tReadResult:   {"contents": types.NewListType(obj(tResContents)), "_meta": meta},
@@ -172,6 +176,9 @@ var objectFields = func() map[string]map[string]*types.Type {
 func typedResult(s *Step) *types.Type {
 	switch s.Kind {
 	case "call":
+		if s.toolErrors == "result" {
+			return types.NewObjectType(tCallSoft)
+		}
 		return types.NewObjectType(tCallResult)
 	case "read":
 		return types.NewObjectType(tReadResult)
@@ -275,6 +282,9 @@ func (p *resultProvider) fieldMessage(msg string) string {
 		what = "content block (text, image, audio, resource_link or resource)"
 	}
 	out := fmt.Sprintf("unknown field %q on %s", m[1], what)
+	if m[1] == "isError" && missType == tCallResult {
+		return out + " (a call that throws tool errors never sees isError: set tool_errors: result, or catch ERR_MCP_TOOL_ERROR)"
+	}
 	if best, ok := suggest.Nearest(m[1], fields); ok {
 		return out + fmt.Sprintf(" (did you mean %q?)", best)
 	}
@@ -320,6 +330,7 @@ func newTypedEnv(fl *Flow, named map[string]*Step, outputs map[*Step]json.RawMes
 		}
 		decls = append(decls, cel.Variable("steps."+n+".result", t))
 	}
+	decls = append(decls, varDecls(fl)...)
 	env, err := b.Extend(decls...)
 	if err != nil {
 		return nil, err

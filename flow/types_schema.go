@@ -38,6 +38,9 @@ func structuredTypes(outputs map[*Step]json.RawMessage, extra map[string]map[str
 		for k, v := range objectFields[tCallResult] {
 			fields[k] = v
 		}
+		if s.toolErrors == "result" {
+			fields["isError"] = types.BoolType
+		}
 		fields["structuredContent"] = schemaType(doc, "structuredContent."+s.Name, extra)
 		extra[name] = fields
 		out[s] = types.NewObjectType(name)
