@@ -2,10 +2,13 @@ package flow_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -250,5 +253,87 @@ func TestRelativeCommandFromManifestDir(t *testing.T) {
 	}
 	if got, want := strings.TrimSpace(string(seen)), filepath.Join(dir, "data.txt"); got != want {
 		t.Errorf("argument %q, want %q", got, want)
+	}
+}
+
+// TestSecretInputMasked: a secret input's value, and its JSON-escaped and
+// base64 forms, are masked in the uncaught error's message and data, in
+// the outputs, in the step reports and in the events.
+func TestSecretInputMasked(t *testing.T) {
+	ts := newTestServer(t)
+	const secret = `s3cr"et-value`
+	var mu sync.Mutex
+	var events []flow.Event
+	res := runFlow(t, ts, `
+inputs:
+  token: {type: string, secret: true}
+steps:
+  - name: e
+    call: {tool: echo, arguments: {text: "${{ inputs.token }}"}}
+  - assert:
+      that: "${{ [steps.e.result.content.map(c, c.type == 'text', c.text), base64.encode(bytes(inputs.token))] }}"
+      equals: []
+outputs:
+  o: "${{ inputs.token }}"
+`, flow.WithInputs(map[string]string{"token": secret}), flow.WithObserver(func(e flow.Event) {
+		mu.Lock()
+		events = append(events, e)
+		mu.Unlock()
+	}))
+	if res.Err == nil || res.Err.Code != flow.CodeAssertion {
+		t.Fatalf("err %v, want %s", res.Err, flow.CodeAssertion)
+	}
+	forms := []string{secret, `s3cr\"et-value`, base64.StdEncoding.EncodeToString([]byte(secret))}
+	var all strings.Builder
+	fmt.Fprintf(&all, "%s %#v %#v", res.Err.Message, res.Err.Data, res.Outputs)
+	for _, s := range res.Steps {
+		if s.Err != nil {
+			fmt.Fprintf(&all, " %s %#v", s.Err.Message, s.Err.Data)
+		}
+	}
+	mu.Lock()
+	for _, e := range events {
+		if e.Err != nil {
+			fmt.Fprintf(&all, " %s %#v", e.Err.Message, e.Err.Data)
+		}
+	}
+	mu.Unlock()
+	for _, f := range forms {
+		if strings.Contains(all.String(), f) {
+			t.Errorf("the secret's form %q is in what the run reported:\n%s", f, all.String())
+		}
+	}
+	if !strings.Contains(all.String(), flow.Masked) {
+		t.Errorf("nothing masked:\n%s", all.String())
+	}
+}
+
+// TestReadInputsFile: YAML and JSON inputs files give strings as they
+// are, other scalars as their text, lists and mappings as JSON; a non
+// mapping is a diagnostic with its place.
+func TestReadInputsFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	want := map[string]string{"s": "hi", "n": "3", "b": "true", "l": "[1,2]", "m": `{"k":"v"}`}
+	for _, p := range []string{
+		write("in.yaml", "s: hi\nn: 3\nb: true\nl: [1, 2]\nm: {k: v}\n"),
+		write("in.json", `{"s": "hi", "n": 3, "b": true, "l": [1, 2], "m": {"k": "v"}}`),
+	} {
+		got, err := flow.ReadInputsFile(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: %v, want %v", p, got, want)
+		}
+	}
+	if _, err := flow.ReadInputsFile(write("list.yaml", "- a\n- b\n")); err == nil || !strings.Contains(err.Error(), "list.yaml:1:1: an inputs file holds a mapping") {
+		t.Errorf("a list: %v", err)
 	}
 }

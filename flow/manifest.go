@@ -46,7 +46,10 @@ type Input struct {
 	Name, Type, Description string
 	Default                 any  // converted to Type
 	Required                bool // no default given
-	Pos                     Pos
+	// Secret: the value is masked (Masked) in everything a run reports:
+	// errors, outputs, step reports, events (Flow.Masker).
+	Secret bool
+	Pos    Pos
 }
 
 // ClientSpec is a declared MCP server: a stdio command or an HTTP URL.

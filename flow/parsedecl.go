@@ -3,10 +3,17 @@ package flow
 import (
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/toolwire/toolwire/internal/yamlsrc"
 	"github.com/toolwire/toolwire/mcp"
 )
 
 // The declarations of a flow: its inputs and its clients.
+
+// inputKeys are the keys of an input's declaration.
+var inputKeys = []string{"type", "default", "description", "secret"}
+
+// clientKeys are the keys of a client's declaration.
+var clientKeys = []string{"command", "args", "env", "cwd", "url", "headers", "era", "timeout"}
 
 var inputTypes = map[string]bool{"string": true, "integer": true, "number": true, "boolean": true, "object": true, "array": true}
 
@@ -32,9 +39,18 @@ func (p *parser) inputs(fl *Flow, n ast.Node) {
 				in.Description, _ = p.Scalar(f.v, "description")
 			case "default":
 				def = &fields[i]
+			case "secret":
+				if b, ok := f.v.(*ast.BoolNode); ok {
+					in.Secret = b.Value
+				} else {
+					p.Errorf(f.v, "input %s: secret: want true or false, not a %s", e.key, yamlsrc.Kind(f.v))
+				}
 			default:
-				p.unknown(f, "input "+e.key, "type", "default", "description")
+				p.unknown(f, "input "+e.key, inputKeys...)
 			}
+		}
+		if in.Secret && in.Type != "string" {
+			p.errAt(in.Pos, "input %s: secret: true is for string inputs (its type is %s)", e.key, in.Type)
 		}
 		if def != nil {
 			v := p.value(def.v, 2)
@@ -95,7 +111,7 @@ func (p *parser) clients(fl *Flow, n ast.Node) {
 			case "timeout":
 				c.Timeout, _ = p.duration(f.v, "timeout")
 			default:
-				p.unknown(f, "client "+e.key, "command", "args", "env", "cwd", "url", "headers", "era", "timeout")
+				p.unknown(f, "client "+e.key, clientKeys...)
 			}
 		}
 		switch {

@@ -93,6 +93,7 @@ type run struct {
 	clients *clientSet
 	mu      sync.Mutex
 	reports []StepReport
+	mask    *Masker // the secret inputs' values, masked in what is reported
 }
 
 // Run runs the flow. The error is for problems that are not a flow
@@ -108,7 +109,7 @@ func (fl *Flow) Run(ctx context.Context, opts ...RunOption) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{fl: fl, cfg: cfg}
+	r := &run{fl: fl, cfg: cfg, mask: fl.Masker(cfg.inputs)}
 	r.clients = newClientSet(fl, cfg, root)
 	defer r.clients.close()
 	res := &Result{Flow: fl.Name}
@@ -131,6 +132,7 @@ func (fl *Flow) Run(ctx context.Context, opts ...RunOption) (*Result, error) {
 	}
 	res.Steps = r.reports
 	res.Duration = time.Since(start)
+	res.mask(r.mask)
 	return res, nil
 }
 
@@ -377,6 +379,7 @@ func (r *run) finish(s *Step, start time.Time, attempts int, status Status, err 
 func (r *run) emit(e Event) {
 	if r.cfg.observer != nil {
 		e.Flow = r.fl.Name
+		e.Err = r.mask.MaskError(e.Err)
 		r.cfg.observer(e)
 	}
 }
