@@ -46,7 +46,14 @@ func NewMasker(secrets ...string) *Masker {
 		}
 		add(s)
 		if b, err := json.Marshal(s); err == nil {
-			add(string(b[1 : len(b)-1]))
+			add(string(b[1 : len(b)-1])) // <, > and & as \u003c...
+		}
+		var plain strings.Builder
+		enc := json.NewEncoder(&plain)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(s) == nil {
+			b := strings.TrimSpace(plain.String())
+			add(b[1 : len(b)-1])
 		}
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
 			add(enc.EncodeToString([]byte(s)))

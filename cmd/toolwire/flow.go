@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,19 +37,37 @@ const flowExitHelp = `Exit status:
 
 // inputFlags is --input k=v, repeatable.
 type inputFlags struct {
-	inputs  []string
-	verbose bool
+	inputs     []string
+	inputsFile string
+	verbose    bool
 }
 
 func (f *inputFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.inputs, "input", nil, "set the flow input NAME to VALUE, as NAME=VALUE (repeatable)")
+	cmd.Flags().StringVar(&f.inputsFile, "inputs-file", "", "read flow inputs from FILE, a YAML or JSON mapping of names to values (--input wins)")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "log protocol diagnostics and the servers' stderr to stderr")
 }
 
-// parse returns the inputs as a map; a pair without = or a name given
-// twice is a usage error.
+// parse returns the inputs as a map: those of --inputs-file, then each
+// --input (which wins over the file). A pair without =, a name given twice
+// with --input or a bad inputs file is a usage error.
 func (f *inputFlags) parse() (map[string]string, error) {
 	out := map[string]string{}
+	fromFile := map[string]string{}
+	if f.inputsFile != "" {
+		in, err := flow.ReadInputsFile(f.inputsFile)
+		if err != nil {
+			return nil, usageError{"--inputs-file: " + strings.Join(loadProblems(err), "; ")}
+		}
+		fromFile = in
+	}
+	defer func() {
+		for k, v := range fromFile {
+			if _, set := out[k]; !set {
+				out[k] = v
+			}
+		}
+	}()
 	for _, kv := range f.inputs {
 		k, v, ok := strings.Cut(kv, "=")
 		k = strings.TrimSpace(k)
@@ -355,6 +374,9 @@ func runFlowCmd(cmd *cobra.Command, f *inputFlags, name, output string, args []s
 	defer exitOnSecondSignal()()
 	out, errOut := cmd.OutOrStdout(), syncWriter(cmd.ErrOrStderr())
 	file, err := loadFlow(cmd.Context(), args[0])
+	if err == nil {
+		errOut = masked(errOut, secretsOf(file.Flows, inputs))
+	}
 	if err == errInterrupted {
 		return err
 	}
@@ -447,6 +469,8 @@ type testFlags struct {
 	parallel int
 	junit    string
 	run      string
+	failFast bool
+	report   string
 }
 
 func newTestCmd() *cobra.Command {
@@ -468,14 +492,17 @@ func newTestCmd() *cobra.Command {
 	cmd.Flags().IntVarP(&f.parallel, "parallel", "p", runtime.GOMAXPROCS(0), "run up to N flows at once")
 	cmd.Flags().StringVar(&f.junit, "junit", "", "write a JUnit XML report to FILE")
 	cmd.Flags().StringVar(&f.run, "run", "", "run only the flows whose name matches REGEXP")
+	cmd.Flags().BoolVar(&f.failFast, "fail-fast", false, "start no flow after one has failed (those left are reported as skipped)")
+	cmd.Flags().StringVar(&f.report, "report", "text", "what stdout gets: text (a line per test) or json (the JSON report of docs/flows.md; the lines go to stderr)")
 	return cmd
 }
 
 // testCase is one flow to run as a test, and how it went.
 type testCase struct {
-	file *flow.File
-	flow *flow.Flow
-	res  junitTest
+	file   *flow.File
+	flow   *flow.Flow
+	res    junitTest
+	result *flow.Result // nil when it did not run
 }
 
 func runTestCmd(cmd *cobra.Command, f *testFlags, args []string) error {
@@ -484,6 +511,9 @@ func runTestCmd(cmd *cobra.Command, f *testFlags, args []string) error {
 	}
 	if f.parallel < 1 {
 		return usageError{fmt.Sprintf("invalid --parallel %d: want 1 or more", f.parallel)}
+	}
+	if f.report != "text" && f.report != "json" {
+		return usageError{fmt.Sprintf("invalid --report %q: want text or json", f.report)}
 	}
 	var filter *regexp.Regexp
 	if f.run != "" {
@@ -502,8 +532,12 @@ func runTestCmd(cmd *cobra.Command, f *testFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := syncWriter(cmd.OutOrStdout())
-	pal := paletteFor(cmd.OutOrStdout())
+	lines := cmd.OutOrStdout()
+	if f.report == "json" {
+		lines = cmd.ErrOrStderr()
+	}
+	out := syncWriter(lines)
+	pal := paletteFor(lines)
 	start := time.Now()
 
 	// Load every file; one that does not load is a failed test of its own.
@@ -541,15 +575,33 @@ func runTestCmd(cmd *cobra.Command, f *testFlags, args []string) error {
 			return usageError{fmt.Sprintf("--input %s: no flow to run declares an input %q", k, k)}
 		}
 	}
+	var all []*flow.Flow
+	for _, cs := range cases {
+		for _, tc := range cs {
+			all = append(all, tc.flow)
+		}
+	}
+	mask := secretsOf(all, inputs)
+	out = masked(out, mask)
+	stderr := masked(syncWriter(cmd.ErrOrStderr()), mask)
 
 	// Report the files that did not load, then run the flows.
-	passed, failed := 0, 0
+	passed, failed, skipped := 0, 0, 0
 	var mu sync.Mutex
+	var stop atomic.Bool // --fail-fast: a test failed, start no more
 	report := func(path string, t junitTest) {
 		mu.Lock()
 		defer mu.Unlock()
 		mark := pal.paint(pal.green, "PASS")
+		if t.Skipped {
+			skipped++
+			fmt.Fprintf(out, "SKIP %s (%s): %s\n", t.Name, path, t.Message)
+			return
+		}
 		if t.Failed || t.Errored {
+			if f.failFast {
+				stop.Store(true)
+			}
 			mark = pal.paint(pal.red, "FAIL")
 			failed++
 		} else {
@@ -581,10 +633,14 @@ func runTestCmd(cmd *cobra.Command, f *testFlags, args []string) error {
 				case sem <- struct{}{}:
 				case <-ctx.Done():
 				}
-				if ctx.Err() == nil {
-					tc.res = runTest(ctx, f, tc, inputs, cmd.ErrOrStderr())
+				switch {
+				case ctx.Err() == nil && stop.Load():
 					<-sem
-				} else {
+					tc.res = junitTest{Name: tc.flow.Name, Line: tc.flow.Pos.Line, Skipped: true, Message: "not run: an earlier test failed (--fail-fast)"}
+				case ctx.Err() == nil:
+					tc.res, tc.result = runTest(ctx, f, tc, inputs, stderr)
+					<-sem
+				default:
 					tc.res = junitTest{Name: tc.flow.Name, Line: tc.flow.Pos.Line, Errored: true, Type: flow.CodeCancelled,
 						Message: "interrupted before it started", Body: "interrupted before it started\n"}
 				}
@@ -598,10 +654,25 @@ func runTestCmd(cmd *cobra.Command, f *testFlags, args []string) error {
 			reports[i].Tests = append(reports[i].Tests, tc.res)
 		}
 	}
-	fmt.Fprintf(out, "%d passed, %d failed\n", passed, failed)
+	summary := fmt.Sprintf("%d passed, %d failed", passed, failed)
+	if skipped > 0 {
+		summary += fmt.Sprintf(", %d skipped", skipped)
+	}
+	fmt.Fprintln(out, summary)
+	for i := range reports {
+		for j := range reports[i].Tests {
+			t := &reports[i].Tests[j]
+			t.Message, t.Body = mask.Mask(t.Message), mask.Mask(t.Body)
+		}
+	}
 	if f.junit != "" {
 		if err := writeJUnit(f.junit, reports, time.Since(start)); err != nil {
 			return fmt.Errorf("writing the JUnit report: %w", err)
+		}
+	}
+	if f.report == "json" {
+		if err := writeJSONReport(cmd.OutOrStdout(), buildJSONReport(reports, cases, time.Since(start)), mask); err != nil {
+			return err
 		}
 	}
 	if ctx.Err() != nil {
@@ -616,11 +687,12 @@ func runTestCmd(cmd *cobra.Command, f *testFlags, args []string) error {
 	return nil
 }
 
-// runTest runs one flow as a test.
-func runTest(ctx context.Context, f *testFlags, tc *testCase, inputs map[string]string, stderr io.Writer) junitTest {
+// runTest runs one flow as a test; the result is nil when it could not
+// run.
+func runTest(ctx context.Context, f *testFlags, tc *testCase, inputs map[string]string, stderr io.Writer) (junitTest, *flow.Result) {
 	t := junitTest{Name: tc.flow.Name, Line: tc.flow.Pos.Line}
 	began := time.Now()
-	res, err := tc.flow.Run(ctx, flow.WithInputs(declaredInputs(tc.flow, inputs)), f.clientOptions(syncWriter(stderr)))
+	res, err := tc.flow.Run(ctx, flow.WithInputs(declaredInputs(tc.flow, inputs)), f.clientOptions(stderr))
 	t.Duration = time.Since(began)
 	switch {
 	case err != nil:
@@ -639,7 +711,7 @@ func runTest(ctx context.Context, f *testFlags, tc *testCase, inputs map[string]
 			t.Duration = res.Duration
 		}
 	}
-	return t
+	return t, res
 }
 
 // indentLines prefixes every line of s.

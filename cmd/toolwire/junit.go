@@ -43,6 +43,12 @@ type junitCase struct {
 	Line      int           `xml:"line,attr,omitempty"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
 	Error     *junitFailure `xml:"error,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+}
+
+// junitSkipped marks a test that did not run (--fail-fast after a failure).
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -59,9 +65,11 @@ type junitTest struct {
 	// Failed: the flow ran and failed (a <failure>); Errored: it could
 	// not run (bad inputs, a manifest that does not load: an <error>).
 	Failed, Errored bool
-	Type            string // the error code
-	Message         string // one line
-	Body            string // the full explanation
+	// Skipped: it never ran (--fail-fast stopped the run first).
+	Skipped bool
+	Type    string // the error code
+	Message string // one line
+	Body    string // the full explanation
 }
 
 // junitFile is one flow file and its tests, in file order.
@@ -86,6 +94,9 @@ func buildJUnit(files []junitFile, total time.Duration) junitSuites {
 			c := junitCase{Name: t.Name, Classname: f.Path, Time: junitSeconds(t.Duration), File: f.Path, Line: t.Line}
 			fail := &junitFailure{Message: t.Message, Type: t.Type, Body: t.Body}
 			switch {
+			case t.Skipped:
+				c.Skipped = &junitSkipped{Message: t.Message}
+				s.Skipped++
 			case t.Errored:
 				c.Error = fail
 				s.Errors++
