@@ -483,8 +483,13 @@ func newTestCmd() *cobra.Command {
 			"is printed per test (PASS or FAIL, name, file, duration; for a failure the error, the step and\n" +
 			"its place, and for an assertion the expected and actual values), then the summary\n" +
 			"\"N passed, M failed\". --junit writes a JUnit XML report: one testsuite per file, one testcase\n" +
-			"per flow. Each flow gets the --input values it declares; an input no flow declares is an error.\n\n" +
-			"  toolwire test examples/flows --input url=http://127.0.0.1:8080/mcp --junit out/junit.xml\n\n" +
+			"per flow. Each flow gets the --input values it declares (and those of --inputs-file, a YAML or\n" +
+			"JSON mapping; --input wins); an input no flow declares is an error. --report json prints on stdout\n" +
+			"a JSON document of every flow and step (status, attempts, duration, error; its schema is in\n" +
+			"docs/flows.md) and the lines on stderr. --fail-fast starts no flow once one has failed (the rest\n" +
+			"are skipped). The values of inputs declared secret: true are masked (***) in every output.\n\n" +
+			"  toolwire test examples/flows --input url=http://127.0.0.1:8080/mcp --junit out/junit.xml\n" +
+			"  toolwire test flows --inputs-file ci-inputs.yaml --report json --fail-fast > report.json\n\n" +
 			"Exit status: 0 when every test passed, 1 when any failed, 2 on usage errors, 130 interrupted.",
 		RunE: func(cmd *cobra.Command, args []string) error { return runTestCmd(cmd, &f, args) },
 	}
