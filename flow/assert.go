@@ -14,6 +14,9 @@ import (
 // assertOps are the five operators; an assert step has exactly one.
 var assertOps = []string{"equals", "contains", "matches", "schema", "count"}
 
+// assertKeys are the keys of an assert step's mapping.
+var assertKeys = append([]string{"that", "message"}, assertOps...)
+
 // assertSpec is a parsed assert step.
 type assertSpec struct {
 	that     *value
@@ -43,7 +46,7 @@ func (p *parser) assertSpec(k entry, path string, depth int) *assertSpec {
 			a.op, opEntry = f.key, f
 			a.expected = p.value(f.v, depth+2)
 		default:
-			p.unknown(f, "assert", "that", "equals", "contains", "matches", "schema", "count", "message")
+			p.unknown(f, "assert", assertKeys...)
 			hasThat = hasThat || meant(f.key, "that") != ""
 			if a.op == "" && meant(f.key, assertOps...) != "" {
 				a.op = "?" // misspelt: reported above, checked no further

@@ -24,6 +24,20 @@ var auxKeys = map[string][]string{
 
 var commonKeys = []string{"name", "when", "timeout", "retry"}
 
+// mcpKeys are the keys of the mapping under call, list, read and prompt.
+var mcpKeys = map[string][]string{
+	"call":   {"client", "tool", "arguments", "tool_errors"},
+	"list":   {"client", "what"},
+	"read":   {"client", "uri"},
+	"prompt": {"client", "name", "arguments"},
+}
+
+// throwKeys are the keys of a throw step's mapping.
+var throwKeys = []string{"code", "message", "data"}
+
+// catchKeys are the keys of a catch handler.
+var catchKeys = []string{"codes", "do"}
+
 // flowKeys are the keys of a flow document.
 var flowKeys = []string{"name", "description", "env", "inputs", "vars", "clients", "steps", "outputs"}
 
@@ -262,7 +276,7 @@ func (p *parser) kind(s *Step, k entry, aux map[string]entry, depth int) {
 			case "data":
 				s.data = p.value(f.v, depth+2)
 			default:
-				p.unknown(f, "throw", "code", "message", "data")
+				p.unknown(f, "throw", throwKeys...)
 				if meant(f.key, "code") != "" {
 					s.code = &value{kind: vLit, lit: "", pos: posOf(f.v)}
 				}
@@ -302,7 +316,7 @@ func (p *parser) catch(n ast.Node, path string, depth int) *catchClause {
 			hasDo = true
 			c.steps = p.steps(f.v, path+".do", depth+1)
 		default:
-			p.unknown(f, "catch handler", "codes", "do")
+			p.unknown(f, "catch handler", catchKeys...)
 			hasDo = hasDo || meant(f.key, "do") != ""
 		}
 	}
@@ -356,12 +370,7 @@ func (p *parser) mcpStep(s *Step, k entry) {
 		case s.Kind == "prompt" && f.key == "name":
 			s.prompt = p.value(f.v, 3)
 		default:
-			known := map[string][]string{
-				"call":   {"client", "tool", "arguments", "tool_errors"},
-				"list":   {"client", "what"},
-				"read":   {"client", "uri"},
-				"prompt": {"client", "name", "arguments"},
-			}[s.Kind]
+			known := mcpKeys[s.Kind]
 			p.unknown(f, s.Kind, known...)
 			if best := meant(f.key, known...); best != "" {
 				seen[best] = true

@@ -16,6 +16,9 @@ const (
 	DefaultMaxBackoff = 5 * time.Second
 )
 
+// retryKeys are the keys of a step's retry policy.
+var retryKeys = []string{"attempts", "backoff", "factor", "max_backoff", "jitter", "non_retryable"}
+
 func (p *parser) retry(n ast.Node) *Retry {
 	r := &Retry{Attempts: 1, Backoff: DefaultBackoff, Factor: DefaultFactor, MaxBackoff: DefaultMaxBackoff, Jitter: true}
 	fields, _ := p.mapping(n, "retry")
@@ -65,7 +68,7 @@ func (p *parser) retry(n ast.Node) *Retry {
 				}
 			}
 		default:
-			p.unknown(f, "retry", "attempts", "backoff", "factor", "max_backoff", "jitter", "non_retryable")
+			p.unknown(f, "retry", retryKeys...)
 		}
 	}
 	return r
