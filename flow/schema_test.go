@@ -282,3 +282,38 @@ func TestSchemaLoopsAndVariables(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceExamples: every complete flow the reference page shows (a
+// yaml block with steps:) passes the check and the JSON Schema.
+func TestReferenceExamples(t *testing.T) {
+	sch := compileFlowSchema(t)
+	data, err := os.ReadFile(filepath.Join("..", "docs", "flows.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(data), "```yaml\n")
+	dir := t.TempDir()
+	n := 0
+	for _, b := range blocks[1:] {
+		src, _, _ := strings.Cut(b, "```")
+		if !strings.Contains(src, "\nsteps:\n") {
+			continue
+		}
+		n++
+		p := filepath.Join(dir, "example.flow.yaml")
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(p); err != nil {
+			t.Errorf("the reference's example does not pass the check: %v\n%s", err, src)
+		}
+		for _, doc := range yamlDocs(t, p) {
+			if err := sch.Validate(doc); err != nil {
+				t.Errorf("the schema rejects the reference's example: %v\n%s", err, src)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no complete flow in docs/flows.md")
+	}
+}
