@@ -104,13 +104,7 @@ const (
 // listChanged tells every session whose client wants to know that a list
 // changed.
 func (s *Server) listChanged(what changeSet) {
-	s.sessMu.Lock()
-	sessions := make([]*Session, 0, len(s.sessions))
-	for ss := range s.sessions {
-		sessions = append(sessions, ss)
-	}
-	s.sessMu.Unlock()
-	for _, ss := range sessions {
+	for _, ss := range s.openSessions() {
 		ss.listChanged(what)
 	}
 }

@@ -144,6 +144,19 @@ func (s *Server) SessionCount() int {
 	return len(s.sessions)
 }
 
+// openSessions returns the sessions open now, copied so that the caller
+// can notify each without holding the server's lock (a slow peer then
+// never blocks registration or another notification).
+func (s *Server) openSessions() []*Session {
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	sessions := make([]*Session, 0, len(s.sessions))
+	for ss := range s.sessions {
+		sessions = append(sessions, ss)
+	}
+	return sessions
+}
+
 func (s *Server) discover() *mcp.DiscoverResult {
 	return &mcp.DiscoverResult{
 		SupportedVersions: mcp.SupportedVersions(),

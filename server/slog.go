@@ -173,14 +173,8 @@ func (h *SlogHandler) Handle(_ context.Context, rec slog.Record) error {
 	}
 	level := mcpLevel(rec.Level)
 	s := h.s
-	s.sessMu.Lock()
-	sessions := make([]*Session, 0, len(s.sessions))
-	for ss := range s.sessions {
-		sessions = append(sessions, ss)
-	}
-	s.sessMu.Unlock()
 	var n *jsonrpc.Notification
-	for _, ss := range sessions {
+	for _, ss := range s.openSessions() {
 		ss.mu.Lock()
 		if !ss.ready || ss.closed || ss.out == nil || !level.AtLeast(ss.logLevelLocked()) {
 			ss.mu.Unlock()

@@ -143,13 +143,7 @@ func (s *Server) honouredSubscriptions(uris []string) []string {
 // It never waits for a client: each session's deliveries go out from one
 // goroutine, and updates of a URI not yet delivered are coalesced.
 func (s *Server) NotifyResourceUpdated(uri string) {
-	s.sessMu.Lock()
-	sessions := make([]*Session, 0, len(s.sessions))
-	for ss := range s.sessions {
-		sessions = append(sessions, ss)
-	}
-	s.sessMu.Unlock()
-	for _, ss := range sessions {
+	for _, ss := range s.openSessions() {
 		if s.subscribed(ss, uri) || ss.listensTo(uri) {
 			s.queueUpdate(ss, uri)
 		}
