@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/limits"
 	"github.com/toolwire/toolwire/server"
 )
 
@@ -64,15 +65,9 @@ func newConfig(opts []Option) *config {
 			o.applyReference(c)
 		}
 	}
-	if c.gzipMax <= 0 {
-		c.gzipMax = DefaultGzipMaxBytes
-	}
-	if c.gzipStore <= 0 {
-		c.gzipStore = DefaultGzipResources
-	}
-	if c.tick <= 0 {
-		c.tick = DefaultTickInterval
-	}
+	limits.Default(&c.gzipMax, DefaultGzipMaxBytes)
+	limits.Default(&c.gzipStore, DefaultGzipResources)
+	limits.Default(&c.tick, DefaultTickInterval)
 	if c.life == nil {
 		c.life = context.Background()
 	}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/limits"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -48,18 +49,10 @@ type inputConfig struct {
 }
 
 func (c *inputConfig) defaults() {
-	if c.ttl <= 0 {
-		c.ttl = DefaultInputStateTTL
-	}
-	if c.maxRounds <= 0 {
-		c.maxRounds = DefaultMaxInputRounds
-	}
-	if c.maxBytes <= 0 {
-		c.maxBytes = DefaultMaxInputStateBytes
-	}
-	if c.memory <= 0 {
-		c.memory = DefaultInputReplayMemory
-	}
+	limits.Default(&c.ttl, DefaultInputStateTTL)
+	limits.Default(&c.maxRounds, DefaultMaxInputRounds)
+	limits.Default(&c.maxBytes, DefaultMaxInputStateBytes)
+	limits.Default(&c.memory, DefaultInputReplayMemory)
 }
 
 // cipher returns the AEAD sealing request states, made on first use from

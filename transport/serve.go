@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/limits"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -115,20 +116,14 @@ func newServeConfig(opts []ServeOption) serveConfig {
 			o.applyServe(&c)
 		}
 	}
-	if c.maxConcurrency <= 0 {
-		c.maxConcurrency = DefaultMaxConcurrency
-	}
+	limits.Default(&c.maxConcurrency, DefaultMaxConcurrency)
 	if c.maxQueued < 0 {
 		c.maxQueued = 0
 	} else if c.maxQueued == 0 {
 		c.maxQueued = DefaultMaxQueued
 	}
-	if c.drainTimeout <= 0 {
-		c.drainTimeout = DefaultDrainTimeout
-	}
-	if c.inlineBudget <= 0 {
-		c.inlineBudget = DefaultInlineTimeout
-	}
+	limits.Default(&c.drainTimeout, DefaultDrainTimeout)
+	limits.Default(&c.inlineBudget, DefaultInlineTimeout)
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/toolwire/toolwire/internal/limits"
 )
 
 // Errors an EventStore returns from After.
@@ -105,15 +107,9 @@ func NewMemoryEventStore(opts ...MemoryEventStoreOption) *MemoryEventStore {
 			o.applyMemoryEventStore(&l)
 		}
 	}
-	if l.maxEventsPerStream <= 0 {
-		l.maxEventsPerStream = DefaultMaxEventsPerStream
-	}
-	if l.maxBytesPerSession <= 0 {
-		l.maxBytesPerSession = DefaultMaxBytesPerSession
-	}
-	if l.maxBytes <= 0 {
-		l.maxBytes = DefaultMaxBytes
-	}
+	limits.Default(&l.maxEventsPerStream, DefaultMaxEventsPerStream)
+	limits.Default(&l.maxBytesPerSession, DefaultMaxBytesPerSession)
+	limits.Default(&l.maxBytes, DefaultMaxBytes)
 	return &MemoryEventStore{lim: l, sessions: map[string]*memSession{}}
 }
 

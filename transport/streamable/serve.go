@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/internal/httpguard"
+	"github.com/toolwire/toolwire/internal/limits"
 )
 
 // Defaults for ListenAndServe and the server's Limits.
@@ -91,21 +92,11 @@ func newServerConfig(opts []ServerOption) serverConfig {
 	if c.path == "" {
 		c.path = DefaultPath
 	}
-	if c.readHeaderTimeout <= 0 {
-		c.readHeaderTimeout = DefaultReadHeaderTimeout
-	}
-	if c.idleTimeout <= 0 {
-		c.idleTimeout = DefaultIdleTimeout
-	}
-	if c.maxHeaderBytes <= 0 {
-		c.maxHeaderBytes = DefaultMaxHeaderBytes
-	}
-	if c.maxConns <= 0 {
-		c.maxConns = DefaultMaxConns
-	}
-	if c.shutdownTimeout <= 0 {
-		c.shutdownTimeout = DefaultShutdownTimeout
-	}
+	limits.Default(&c.readHeaderTimeout, DefaultReadHeaderTimeout)
+	limits.Default(&c.idleTimeout, DefaultIdleTimeout)
+	limits.Default(&c.maxHeaderBytes, DefaultMaxHeaderBytes)
+	limits.Default(&c.maxConns, DefaultMaxConns)
+	limits.Default(&c.shutdownTimeout, DefaultShutdownTimeout)
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
