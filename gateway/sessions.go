@@ -339,19 +339,10 @@ func (cs *clientSession) connect(caps mcp.ClientCapabilities, level mcp.LoggingL
 	if err != nil {
 		return nil, err
 	}
-	maxMessage := u.spec.MaxMessageSize
-	if maxMessage <= 0 {
-		maxMessage = u.g.opts.maxMessage
-	}
 	if cs.key.ss != nil {
 		cs.out = make(chan func(context.Context), 64)
 	}
-	opts := append([]client.Option{}, u.g.opts.clientOpts...)
-	opts = append(opts,
-		client.WithLimits(client.Limits{MaxMessageBytes: maxMessage}),
-		client.WithLogger(u.log),
-		client.WithTimeout(u.timeout()),
-		client.WithLimits(client.Limits{MaxPages: 1 << 30}),
+	opts := append(u.clientOptions(),
 		client.WithNotificationHandler(cs.notification),
 		client.WithLogHandler(cs.log),
 		client.WithCapabilities(caps),

@@ -281,6 +281,24 @@ func (u *upstream) transport(ctx context.Context) (client.Transport, error) {
 	return nil, errors.New("no Command, URL or Server")
 }
 
+// clientOptions are the options every session to u opens with: the
+// gateway's client options, then u's message size bound (so that an
+// upstream cannot make the gateway buffer without bound), logger and call
+// timeout, and no bound on pages (list bounds lists by ListLimits).
+func (u *upstream) clientOptions() []client.Option {
+	maxMessage := u.spec.MaxMessageSize
+	if maxMessage <= 0 {
+		maxMessage = u.g.opts.maxMessage
+	}
+	opts := append([]client.Option{}, u.g.opts.clientOpts...)
+	return append(opts,
+		client.WithLimits(client.Limits{MaxMessageBytes: maxMessage}),
+		client.WithLogger(u.log),
+		client.WithTimeout(u.timeout()),
+		client.WithLimits(client.Limits{MaxPages: 1 << 30}),
+	)
+}
+
 func (u *upstream) connect() (*client.Client, error) {
 	ctx, cancel := context.WithTimeout(u.ctx, u.g.opts.startTimeout)
 	defer cancel()
@@ -288,16 +306,7 @@ func (u *upstream) connect() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	maxMessage := u.spec.MaxMessageSize
-	if maxMessage <= 0 {
-		maxMessage = u.g.opts.maxMessage
-	}
-	opts := append([]client.Option{}, u.g.opts.clientOpts...)
-	opts = append(opts,
-		client.WithLimits(client.Limits{MaxMessageBytes: maxMessage}), // an upstream cannot make the gateway buffer without bound
-		client.WithLogger(u.log),
-		client.WithTimeout(u.timeout()),
-		client.WithLimits(client.Limits{MaxPages: 1 << 30}), // list bounds lists by ListLimits
+	opts := append(u.clientOptions(),
 		client.WithNotificationHandler(u.listChanged),
 		client.WithLogHandler(u.upstreamLog),
 	)
