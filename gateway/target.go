@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/toolwire/toolwire/gateway/policy"
+	"github.com/toolwire/toolwire/internal/names"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -163,25 +164,10 @@ func parseTarget(method string, params json.RawMessage) (*target, *jsonrpc.Error
 			return nil, invalidParams(method, "context must be an object")
 		}
 	}
-	if err := nameProblem(t.name); err != "" {
+	if err := names.Problem(t.name); err != "" {
 		return nil, invalidParams(method, "%s %s", targetWord(t), err)
 	}
 	return t, nil
-}
-
-// nameProblem says why a name cannot be decided on: it is empty, or holds
-// a control character or surrounding space that no catalog name has and a
-// reader may trim.
-func nameProblem(name string) string {
-	switch {
-	case name == "":
-		return "must not be empty"
-	case strings.TrimSpace(name) != name:
-		return "must not begin or end with white space"
-	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return "must not contain control characters"
-	}
-	return ""
 }
 
 // targetWord names what a target's name is, for messages.

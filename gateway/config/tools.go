@@ -9,6 +9,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/names"
 	"github.com/toolwire/toolwire/internal/yamlsrc"
 )
 
@@ -33,7 +34,7 @@ func (d *decoder) upstreamTools(n ast.Node, what string, u *gateway.Upstream) {
 			continue
 		}
 		w := fmt.Sprintf("%s: %q", what, name)
-		if err := nameProblem(name); err != "" {
+		if err := names.Problem(name); err != "" {
 			d.Errorf(mv.Key, "%s: the tool name %s", w, err)
 			continue
 		}
@@ -182,18 +183,4 @@ func isJSONNumber(s string) bool {
 		}
 	}
 	return i == len(s)
-}
-
-// nameProblem says why a tool name cannot be overridden: empty, or with
-// surrounding space or control characters no listed name has.
-func nameProblem(name string) string {
-	switch {
-	case name == "":
-		return "must not be empty"
-	case strings.TrimSpace(name) != name:
-		return "must not begin or end with white space"
-	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return "must not contain control characters"
-	}
-	return ""
 }
