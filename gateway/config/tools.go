@@ -153,19 +153,12 @@ func isJSONNumber(s string) bool {
 	case i < len(s) && s[i] == '0':
 		i++
 	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
+		i = digits(s, i)
 	default:
 		return false
 	}
 	if i < len(s) && s[i] == '.' {
-		i++
-		j := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == j {
+		if i = digits(s, i+1); i < 0 {
 			return false
 		}
 	}
@@ -174,13 +167,23 @@ func isJSONNumber(s string) bool {
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
 			i++
 		}
-		j := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == j {
+		if i = digits(s, i); i < 0 {
 			return false
 		}
 	}
 	return i == len(s)
+}
+
+// digits returns the index in s past the decimal digits from i on, or -1
+// when there is no digit at i: a JSON number's fraction and exponent need
+// at least one.
+func digits(s string, i int) int {
+	j := i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
 }

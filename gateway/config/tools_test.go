@@ -85,3 +85,18 @@ func TestUpstreamToolsAndTokenExchange(t *testing.T) {
 		}
 	}
 }
+
+// isJSONNumber takes a number only as JSON writes it: no sign but a
+// leading minus, no leading zero, digits on both sides of the point and
+// after the exponent's sign.
+func TestIsJSONNumber(t *testing.T) {
+	for s, want := range map[string]bool{
+		"0": true, "-0": true, "7": true, "120": true, "-3.25": true, "1e9": true, "1E+9": true, "2.5e-3": true, "0.0": true,
+		"": false, "-": false, "+1": false, "01": false, ".5": false, "5.": false, "1e": false, "1e+": false,
+		"0x1f": false, "1_000": false, " 1": false, "1 ": false, "1.2.3": false, "Inf": false, "1e5x": false,
+	} {
+		if got := isJSONNumber(s); got != want {
+			t.Errorf("isJSONNumber(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
