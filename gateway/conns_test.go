@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 )
@@ -45,28 +46,16 @@ func TestHTTPUpstreamReusesConnections(t *testing.T) {
 	}))
 	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{{Name: "web", URL: serveHTTPOn(t, ln, up, &dialled)}}})
 	c := downstream(t, g)
-	var wg sync.WaitGroup
-	errs := make(chan error, callers*rounds)
-	for range callers {
-		wg.Go(func() {
-			for range rounds {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				res, err := c.CallTool(ctx, "web__gather", nil)
-				cancel()
-				if err == nil && res.IsError {
-					err = context.Canceled
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
+	if !testwait.Concurrently(t, callers, rounds, func(int, int) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		res, err := c.CallTool(ctx, "web__gather", nil)
+		cancel()
+		if err == nil && res.IsError {
+			err = context.Canceled
+		}
+		return err
+	}) {
+		return
 	}
 	// At most one connection per caller, plus the session's own requests
 	// (initialize, the list_changed stream, lists), with room to spare.

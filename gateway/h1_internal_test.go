@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // h1Server is an httptest server that counts the connections it accepts.
@@ -125,34 +127,21 @@ func TestH1ReusesConnections(t *testing.T) {
 	const callers, rounds = 8, 5
 	tr2 := newTestH1(t, callers)
 	before := srv.conns.Load()
-	var wg sync.WaitGroup
-	errs := make(chan error, callers*rounds)
-	for c := range callers {
-		wg.Go(func() {
-			for r := range rounds {
-				msg := fmt.Sprintf("c%dr%d", c, r)
-				req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(msg))
-				resp, err := tr2.RoundTrip(req)
-				if err != nil {
-					errs <- err
-					return
-				}
-				b, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err == nil && string(b) != "echo:"+msg {
-					err = fmt.Errorf("body %q, want %q", b, "echo:"+msg)
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
+	if !testwait.Concurrently(t, callers, rounds, func(c, r int) error {
+		msg := fmt.Sprintf("c%dr%d", c, r)
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(msg))
+		resp, err := tr2.RoundTrip(req)
+		if err != nil {
+			return err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil && string(b) != "echo:"+msg {
+			err = fmt.Errorf("body %q, want %q", b, "echo:"+msg)
+		}
+		return err
+	}) {
+		return
 	}
 	if n := srv.conns.Load() - before; n > callers {
 		t.Fatalf("%d rounds of %d concurrent exchanges used %d connections, want at most %d", rounds, callers, n, callers)

@@ -314,31 +314,21 @@ func TestPerClientEverythingManyCallers(t *testing.T) {
 
 	ctx := testwait.Context(t)
 	var served, limited atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, callers)
-	for i, c := range cs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			msg := fmt.Sprintf("caller %d", i)
-			res, err := callResult(ctx, c, "ev__echo", map[string]any{"message": msg})
-			switch {
-			case err != nil:
-				errs <- err
-			case !res.IsError && strings.Contains(text(res), msg):
-				served.Add(1)
-			case res.IsError && strings.Contains(text(res), "per-client session limit (max_sessions 4) reached"):
-				limited.Add(1)
-			default:
-				errs <- fmt.Errorf("caller %d: %s", i, text(res))
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	testwait.Concurrently(t, callers, 1, func(i, _ int) error {
+		msg := fmt.Sprintf("caller %d", i)
+		res, err := callResult(ctx, cs[i], "ev__echo", map[string]any{"message": msg})
+		switch {
+		case err != nil:
+			return err
+		case !res.IsError && strings.Contains(text(res), msg):
+			served.Add(1)
+		case res.IsError && strings.Contains(text(res), "per-client session limit (max_sessions 4) reached"):
+			limited.Add(1)
+		default:
+			return fmt.Errorf("caller %d: %s", i, text(res))
+		}
+		return nil
+	})
 	for _, c := range cs {
 		_ = c.Close()
 	}
