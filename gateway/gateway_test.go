@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -143,7 +144,15 @@ func newGateway(t *testing.T, cfg gateway.Config, opts ...gateway.Option) *gatew
 // downstream connects a client to the gateway in process.
 func downstream(t testing.TB, g *gateway.Gateway, opts ...client.Option) *client.Client {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	return downstreamAs(t, g, nil, opts...)
+}
+
+// downstreamAs connects a client to the gateway in process as p, the
+// principal a transport's authentication would have put in the session's
+// context (nil: an anonymous caller).
+func downstreamAs(t testing.TB, g *gateway.Gateway, p *auth.Principal, opts ...client.Option) *client.Client {
+	t.Helper()
+	ctx, cancel := context.WithCancel(auth.WithPrincipal(context.Background(), p))
 	c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, g.Server())}, opts...)
 	if err != nil {
 		cancel()

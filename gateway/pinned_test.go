@@ -123,7 +123,7 @@ func TestPinnedArgument(t *testing.T) {
 		before = len(rec.seen())
 		for _, args := range []string{`{"repo":"evil/repo","title":"x"}`, `{"repo":"acme/app ","title":"x"}`, `{"re\u0070o":"evil/repo"}`, `{"Repo":"evil/repo","title":"x"}`} {
 			res, err := c.CallTool(ctx, "gh__create_issue", json.RawMessage(args))
-			if client.CodeOf(err) != client.CodeToolError || res == nil || !strings.Contains(toolResultText(res), `"repo"`) {
+			if client.CodeOf(err) != client.CodeToolError || res == nil || !strings.Contains(text(res), `"repo"`) {
 				t.Fatalf("%v: conflicting call %s: %+v %v", era, args, res, err)
 			}
 		}
@@ -146,16 +146,6 @@ func TestPinnedArgument(t *testing.T) {
 	if denied != 8 {
 		t.Errorf("%d denied records, want 8 (four refused calls in each era)", denied)
 	}
-}
-
-func toolResultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 // TestCallerSettingsChecked: New refuses a token exchange on an upstream

@@ -16,7 +16,6 @@ import (
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
-	"github.com/toolwire/toolwire/transport/memory"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
@@ -200,17 +199,7 @@ func TestPerClientSessionsByCallerIdentity(t *testing.T) {
 		{Name: "own", Server: stateServer(), Sessions: gateway.SessionsPerClient},
 	}}, gateway.WithClientOptions(client.WithEra(mcp.EraLegacy)))
 	as := func(p *auth.Principal) *client.Client {
-		ctx, cancel := context.WithCancel(auth.WithPrincipal(context.Background(), p))
-		c, err := client.Connect(ctx, &client.Conn{Conn: memory.Serve(ctx, g.Server())}, client.WithEra(mcp.EraModern))
-		if err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = c.Close()
-			cancel()
-		})
-		return c
+		return downstreamAs(t, g, p, client.WithEra(mcp.EraModern))
 	}
 	alice := &auth.Principal{Issuer: "https://issuer.test", Subject: "alice"}
 	bob := &auth.Principal{Issuer: "https://issuer.test", Subject: "bob"}
