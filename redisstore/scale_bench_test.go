@@ -1,12 +1,12 @@
 package redisstore
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testtools"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/streamable"
@@ -74,14 +74,7 @@ func benchEndpoint(b *testing.B, opts ...streamable.HandlerOption) string {
 
 func benchEndpointTB(b testing.TB, opts ...streamable.HandlerOption) string {
 	s := server.New(mcp.Implementation{Name: "bench", Version: "1"})
-	type in struct {
-		Message string `json:"message"`
-	}
-	if err := server.AddTool(s, &mcp.Tool{Name: "echo", Description: "echoes"}, func(_ context.Context, _ *server.CallRequest, x in) (string, error) {
-		return "Echo: " + x.Message, nil
-	}); err != nil {
-		b.Fatal(err)
-	}
+	testtools.AddEcho(b, s, "Echo: ")
 	h := streamable.NewHandler(s, append(opts, streamable.WithLimits(streamable.Limits{MaxSessions: 1 << 20}))...)
 	ts := httptest.NewServer(h)
 	b.Cleanup(func() { h.Close(); ts.Close() })

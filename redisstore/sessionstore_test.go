@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testtools"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -102,14 +103,7 @@ func replica(t *testing.T, url string, opts ...Option) (string, *Client) {
 	t.Helper()
 	c := open(t, url, opts...)
 	s := server.New(mcp.Implementation{Name: "replica", Version: "1"})
-	type in struct {
-		Message string `json:"message"`
-	}
-	if err := server.AddTool(s, &mcp.Tool{Name: "echo", Description: "echoes"}, func(_ context.Context, _ *server.CallRequest, x in) (string, error) {
-		return "Echo: " + x.Message, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	testtools.AddEcho(t, s, "Echo: ")
 	if err := server.AddTool(s, &mcp.Tool{Name: "wait", Description: "runs until cancelled"}, func(ctx context.Context, _ *server.CallRequest, _ struct{}) (string, error) {
 		waiting <- struct{}{}
 		<-ctx.Done()

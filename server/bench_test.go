@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/toolwire/toolwire/internal/testtools"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -17,14 +18,7 @@ func (discard) Send(context.Context, jsonrpc.Message) error { return nil }
 // request to encoded response: `go test -bench ToolsCall -benchmem ./server`.
 func BenchmarkToolsCall(b *testing.B) {
 	s := server.New(mcp.Implementation{Name: "bench", Version: "1"})
-	type echoIn struct {
-		Message string `json:"message"`
-	}
-	if err := server.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *server.CallRequest, in echoIn) (string, error) {
-		return in.Message, nil
-	}); err != nil {
-		b.Fatal(err)
-	}
+	testtools.AddEcho(b, s, "")
 	type addIn struct {
 		A float64 `json:"a"`
 		B float64 `json:"b"`

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testtools"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -86,14 +87,7 @@ func spyServer(t *testing.T, runs *atomic.Int32) *server.Server {
 	if err := server.AddTool(s, &mcp.Tool{Name: "spy-open", InputSchema: json.RawMessage(`{"type":"object"}`)}, spy); err != nil {
 		t.Fatal(err)
 	}
-	type echoIn struct {
-		Message string `json:"message"`
-	}
-	if err := server.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *server.CallRequest, in echoIn) (string, error) {
-		return in.Message, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	testtools.AddEcho(t, s, "")
 	return s
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testtools"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -41,14 +42,7 @@ func BenchmarkTasks(b *testing.B) {
 			st, dir := stores[name](b)
 			defer st.Close()
 			s := server.New(mcp.Implementation{Name: "bench", Version: "1"}, server.WithTaskStore(st), server.WithLimits(server.Limits{MaxRunningTasks: 1 << 20}))
-			type in struct {
-				Message string `json:"message"`
-			}
-			if err := server.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *server.CallRequest, in in) (string, error) {
-				return in.Message, nil
-			}, server.WithTaskSupport(mcp.TaskOptional)); err != nil {
-				b.Fatal(err)
-			}
+			testtools.AddEcho(b, s, "", server.WithTaskSupport(mcp.TaskOptional))
 			defer s.Shutdown(context.Background())
 			ss := s.NewSession(nil)
 			defer ss.Close()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testtools"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -22,14 +23,7 @@ import (
 func echoServer(t *testing.T) *server.Server {
 	t.Helper()
 	s := server.New(mcp.Implementation{Name: "s", Version: "1"})
-	type in struct {
-		Message string `json:"message"`
-	}
-	if err := server.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *server.CallRequest, in in) (string, error) {
-		return in.Message, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	testtools.AddEcho(t, s, "")
 	return s
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testtools"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -101,15 +102,7 @@ var postStatuses = []int{
 // must not wait on anything but itself.
 func fuzzServer(f *testing.F) *server.Server {
 	srv := server.New(mcp.Implementation{Name: "streamable-fuzz", Version: "1.0.0"})
-	type echoIn struct {
-		Message string `json:"message"`
-	}
-	if err := server.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes"},
-		func(ctx context.Context, req *server.CallRequest, in echoIn) (string, error) {
-			return "Echo: " + in.Message, nil
-		}); err != nil {
-		f.Fatal(err)
-	}
+	testtools.AddEcho(f, srv, "Echo: ")
 	type none struct{}
 	if err := server.AddTool(srv, &mcp.Tool{Name: "progress", Description: "reports progress 1..2"},
 		func(ctx context.Context, req *server.CallRequest, in none) (string, error) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolwire/toolwire/internal/testtools"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/streamable"
@@ -30,14 +31,7 @@ const (
 func endpoint(tb testing.TB, opts ...streamable.HandlerOption) (url string, stop func()) {
 	tb.Helper()
 	s := server.New(mcp.Implementation{Name: "restart", Version: "1"})
-	type in struct {
-		Message string `json:"message"`
-	}
-	if err := server.AddTool(s, &mcp.Tool{Name: "echo", Description: "echoes"}, func(_ context.Context, _ *server.CallRequest, x in) (string, error) {
-		return "Echo: " + x.Message, nil
-	}); err != nil {
-		tb.Fatal(err)
-	}
+	testtools.AddEcho(tb, s, "Echo: ")
 	if err := server.AddTool(s, &mcp.Tool{Name: "log-error", Description: "logs at error"}, func(ctx context.Context, req *server.CallRequest, _ struct{}) (string, error) {
 		return "logged", req.Log(ctx, mcp.LevelError, "test", "something failed")
 	}); err != nil {
