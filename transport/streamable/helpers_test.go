@@ -9,10 +9,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/toolwire/toolwire/internal/testtools"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -42,13 +41,7 @@ func newFixture(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
-	type echoIn struct {
-		Message string `json:"message"`
-	}
-	must(server.AddTool(f.srv, &mcp.Tool{Name: "echo", Description: "echoes"},
-		func(ctx context.Context, req *server.CallRequest, in echoIn) (string, error) {
-			return "Echo: " + in.Message, nil
-		}))
+	testtools.AddEcho(t, f.srv, "Echo: ")
 	must(server.AddTool(f.srv, &mcp.Tool{Name: "progress", Description: "reports progress 1..3"},
 		func(ctx context.Context, req *server.CallRequest, in none) (string, error) {
 			for i := 1; i <= 3; i++ {
@@ -216,6 +209,21 @@ func do(t *testing.T, r *http.Request) *http.Response {
 	return resp
 }
 
+// doAsync sends r from a goroutine, for a request that is answered only
+// once the test has done something more; the channel gets the response, or
+// nil when the request failed.
+func doAsync(r *http.Request) <-chan *http.Response {
+	replies := make(chan *http.Response, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			resp = nil
+		}
+		replies <- resp
+	}()
+	return replies
+}
+
 func readAll(t *testing.T, resp *http.Response) string {
 	t.Helper()
 	defer resp.Body.Close()
@@ -290,22 +298,4 @@ func (s *sseReader) next() (sseEvent, bool) {
 		}
 	}
 	return e, false
-}
-
-// fakeClock is a settable clock for session expiry.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
 }

@@ -77,15 +77,7 @@ func TestCancelledCallAnswersPOST(t *testing.T) {
 	f := newFixture(t)
 	_, ts := testServer(t, f)
 	sid := initialize(t, ts.URL)
-	replies := make(chan *http.Response, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block"}}`))
-		if err != nil {
-			replies <- nil
-			return
-		}
-		replies <- resp
-	}()
+	replies := doAsync(legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block"}}`))
 	testwait.Recv(t, f.started, "the call")
 	resp := do(t, legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`))
 	if readAll(t, resp); resp.StatusCode != http.StatusAccepted {
@@ -114,15 +106,7 @@ func TestDeleteDuringCallAnswersPOST(t *testing.T) {
 	f := newFixture(t)
 	_, ts := testServer(t, f)
 	sid := initialize(t, ts.URL)
-	replies := make(chan *http.Response, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"gate"}}`))
-		if err != nil {
-			replies <- nil
-			return
-		}
-		replies <- resp
-	}()
+	replies := doAsync(legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"gate"}}`))
 	testwait.Recv(t, f.started, "the call")
 	del, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
 	del.Header.Set("Mcp-Session-Id", sid)

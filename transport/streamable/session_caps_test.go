@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/auth"
+	"github.com/toolwire/toolwire/internal/testclock"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 )
@@ -155,7 +156,7 @@ func TestSessionCapPerPrincipal(t *testing.T) {
 // client sent notifications/initialized lives on. The clock is fake.
 func TestUnusedSessionExpires(t *testing.T) {
 	f := newFixture(t)
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := testclock.New(time.Unix(1_700_000_000, 0))
 	h := NewHandler(f.srv, WithLimits(Limits{SessionIdleTimeout: time.Hour, UnusedSessionTimeout: 30 * time.Second, MaxAnonymousSessions: 2}))
 	h.now = clock.Now
 	ts := httptest.NewServer(h)

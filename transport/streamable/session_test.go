@@ -11,15 +11,16 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/toolwire/toolwire/internal/testclock"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 )
 
 // expiringHandler returns a handler whose sessions expire by a fake clock.
-func expiringHandler(t *testing.T, f *fixture, opts ...HandlerOption) (*Handler, *fakeClock, *httptest.Server) {
+func expiringHandler(t *testing.T, f *fixture, opts ...HandlerOption) (*Handler, *testclock.Clock, *httptest.Server) {
 	t.Helper()
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := testclock.New(time.Unix(1_700_000_000, 0))
 	h := NewHandler(f.srv, append([]HandlerOption{WithLimits(Limits{SessionIdleTimeout: time.Minute})}, opts...)...)
 	h.now = clock.Now
 	ts := httptest.NewServer(h)
@@ -101,7 +102,7 @@ func TestSessionCap(t *testing.T) {
 func TestAbandonedSessionsReleaseMemory(t *testing.T) {
 	f := newFixture(t)
 	store := NewMemoryEventStore()
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := testclock.New(time.Unix(1_700_000_000, 0))
 	h := NewHandler(f.srv, WithLimits(Limits{SessionIdleTimeout: time.Minute, MaxSessions: 2000}), WithEventStore(store))
 	h.now = clock.Now
 	defer h.Close()

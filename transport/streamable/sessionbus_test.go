@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testclock"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -201,7 +202,7 @@ func TestDeleteEndsCopiesElsewhere(t *testing.T) {
 // a request, however late a loaded machine would have run a real ticker.
 func TestHeldStreamKeepsTheSession(t *testing.T) {
 	const idle = 200 * time.Millisecond
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := testclock.New(time.Unix(1_700_000_000, 0))
 	store := NewMemorySessionStore()
 	store.now = clock.Now
 	events, bus := NewMemoryEventStore(), NewMemorySessionBus()

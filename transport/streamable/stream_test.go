@@ -151,15 +151,7 @@ func TestResumeAfterClientDrop(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req := legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"gate"}}`).WithContext(ctx)
-	done := make(chan *http.Response, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			done <- resp
-		} else {
-			done <- nil
-		}
-	}()
+	done := doAsync(req)
 	testwait.Recv(t, f.started, "gate to start")
 	// "gate" sends nothing before its result; switch its reply to SSE the way
 	// a first notification would, so that the client holds an event id.

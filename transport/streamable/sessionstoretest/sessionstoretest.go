@@ -13,32 +13,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testclock"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
-// Clock is a settable clock for stores that take one.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// Clock is a settable clock for stores that take one: stopped unless
+// advanced (Now, Advance).
+type Clock = testclock.Clock
 
 // NewClock returns a clock stopped at a fixed instant.
-func NewClock() *Clock { return &Clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-// Now is the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Advance moves the clock on by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func NewClock() *Clock { return testclock.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 // Maker makes an empty store for one test and closes it when the test
 // ends. A store that can judge expiry by clk alone does so and returns
