@@ -21,6 +21,7 @@ import (
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/gateway/audit/sqlite"
 	"github.com/toolwire/toolwire/gateway/policy"
+	"github.com/toolwire/toolwire/internal/testhttp"
 )
 
 const testKey = "twk_admin-test-key-0123456789"
@@ -150,16 +151,8 @@ func do(t *testing.T, c *http.Client, method, u string, form url.Values, hdr map
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	res, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp{res.StatusCode, res.Header, string(b)}
+	res, got := testhttp.Do(t, c, req)
+	return resp{res.StatusCode, res.Header, got}
 }
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)

@@ -12,6 +12,7 @@ import (
 	"github.com/toolwire/toolwire/gateway/config"
 	"github.com/toolwire/toolwire/gateway/daemon"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -36,21 +37,6 @@ func greeterFile(t *testing.T) *config.File {
 			Naming:    gateway.Naming{Separator: config.DefaultSeparator},
 		},
 	}
-}
-
-// get returns the status and body of a GET of url.
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
 }
 
 // runDaemon runs file's gateway with daemon.Run until stop, and returns
@@ -82,13 +68,13 @@ func TestRunServesEveryListener(t *testing.T) {
 		!strings.HasPrefix(addrs.Admin, "http://127.0.0.1:") || !strings.HasPrefix(addrs.OTC, "http://127.0.0.1:") {
 		t.Fatalf("addresses %+v", addrs)
 	}
-	if code, body := get(t, addrs.Admin+"/healthz"); code != http.StatusOK || body != "ok\n" {
+	if code, body := testhttp.Get(t, addrs.Admin+"/healthz"); code != http.StatusOK || body != "ok\n" {
 		t.Errorf("/healthz: %d %q", code, body)
 	}
-	if code, body := get(t, addrs.Admin+"/readyz"); code != http.StatusOK || !strings.Contains(body, `"name":"greeter","state":"ready"`) {
+	if code, body := testhttp.Get(t, addrs.Admin+"/readyz"); code != http.StatusOK || !strings.Contains(body, `"name":"greeter","state":"ready"`) {
 		t.Errorf("/readyz: %d %s", code, body)
 	}
-	if code, body := get(t, addrs.OTC+"/tools"); code != http.StatusOK || !strings.Contains(body, "greeter__greet") {
+	if code, body := testhttp.Get(t, addrs.OTC+"/tools"); code != http.StatusOK || !strings.Contains(body, "greeter__greet") {
 		t.Errorf("OTC /tools: %d %s", code, body)
 	}
 	if err := stop(); err != nil {
