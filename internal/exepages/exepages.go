@@ -7,8 +7,10 @@
 // 64 KiB of neighbours. Package initialisation and start-up (flag and
 // config parsing, connecting upstreams) touch pages all over a large
 // binary that a long-running daemon never needs again. Release evicts
-// them; the pages the daemon then runs are read back one by one, so what
-// stays resident is what it uses.
+// them, and the pages of the binary that read-ahead left in the page cache
+// without any process mapping them (which fault-around would otherwise
+// map on a later fault nearby); the pages the daemon then runs are read
+// back one by one, so what stays resident is what it uses.
 package exepages
 
 import "errors"
