@@ -82,11 +82,7 @@ func (d *decoder) decode(data []byte) *File {
 	}
 	var naming, upstreams ast.Node
 	var trust trustNodes
-	for _, mv := range top.Values {
-		key, ok := d.Key(mv.Key)
-		if !ok {
-			continue
-		}
+	d.fields(top, "", topKeys, func(key string, mv *ast.MappingValueNode) {
 		v := mv.Value
 		switch key {
 		case "listen":
@@ -145,10 +141,8 @@ func (d *decoder) decode(data []byte) *File {
 			d.store(v, f)
 		case "limits":
 			d.callerLimits(v, f)
-		default:
-			d.Unknown(mv.Key, key, "", topKeys...)
 		}
-	}
+	})
 	f.Gateway.Upstreams = d.upstreams(upstreams)
 	d.naming(naming, &f.Gateway)
 	d.listenersDistinct(top, f)
@@ -296,23 +290,19 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 	first := map[string]ast.Node{} // header names, canonical, across headers and header_files
 	var auth *upstreamOAuth
 	var headerFiles ast.Node
-	for _, mv := range m.Values {
-		key, ok := d.Key(mv.Key)
-		if !ok {
-			continue
-		}
+	d.fields(m, p, upstreamKeys, func(key string, mv *ast.MappingValueNode) {
+		keys[key] = mv.Key
 		v := mv.Value
 		what := p + ": " + key
 		switch key {
 		case "command":
-			keys[key] = mv.Key
 			items, ok := d.List(v, what)
 			if !ok {
-				continue
+				return
 			}
 			if len(items) == 0 {
 				d.Errorf(v, "%s: empty (want the program and its arguments)", what)
-				continue
+				return
 			}
 			u.Command = []string{}
 			for i, it := range items {
@@ -328,7 +318,6 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 				u.Command = append(u.Command, s)
 			}
 		case "env":
-			keys[key] = mv.Key
 			u.Env = d.stringMap(v, what, func(k string, ev *ast.MappingValueNode, s string, ok bool) {
 				if !validEnvName(k) {
 					d.Errorf(ev.Key, "%s: %v", what, errEnvName(k))
@@ -338,7 +327,6 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 				}
 			})
 		case "cwd":
-			keys[key] = mv.Key
 			if s, ok := d.str(v, what); ok {
 				if strings.IndexByte(s, 0) >= 0 {
 					d.Errorf(v, "%s: %v", what, errNUL)
@@ -346,7 +334,6 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 				u.Dir = s
 			}
 		case "url":
-			keys[key] = mv.Key
 			if s, ok := d.str(v, what); ok {
 				if err := checkURL(s); err != nil {
 					d.Errorf(v, "%s: %v", what, err)
@@ -354,7 +341,6 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 				u.URL = s
 			}
 		case "headers":
-			keys[key] = mv.Key
 			d.headerEntries(v, what, &u, first, false, func(hv *ast.MappingValueNode, k, ck string) {
 				s, ok := d.str(hv.Value, what+": "+k)
 				if !ok {
@@ -366,35 +352,25 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 				u.Header[ck] = []string{s}
 			})
 		case "header_files":
-			keys[key] = mv.Key
 			headerFiles = v
 		case "oauth":
-			keys[key] = mv.Key
 			auth = d.upstreamOAuth(mv, p)
 		case "timeout":
-			keys[key] = mv.Key
 			if t, _, ok := d.duration(v, what, false, checkTimeout); ok {
 				u.Timeout = t
 			}
 		case "max_message_size":
-			keys[key] = mv.Key
 			if n, ok := d.size(v, what); ok {
 				u.MaxMessageSize = n
 			}
 		case "tools":
-			keys[key] = mv.Key
 			d.upstreamTools(v, what, &u)
 		case "transport":
-			keys[key] = mv.Key
 			d.transport(v, what, &u)
 		default:
-			if d.sessionKey(key, v, what, &u) {
-				keys[key] = mv.Key
-				continue
-			}
-			d.Unknown(mv.Key, key, p, upstreamKeys...)
+			d.sessionKey(key, v, what, &u)
 		}
-	}
+	})
 	d.sessionsPerClientOnly(u, keys, p)
 	cmd, url := keys["command"], keys["url"]
 	switch {
@@ -427,6 +403,9 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 	return u
 }
 
+// namingKeys are the keys of the naming section.
+var namingKeys = []string{"separator", "rename", "hide"}
+
 func (d *decoder) naming(n ast.Node, g *gateway.Config) {
 	m, ok := d.Mapping(n, "naming")
 	if !ok || m == nil {
@@ -436,11 +415,7 @@ func (d *decoder) naming(n ast.Node, g *gateway.Config) {
 	var rename *ast.MappingNode
 	var hide []ast.Node
 	sepOK := true
-	for _, mv := range m.Values {
-		key, ok := d.Key(mv.Key)
-		if !ok {
-			continue
-		}
+	d.fields(m, "naming", namingKeys, func(key string, mv *ast.MappingValueNode) {
 		v := mv.Value
 		switch key {
 		case "separator":
@@ -457,10 +432,8 @@ func (d *decoder) naming(n ast.Node, g *gateway.Config) {
 			rename, _ = d.Mapping(v, "naming: rename")
 		case "hide":
 			hide, _ = d.List(v, "naming: hide")
-		default:
-			d.Unknown(mv.Key, key, "naming", "separator", "rename", "hide")
 		}
-	}
+	})
 	names := map[string]bool{}
 	for _, u := range g.Upstreams {
 		names[u.Name] = true
