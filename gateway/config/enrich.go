@@ -181,24 +181,21 @@ func (d *decoder) link(n ast.Node, what string, index, j int, fields ruleFields)
 		d.Errorf(n, "%s: no uri", what)
 		return l, false
 	}
+	// Each key's field of enrich.Link, by name (as enrich.RuleError
+	// names it) and by place.
+	to := map[string]struct {
+		field string
+		value *string
+	}{
+		"uri": {"URI", &l.URI}, "name": {"Name", &l.Name}, "title": {"Title", &l.Title},
+		"description": {"Description", &l.Description}, "mime_type": {"MimeType", &l.MimeType},
+	}
 	ok = true
 	d.fields(m, what, linkKeys, func(key string, mv *ast.MappingValueNode) {
 		s, good := d.str(mv.Value, what+": "+key)
 		ok = ok && good
-		field := map[string]string{"uri": "URI", "name": "Name", "title": "Title", "description": "Description", "mime_type": "MimeType"}[key]
-		fields.add(fmt.Sprintf("Links[%d].%s", index, field), fmt.Sprintf("links[%d]: %s", j, key), mv.Value)
-		switch key {
-		case "uri":
-			l.URI = s
-		case "name":
-			l.Name = s
-		case "title":
-			l.Title = s
-		case "description":
-			l.Description = s
-		case "mime_type":
-			l.MimeType = s
-		}
+		fields.add(fmt.Sprintf("Links[%d].%s", index, to[key].field), fmt.Sprintf("links[%d]: %s", j, key), mv.Value)
+		*to[key].value = s
 	})
 	return l, ok
 }

@@ -19,6 +19,7 @@ func TestEnrichment(t *testing.T) {
     text: ["Owner of {{.args.path}}: data team", "{{$$p := .args.path}}{{$$p}}"]
     links:
       - {uri: "https://wiki/{{.tool}}", name: docs}
+      - {uri: "file:///srv/README", name: readme, title: Read me, description: The data team's notes, mime_type: text/markdown}
     structured: {owner: '"data-team"'}
     overwrite: true
   - name: second
@@ -32,8 +33,9 @@ func TestEnrichment(t *testing.T) {
 	}
 	want := []enrich.Rule{
 		{Name: "owners", Tools: []string{"files__*"}, When: `args.path.startsWith("/srv")`,
-			Text:       []string{"Owner of {{.args.path}}: data team", "{{$p := .args.path}}{{$p}}"},
-			Links:      []enrich.Link{{URI: "https://wiki/{{.tool}}", Name: "docs"}},
+			Text: []string{"Owner of {{.args.path}}: data team", "{{$p := .args.path}}{{$p}}"},
+			Links: []enrich.Link{{URI: "https://wiki/{{.tool}}", Name: "docs"},
+				{URI: "file:///srv/README", Name: "readme", Title: "Read me", Description: "The data team's notes", MimeType: "text/markdown"}},
 			Structured: map[string]string{"owner": `"data-team"`}, Overwrite: true},
 		{Name: "second", Tools: []string{"weather__forecast", "x?"}, Text: []string{"hi"}},
 	}
