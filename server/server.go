@@ -275,41 +275,32 @@ type metaCache struct {
 const metaCacheSize = 256
 
 func (c *metaCache) caps(raw []byte) (*mcp.ClientCapabilities, error) {
-	c.mu.RLock()
-	v, ok := c.capsM[string(raw)]
-	c.mu.RUnlock()
-	if ok {
-		return v, nil
-	}
-	v = new(mcp.ClientCapabilities)
-	if err := wirejson.Unmarshal(raw, v); err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	if c.capsM == nil || len(c.capsM) >= metaCacheSize {
-		c.capsM = map[string]*mcp.ClientCapabilities{}
-	}
-	c.capsM[string(raw)] = v
-	c.mu.Unlock()
-	return v, nil
+	return decodeCached(&c.mu, &c.capsM, raw)
 }
 
 func (c *metaCache) info(raw []byte) (*mcp.Implementation, error) {
-	c.mu.RLock()
-	v, ok := c.infoM[string(raw)]
-	c.mu.RUnlock()
+	return decodeCached(&c.mu, &c.infoM, raw)
+}
+
+// decodeCached returns raw decoded as a T, from *m when those bytes were
+// decoded before; a new decoding is added to *m, which starts afresh when
+// it holds metaCacheSize entries.
+func decodeCached[T any](mu *sync.RWMutex, m *map[string]*T, raw []byte) (*T, error) {
+	mu.RLock()
+	v, ok := (*m)[string(raw)]
+	mu.RUnlock()
 	if ok {
 		return v, nil
 	}
-	v = new(mcp.Implementation)
+	v = new(T)
 	if err := wirejson.Unmarshal(raw, v); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	if c.infoM == nil || len(c.infoM) >= metaCacheSize {
-		c.infoM = map[string]*mcp.Implementation{}
+	mu.Lock()
+	if *m == nil || len(*m) >= metaCacheSize {
+		*m = map[string]*T{}
 	}
-	c.infoM[string(raw)] = v
-	c.mu.Unlock()
+	(*m)[string(raw)] = v
+	mu.Unlock()
 	return v, nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/limits"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/taskstore"
@@ -63,22 +64,12 @@ type taskConfig struct {
 }
 
 func (c *taskConfig) defaults() {
-	if c.ttl <= 0 {
-		c.ttl = DefaultTaskTTL
-	}
-	if c.maxTTL <= 0 {
-		c.maxTTL = DefaultMaxTaskTTL
-	}
+	limits.Default(&c.ttl, DefaultTaskTTL)
+	limits.Default(&c.maxTTL, DefaultMaxTaskTTL)
 	c.ttl = min(c.ttl, c.maxTTL)
-	if c.poll <= 0 {
-		c.poll = DefaultTaskPollInterval
-	}
-	if c.sweep <= 0 {
-		c.sweep = DefaultTaskSweep
-	}
-	if c.maxRunning <= 0 {
-		c.maxRunning = DefaultMaxRunningTasks
-	}
+	limits.Default(&c.poll, DefaultTaskPollInterval)
+	limits.Default(&c.sweep, DefaultTaskSweep)
+	limits.Default(&c.maxRunning, DefaultMaxRunningTasks)
 }
 
 // WithTaskStore sets where tasks are kept (default: in memory, lost with

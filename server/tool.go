@@ -66,14 +66,8 @@ var (
 // duplicate or invalid name are returned as a *RegistrationError. AddTool never
 // panics and never prints. Connected clients are told the list changed.
 func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolFunc[In, Out], opts ...ToolOption) error {
-	if t == nil {
-		return &RegistrationError{Kind: "tool", Reason: "tool definition is nil"}
-	}
-	if h == nil {
-		return &RegistrationError{Kind: "tool", Name: t.Name, Reason: "handler is nil"}
-	}
-	if err := checkName(t.Name); err != nil {
-		return &RegistrationError{Kind: "tool", Name: t.Name, Reason: err.Error()}
+	if err := checkToolDef(t, h == nil); err != nil {
+		return err
 	}
 	inType, outType := reflect.TypeFor[In](), reflect.TypeFor[Out]()
 
@@ -224,6 +218,22 @@ func newTool(t *mcp.Tool, inRaw, outRaw json.RawMessage, opts []ToolOption) (*to
 	}, nil
 }
 
+// checkToolDef is what AddTool and AddRawTool check before anything else:
+// a definition, a handler (noHandler when it is nil) and a valid name; what
+// fails is a *RegistrationError.
+func checkToolDef(t *mcp.Tool, noHandler bool) error {
+	if t == nil {
+		return &RegistrationError{Kind: "tool", Reason: "tool definition is nil"}
+	}
+	if noHandler {
+		return &RegistrationError{Kind: "tool", Name: t.Name, Reason: "handler is nil"}
+	}
+	if err := checkName(t.Name); err != nil {
+		return &RegistrationError{Kind: "tool", Name: t.Name, Reason: err.Error()}
+	}
+	return nil
+}
+
 // RawToolFunc handles a call to a tool registered with AddRawTool: the
 // arguments arrive as validated JSON in req.Arguments, and the handler
 // builds the whole result. Errors are routed as for ToolFunc.
@@ -236,14 +246,8 @@ type RawToolFunc func(ctx context.Context, req *CallRequest) (*mcp.CallToolResul
 // structuredContent against the output schema after. The name is checked
 // against the 2025-11-25 rule. It never panics.
 func AddRawTool(s *Server, t *mcp.Tool, h RawToolFunc, opts ...ToolOption) error {
-	if t == nil {
-		return &RegistrationError{Kind: "tool", Reason: "tool definition is nil"}
-	}
-	if h == nil {
-		return &RegistrationError{Kind: "tool", Name: t.Name, Reason: "handler is nil"}
-	}
-	if err := checkName(t.Name); err != nil {
-		return &RegistrationError{Kind: "tool", Name: t.Name, Reason: err.Error()}
+	if err := checkToolDef(t, h == nil); err != nil {
+		return err
 	}
 	if len(t.InputSchema) == 0 {
 		return &RegistrationError{Kind: "tool", Name: t.Name, Reason: "inputSchema is required"}
