@@ -13,6 +13,14 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
+// eachEra runs f as a subtest per era, with a client connected to url in
+// that era.
+func eachEra(t *testing.T, url string, f func(t *testing.T, c *client.Client)) {
+	for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
+		t.Run(era.String(), func(t *testing.T) { f(t, connect(t, url, era)) })
+	}
+}
+
 // startTask calls a tool as a task and returns the created task.
 func startTask(t *testing.T, c *client.Client, name string, args any) *mcp.Task {
 	t.Helper()
@@ -117,52 +125,46 @@ func TestTaskToolsAdvertised(t *testing.T) {
 // progress report.
 func TestLongRunningAsTask(t *testing.T) {
 	_, _, url := testServer(t)
-	for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
-		t.Run(era.String(), func(t *testing.T) {
-			c := connect(t, url, era)
-			task := startTask(t, c, "trigger-long-running-operation", map[string]any{"duration": 0.2, "steps": 4})
-			res, d := taskOutcome(t, c, task.TaskID)
-			if res.IsError || !strings.Contains(text(t, res), "Long running operation completed. Duration: 0.2 seconds, Steps: 4.") {
-				t.Errorf("result %s", text(t, res))
-			}
-			if d.Status != mcp.TaskCompleted || d.StatusMessage != "4/4: step 4 of 4" {
-				t.Errorf("task ended %s with status message %q, want completed with %q", d.Status, d.StatusMessage, "4/4: step 4 of 4")
-			}
-			// A plain call is still a plain call.
-			if res := call(t, c, "trigger-long-running-operation", map[string]any{"duration": 0, "steps": 1}); res.IsError ||
-				!strings.Contains(text(t, res), "Steps: 1.") {
-				t.Errorf("plain call: %s", text(t, res))
-			}
-		})
-	}
+	eachEra(t, url, func(t *testing.T, c *client.Client) {
+		task := startTask(t, c, "trigger-long-running-operation", map[string]any{"duration": 0.2, "steps": 4})
+		res, d := taskOutcome(t, c, task.TaskID)
+		if res.IsError || !strings.Contains(text(t, res), "Long running operation completed. Duration: 0.2 seconds, Steps: 4.") {
+			t.Errorf("result %s", text(t, res))
+		}
+		if d.Status != mcp.TaskCompleted || d.StatusMessage != "4/4: step 4 of 4" {
+			t.Errorf("task ended %s with status message %q, want completed with %q", d.Status, d.StatusMessage, "4/4: step 4 of 4")
+		}
+		// A plain call is still a plain call.
+		if res := call(t, c, "trigger-long-running-operation", map[string]any{"duration": 0, "steps": 1}); res.IsError ||
+			!strings.Contains(text(t, res), "Steps: 1.") {
+			t.Errorf("plain call: %s", text(t, res))
+		}
+	})
 }
 
 // A long task shows its progress as its status message while it runs, and
 // tasks/cancel stops it.
 func TestLongRunningTaskProgressAndCancel(t *testing.T) {
 	_, _, url := testServer(t)
-	for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
-		t.Run(era.String(), func(t *testing.T) {
-			c := connect(t, url, era)
-			task := startTask(t, c, "trigger-long-running-operation", map[string]any{"duration": 600, "steps": 1000})
-			d := pollTask(t, c, task.TaskID, "a progress status message", func(d *mcp.DetailedTask) bool {
-				return strings.Contains(d.StatusMessage, "/1000: step ")
-			})
-			if d.Status != mcp.TaskWorking {
-				t.Errorf("status %s, want working", d.Status)
-			}
-			if err := c.CancelTask(t.Context(), task.TaskID); err != nil {
-				t.Fatal(err)
-			}
-			d, err := c.GetTask(t.Context(), task.TaskID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d.Status != mcp.TaskCancelled {
-				t.Errorf("after tasks/cancel: %s, want cancelled", d.Status)
-			}
+	eachEra(t, url, func(t *testing.T, c *client.Client) {
+		task := startTask(t, c, "trigger-long-running-operation", map[string]any{"duration": 600, "steps": 1000})
+		d := pollTask(t, c, task.TaskID, "a progress status message", func(d *mcp.DetailedTask) bool {
+			return strings.Contains(d.StatusMessage, "/1000: step ")
 		})
-	}
+		if d.Status != mcp.TaskWorking {
+			t.Errorf("status %s, want working", d.Status)
+		}
+		if err := c.CancelTask(t.Context(), task.TaskID); err != nil {
+			t.Fatal(err)
+		}
+		d, err := c.GetTask(t.Context(), task.TaskID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != mcp.TaskCancelled {
+			t.Errorf("after tasks/cancel: %s, want cancelled", d.Status)
+		}
+	})
 }
 
 // simulate-research-query runs as a task in both eras; without an
@@ -170,21 +172,18 @@ func TestLongRunningTaskProgressAndCancel(t *testing.T) {
 // done.
 func TestResearchAsTask(t *testing.T) {
 	_, _, url := testServer(t)
-	for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
-		t.Run(era.String(), func(t *testing.T) {
-			c := connect(t, url, era)
-			task := startTask(t, c, "simulate-research-query", map[string]any{"topic": "tides"})
-			res, d := taskOutcome(t, c, task.TaskID)
-			out := text(t, res)
-			if res.IsError || !strings.Contains(out, "# Research report: tides") || !strings.Contains(out, "Stage 4: Generating report: done") ||
-				strings.Contains(out, "Interpretation") {
-				t.Errorf("result %s", out)
-			}
-			if d.Status != mcp.TaskCompleted || d.StatusMessage != "Research complete" {
-				t.Errorf("task ended %s with %q, want completed with %q", d.Status, d.StatusMessage, "Research complete")
-			}
-		})
-	}
+	eachEra(t, url, func(t *testing.T, c *client.Client) {
+		task := startTask(t, c, "simulate-research-query", map[string]any{"topic": "tides"})
+		res, d := taskOutcome(t, c, task.TaskID)
+		out := text(t, res)
+		if res.IsError || !strings.Contains(out, "# Research report: tides") || !strings.Contains(out, "Stage 4: Generating report: done") ||
+			strings.Contains(out, "Interpretation") {
+			t.Errorf("result %s", out)
+		}
+		if d.Status != mcp.TaskCompleted || d.StatusMessage != "Research complete" {
+			t.Errorf("task ended %s with %q, want completed with %q", d.Status, d.StatusMessage, "Research complete")
+		}
+	})
 }
 
 // In a 2025-era session the elicitation round of an ambiguous research
