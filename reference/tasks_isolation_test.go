@@ -8,25 +8,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/oauthtest"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
-// bearerPrincipal is a stand-in authentication middleware: "Bearer NAME"
-// makes NAME the request's principal; no header leaves it anonymous.
-func bearerPrincipal(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if name, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-			r = r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Issuer: "test", Subject: name}))
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// authServer serves the reference server behind bearerPrincipal.
+// authServer serves the reference server behind oauthtest.NamedBearer:
+// "Bearer NAME" makes NAME the principal; no header leaves it anonymous.
 func authServer(t *testing.T) string {
 	t.Helper()
 	s := server.New(Info())
@@ -34,7 +24,7 @@ func authServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	h := streamable.NewHandler(s)
-	hs := httptest.NewServer(bearerPrincipal(h))
+	hs := httptest.NewServer(oauthtest.NamedBearer(h))
 	t.Cleanup(func() {
 		hs.Close()
 		h.Close()

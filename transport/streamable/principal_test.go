@@ -9,21 +9,15 @@ import (
 	"testing"
 
 	"github.com/toolwire/toolwire/auth"
+	"github.com/toolwire/toolwire/internal/oauthtest"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 )
 
-// bearerAuth is a stand-in authentication middleware: "Bearer NAME" makes
-// NAME the principal; no header leaves the request anonymous.
-func bearerAuth(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if name, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-			r = r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Issuer: "test", Subject: name, Scopes: []string{"tools"}}))
-		}
-		next.ServeHTTP(w, r)
-	})
-}
+// bearerAuth makes "Bearer NAME" the principal NAME with the scope
+// "tools"; no header leaves the request anonymous.
+func bearerAuth(next http.Handler) http.Handler { return oauthtest.NamedBearer(next, "tools") }
 
 // whoami reports the principal and a header of the request that carried
 // the call, and counts its runs.
