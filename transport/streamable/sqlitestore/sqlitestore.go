@@ -493,21 +493,11 @@ func (s *Store) sweepLocked(ctx context.Context, now int64) error {
 			return fmt.Errorf("sqlitestore: sweeping: %w", err)
 		}
 	}
-	rows, err := tx.QueryContext(ctx, `DELETE FROM sessions WHERE expires <= ? RETURNING id`, now)
+	expired, err := returnedIDs(tx.QueryContext(ctx, `DELETE FROM sessions WHERE expires <= ? RETURNING id`, now))
 	if err != nil {
 		return fmt.Errorf("sqlitestore: sweeping: %w", err)
 	}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return fmt.Errorf("sqlitestore: sweeping: %w", err)
-		}
-		gone = append(gone, id)
-	}
-	if err := rows.Close(); err != nil {
-		return fmt.Errorf("sqlitestore: sweeping: %w", err)
-	}
+	gone = append(gone, expired...)
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sessions`).Scan(&n); err != nil {
 		return fmt.Errorf("sqlitestore: sweeping: %w", err)
@@ -525,25 +515,34 @@ func (s *Store) sweepLocked(ctx context.Context, now int64) error {
 	return nil
 }
 
-// evictLocked drops the n sessions whose rows expire first: expired ones,
-// then those unused longest.
-func (s *Store) evictLocked(ctx context.Context, n int) error {
-	s.ops.Add(1)
-	rows, err := s.db.W.QueryContext(ctx,
-		`DELETE FROM sessions WHERE id IN (SELECT id FROM sessions ORDER BY expires LIMIT ?) RETURNING id`, n)
+// returnedIDs reads the ids a DELETE ... RETURNING id query gives back
+// (its rows and error passed on as they come) and closes the rows.
+func returnedIDs(rows *sql.Rows, err error) ([]string, error) {
 	if err != nil {
-		return fmt.Errorf("sqlitestore: dropping sessions past the cap: %w", err)
+		return nil, err
 	}
-	var gone []string
+	var ids []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
 			rows.Close()
-			return fmt.Errorf("sqlitestore: dropping sessions past the cap: %w", err)
+			return nil, err
 		}
-		gone = append(gone, id)
+		ids = append(ids, id)
 	}
 	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// evictLocked drops the n sessions whose rows expire first: expired ones,
+// then those unused longest.
+func (s *Store) evictLocked(ctx context.Context, n int) error {
+	s.ops.Add(1)
+	gone, err := returnedIDs(s.db.W.QueryContext(ctx,
+		`DELETE FROM sessions WHERE id IN (SELECT id FROM sessions ORDER BY expires LIMIT ?) RETURNING id`, n))
+	if err != nil {
 		return fmt.Errorf("sqlitestore: dropping sessions past the cap: %w", err)
 	}
 	for _, id := range gone {
