@@ -81,12 +81,23 @@ func everythingHTTP(t *testing.T) string {
 // and a function that kills it and waits for it to exit.
 func startEverythingHTTP(t *testing.T, port string) (addr string, stop func()) {
 	t.Helper()
+	return startEverything(t, "streamableHttp", port)
+}
+
+// startEverything starts server-everything in one of its HTTP modes
+// ("streamableHttp", or "sse" for the 2024-11-05 HTTP+SSE transport) on
+// 127.0.0.1:port ("0" for any free port), with testdata/loopback.cjs
+// preloaded to pin the bind address and report it, and returns that
+// address and a function that kills it and waits for it to exit (also run
+// at the end of the test).
+func startEverything(t *testing.T, mode, port string) (addr string, stop func()) {
+	t.Helper()
 	node, entry := testenv.Everything(t)
 	preload, err := filepath.Abs("testdata/loopback.cjs")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, "--require", preload, entry, "streamableHttp")
+	cmd := exec.Command(node, "--require", preload, entry, mode)
 	cmd.Env = append(os.Environ(), "PORT="+port)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -107,7 +118,7 @@ func startEverythingHTTP(t *testing.T, port string) (addr string, stop func()) {
 			}
 		}
 	}()
-	a := testwait.Recv(t, addrc, "server-everything to start listening")
+	a := testwait.Recv(t, addrc, "server-everything ("+mode+") to start listening")
 	if !strings.HasPrefix(a, "127.0.0.1:") {
 		t.Fatalf("server-everything bound %s, not 127.0.0.1", a)
 	}

@@ -1,16 +1,12 @@
 package client_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +14,6 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
-	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
@@ -361,31 +356,8 @@ func TestSSEStreamDropThenReconnect(t *testing.T) {
 // of 127.0.0.1 and returns its stream URL.
 func startEverythingSSE(t *testing.T) string {
 	t.Helper()
-	node, entry := testenv.Everything(t)
-	preload, err := filepath.Abs("testdata/loopback.cjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, "--require", preload, entry, "sse")
-	cmd.Env = append(os.Environ(), "PORT=0")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addrc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "TOOLWIRE_LISTENING "); ok {
-				addrc <- a
-			}
-		}
-	}()
-	return "http://" + testwait.Recv(t, addrc, "server-everything (sse) to start listening") + "/sse"
+	addr, _ := startEverything(t, "sse", "0")
+	return "http://" + addr + "/sse"
 }
 
 func TestInteropServerEverythingSSE(t *testing.T) {
