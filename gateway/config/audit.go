@@ -60,20 +60,10 @@ func (d *decoder) audit(n ast.Node, f *File) {
 		v := mv.Value
 		switch key {
 		case "store":
-			if s, ok := d.str(v, w); ok {
-				if err := checkAuditStore(s); err != nil {
-					d.Errorf(v, "%s: %v", w, err)
-				}
-				a.Store = s
-			}
+			d.checked(v, w, checkAuditStore, &a.Store)
 		case "postgres":
 			// Never echo the value: a DSN holds a password.
-			if s, ok := d.str(v, w); ok {
-				if err := checkDSN(s); err != nil {
-					d.Errorf(v, "%s: %v", w, err)
-				}
-				a.Postgres = s
-			}
+			d.checked(v, w, checkDSN, &a.Postgres)
 		case "delivery":
 			if s, ok := d.str(v, w); ok {
 				if s != "sync" && s != "async" {

@@ -113,12 +113,7 @@ func (d *decoder) decode(data []byte) *File {
 				f.DataDir = s
 			}
 		case "log_format":
-			if s, ok := d.str(v, key); ok {
-				if err := checkLogFormat(s); err != nil {
-					d.Errorf(v, "log_format: %v", err)
-				}
-				f.LogFormat = s
-			}
+			d.checked(v, key, checkLogFormat, &f.LogFormat)
 		case "upstreams":
 			upstreams = v
 		case "naming":
@@ -327,19 +322,9 @@ func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Ups
 				}
 			})
 		case "cwd":
-			if s, ok := d.str(v, what); ok {
-				if strings.IndexByte(s, 0) >= 0 {
-					d.Errorf(v, "%s: %v", what, errNUL)
-				}
-				u.Dir = s
-			}
+			d.checked(v, what, checkNoNUL, &u.Dir)
 		case "url":
-			if s, ok := d.str(v, what); ok {
-				if err := checkURL(s); err != nil {
-					d.Errorf(v, "%s: %v", what, err)
-				}
-				u.URL = s
-			}
+			d.checked(v, what, checkURL, &u.URL)
 		case "headers":
 			d.headerEntries(v, what, &u, first, false, func(hv *ast.MappingValueNode, k, ck string) {
 				s, ok := d.str(hv.Value, what+": "+k)
@@ -419,15 +404,7 @@ func (d *decoder) naming(n ast.Node, g *gateway.Config) {
 		v := mv.Value
 		switch key {
 		case "separator":
-			if s, ok := d.str(v, "naming: separator"); ok {
-				if err := checkSeparator(s); err != nil {
-					d.Errorf(v, "naming: separator: %v", err)
-					sepOK = false
-				}
-				nm.Separator = s
-			} else {
-				sepOK = false
-			}
+			sepOK = d.checked(v, "naming: separator", checkSeparator, &nm.Separator)
 		case "rename":
 			rename, _ = d.Mapping(v, "naming: rename")
 		case "hide":

@@ -84,6 +84,23 @@ func (d *decoder) fields(m *ast.MappingNode, where string, known []string, do fu
 	}
 }
 
+// checked decodes n as a string into *to, as str does, and reports what
+// check finds wrong with it ("what: error"). The value is stored even
+// then, so that later checks see what the file says. It returns whether n
+// was a string that check accepted.
+func (d *decoder) checked(n ast.Node, what string, check func(string) error, to *string) bool {
+	s, ok := d.str(n, what)
+	if !ok {
+		return false
+	}
+	*to = s
+	if err := check(s); err != nil {
+		d.Errorf(n, "%s: %v", what, err)
+		return false
+	}
+	return true
+}
+
 // section decodes a mapping of known keys, as fields does, where names it
 // in messages; n that is no mapping is reported and reads as empty.
 func (d *decoder) section(n ast.Node, where string, known []string, do func(key string, mv *ast.MappingValueNode)) {
@@ -359,12 +376,7 @@ func (d *decoder) oauth(entry *ast.MappingValueNode, publicURL string) *OAuth {
 		case "audience":
 			// The resource's canonical URL (RFC 8707, MCP authorization),
 			// also what the Protected Resource Metadata names.
-			if s, ok := d.str(v, what); ok {
-				if err := checkPublicURL(s); err != nil {
-					d.Errorf(v, "%s: %v", what, err)
-				}
-				o.Audience = s
-			}
+			d.checked(v, what, checkPublicURL, &o.Audience)
 		case "scopes":
 			o.Scopes = d.scopes(v, what)
 		}

@@ -54,20 +54,10 @@ func (d *decoder) upstreamOAuth(entry *ast.MappingValueNode, p string) *upstream
 		v := mv.Value
 		switch key {
 		case "client_id":
-			if s, ok := d.str(v, w); ok {
-				if err := checkHeaderValue(s); err != nil {
-					d.Errorf(v, "%s: %v", w, err)
-				}
-				o.clientID = s
-			}
+			d.checked(v, w, checkHeaderValue, &o.clientID)
 		case "client_secret":
 			// Never echo the value.
-			if s, ok := d.str(v, w); ok {
-				if err := checkHeaderValue(s); err != nil {
-					d.Errorf(v, "%s: %v", w, err)
-				}
-				o.clientSecret = s
-			}
+			d.checked(v, w, checkHeaderValue, &o.clientSecret)
 		case "scopes":
 			o.scopes = d.scopes(v, w)
 		case "token_endpoint_auth_method":

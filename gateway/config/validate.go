@@ -165,6 +165,15 @@ func sortedKeys(m map[string]string) []string {
 
 var errNUL = errors.New("contains a NUL byte")
 
+// checkNoNUL refuses a string with a NUL byte, which no file name,
+// argument or environment value can hold.
+func checkNoNUL(s string) error {
+	if strings.IndexByte(s, 0) >= 0 {
+		return errNUL
+	}
+	return nil
+}
+
 func errEnvName(k string) error {
 	return fmt.Errorf("%q is not a variable name (want [A-Za-z_][A-Za-z0-9_]*)", k)
 }
