@@ -158,8 +158,11 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 // to the kernel the pages of the program's binary that only start-up
 // touched (default true, on Linux 5.4 or later): a long-running gateway
 // then keeps resident the code it runs, not all that package init and
-// config parsing went through. Pages needed later are read back one at a
-// time as they are first touched.
+// config parsing went through. The binary's pages that the page cache
+// holds but no process maps (start-up's read-ahead) are dropped as well,
+// so that a fault does not map them in as neighbours of the page it
+// needs. Pages needed later are read back one at a time as they are first
+// touched.
 func WithStartupPagesReleased(on bool) Option {
 	return option(func(s *settings) { s.keepExe = !on })
 }
