@@ -2,13 +2,12 @@ package client_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testtools"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -17,48 +16,25 @@ import (
 
 // Tasks against a real toolwire server (server.WithTaskSupport), both eras.
 
-// taskToolServer is a toolwire server with task tools: "slow" (optional)
-// reports a status message and returns once released, "ask" (optional)
-// elicits a name, "must" (required) says whether it ran as a task, and
-// "typed" (optional) has an outputSchema.
+// taskToolServer is a toolwire server with the task tools of
+// testtools.AddTaskTools ("slow", "ask" and "must") and "typed"
+// (optional), which has an outputSchema.
 func taskToolServer(t *testing.T, release <-chan struct{}) *server.Server {
 	t.Helper()
 	s := server.New(mcp.Implementation{Name: "tasks", Version: "1"}, server.WithLimits(server.Limits{TaskPollInterval: time.Millisecond}))
-	type none struct{}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(server.AddTool(s, &mcp.Tool{Name: "slow"}, func(ctx context.Context, req *server.CallRequest, _ none) (string, error) {
-		req.SetTaskStatus("halfway")
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-		return "slept", nil
-	}, server.WithTaskSupport(mcp.TaskOptional)))
-	must(server.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *server.CallRequest, _ none) (string, error) {
-		res, err := req.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"v":{"type":"string"}}}`)})
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("hello %v", res.Content["v"]), nil
-	}, server.WithTaskSupport(mcp.TaskOptional)))
-	must(server.AddTool(s, &mcp.Tool{Name: "must"}, func(ctx context.Context, req *server.CallRequest, _ none) (string, error) {
-		return fmt.Sprintf("as a task: %v", req.TaskID() != ""), nil
-	}, server.WithTaskSupport(mcp.TaskRequired)))
+	testtools.AddTaskTools(t, s, release)
 	type sum struct {
 		Sum int `json:"sum"`
 	}
-	must(server.AddTool(s, &mcp.Tool{Name: "typed"}, func(ctx context.Context, req *server.CallRequest, in struct {
+	err := server.AddTool(s, &mcp.Tool{Name: "typed"}, func(ctx context.Context, req *server.CallRequest, in struct {
 		A int `json:"a"`
 		B int `json:"b"`
 	}) (sum, error) {
 		return sum{in.A + in.B}, nil
-	}, server.WithTaskSupport(mcp.TaskOptional)))
+	}, server.WithTaskSupport(mcp.TaskOptional))
+	if err != nil {
+		t.Fatal(err)
+	}
 	return s
 }
 
@@ -69,7 +45,7 @@ func TestTasksAgainstToolwireServer(t *testing.T) {
 	close(release)
 	s := taskToolServer(t, release)
 	handler := client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"v": "Ada"}}, nil
+		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": "Ada"}}, nil
 	})
 	for name, c := range promptTransports(t, s, handler, client.WithLimits(client.Limits{MinTaskPoll: time.Millisecond, MaxTaskPoll: 10 * time.Millisecond})) {
 		t.Run(name, func(t *testing.T) {
