@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -22,7 +21,6 @@ import (
 
 	"github.com/toolwire/toolwire/flow"
 	"github.com/toolwire/toolwire/internal/testenv"
-	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // flowCLITimeout bounds one run of the toolwire binary in these tests: a
@@ -74,82 +72,6 @@ func writeFlowFile(t *testing.T, dir, name, body string) string {
 	return p
 }
 
-// loopbackPreload is preloaded into server-everything with `node
-// --require`: its app.listen(PORT) binds 127.0.0.1 instead of every
-// interface, and the address it got is printed on stderr as
-// "TOOLWIRE_LISTENING 127.0.0.1:<port>" (as client/testdata/loopback.cjs).
-const loopbackPreload = `const net = require('node:net');
-const listen = net.Server.prototype.listen;
-net.Server.prototype.listen = function (...args) {
-  const p = args[0];
-  if (typeof p === 'number' || (typeof p === 'string' && /^\d+$/.test(p))) {
-    const callbacks = args.slice(1).filter((a) => typeof a === 'function');
-    this.once('listening', () => {
-      const a = this.address();
-      process.stderr.write('TOOLWIRE_LISTENING ' + a.address + ':' + a.port + '\n');
-    });
-    return listen.call(this, Number(p), '127.0.0.1', ...callbacks);
-  }
-  return listen.apply(this, args);
-};
-`
-
-// startEverythingHTTP runs server-everything in its streamableHttp mode
-// (PORT=0: a free port, on 127.0.0.1 through the preload) and returns its
-// endpoint. t.Cleanup kills it by its PID.
-func startFlowEverythingHTTP(t *testing.T, node, entry string) string {
-	t.Helper()
-	preload := writeFlowFile(t, t.TempDir(), "loopback.cjs", loopbackPreload)
-	cmd := exec.Command(node, "--require", preload, entry, "streamableHttp")
-	cmd.Env = append(os.Environ(), "PORT=0")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := cmd.Process.Pid
-	var log testenv.SyncBuffer
-	addrs := make(chan string, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			log.Write([]byte(sc.Text() + "\n"))
-			if a, ok := strings.CutPrefix(sc.Text(), "TOOLWIRE_LISTENING "); ok {
-				select {
-				case addrs <- a:
-				default:
-				}
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		if p, err := os.FindProcess(pid); err == nil {
-			_ = p.Kill()
-		}
-		_ = cmd.Wait()
-		<-done
-		if t.Failed() {
-			t.Logf("server-everything (PID %d) stderr:\n%s", pid, log.String())
-		}
-	})
-	select {
-	case a := <-addrs:
-		if !strings.HasPrefix(a, "127.0.0.1:") {
-			t.Fatalf("server-everything bound %s, not 127.0.0.1", a)
-		}
-		return "http://" + a + "/mcp"
-	case <-done:
-		t.Fatalf("server-everything exited before listening:\n%s", log.String())
-	case <-time.After(testwait.Limit): // a hang bound
-		t.Fatalf("server-everything did not start listening:\n%s", log.String())
-	}
-	return ""
-}
-
 // forgetfulProxy stands in front of a 2025-era HTTP server and, once one
 // tools/call has been answered, forgets every session: each request that
 // carries an Mcp-Session-Id is answered 404, as a server that lost its
@@ -191,7 +113,7 @@ func startForgetfulProxy(t *testing.T, target string) *forgetfulProxy {
 // deadURL is an MCP URL on a loopback port that was just free.
 func deadURL(t *testing.T) string {
 	t.Helper()
-	return "http://" + closedPort(t) + "/mcp"
+	return "http://" + testenv.FreeAddr(t) + "/mcp"
 }
 
 // junitDoc is the part of a JUnit report the tests read.
@@ -248,7 +170,7 @@ func TestFlowExamples(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	node, entry := testenv.Everything(t)
 	root := testenv.Root(t)
-	everythingURL := startFlowEverythingHTTP(t, node, entry)
+	everythingURL := "http://" + testenv.EverythingHTTP(t, "streamableHttp") + "/mcp"
 	ref := startServe(t, nil, "--data-dir", t.TempDir())
 	forgetful := startForgetfulProxy(t, ref.url)
 

@@ -140,7 +140,7 @@ func TestGatewayOAuthSubjectIsNotAnAPIKey(t *testing.T) {
 		"api_key:alice": "s1", "oauth:carol": "s2", "carol": "s3"}})
 	keys, auth := apiKeys(t, "alice")
 	key := keys[0]
-	addr := closedPort(t)
+	addr := testenv.FreeAddr(t)
 	public := "http://" + addr + "/mcp"
 	cfg := writeConfig(t, t.TempDir(), "listen: "+addr+"\n"+auth+`  oauth:
     issuer: `+as.URL+`
@@ -186,7 +186,7 @@ personas:
 // call.
 func TestGatewayOTCWithAuth(t *testing.T) {
 	keys, auth := apiKeys(t, "alice")
-	otcAddr := closedPort(t)
+	otcAddr := testenv.FreeAddr(t)
 	cfg := writeConfig(t, t.TempDir(), "otc_listen: "+otcAddr+"\n"+auth+stdioUpstreams(testenv.Toolwire(t), "one"))
 	startGateway(t, "--config", cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)

@@ -40,7 +40,7 @@ func TestGatewayTokenExchange(t *testing.T) {
 		Now:     func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
 
 	// toolwire serve, reached through a proxy that records what it gets.
-	serveAddr := closedPort(t)
+	serveAddr := testenv.FreeAddr(t)
 	var mu sync.Mutex
 	var seen []seenRequest
 	upstream := inspectingProxy(t, "http://"+serveAddr+"/mcp", func(w http.ResponseWriter, r *http.Request, body []byte, proxy http.Handler) {
@@ -57,7 +57,7 @@ func TestGatewayTokenExchange(t *testing.T) {
 	startServe(t, nil, "--data-dir", "", "--addr", serveAddr, "--auth-issuer", as.URL, "--auth-audience", upstream)
 
 	keys, authYAML := apiKeys(t, "dave")
-	addr := closedPort(t)
+	addr := testenv.FreeAddr(t)
 	public := "http://" + addr + "/mcp"
 	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
 listen: %s

@@ -17,7 +17,7 @@ import (
 // persona admits is refused outright.
 func TestGatewayOTCCallersHaveTheirPersona(t *testing.T) {
 	keys, auth := apiKeys(t, "alice", "bob", "carol")
-	otcAddr := closedPort(t)
+	otcAddr := testenv.FreeAddr(t)
 	cfg := writeConfig(t, t.TempDir(), "otc_listen: "+otcAddr+"\n"+auth+`
 personas:
   analyst:

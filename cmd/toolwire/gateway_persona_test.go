@@ -33,7 +33,7 @@ const personaConfig = `personas:
 func TestGatewayPersonaCoversResourcesAndTemplates(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	keys, auth := apiKeys(t, "alice", "bob")
-	addr := closedPort(t)
+	addr := testenv.FreeAddr(t)
 	cfg := writeConfig(t, t.TempDir(), "listen: "+addr+"\n"+auth+personaConfig+stdioUpstreams(bin, "ref"))
 
 	out, stderr, code := runToolwire(t, "gateway", "explain", "--config", cfg, "--identity", "alice")

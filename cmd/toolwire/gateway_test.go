@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -175,18 +174,6 @@ func writeConfig(t *testing.T, dir, text string) string {
 	return p
 }
 
-// closedPort returns a loopback address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // TestGatewayCheck: --check prints the merged table after renaming and
 // hiding, fails on a config error with its line and column, on a name
 // collision naming both sources, and on an upstream that cannot be reached.
@@ -227,7 +214,7 @@ naming:
 	down := writeConfig(t, t.TempDir(), `
 upstreams:
   gone:
-    url: http://`+closedPort(t)+`/mcp
+    url: http://`+testenv.FreeAddr(t)+`/mcp
 `)
 	r = runCLI(t, "gateway", "--check", "--start-timeout", "5s", "--config", down)
 	if r.code == 0 || !strings.Contains(r.stderr, "upstream gone is") || !regexp.MustCompile(`(?m)^gone\s+(down|starting)`).MatchString(r.stdout) {
@@ -319,7 +306,7 @@ func waitFor(t *testing.T, cond func() bool, g *gatewayProc) {
 // Tool Calling 1.0 too.
 func TestGatewayOTC(t *testing.T) {
 	bin := testenv.Toolwire(t)
-	otcAddr := closedPort(t)
+	otcAddr := testenv.FreeAddr(t)
 	cfg := writeConfig(t, t.TempDir(), "otc_listen: "+otcAddr+"\n"+stdioUpstreams(bin, "one"))
 	startGateway(t, "--config", cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)

@@ -161,7 +161,7 @@ func TestGatewayPersonasOnTheBinary(t *testing.T) {
 	keys, authYAML := apiKeys(t, "alice", "bob")
 	aliceKey, bobKey := keys[0], keys[1]
 	adminKey, _ := policy.NewKey()
-	addr := closedPort(t)
+	addr := testenv.FreeAddr(t)
 	public := "http://" + addr + "/mcp"
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, fmt.Sprintf(`

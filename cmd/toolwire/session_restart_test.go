@@ -102,7 +102,7 @@ func TestTypeScriptSDKSessionSurvivesRestart(t *testing.T) {
 	}
 	for _, target := range restartTargets() {
 		t.Run(target.name, func(t *testing.T) {
-			addr, data := closedPort(t), t.TempDir()
+			addr, data := testenv.FreeAddr(t), t.TempDir()
 			url, stop := target.start(t, addr, data)
 			cmd := exec.Command(node, script, url, target.echo)
 			stdin, err := cmd.StdinPipe()
@@ -204,7 +204,7 @@ var sseIDRE = regexp.MustCompile(`(?m)^id: ?(\S+)$`)
 // memory and the old id gets 404, as before.
 func TestServeSessionSurvivesRestart(t *testing.T) {
 	target := restartTargets()[0]
-	addr, data := closedPort(t), t.TempDir()
+	addr, data := testenv.FreeAddr(t), t.TempDir()
 	url, stop := target.start(t, addr, data)
 	sid := restartOpen(t, url)
 	if status, body, _ := rawPost(t, url, sid, echoCallBody("before")); status != http.StatusOK || !strings.Contains(body, "Echo: before") {

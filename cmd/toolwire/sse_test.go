@@ -1,66 +1,19 @@
 package main
 
 import (
-	"bufio"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/toolwire/toolwire/internal/testenv"
-	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // startEverythingSSE runs server-everything in its sse mode, the
 // 2024-11-05 HTTP+SSE transport (GET /sse for the event stream, POST
-// /message?sessionId=... for messages), on a free port of 127.0.0.1 (the
-// loopback preload pins the address and prints it), and returns the
-// stream's URL. t.Cleanup kills it by its PID.
+// /message?sessionId=... for messages), on a free port of 127.0.0.1, and
+// returns the stream's URL. t.Cleanup kills it by its PID.
 func startEverythingSSE(t *testing.T) string {
 	t.Helper()
-	node, entry := testenv.Everything(t)
-	preload := writeFlowFile(t, t.TempDir(), "loopback.cjs", loopbackPreload)
-	cmd := exec.Command(node, "--require", preload, entry, "sse")
-	cmd.Env = append(os.Environ(), "PORT=0")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := cmd.Process.Pid
-	var log testenv.SyncBuffer
-	addrs := make(chan string, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			log.Write([]byte(sc.Text() + "\n"))
-			if a, ok := strings.CutPrefix(sc.Text(), "TOOLWIRE_LISTENING "); ok {
-				select {
-				case addrs <- a:
-				default:
-				}
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		if p, err := os.FindProcess(pid); err == nil {
-			_ = p.Kill()
-		}
-		_ = cmd.Wait()
-		<-done
-		if t.Failed() {
-			t.Logf("server-everything sse (PID %d) stderr:\n%s", pid, log.String())
-		}
-	})
-	a := testwait.Recv(t, addrs, "server-everything (sse) to listen")
-	if !strings.HasPrefix(a, "127.0.0.1:") {
-		t.Fatalf("server-everything bound %s, not 127.0.0.1", a)
-	}
-	return "http://" + a + "/sse"
+	return "http://" + testenv.EverythingHTTP(t, "sse") + "/sse"
 }
 
 // toolwire tools and call reach a server of the 2024-11-05 HTTP+SSE

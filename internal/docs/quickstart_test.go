@@ -3,7 +3,6 @@ package docs
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -49,16 +48,6 @@ func steps(text string) []step {
 		}
 	}
 	return out
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // missing skips the test, or fails it in CI, for a tool it needs.
@@ -141,7 +130,7 @@ func TestQuickStart(t *testing.T) {
 		t.Fatalf("the README's quick start is three marked blocks (install: run, set-up: setup, walk: run); found %v", blocks)
 	}
 
-	mcpAddr, adminAddr := freePort(t), freePort(t)
+	mcpAddr, adminAddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
 	rewrite := strings.NewReplacer("127.0.0.1:8090", mcpAddr, "127.0.0.1:8091", adminAddr)
 	for i, b := range blocks {
 		ss := steps(b.Text)
