@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"iter"
 
-	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -18,72 +17,26 @@ import (
 // makes the page a *ProtocolError.
 func (c *Client) PromptPages(ctx context.Context) iter.Seq2[*mcp.ListPromptsResult, error] {
 	return func(yield func(*mcp.ListPromptsResult, error) bool) {
-		cursor, hasCursor := "", false
-		seen := map[string]bool{}
-		for page := 0; ; page++ {
-			if page >= c.cfg.maxPages {
-				yield(nil, &ProtocolError{Op: mcp.MethodListPrompts, Reason: fmt.Sprintf("more than %d pages, the client's limit", c.cfg.maxPages)})
-				return
-			}
-			var params any
-			if hasCursor {
-				params = map[string]string{"cursor": cursor}
-			}
-			raw, err := c.Call(ctx, mcp.MethodListPrompts, params)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			res, next, err := decodePromptsPage(raw)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if !yield(res, nil) {
-				return
-			}
-			if next == nil {
-				return
-			}
-			if seen[*next] {
-				yield(nil, &ProtocolError{Op: mcp.MethodListPrompts, Reason: fmt.Sprintf("nextCursor %q repeats; the listing would never end", *next)})
-				return
-			}
-			seen[*next] = true
-			cursor, hasCursor = *next, true
-		}
+		listPages(c, ctx, mcp.MethodListPrompts, decodePromptsPage, yield)
 	}
-}
-
-// promptsPage is a prompts/list result with the cursor kept as a pointer,
-// since an empty-string cursor is a valid cursor and not the end.
-type promptsPage struct {
-	Prompts    []json.RawMessage `json:"prompts"`
-	NextCursor *string           `json:"nextCursor"`
-	TTLMs      *int64            `json:"ttlMs"`
-	CacheScope mcp.CacheScope    `json:"cacheScope"`
-	ResultType mcp.ResultType    `json:"resultType"`
-	Meta       mcp.Meta          `json:"_meta"`
 }
 
 // decodePromptsPage decodes one page exactly; next is nil at the end.
 func decodePromptsPage(raw json.RawMessage) (res *mcp.ListPromptsResult, next *string, err error) {
-	var p promptsPage
-	if err := wirejson.Unmarshal(raw, &p); err != nil {
-		return nil, nil, &ProtocolError{Op: mcp.MethodListPrompts, Reason: "result is not a prompt list", Err: err}
+	const op, member = mcp.MethodListPrompts, "prompts"
+	var p struct {
+		pageHead
+		Prompts []json.RawMessage `json:"prompts"`
 	}
-	if p.Prompts == nil {
-		return nil, nil, &ProtocolError{Op: mcp.MethodListPrompts, Reason: `result has no "prompts" array`}
+	if err := decodePage(op, "prompt list", member, raw, &p, &p.Prompts); err != nil {
+		return nil, nil, err
 	}
-	res = &mcp.ListPromptsResult{Prompts: make([]*mcp.Prompt, 0, len(p.Prompts)),
+	res = &mcp.ListPromptsResult{Prompts: make([]*mcp.Prompt, 0, len(p.Prompts)), NextCursor: p.nextCursor(),
 		TTLMs: p.TTLMs, CacheScope: p.CacheScope, ResultType: p.ResultType, Meta: p.Meta}
-	if p.NextCursor != nil {
-		res.NextCursor = *p.NextCursor
-	}
 	for i, praw := range p.Prompts {
 		pr := new(mcp.Prompt)
 		if err := pr.UnmarshalJSON(praw); err != nil {
-			return nil, nil, &ProtocolError{Op: mcp.MethodListPrompts, Reason: fmt.Sprintf("prompts[%d] is not a prompt", i), Path: fmt.Sprintf("/prompts/%d", i), Err: err}
+			return nil, nil, itemError(op, member, i, "is not a prompt", err)
 		}
 		res.Prompts = append(res.Prompts, pr)
 	}
@@ -93,14 +46,7 @@ func decodePromptsPage(raw json.RawMessage) (res *mcp.ListPromptsResult, next *s
 // ListPrompts returns every prompt the server offers, following all pages
 // (at most Limits.MaxPages).
 func (c *Client) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
-	var all []*mcp.Prompt
-	for page, err := range c.PromptPages(ctx) {
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page.Prompts...)
-	}
-	return all, nil
+	return allPages(c.PromptPages(ctx), func(p *mcp.ListPromptsResult) []*mcp.Prompt { return p.Prompts })
 }
 
 // GetPrompt asks for a prompt (prompts/get) with its arguments filled in;

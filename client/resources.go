@@ -13,53 +13,6 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
-// listPages follows a listing's nextCursor, at most Limits.MaxPages pages,
-// yielding each page decode makes of a result (next is nil at the end).
-func listPages[P any](c *Client, ctx context.Context, method string, decode func(json.RawMessage) (P, *string, error), yield func(P, error) bool) {
-	var zero P
-	cursor, hasCursor := "", false
-	seen := map[string]bool{}
-	for page := 0; ; page++ {
-		if page >= c.cfg.maxPages {
-			yield(zero, &ProtocolError{Op: method, Reason: fmt.Sprintf("more than %d pages, the client's limit", c.cfg.maxPages)})
-			return
-		}
-		var params any
-		if hasCursor {
-			params = map[string]string{"cursor": cursor}
-		}
-		raw, err := c.Call(ctx, method, params)
-		if err != nil {
-			yield(zero, err)
-			return
-		}
-		res, next, err := decode(raw)
-		if err != nil {
-			yield(zero, err)
-			return
-		}
-		if !yield(res, nil) || next == nil {
-			return
-		}
-		if seen[*next] {
-			yield(zero, &ProtocolError{Op: method, Reason: fmt.Sprintf("nextCursor %q repeats; the listing would never end", *next)})
-			return
-		}
-		seen[*next] = true
-		cursor, hasCursor = *next, true
-	}
-}
-
-// pageHead is what every list result has besides its items; the cursor is
-// a pointer, since an empty-string cursor is a valid cursor and not the end.
-type pageHead struct {
-	NextCursor *string        `json:"nextCursor"`
-	TTLMs      *int64         `json:"ttlMs"`
-	CacheScope mcp.CacheScope `json:"cacheScope"`
-	ResultType mcp.ResultType `json:"resultType"`
-	Meta       mcp.Meta       `json:"_meta"`
-}
-
 // ResourcePages lists resources page by page (resources/list with
 // nextCursor), following at most Limits.MaxPages pages. Each step yields one
 // page or an error, after which iteration stops. A resource without uri or
@@ -71,29 +24,23 @@ func (c *Client) ResourcePages(ctx context.Context) iter.Seq2[*mcp.ListResources
 }
 
 func decodeResourcesPage(raw json.RawMessage) (*mcp.ListResourcesResult, *string, error) {
-	const op = mcp.MethodListResources
+	const op, member = mcp.MethodListResources, "resources"
 	var p struct {
 		pageHead
 		Resources []json.RawMessage `json:"resources"`
 	}
-	if err := wirejson.Unmarshal(raw, &p); err != nil {
-		return nil, nil, &ProtocolError{Op: op, Reason: "result is not a resource list", Err: err}
+	if err := decodePage(op, "resource list", member, raw, &p, &p.Resources); err != nil {
+		return nil, nil, err
 	}
-	if p.Resources == nil {
-		return nil, nil, &ProtocolError{Op: op, Reason: `result has no "resources" array`}
-	}
-	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, len(p.Resources)),
+	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, len(p.Resources)), NextCursor: p.nextCursor(),
 		TTLMs: p.TTLMs, CacheScope: p.CacheScope, ResultType: p.ResultType, Meta: p.Meta}
-	if p.NextCursor != nil {
-		res.NextCursor = *p.NextCursor
-	}
 	for i, rraw := range p.Resources {
 		r := new(mcp.Resource)
 		if err := wirejson.Unmarshal(rraw, r); err != nil {
-			return nil, nil, &ProtocolError{Op: op, Reason: fmt.Sprintf("resources[%d] is not a resource", i), Path: fmt.Sprintf("/resources/%d", i), Err: err}
+			return nil, nil, itemError(op, member, i, "is not a resource", err)
 		}
 		if r.URI == "" || r.Name == "" {
-			return nil, nil, &ProtocolError{Op: op, Reason: fmt.Sprintf(`resources[%d] lacks "uri" or "name"`, i), Path: fmt.Sprintf("/resources/%d", i)}
+			return nil, nil, itemError(op, member, i, `lacks "uri" or "name"`, nil)
 		}
 		res.Resources = append(res.Resources, r)
 	}
@@ -103,14 +50,7 @@ func decodeResourcesPage(raw json.RawMessage) (*mcp.ListResourcesResult, *string
 // ListResources returns every resource the server lists (resources/list),
 // following all pages (at most Limits.MaxPages).
 func (c *Client) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
-	var all []*mcp.Resource
-	for page, err := range c.ResourcePages(ctx) {
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page.Resources...)
-	}
-	return all, nil
+	return allPages(c.ResourcePages(ctx), func(p *mcp.ListResourcesResult) []*mcp.Resource { return p.Resources })
 }
 
 // ResourceTemplatePages lists resource templates page by page
@@ -124,29 +64,23 @@ func (c *Client) ResourceTemplatePages(ctx context.Context) iter.Seq2[*mcp.ListR
 }
 
 func decodeTemplatesPage(raw json.RawMessage) (*mcp.ListResourceTemplatesResult, *string, error) {
-	const op = mcp.MethodListResourceTemplates
+	const op, member = mcp.MethodListResourceTemplates, "resourceTemplates"
 	var p struct {
 		pageHead
 		Templates []json.RawMessage `json:"resourceTemplates"`
 	}
-	if err := wirejson.Unmarshal(raw, &p); err != nil {
-		return nil, nil, &ProtocolError{Op: op, Reason: "result is not a resource template list", Err: err}
+	if err := decodePage(op, "resource template list", member, raw, &p, &p.Templates); err != nil {
+		return nil, nil, err
 	}
-	if p.Templates == nil {
-		return nil, nil, &ProtocolError{Op: op, Reason: `result has no "resourceTemplates" array`}
-	}
-	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: make([]*mcp.ResourceTemplate, 0, len(p.Templates)),
+	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: make([]*mcp.ResourceTemplate, 0, len(p.Templates)), NextCursor: p.nextCursor(),
 		TTLMs: p.TTLMs, CacheScope: p.CacheScope, ResultType: p.ResultType, Meta: p.Meta}
-	if p.NextCursor != nil {
-		res.NextCursor = *p.NextCursor
-	}
 	for i, traw := range p.Templates {
 		t := new(mcp.ResourceTemplate)
 		if err := wirejson.Unmarshal(traw, t); err != nil {
-			return nil, nil, &ProtocolError{Op: op, Reason: fmt.Sprintf("resourceTemplates[%d] is not a resource template", i), Path: fmt.Sprintf("/resourceTemplates/%d", i), Err: err}
+			return nil, nil, itemError(op, member, i, "is not a resource template", err)
 		}
 		if t.URITemplate == "" || t.Name == "" {
-			return nil, nil, &ProtocolError{Op: op, Reason: fmt.Sprintf(`resourceTemplates[%d] lacks "uriTemplate" or "name"`, i), Path: fmt.Sprintf("/resourceTemplates/%d", i)}
+			return nil, nil, itemError(op, member, i, `lacks "uriTemplate" or "name"`, nil)
 		}
 		res.ResourceTemplates = append(res.ResourceTemplates, t)
 	}
@@ -156,14 +90,7 @@ func decodeTemplatesPage(raw json.RawMessage) (*mcp.ListResourceTemplatesResult,
 // ListResourceTemplates returns every resource template the server lists
 // (resources/templates/list), following all pages (at most Limits.MaxPages).
 func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
-	var all []*mcp.ResourceTemplate
-	for page, err := range c.ResourceTemplatePages(ctx) {
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page.ResourceTemplates...)
-	}
-	return all, nil
+	return allPages(c.ResourceTemplatePages(ctx), func(p *mcp.ListResourceTemplatesResult) []*mcp.ResourceTemplate { return p.ResourceTemplates })
 }
 
 // ReadResource reads a resource (resources/read); over 2026-07-28 HTTP the

@@ -264,38 +264,26 @@ func (c *Client) TaskPages(ctx context.Context) iter.Seq2[*mcp.ListTasksResult, 
 // ListTasks returns every task a 2025-11-25 server lists (tasks/list),
 // following all pages (at most Limits.MaxPages); see TaskPages.
 func (c *Client) ListTasks(ctx context.Context) ([]mcp.Task, error) {
-	var all []mcp.Task
-	for page, err := range c.TaskPages(ctx) {
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page.Tasks...)
-	}
-	return all, nil
+	return allPages(c.TaskPages(ctx), func(p *mcp.ListTasksResult) []mcp.Task { return p.Tasks })
 }
 
 func decodeTasksPage(raw json.RawMessage) (*mcp.ListTasksResult, *string, error) {
-	const op = mcp.MethodListTasks
+	const op, member = mcp.MethodListTasks, "tasks"
 	var p struct {
 		pageHead
 		Tasks []json.RawMessage `json:"tasks"`
 	}
-	if err := wirejson.Unmarshal(raw, &p); err != nil {
-		return nil, nil, &ProtocolError{Op: op, Reason: "result is not a task list", Err: err}
+	if err := decodePage(op, "task list", member, raw, &p, &p.Tasks); err != nil {
+		return nil, nil, err
 	}
-	if p.Tasks == nil {
-		return nil, nil, &ProtocolError{Op: op, Reason: `result has no "tasks" array`}
-	}
-	res := &mcp.ListTasksResult{Tasks: make([]mcp.Task, 0, len(p.Tasks)), Meta: p.Meta}
-	if p.NextCursor != nil {
-		res.NextCursor = *p.NextCursor
-	}
+	res := &mcp.ListTasksResult{Tasks: make([]mcp.Task, 0, len(p.Tasks)), NextCursor: p.nextCursor(), Meta: p.Meta}
 	for i, traw := range p.Tasks {
 		d, err := decodeDetailedTask(op, traw)
 		if err != nil {
 			var pe *ProtocolError
 			if errors.As(err, &pe) {
-				pe.Reason, pe.Path = fmt.Sprintf("tasks[%d] is not a task", i), fmt.Sprintf("/tasks/%d", i)
+				ie := itemError(op, member, i, "is not a task", nil)
+				pe.Reason, pe.Path = ie.Reason, ie.Path
 			}
 			return nil, nil, err
 		}

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"iter"
 	"math"
 	"sync"
@@ -113,75 +112,38 @@ func (c *Client) ToolPages(ctx context.Context) iter.Seq2[*mcp.ListToolsResult, 
 	}
 }
 
+// pages lists tools page by page (see listPages).
 func (c *Client) pages(ctx context.Context, yield func(*listPage, error) bool) {
-	cursor, hasCursor := "", false
-	seen := map[string]bool{}
-	for page := 0; ; page++ {
-		if page >= c.cfg.maxPages {
-			yield(nil, &ProtocolError{Op: mcp.MethodListTools, Reason: fmt.Sprintf("more than %d pages, the client's limit", c.cfg.maxPages)})
-			return
-		}
-		var params any
-		if hasCursor {
-			params = map[string]string{"cursor": cursor}
-		}
-		raw, err := c.Call(ctx, mcp.MethodListTools, params)
+	listPages(c, ctx, mcp.MethodListTools, func(raw json.RawMessage) (*listPage, *string, error) {
+		p, err := c.decodeToolsPage(raw)
 		if err != nil {
-			yield(nil, err)
-			return
+			return nil, nil, err
 		}
-		res, err := c.decodeToolsPage(raw)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		if !yield(res, nil) {
-			return
-		}
-		if res.NextCursor == nil {
-			return
-		}
-		if seen[*res.NextCursor] {
-			yield(nil, &ProtocolError{Op: mcp.MethodListTools, Reason: fmt.Sprintf("nextCursor %q repeats; the listing would never end", *res.NextCursor)})
-			return
-		}
-		seen[*res.NextCursor] = true
-		cursor, hasCursor = *res.NextCursor, true
-	}
-}
-
-// toolsPage is a tools/list result with the cursor kept as a pointer, since
-// an empty-string cursor is a valid cursor and not the end.
-type toolsPage struct {
-	Tools      []json.RawMessage `json:"tools"`
-	NextCursor *string           `json:"nextCursor"`
-	TTLMs      *int64            `json:"ttlMs"`
-	CacheScope mcp.CacheScope    `json:"cacheScope"`
-	ResultType mcp.ResultType    `json:"resultType"`
-	Meta       mcp.Meta          `json:"_meta"`
+		return p, p.NextCursor, nil
+	}, yield)
 }
 
 func (c *Client) decodeToolsPage(raw json.RawMessage) (*listPage, error) {
-	var p toolsPage
-	if err := wirejson.Unmarshal(raw, &p); err != nil {
-		return nil, &ProtocolError{Op: mcp.MethodListTools, Reason: "result is not a tool list", Err: err}
+	const op, member = mcp.MethodListTools, "tools"
+	var p struct {
+		pageHead
+		Tools []json.RawMessage `json:"tools"`
 	}
-	if p.Tools == nil {
-		return nil, &ProtocolError{Op: mcp.MethodListTools, Reason: `result has no "tools" array`}
+	if err := decodePage(op, "tool list", member, raw, &p, &p.Tools); err != nil {
+		return nil, err
 	}
-	out := &listPage{ListToolsResult: mcp.ListToolsResult{TTLMs: p.TTLMs, CacheScope: p.CacheScope, ResultType: p.ResultType, Meta: p.Meta}, NextCursor: p.NextCursor}
-	if p.NextCursor != nil {
-		out.ListToolsResult.NextCursor = *p.NextCursor
-	}
+	out := &listPage{ListToolsResult: mcp.ListToolsResult{NextCursor: p.nextCursor(), TTLMs: p.TTLMs, CacheScope: p.CacheScope, ResultType: p.ResultType, Meta: p.Meta}, NextCursor: p.NextCursor}
 	_, isHTTP := c.conn.(*httpConn)
 	modern := c.state().era == mcp.EraModern
 	for i, traw := range p.Tools {
 		var t mcp.Tool
 		if err := wirejson.Unmarshal(traw, &t); err != nil {
-			return nil, &ProtocolError{Op: mcp.MethodListTools, Reason: fmt.Sprintf("tools[%d] is not a tool", i), Path: fmt.Sprintf("/tools/%d", i), Err: err}
+			return nil, itemError(op, member, i, "is not a tool", err)
 		}
 		if t.Name == "" {
-			return nil, &ProtocolError{Op: mcp.MethodListTools, Reason: fmt.Sprintf("tools[%d] has no name", i), Path: fmt.Sprintf("/tools/%d/name", i)}
+			e := itemError(op, member, i, "has no name", nil)
+			e.Path += "/name"
+			return nil, e
 		}
 		if isHTTP && modern {
 			if _, err := mcp.ParamHeaders(t.InputSchema); err != nil {
