@@ -38,22 +38,14 @@ func masked(w io.Writer, m *flow.Masker) io.Writer {
 }
 
 // secretsOf masks the secret inputs of every flow given: the values given
-// with --input or --inputs-file, else their defaults.
+// with --input or --inputs-file, else their defaults (each flow's
+// Flow.Masker, over the inputs of them all).
 func secretsOf(flows []*flow.Flow, inputs map[string]string) *flow.Masker {
-	var secrets []string
+	var all flow.Flow
 	for _, fl := range flows {
-		for _, in := range fl.Inputs {
-			if !in.Secret {
-				continue
-			}
-			if v, ok := inputs[in.Name]; ok {
-				secrets = append(secrets, v)
-			} else if s, ok := in.Default.(string); ok {
-				secrets = append(secrets, s)
-			}
-		}
+		all.Inputs = append(all.Inputs, fl.Inputs...)
 	}
-	return flow.NewMasker(secrets...)
+	return all.Masker(inputs)
 }
 
 // jsonReport is the document --report json prints (version 1; the schema
