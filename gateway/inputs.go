@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/limits"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -63,15 +64,9 @@ type InputLimits struct {
 }
 
 func (l InputLimits) withDefaults() InputLimits {
-	if l.Pending <= 0 {
-		l.Pending = DefaultMaxPendingInputs
-	}
-	if l.PerCaller <= 0 {
-		l.PerCaller = DefaultPendingPerCaller
-	}
-	if l.Timeout <= 0 {
-		l.Timeout = DefaultInputTimeout
-	}
+	limits.Default(&l.Pending, DefaultMaxPendingInputs)
+	limits.Default(&l.PerCaller, DefaultPendingPerCaller)
+	limits.Default(&l.Timeout, DefaultInputTimeout)
 	return l
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/toolwire/toolwire"
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/internal/limits"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 )
@@ -115,34 +116,18 @@ func newOptions(opts []Option) options {
 	if o.info.Name == "" {
 		o.info = mcp.Implementation{Name: "toolwire-gateway", Version: toolwire.Version()}
 	}
-	if o.timeout <= 0 {
-		o.timeout = DefaultTimeout
-	}
-	if o.minBackoff <= 0 {
-		o.minBackoff = DefaultMinBackoff
-	}
-	if o.maxBackoff <= 0 {
-		o.maxBackoff = DefaultMaxBackoff
-	}
+	limits.Default(&o.timeout, DefaultTimeout)
+	limits.Default(&o.minBackoff, DefaultMinBackoff)
+	limits.Default(&o.maxBackoff, DefaultMaxBackoff)
 	o.maxBackoff = max(o.maxBackoff, o.minBackoff)
-	if o.crashLimit <= 0 {
-		o.crashLimit = DefaultCrashLimit
-	}
-	if o.crashWindow <= 0 {
-		o.crashWindow = DefaultCrashWindow
-	}
+	limits.Default(&o.crashLimit, DefaultCrashLimit)
+	limits.Default(&o.crashWindow, DefaultCrashWindow)
 	if !o.logLevelSet {
 		o.logLevel = mcp.LevelInfo
 	}
-	if o.startTimeout <= 0 {
-		o.startTimeout = DefaultStartTimeout
-	}
-	if o.conns <= 0 {
-		o.conns = DefaultUpstreamConns
-	}
-	if o.maxMessage <= 0 {
-		o.maxMessage = DefaultMaxUpstreamMessage
-	}
+	limits.Default(&o.startTimeout, DefaultStartTimeout)
+	limits.Default(&o.conns, DefaultUpstreamConns)
+	limits.Default(&o.maxMessage, DefaultMaxUpstreamMessage)
 	o.inputs = o.inputs.withDefaults()
 	o.lists = o.lists.withDefaults()
 	if o.auditMaxValue == 0 {

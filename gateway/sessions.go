@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -470,16 +469,7 @@ func (cs *clientSession) receiving(next jsonrpc.MethodHandler) jsonrpc.MethodHan
 // to its 2025-era session (dropped when 64 wait).
 func (cs *clientSession) log(m client.LogMessage) {
 	u := cs.p.u
-	level := slog.LevelInfo
-	switch m.Level {
-	case mcp.LevelDebug:
-		level = slog.LevelDebug
-	case mcp.LevelWarning:
-		level = slog.LevelWarn
-	case mcp.LevelError, mcp.LevelCritical, mcp.LevelAlert, mcp.LevelEmergency:
-		level = slog.LevelError
-	}
-	u.log.Log(context.Background(), level, "upstream log", "logger", m.Logger, "data", string(m.Data), "per_client", true)
+	u.log.Log(context.Background(), slogLevel(m.Level), "upstream log", "logger", m.Logger, "data", string(m.Data), "per_client", true)
 	if u.spec.URL == "" {
 		if f := cs.call(context.Background()); f != nil {
 			f.log(m)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/backoff"
+	"github.com/toolwire/toolwire/internal/limits"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/transport/memory"
 )
@@ -287,9 +288,7 @@ func (u *upstream) transport(ctx context.Context) (client.Transport, error) {
 // timeout, and no bound on pages (list bounds lists by ListLimits).
 func (u *upstream) clientOptions() []client.Option {
 	maxMessage := u.spec.MaxMessageSize
-	if maxMessage <= 0 {
-		maxMessage = u.g.opts.maxMessage
-	}
+	limits.Default(&maxMessage, u.g.opts.maxMessage)
 	opts := append([]client.Option{}, u.g.opts.clientOpts...)
 	return append(opts,
 		client.WithLimits(client.Limits{MaxMessageBytes: maxMessage}),
@@ -325,20 +324,25 @@ func (u *upstream) connect() (*client.Client, error) {
 	return c, nil
 }
 
+// slogLevel is the gateway's log level for an upstream's log message of
+// level l: notice and info are info, alert and above are error.
+func slogLevel(l mcp.LoggingLevel) slog.Level {
+	switch l {
+	case mcp.LevelDebug:
+		return slog.LevelDebug
+	case mcp.LevelWarning:
+		return slog.LevelWarn
+	case mcp.LevelError, mcp.LevelCritical, mcp.LevelAlert, mcp.LevelEmergency:
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
 // upstreamLog passes an upstream's log message to the gateway's logger,
 // and to the downstream request when exactly one call to the upstream is
 // in flight (input.go explains why only then).
 func (u *upstream) upstreamLog(m client.LogMessage) {
-	level := slog.LevelInfo
-	switch m.Level {
-	case mcp.LevelDebug:
-		level = slog.LevelDebug
-	case mcp.LevelWarning:
-		level = slog.LevelWarn
-	case mcp.LevelError, mcp.LevelCritical, mcp.LevelAlert, mcp.LevelEmergency:
-		level = slog.LevelError
-	}
-	u.log.Log(context.Background(), level, "upstream log", "logger", m.Logger, "data", string(m.Data))
+	u.log.Log(context.Background(), slogLevel(m.Level), "upstream log", "logger", m.Logger, "data", string(m.Data))
 	if u.spec.URL == "" {
 		// Over HTTP a message that comes with a call reaches it by
 		// client.WithCallLog; over stdio and in process nothing says which
@@ -377,15 +381,9 @@ type ListLimits struct {
 }
 
 func (l ListLimits) withDefaults() ListLimits {
-	if l.Pages <= 0 {
-		l.Pages = DefaultMaxListPages
-	}
-	if l.Items <= 0 {
-		l.Items = DefaultMaxListItems
-	}
-	if l.Bytes <= 0 {
-		l.Bytes = DefaultMaxListBytes
-	}
+	limits.Default(&l.Pages, DefaultMaxListPages)
+	limits.Default(&l.Items, DefaultMaxListItems)
+	limits.Default(&l.Bytes, DefaultMaxListBytes)
 	return l
 }
 

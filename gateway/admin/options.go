@@ -1,6 +1,10 @@
 package admin
 
-import "time"
+import (
+	"time"
+
+	"github.com/toolwire/toolwire/internal/limits"
+)
 
 // Defaults and bounds of Limits.
 const (
@@ -43,22 +47,12 @@ func newOptions(opts []Option) options {
 			op.applyAdmin(&o)
 		}
 	}
-	if o.lifetime <= 0 {
-		o.lifetime = DefaultSessionLifetime
-	}
-	if o.maxSess <= 0 {
-		o.maxSess = DefaultMaxSessions
-	}
-	if o.pageSize <= 0 {
-		o.pageSize = DefaultPageSize
-	}
+	limits.Default(&o.lifetime, DefaultSessionLifetime)
+	limits.Default(&o.maxSess, DefaultMaxSessions)
+	limits.Default(&o.pageSize, DefaultPageSize)
 	o.pageSize = min(o.pageSize, MaxPageSize)
-	if o.loginBurst <= 0 {
-		o.loginBurst = DefaultLoginBurst
-	}
-	if o.loginEvery <= 0 {
-		o.loginEvery = DefaultLoginEvery
-	}
+	limits.Default(&o.loginBurst, DefaultLoginBurst)
+	limits.Default(&o.loginEvery, DefaultLoginEvery)
 	if o.now == nil {
 		o.now = time.Now
 	}

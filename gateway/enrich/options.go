@@ -1,5 +1,7 @@
 package enrich
 
+import "github.com/toolwire/toolwire/internal/limits"
+
 // Defaults of Limits.
 const (
 	// DefaultMaxOutput bounds what one rule or hook may add to a result,
@@ -48,11 +50,7 @@ func newOptions(opts []Option) options {
 			op.applyEnrich(&o)
 		}
 	}
-	if o.maxOutput <= 0 {
-		o.maxOutput = DefaultMaxOutput
-	}
-	if o.costLimit == 0 {
-		o.costLimit = DefaultCELCostLimit
-	}
+	limits.Default(&o.maxOutput, DefaultMaxOutput)
+	limits.Default(&o.costLimit, DefaultCELCostLimit)
 	return o
 }
