@@ -85,24 +85,26 @@ func listedDefs[T, D any](mu *sync.RWMutex, set *sortedSet[T], def func(T) D) []
 	return defsOf(set.values(), def)
 }
 
-// listPage serves one page of prompts/list, resources/list or
-// resources/templates/list: the entries after the request's cursor, at most
-// the server's page size of those the list filter keeps for the caller, as
-// definitions, passed with the cursor of the next page to result to make
-// the method's result. A cursor that is not one of this list's (prefix) is
-// -32602.
-func listPage[T, D any](s *Server, req *Request, mu *sync.RWMutex, set *sortedSet[T], prefix string, kind ListKind, def func(T) D, result func(defs []D, next string) any) (any, error) {
-	var p mcp.ListResourcesParams // the params of all three: a cursor and _meta
-	if err := decodeParams(req.Method, req.Params, &p); err != nil {
-		return nil, err
+// listMethod is the handler of prompts/list, resources/list or
+// resources/templates/list: each request gets the entries after its
+// cursor, at most the server's page size of those the list filter keeps
+// for the caller, as definitions, passed with the cursor of the next page
+// to result to make the method's result. A cursor that is not one of this
+// list's (prefix) is -32602.
+func listMethod[T, D any](s *Server, mu *sync.RWMutex, set *sortedSet[T], prefix string, kind ListKind, def func(T) D, result func(defs []D, next string) any) func(context.Context, *Request) (any, error) {
+	return func(_ context.Context, req *Request) (any, error) {
+		var p mcp.ListResourcesParams // the params of all three: a cursor and _meta
+		if err := decodeParams(req.Method, req.Params, &p); err != nil {
+			return nil, err
+		}
+		mu.RLock()
+		defer mu.RUnlock()
+		entries, next, jerr := set.page(prefix, p.Cursor, s.cfg.pageSize, s.keep(req, kind))
+		if jerr != nil {
+			return nil, jerr
+		}
+		return result(defsOf(entries, def), next), nil
 	}
-	mu.RLock()
-	defer mu.RUnlock()
-	entries, next, jerr := set.page(prefix, p.Cursor, s.cfg.pageSize, s.keep(req, kind))
-	if jerr != nil {
-		return nil, jerr
-	}
-	return result(defsOf(entries, def), next), nil
 }
 
 func defsOf[T, D any](entries []T, def func(T) D) []D {

@@ -123,17 +123,15 @@ func promptDef(p *prompt) *mcp.Prompt { return p.def }
 func (s *Server) ensurePromptMethods() error {
 	listChanged := json.RawMessage(`{"listChanged":true}`)
 	return s.joinMethods(&s.prompts.methodGate, "prompt",
-		registryMethod{MethodSpec{Name: mcp.MethodListPrompts, Capability: "prompts", CapabilityValue: listChanged, Cacheable: true}, s.listPrompts},
+		registryMethod{MethodSpec{Name: mcp.MethodListPrompts, Capability: "prompts", CapabilityValue: listChanged, Cacheable: true},
+			listMethod(s, &s.prompts.mu, &s.prompts.set, promptCursorPrefix, ListPrompts, promptDef, promptsPage)},
 		registryMethod{MethodSpec{Name: mcp.MethodGetPrompt, Capability: "prompts", CapabilityValue: listChanged, NameParam: "name", Input: true}, s.getPrompt})
 }
 
-// listPrompts serves prompts/list: one page in name order, with a cursor
-// naming the last prompt of the page.
-func (s *Server) listPrompts(_ context.Context, req *Request) (any, error) {
-	return listPage(s, req, &s.prompts.mu, &s.prompts.set, promptCursorPrefix, ListPrompts, promptDef,
-		func(prompts []*mcp.Prompt, next string) any {
-			return &mcp.ListPromptsResult{Prompts: prompts, NextCursor: next}
-		})
+// promptsPage is the result of prompts/list: one page in name order, with
+// a cursor naming the last prompt of the page.
+func promptsPage(prompts []*mcp.Prompt, next string) any {
+	return &mcp.ListPromptsResult{Prompts: prompts, NextCursor: next}
 }
 
 // getPromptParams are the params of prompts/get as read: arguments raw, so

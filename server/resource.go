@@ -273,28 +273,24 @@ func templateDef(t *resourceTemplate) *mcp.ResourceTemplate { return t.def }
 func (s *Server) ensureResourceMethods(kind string) error {
 	caps := json.RawMessage(`{"subscribe":true,"listChanged":true}`)
 	return s.joinMethods(&s.resources.methodGate, kind,
-		registryMethod{MethodSpec{Name: mcp.MethodListResources, Capability: "resources", CapabilityValue: caps, Cacheable: true}, s.listResources},
-		registryMethod{MethodSpec{Name: mcp.MethodListResourceTemplates, Capability: "resources", CapabilityValue: caps, Cacheable: true}, s.listResourceTemplates},
+		registryMethod{MethodSpec{Name: mcp.MethodListResources, Capability: "resources", CapabilityValue: caps, Cacheable: true},
+			listMethod(s, &s.resources.mu, &s.resources.static, resourceCursorPrefix, ListResources, resourceDef, resourcesPage)},
+		registryMethod{MethodSpec{Name: mcp.MethodListResourceTemplates, Capability: "resources", CapabilityValue: caps, Cacheable: true},
+			listMethod(s, &s.resources.mu, &s.resources.tmpls, templateCursorPrefix, ListResourceTemplates, templateDef, templatesPage)},
 		registryMethod{MethodSpec{Name: mcp.MethodReadResource, Capability: "resources", CapabilityValue: caps, NameParam: "uri", Input: true}, s.readResource},
 		registryMethod{MethodSpec{Name: mcp.MethodSubscribe, Eras: Legacy, Capability: "resources", CapabilityValue: caps}, s.subscribe},
 		registryMethod{MethodSpec{Name: mcp.MethodUnsubscribe, Eras: Legacy, Capability: "resources", CapabilityValue: caps}, s.unsubscribe})
 }
 
-// listResources serves resources/list: one page in URI order.
-func (s *Server) listResources(_ context.Context, req *Request) (any, error) {
-	return listPage(s, req, &s.resources.mu, &s.resources.static, resourceCursorPrefix, ListResources, resourceDef,
-		func(resources []*mcp.Resource, next string) any {
-			return &mcp.ListResourcesResult{Resources: resources, NextCursor: next}
-		})
+// resourcesPage is the result of resources/list: one page in URI order.
+func resourcesPage(resources []*mcp.Resource, next string) any {
+	return &mcp.ListResourcesResult{Resources: resources, NextCursor: next}
 }
 
-// listResourceTemplates serves resources/templates/list: one page in
+// templatesPage is the result of resources/templates/list: one page in
 // uriTemplate order.
-func (s *Server) listResourceTemplates(_ context.Context, req *Request) (any, error) {
-	return listPage(s, req, &s.resources.mu, &s.resources.tmpls, templateCursorPrefix, ListResourceTemplates, templateDef,
-		func(tmpls []*mcp.ResourceTemplate, next string) any {
-			return &mcp.ListResourceTemplatesResult{ResourceTemplates: tmpls, NextCursor: next}
-		})
+func templatesPage(tmpls []*mcp.ResourceTemplate, next string) any {
+	return &mcp.ListResourceTemplatesResult{ResourceTemplates: tmpls, NextCursor: next}
 }
 
 // uriParams are the params of resources/read, subscribe and unsubscribe as
