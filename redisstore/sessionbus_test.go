@@ -3,12 +3,12 @@ package redisstore
 import (
 	"context"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/internal/testwait"
 )
 
@@ -98,11 +98,7 @@ func TestCancelAcrossReplicas(t *testing.T) {
 	_, _, sid := post(t, a, "", initBody)
 	post(t, a, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	go func() {
-		r, _ := http.NewRequest(http.MethodPost, a, strings.NewReader(`{"jsonrpc":"2.0","id":"w1","method":"tools/call","params":{"name":"wait"}}`))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Mcp-Session-Id", sid)
-		r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		r := testhttp.MCPPost(t, a, sid, `{"jsonrpc":"2.0","id":"w1","method":"tools/call","params":{"name":"wait"}}`)
 		if resp, err := http.DefaultClient.Do(r); err == nil {
 			resp.Body.Close()
 		}

@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/internal/testtools"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
@@ -129,20 +129,8 @@ func post(t *testing.T, url, sid, body string) (int, string, string) {
 // postWith is post on hc.
 func postWith(tb testing.TB, hc *http.Client, url, sid, body string) (int, string, string) {
 	tb.Helper()
-	r, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	if sid != "" {
-		r.Header.Set("Mcp-Session-Id", sid)
-		r.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	}
-	resp, err := hc.Do(r)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), resp.Header.Get("Mcp-Session-Id")
+	resp, b := testhttp.Do(tb, hc, testhttp.MCPPost(tb, url, sid, body))
+	return resp.StatusCode, b, resp.Header.Get("Mcp-Session-Id")
 }
 
 const (

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/internal/testtools"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -185,41 +186,17 @@ func TestExactJSONOverHTTP(t *testing.T) {
 	t.Cleanup(func() { h.Close(); ts.Close() })
 	post := func(body, session string, modern bool, name string) (int, string) {
 		t.Helper()
-		r, err := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			r.Header.Set("Mcp-Session-Id", session)
-		}
+		r := testhttp.MCPPost(t, ts.URL, session, body)
 		if modern {
 			r.Header.Set("MCP-Protocol-Version", "2026-07-28")
 			r.Header.Set("Mcp-Method", "tools/call")
 			r.Header.Set("Mcp-Name", name)
 		}
-		resp, err := http.DefaultClient.Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, string(b)
+		resp, b := testhttp.Do(t, nil, r)
+		return resp.StatusCode, b
 	}
-	initResp, err := http.DefaultClient.Do(func() *http.Request {
-		r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		return r
-	}())
-	if err != nil {
-		t.Fatal(err)
-	}
-	initResp.Body.Close()
+	initResp, _ := testhttp.Do(t, nil, testhttp.MCPPost(t, ts.URL, "",
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
 	session := initResp.Header.Get("Mcp-Session-Id")
 	if status, _ := post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, session, false, ""); status != http.StatusAccepted {
 		t.Fatalf("initialized: %d", status)

@@ -1,7 +1,6 @@
 package streamable
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -97,14 +96,7 @@ func droppedCall(t *testing.T, f *fixture, h *Handler, url, sid string, id int, 
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(dropEchoBody(id, message, times, progress)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Mcp-Session-Id", sid)
-	r.Header.Set("MCP-Protocol-Version", mcp.Version20251125)
+	r := legacyRequest(t, url, sid, string(dropEchoBody(id, message, times, progress))).WithContext(ctx)
 	type result struct {
 		resp *http.Response
 		err  error
@@ -152,20 +144,6 @@ func liveHeap() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
-}
-
-// resumeGET resumes a stream with GET and Last-Event-ID.
-func resumeGET(t *testing.T, url, sid, last string) *http.Response {
-	t.Helper()
-	r, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Header.Set("Accept", "text/event-stream")
-	r.Header.Set("Mcp-Session-Id", sid)
-	r.Header.Set("MCP-Protocol-Version", mcp.Version20251125)
-	r.Header.Set("Last-Event-ID", last)
-	return do(t, r)
 }
 
 // TestDroppedRepliesHeapBounded is the issue's case: 40 sessions, each with
@@ -253,12 +231,12 @@ func TestDroppedRepliesHeapBounded(t *testing.T) {
 			// The newest reply is reachable; the oldest were evicted by the
 			// global bound, and resuming them says so.
 			last := primes[len(primes)-1]
-			resp := resumeGET(t, ts.URL, sids[sessions-1], last)
+			resp := get(t, ts.URL, sids[sessions-1], last)
 			body := readAll(t, resp)
 			if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"id":3`) || !strings.Contains(body, "Echo: xxx") {
 				t.Fatalf("resume of the newest reply: status %d: %.200s", resp.StatusCode, body)
 			}
-			resp = resumeGET(t, ts.URL, sids[0], primes[0])
+			resp = get(t, ts.URL, sids[0], primes[0])
 			body = readAll(t, resp)
 			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "no longer stored") {
 				t.Fatalf("resume of the oldest reply: status %d, want 400 (events lost): %.200s", resp.StatusCode, body)
@@ -280,7 +258,7 @@ func TestReplyAfterPrimingDropIsReachable(t *testing.T) {
 	if store.Len() != 3 { // priming, progress, reply
 		t.Fatalf("the store holds %d events, want 3 (priming, progress, reply)", store.Len())
 	}
-	resp := resumeGET(t, ts.URL, sid, prime)
+	resp := get(t, ts.URL, sid, prime)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("resume: status %d: %s", resp.StatusCode, readAll(t, resp))
 	}
@@ -297,7 +275,7 @@ func TestReplyAfterPrimingDropIsReachable(t *testing.T) {
 	if err := json.Unmarshal([]byte(events[1].Data), &reply); err != nil || reply.ID != float64(5) || !strings.Contains(string(reply.Result), "Echo: late") {
 		t.Fatalf("replayed reply %q (%v), want the echo of request 5", events[1].Data, err)
 	}
-	again := resumeGET(t, ts.URL, sid, prime)
+	again := get(t, ts.URL, sid, prime)
 	if body := readAll(t, again); again.StatusCode != http.StatusBadRequest {
 		t.Fatalf("second resume: status %d, want 400: %s", again.StatusCode, body)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/internal/testclock"
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -17,14 +18,7 @@ import (
 // get opens a GET stream on session sid, resuming after last when set.
 func get(t *testing.T, url, sid, last string) *http.Response {
 	t.Helper()
-	r, _ := http.NewRequest(http.MethodGet, url, nil)
-	r.Header.Set("Accept", "text/event-stream")
-	r.Header.Set("Mcp-Session-Id", sid)
-	r.Header.Set("MCP-Protocol-Version", mcp.Version20251125)
-	if last != "" {
-		r.Header.Set("Last-Event-ID", last)
-	}
-	return do(t, r)
+	return do(t, testhttp.MCPGet(t, url, sid, last))
 }
 
 // TestResumeOnAnotherReplica: a POST stream A closed (the tool asked it to)

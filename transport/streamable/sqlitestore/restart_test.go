@@ -3,7 +3,6 @@ package sqlitestore
 import (
 	"bufio"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/internal/testtools"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -55,20 +55,8 @@ func endpoint(tb testing.TB, opts ...streamable.HandlerOption) (url string, stop
 // returns the status, the body and the session id answered.
 func post(tb testing.TB, hc *http.Client, url, sid, body string) (int, string, string) {
 	tb.Helper()
-	r, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	if sid != "" {
-		r.Header.Set(streamable.HeaderSessionID, sid)
-		r.Header.Set(streamable.HeaderProtocolVersion, "2025-11-25")
-	}
-	resp, err := hc.Do(r)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), resp.Header.Get(streamable.HeaderSessionID)
+	resp, b := testhttp.Do(tb, hc, testhttp.MCPPost(tb, url, sid, body))
+	return resp.StatusCode, b, resp.Header.Get(streamable.HeaderSessionID)
 }
 
 var eventIDRE = regexp.MustCompile(`(?m)^id: ?(\S+)$`)
@@ -78,13 +66,7 @@ var eventIDRE = regexp.MustCompile(`(?m)^id: ?(\S+)$`)
 func get(t *testing.T, hc *http.Client, url, sid, lastID string) *http.Response {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	r, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	r.Header.Set("Accept", "text/event-stream")
-	r.Header.Set(streamable.HeaderSessionID, sid)
-	r.Header.Set(streamable.HeaderProtocolVersion, "2025-11-25")
-	if lastID != "" {
-		r.Header.Set(streamable.HeaderLastEventID, lastID)
-	}
+	r := testhttp.MCPGet(t, url, sid, lastID).WithContext(ctx)
 	resp, err := hc.Do(r)
 	if err != nil {
 		t.Fatal(err)
