@@ -134,28 +134,21 @@ func TestTaskStoreConcurrentReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 50
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
+	fns := make([]func() error, n)
 	for i := range n {
 		s := a
 		if i%2 == 1 {
 			s = b
 		}
-		wg.Go(func() {
+		fns[i] = func() error {
 			_, err := s.Update(ctx, "t1", func(r *taskstore.Record) error {
 				r.StatusMessage += fmt.Sprintf("<%d>", i)
 				return nil
 			})
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
+	storetest.Concurrently(t, fns...)
 	got, err := b.Get(ctx, "alice", "t1")
 	if err != nil {
 		t.Fatal(err)

@@ -191,10 +191,9 @@ func Run(t *testing.T, mk Maker) {
 				t.Fatal(err)
 			}
 			const n = 50
-			var wg sync.WaitGroup
-			errs := make(chan error, n)
+			var fns []func() error
 			for range n {
-				wg.Go(func() {
+				fns = append(fns, func() error {
 					_, err := s.Update(ctx, "t1", func(r *taskstore.Record) error {
 						var v int
 						if _, err := fmt.Sscan(r.StatusMessage, &v); err != nil {
@@ -203,22 +202,13 @@ func Run(t *testing.T, mk Maker) {
 						r.StatusMessage = fmt.Sprint(v + 1)
 						return nil
 					})
-					errs <- err
-				})
-				// Readers run alongside.
-				wg.Go(func() {
-					if _, err := s.Get(ctx, "alice", "t1"); err != nil {
-						errs <- err
-					}
+					return err
+				}, func() error { // a reader runs alongside
+					_, err := s.Get(ctx, "alice", "t1")
+					return err
 				})
 			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
+			Concurrently(t, fns...)
 			got, _ := s.Get(ctx, "alice", "t1")
 			if got.StatusMessage != fmt.Sprint(n) {
 				t.Errorf("counter = %s after %d concurrent increments", got.StatusMessage, n)
@@ -408,6 +398,26 @@ func Run(t *testing.T, mk Maker) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, mk) })
+	}
+}
+
+// Concurrently runs each of fns on a goroutine of its own, all at once,
+// waits for them all and fails t with the first error one returned: how
+// the suite, and a store's own tests across replicas, check that updates
+// made at the same time are each applied once.
+func Concurrently(t testing.TB, fns ...func() error) {
+	t.Helper()
+	errs := make(chan error, len(fns))
+	var wg sync.WaitGroup
+	for _, f := range fns {
+		wg.Go(func() { errs <- f() })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
