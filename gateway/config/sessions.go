@@ -7,7 +7,6 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/toolwire/toolwire/gateway"
-	"github.com/toolwire/toolwire/internal/suggest"
 )
 
 // Bounds of an upstream's per-client sessions.
@@ -65,15 +64,7 @@ func (d *decoder) sessionsPerClientOnly(u gateway.Upstream, keys map[string]ast.
 // checkSessions refuses a sessions value other than shared and
 // per_client, suggesting the one a typo away.
 func checkSessions(s string) error {
-	for _, m := range sessionModes {
-		if s == m {
-			return nil
-		}
-	}
-	if best, ok := suggest.Nearest(s, sessionModes); ok {
-		return fmt.Errorf("%q is neither shared nor per_client (did you mean %q?)", s, best)
-	}
-	return fmt.Errorf("%q is neither shared nor per_client", s)
+	return checkOneOf(s, sessionModes, "is neither shared nor per_client", "")
 }
 
 // checkIdleTimeout refuses an idle_timeout outside (0, MaxIdleTimeout].

@@ -8,7 +8,6 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/toolwire/toolwire/gateway"
-	"github.com/toolwire/toolwire/internal/suggest"
 )
 
 // tokenExchangeKeys are the keys of an upstream's oauth: token_exchange.
@@ -94,25 +93,13 @@ func (d *decoder) tokenExchange(entry *ast.MappingValueNode, what string) *gatew
 			}
 			x.ClientSecret = s
 		case "token_endpoint_auth_method":
-			if s, ok := d.str(v, w); ok {
-				if !contains(exchangeMethods, s) {
-					d.Errorf(v, "%s: %q is not one of %s", w, truncate(s), strings.Join(exchangeMethods, ", "))
-				}
-				x.AuthMethod = s
-			}
+			d.checked(v, w, oneOf(exchangeMethods), &x.AuthMethod)
 		case "scopes":
 			x.Scopes = d.scopes(v, w)
 		case "on_api_key":
-			if s, ok := d.str(v, w); ok {
-				if !contains(apiKeyModes, s) {
-					msg := fmt.Sprintf("%s: %q is not one of %s", w, truncate(s), strings.Join(apiKeyModes, ", "))
-					if best, ok := suggest.Nearest(s, apiKeyModes); ok {
-						msg += fmt.Sprintf(" (did you mean %q?)", best)
-					}
-					d.Errorf(v, "%s", msg)
-				}
-				x.OnAPIKey = gateway.APIKeyMode(s)
-			}
+			var mode string
+			d.checked(v, w, oneOf(apiKeyModes), &mode)
+			x.OnAPIKey = gateway.APIKeyMode(mode)
 		}
 	})
 	hasEP, hasIss := d.has(m, "token_endpoint"), d.has(m, "issuer")

@@ -1,12 +1,9 @@
 package config
 
 import (
-	"fmt"
-
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/toolwire/toolwire/gateway"
-	"github.com/toolwire/toolwire/internal/suggest"
 )
 
 // urlTransports are the values of a URL upstream's transport key.
@@ -28,15 +25,7 @@ func (d *decoder) transport(v ast.Node, what string, u *gateway.Upstream) {
 // checkTransport refuses a transport other than http and sse, suggesting
 // the one a typo away.
 func checkTransport(s string) error {
-	for _, t := range urlTransports {
-		if s == t {
-			return nil
-		}
-	}
-	if best, ok := suggest.Nearest(s, urlTransports); ok {
-		return fmt.Errorf("%q is neither http nor sse (did you mean %q?); leave it out to detect the transport", s, best)
-	}
-	return fmt.Errorf("%q is neither http nor sse; leave it out to detect the transport", s)
+	return checkOneOf(s, urlTransports, "is neither http nor sse", "; leave it out to detect the transport")
 }
 
 // checkUpstreamTransport is what Validate checks of an upstream's

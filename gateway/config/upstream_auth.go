@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/suggest"
 	"github.com/toolwire/toolwire/internal/yamlsrc"
 	"github.com/toolwire/toolwire/oauth"
 )
@@ -61,12 +63,7 @@ func (d *decoder) upstreamOAuth(entry *ast.MappingValueNode, p string) *upstream
 		case "scopes":
 			o.scopes = d.scopes(v, w)
 		case "token_endpoint_auth_method":
-			if s, ok := d.str(v, w); ok {
-				if !contains(oauthMethods, s) {
-					d.Errorf(v, "%s: %q is not one of %s", w, truncate(s), strings.Join(oauthMethods, ", "))
-				}
-				o.method = s
-			}
+			d.checked(v, w, oneOf(oauthMethods), &o.method)
 		case "allow_private_networks":
 			o.allowPrivate, _ = d.boolean(v, w)
 		case "token_exchange":
@@ -86,13 +83,26 @@ func (d *decoder) upstreamOAuth(entry *ast.MappingValueNode, p string) *upstream
 	return o
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+// oneOf is the check of a value that must be one of allowed: "%q is not
+// one of a, b", with the one a typo away.
+func oneOf(allowed []string) func(string) error {
+	return func(s string) error {
+		return checkOneOf(s, allowed, "is not one of "+strings.Join(allowed, ", "), "")
 	}
-	return false
+}
+
+// checkOneOf refuses s unless it is one of allowed: "%q " and is (how the
+// allowed values are named: "is neither http nor sse"), the allowed value
+// a typo away when there is one, then after.
+func checkOneOf(s string, allowed []string, is, after string) error {
+	if slices.Contains(allowed, s) {
+		return nil
+	}
+	msg := fmt.Sprintf("%q %s", truncate(s), is)
+	if best, ok := suggest.Nearest(s, allowed); ok {
+		msg += fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return errors.New(msg + after)
 }
 
 // authorizers keeps the Authorizer made for an upstream's url and oauth
