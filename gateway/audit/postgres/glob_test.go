@@ -1,11 +1,7 @@
 package postgres
 
 import (
-	"database/sql"
-	"path/filepath"
 	"testing"
-
-	_ "modernc.org/sqlite" // its LIKE stands in for PostgreSQL's
 
 	"github.com/toolwire/toolwire/gateway/audit/storetest"
 	"github.com/toolwire/toolwire/gateway/policy"
@@ -15,28 +11,12 @@ import (
 // PostgreSQL does, selects every name the glob matches (never fewer; the
 // store keeps only the glob's matches). SQLite's LIKE stands in for it.
 func TestGlobLikeSelectsEveryMatch(t *testing.T) {
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "g.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`PRAGMA case_sensitive_like = ON`); err != nil {
-		t.Fatal(err)
-	}
-	patterns, names := storetest.GlobCases()
-	for _, p := range patterns {
-		g, _ := policy.CompileGlob(p)
-		like := globLike(p)
-		for _, n := range names {
-			var selected bool
-			if err := db.QueryRow(`SELECT ? LIKE ? ESCAPE '\'`, n, like).Scan(&selected); err != nil {
-				t.Fatal(err)
-			}
+	storetest.GlobSQL(t, `PRAGMA case_sensitive_like = ON`, `SELECT ? LIKE ? ESCAPE '\'`, globLike,
+		func(p, n string, g *policy.Glob, selected bool) {
 			if g.Match(n) && !selected {
-				t.Errorf("LIKE %q (from %q) misses %q, which the glob matches", like, p, n)
+				t.Errorf("LIKE %q (from %q) misses %q, which the glob matches", globLike(p), p, n)
 			}
-		}
-	}
+		})
 	for in, want := range map[string]string{
 		"query_*": `query\_%`, "a?c": "a%c", "**x": "%x", "?*?": "%",
 		"50%_off": `50\%\_off`, "file:///etc/*": "file:///etc/%",

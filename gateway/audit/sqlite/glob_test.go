@@ -1,9 +1,6 @@
 package sqlite
 
 import (
-	"context"
-	"database/sql"
-	"path/filepath"
 	"testing"
 
 	"github.com/toolwire/toolwire/gateway/audit/storetest"
@@ -13,25 +10,10 @@ import (
 // The SQLite store's GLOB reads every valid glob as the compiled glob
 // does: the records it selects are the ones the journal's matching keeps.
 func TestGlobAgreesWithSQLite(t *testing.T) {
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "g.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	patterns, names := storetest.GlobCases()
-	for _, p := range patterns {
-		g, err := policy.CompileGlob(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range names {
-			var want bool
-			if err := db.QueryRowContext(context.Background(), `SELECT ? GLOB ?`, n, p).Scan(&want); err != nil {
-				t.Fatal(err)
+	storetest.GlobSQL(t, "", `SELECT ? GLOB ?`, func(p string) string { return p },
+		func(p, n string, g *policy.Glob, selected bool) {
+			if got := g.Match(n); got != selected {
+				t.Errorf("glob %q on %q: %v, SQLite GLOB says %v", p, n, got, selected)
 			}
-			if got := g.Match(n); got != want {
-				t.Errorf("glob %q on %q: %v, SQLite GLOB says %v", p, n, got, want)
-			}
-		}
-	}
+		})
 }
