@@ -53,6 +53,18 @@ func newFake(t *testing.T) *fake {
 	return f
 }
 
+// on answers the POSTed requests of one JSON-RPC method with reply; the
+// others get the defaults. It replaces any handle set before.
+func (f *fake) on(method string, reply func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request)) {
+	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
+		if req.Method != method {
+			return false
+		}
+		reply(w, r, req)
+		return true
+	}
+}
+
 func (f *fake) url() string { return f.srv.URL + "/mcp" }
 
 func (f *fake) transport() *client.HTTP { return &client.HTTP{URL: f.url()} }

@@ -247,13 +247,9 @@ func TestHTTPSessionRejected400(t *testing.T) {
 		{`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":%s}`, false, 1},
 	} {
 		f := newFake(t)
-		f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-			if req.Method == "tools/call" {
-				writeJSON(w, 400, strings.Replace(tc.body, "%s", req.ID.String(), 1))
-				return true
-			}
-			return false
-		}
+		f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+			writeJSON(w, 400, strings.Replace(tc.body, "%s", req.ID.String(), 1))
+		})
 		c := connect(t, f.transport(), legacy())
 		_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 		var se *client.SessionInvalidError

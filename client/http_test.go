@@ -121,13 +121,9 @@ func TestHTTPSSENotificationsBeforeResponse(t *testing.T) {
 
 func TestHTTPMalformedJSON(t *testing.T) {
 	f := newFake(t)
-	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-		if req.Method == "tools/call" {
-			writeJSON(w, 200, `{"jsonrpc":"2.0","id":`+req.ID.String()+`,"result":{"content":[`)
-			return true
-		}
-		return false
-	}
+	f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		writeJSON(w, 200, `{"jsonrpc":"2.0","id":`+req.ID.String()+`,"result":{"content":[`)
+	})
 	c := connect(t, f.transport(), legacy())
 	_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	var pe *client.ProtocolError
@@ -148,13 +144,9 @@ func TestHTTPMalformedEnvelopes(t *testing.T) {
 	for name, reply := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := newFake(t)
-			f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-				if req.Method == "tools/call" {
-					writeJSON(w, 200, fmt.Sprintf(reply, req.ID))
-					return true
-				}
-				return false
-			}
+			f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+				writeJSON(w, 200, fmt.Sprintf(reply, req.ID))
+			})
 			c := connect(t, f.transport(), legacy())
 			_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 			if client.CodeOf(err) != client.CodeProtocol {
@@ -166,13 +158,9 @@ func TestHTTPMalformedEnvelopes(t *testing.T) {
 
 func TestHTTPBadBlockIsNamed(t *testing.T) {
 	f := newFake(t)
-	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-		if req.Method == "tools/call" {
-			writeResult(w, req.ID, `{"content":[{"type":"text","text":"ok"},{"type":"audio","data":"AA=="}]}`)
-			return true
-		}
-		return false
-	}
+	f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		writeResult(w, req.ID, `{"content":[{"type":"text","text":"ok"},{"type":"audio","data":"AA=="}]}`)
+	})
 	c := connect(t, f.transport(), legacy())
 	_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	var pe *client.ProtocolError
@@ -183,13 +171,9 @@ func TestHTTPBadBlockIsNamed(t *testing.T) {
 
 func TestHTTPMalformedSSE(t *testing.T) {
 	f := newFake(t)
-	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-		if req.Method == "tools/call" {
-			writeSSE(w, sseData(`{"jsonrpc":"2.0","method":"notifications/progress"`), sseData(`{"jsonrpc":"2.0","id":`+req.ID.String()+`,"result":{"content":[]}}`))
-			return true
-		}
-		return false
-	}
+	f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		writeSSE(w, sseData(`{"jsonrpc":"2.0","method":"notifications/progress"`), sseData(`{"jsonrpc":"2.0","id":`+req.ID.String()+`,"result":{"content":[]}}`))
+	})
 	c := connect(t, f.transport(), legacy())
 	_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	if client.CodeOf(err) != client.CodeProtocol || !strings.Contains(err.Error(), "malformed SSE event") {
@@ -213,13 +197,9 @@ func TestHTTPStatusAndContentType(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t)
-			f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-				if req.Method == "tools/call" {
-					tc.reply(w)
-					return true
-				}
-				return false
-			}
+			f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+				tc.reply(w)
+			})
 			c := connect(t, f.transport(), legacy())
 			_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 			var te *client.TransportError
@@ -232,13 +212,9 @@ func TestHTTPStatusAndContentType(t *testing.T) {
 
 func TestHTTPJSONRPCErrorKeepsCodeMessageData(t *testing.T) {
 	f := newFake(t)
-	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-		if req.Method == "tools/call" {
-			writeJSON(w, 200, `{"jsonrpc":"2.0","id":`+req.ID.String()+`,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"name":"nope","near":["nope2"]}}}`)
-			return true
-		}
-		return false
-	}
+	f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		writeJSON(w, 200, `{"jsonrpc":"2.0","id":`+req.ID.String()+`,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"name":"nope","near":["nope2"]}}}`)
+	})
 	c := connect(t, f.transport(), legacy())
 	_, err := c.CallTool(context.Background(), "nope", nil, client.WithOutputValidation(false))
 	var je *client.JSONRPCError
@@ -252,13 +228,9 @@ func TestHTTPJSONRPCErrorKeepsCodeMessageData(t *testing.T) {
 
 func TestHTTPToolError(t *testing.T) {
 	f := newFake(t)
-	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-		if req.Method == "tools/call" {
-			writeResult(w, req.ID, `{"isError":true,"content":[{"type":"text","text":"city not found"}],"_meta":{"dev.toolwire/retry":{"canRetry":true,"retryAfterMs":250}}}`)
-			return true
-		}
-		return false
-	}
+	f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		writeResult(w, req.ID, `{"isError":true,"content":[{"type":"text","text":"city not found"}],"_meta":{"dev.toolwire/retry":{"canRetry":true,"retryAfterMs":250}}}`)
+	})
 	c := connect(t, f.transport(), legacy())
 	res, err := c.CallTool(context.Background(), "weather", map[string]string{"city": "Atlantis"}, client.WithOutputValidation(false))
 	var te *client.ToolError
@@ -327,14 +299,10 @@ func TestHTTPSessionLostTwiceIsInvalid(t *testing.T) {
 func TestHTTPResumeWithLastEventID(t *testing.T) {
 	f := newFake(t)
 	var pending atomic.Value
-	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-		if req.Method == "tools/call" {
-			pending.Store(req.ID.String())
-			writeSSE(w, "id: ev-1\nretry: 50\ndata: \n\n") // then the stream ends
-			return true
-		}
-		return false
-	}
+	f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		pending.Store(req.ID.String())
+		writeSSE(w, "id: ev-1\nretry: 50\ndata: \n\n") // then the stream ends
+	})
 	var resumed atomic.Int32
 	f.get = func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Last-Event-ID") == "" {
@@ -364,13 +332,9 @@ func TestHTTPResumeWithLastEventID(t *testing.T) {
 
 func TestHTTPStreamEndsWithoutResponse(t *testing.T) {
 	f := newFake(t)
-	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-		if req.Method == "tools/call" {
-			writeSSE(w, sseData(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":1}}`))
-			return true
-		}
-		return false
-	}
+	f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		writeSSE(w, sseData(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":1}}`))
+	})
 	c := connect(t, f.transport(), legacy())
 	_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	if client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "ended before the response") {
@@ -401,18 +365,14 @@ func TestHTTPMaxMessageSize(t *testing.T) {
 	for _, sse := range []bool{false, true} {
 		t.Run(fmt.Sprint("sse=", sse), func(t *testing.T) {
 			f := newFake(t)
-			f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-				if req.Method == "tools/call" {
-					msg := `{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":` + textResult(big) + `}`
-					if sse {
-						writeSSE(w, sseData(msg))
-					} else {
-						writeJSON(w, 200, msg)
-					}
-					return true
+			f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+				msg := `{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":` + textResult(big) + `}`
+				if sse {
+					writeSSE(w, sseData(msg))
+				} else {
+					writeJSON(w, 200, msg)
 				}
-				return false
-			}
+			})
 			c := connect(t, f.transport(), client.WithEra(mcp.EraLegacy), client.WithLimits(client.Limits{MaxMessageBytes: 1024}))
 			_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 			if client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), "1024-byte limit") {
@@ -452,13 +412,9 @@ func TestHTTPCallerHeadersAndClient(t *testing.T) {
 // 404 on a session re-initializes.
 func TestHTTPOnly404IsSessionLoss(t *testing.T) {
 	f := newFake(t)
-	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-		if req.Method == "tools/call" {
-			writeJSON(w, 410, `{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"gone"}}`)
-			return true
-		}
-		return false
-	}
+	f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		writeJSON(w, 410, `{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"gone"}}`)
+	})
 	c := connect(t, f.transport(), legacy())
 	_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 	var je *client.JSONRPCError

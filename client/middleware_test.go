@@ -90,13 +90,9 @@ func TestMiddlewareObserves(t *testing.T) {
 // in which case nothing is sent and the caller gets its error.
 func TestMiddlewareRewritesAndRefuses(t *testing.T) {
 	f := newFake(t)
-	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-		if req.Method == "tools/call" {
-			writeResult(w, req.ID, textResult("called with "+string(req.Params)))
-			return true
-		}
-		return false
-	}
+	f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		writeResult(w, req.ID, textResult("called with "+string(req.Params)))
+	})
 	errForbidden := errors.New("policy: tool forbidden")
 	policy := func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
 		return func(ctx context.Context, req *jsonrpc.Request) (any, error) {

@@ -298,15 +298,11 @@ func TestTimeoutCancelsModernByClosingStream(t *testing.T) {
 func TestCancelLegacyHTTPSendsCancelled(t *testing.T) {
 	f := newFake(t)
 	arrived := make(chan struct{}, 1)
-	f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-		if req.Method == "tools/call" {
-			writeSSE(w, "id: 1\ndata: \n\n")
-			arrived <- struct{}{}
-			<-r.Context().Done()
-			return true
-		}
-		return false
-	}
+	f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		writeSSE(w, "id: 1\ndata: \n\n")
+		arrived <- struct{}{}
+		<-r.Context().Done()
+	})
 	c := connect(t, f.transport(), legacy())
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { // cancelled once the server has the call

@@ -24,26 +24,18 @@ func TestRawResultsAreExact(t *testing.T) {
 	transports := map[string]func(t *testing.T) client.Transport{
 		"http-json": func(t *testing.T) client.Transport {
 			f := newFake(t)
-			f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-				if req.Method == "tools/call" {
-					writeJSON(w, 200, `{"jsonrpc":"2.0","id":`+req.ID.String()+`,"result":`+oddResult+`}`)
-					return true
-				}
-				return false
-			}
+			f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+				writeJSON(w, 200, `{"jsonrpc":"2.0","id":`+req.ID.String()+`,"result":`+oddResult+`}`)
+			})
 			return f.transport()
 		},
 		"http-sse": func(t *testing.T) client.Transport {
 			f := newFake(t)
-			f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-				if req.Method == "tools/call" {
-					// One event may carry a message over several data lines.
-					msg := `{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":` + oddResult + `}`
-					writeSSE(w, "event: message\ndata: "+strings.ReplaceAll(msg, "\n", "\ndata: ")+"\n\n")
-					return true
-				}
-				return false
-			}
+			f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+				// One event may carry a message over several data lines.
+				msg := `{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":` + oddResult + `}`
+				writeSSE(w, "event: message\ndata: "+strings.ReplaceAll(msg, "\n", "\ndata: ")+"\n\n")
+			})
 			return f.transport()
 		},
 		"conn": func(t *testing.T) client.Transport {
@@ -119,13 +111,9 @@ func TestExactJSON(t *testing.T) {
 	for name, result := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := newFake(t)
-			f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-				if req.Method == "tools/call" {
-					writeResult(w, req.ID, result)
-					return true
-				}
-				return false
-			}
+			f.on("tools/call", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+				writeResult(w, req.ID, result)
+			})
 			c := connect(t, f.transport(), legacy())
 			_, err := c.CallTool(context.Background(), "x", nil, client.WithOutputValidation(false))
 			if client.CodeOf(err) != client.CodeProtocol {
@@ -136,13 +124,9 @@ func TestExactJSON(t *testing.T) {
 	}
 	t.Run("initialize result", func(t *testing.T) {
 		f := newFake(t)
-		f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-			if req.Method == "initialize" {
-				writeResult(w, req.ID, `{"protocolVersion":"2025-11-25","ProtocolVersion":"1999-01-01","capabilities":{},"serverInfo":{"name":"x","version":"1"}}`)
-				return true
-			}
-			return false
-		}
+		f.on("initialize", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+			writeResult(w, req.ID, `{"protocolVersion":"2025-11-25","ProtocolVersion":"1999-01-01","capabilities":{},"serverInfo":{"name":"x","version":"1"}}`)
+		})
 		_, err := client.Connect(context.Background(), f.transport(), legacy())
 		if client.CodeOf(err) != client.CodeProtocol {
 			t.Fatalf("err = %v", err)
@@ -151,13 +135,9 @@ func TestExactJSON(t *testing.T) {
 	})
 	t.Run("discover result", func(t *testing.T) {
 		f := newFake(t)
-		f.handle = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
-			if req.Method == "server/discover" {
-				writeResult(w, req.ID, `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"a","Name":"b","version":"1"}}}`)
-				return true
-			}
-			return false
-		}
+		f.on("server/discover", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+			writeResult(w, req.ID, `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"a","Name":"b","version":"1"}}}`)
+		})
 		_, err := client.Connect(context.Background(), f.transport(), client.WithEra(mcp.EraModern))
 		if client.CodeOf(err) != client.CodeProtocol {
 			t.Fatalf("err = %v", err)
