@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/otc"
@@ -170,12 +171,7 @@ func TestHTTPLimits(t *testing.T) {
 	wantStatus(t, do(t, http.MethodGet, ts.URL+"/nope", nil, nil), http.StatusNotFound)
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/tools/call", strings.NewReader("tool_id=x"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnsupportedMediaType {
+	if resp, _ := testhttp.Do(t, nil, req); resp.StatusCode != http.StatusUnsupportedMediaType {
 		t.Errorf("form body: status %d", resp.StatusCode)
 	}
 	// POST /call, shown by some OTC examples, is an alias.

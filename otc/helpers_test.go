@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/otc"
 	"github.com/toolwire/toolwire/schema"
 	"github.com/toolwire/toolwire/server"
@@ -59,15 +60,8 @@ func do(t *testing.T, method, url string, body any, header map[string]string) *r
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, text := testhttp.Do(t, nil, req)
+	raw := []byte(text)
 	r := &reply{status: resp.StatusCode, header: resp.Header, raw: raw}
 	if len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, &r.body); err != nil {
