@@ -1,7 +1,6 @@
 package flow
 
 import (
-	"context"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
@@ -95,19 +94,4 @@ func (r *Retry) delay(n int) time.Duration {
 		p.Jitter = backoff.FullJitter
 	}
 	return p.Delay(n)
-}
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"cel.dev/cel-go/interpreter"
+
+	"github.com/toolwire/toolwire/internal/backoff"
 )
 
 // Status is how a step ended.
@@ -307,7 +309,7 @@ func (r *run) step(ctx context.Context, s *Step, sc *scope) error {
 		if n == attempts || ctx.Err() != nil || !s.Retry.retryable(errorOf(err).Code) {
 			break
 		}
-		if serr := sleepCtx(ctx, s.Retry.delay(n)); serr != nil {
+		if serr := backoff.Sleep(ctx, s.Retry.delay(n)); serr != nil {
 			break
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/backoff"
 )
 
 // do runs one attempt of a step by its kind; the result is what
@@ -67,7 +68,7 @@ func (r *run) do(ctx context.Context, s *Step, sc *scope) (any, Status, error) {
 		err := s.assert.run(ctx, s, sc, r.fl.file.Path)
 		return nil, status(err), err
 	case "sleep":
-		err := sleepCtx(ctx, s.sleep)
+		err := backoff.Sleep(ctx, s.sleep)
 		return nil, status(err), err
 	}
 	return nil, StatusFailed, fmt.Errorf("unknown step kind %q", s.Kind)

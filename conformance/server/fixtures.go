@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/backoff"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -98,7 +99,7 @@ func register(s *server.Server) error {
 			func(ctx context.Context, req *server.CallRequest, _ noArgs) (string, error) {
 				for i, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
 					if i > 0 {
-						if err := sleep(ctx, 50*time.Millisecond); err != nil {
+						if err := backoff.Sleep(ctx, 50*time.Millisecond); err != nil {
 							return "", err
 						}
 					}
@@ -112,7 +113,7 @@ func register(s *server.Server) error {
 			func(ctx context.Context, req *server.CallRequest, _ noArgs) (string, error) {
 				for i, p := range []float64{0, 50, 100} {
 					if i > 0 {
-						if err := sleep(ctx, 50*time.Millisecond); err != nil {
+						if err := backoff.Sleep(ctx, 50*time.Millisecond); err != nil {
 							return "", err
 						}
 					}
@@ -125,7 +126,7 @@ func register(s *server.Server) error {
 		server.AddTool(s, &mcp.Tool{Name: "test_reconnection", Description: "Closes its SSE stream mid-call; the result arrives after the client reconnects (SEP-1699)"},
 			func(ctx context.Context, req *server.CallRequest, _ noArgs) (string, error) {
 				streamable.CloseSSEStream(ctx)
-				if err := sleep(ctx, 100*time.Millisecond); err != nil {
+				if err := backoff.Sleep(ctx, 100*time.Millisecond); err != nil {
 					return "", err
 				}
 				return reconnectionText, nil
@@ -200,16 +201,4 @@ func addToggle(s *server.Server, trigger, dynamic string, remove func(string) bo
 			}
 			return "Added " + dynamic, nil
 		})
-}
-
-// sleep waits d or until ctx ends (a cancellation, a task's TTL, shutdown).
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

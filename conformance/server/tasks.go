@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/backoff"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -36,21 +37,21 @@ func registerTasks(s *server.Server) error {
 		server.AddTool(s, &mcp.Tool{Name: "slow_compute", Description: "Computes for the given number of seconds; runs as a task when it may"},
 			func(ctx context.Context, req *server.CallRequest, in computeArgs) (string, error) {
 				req.SetTaskStatus("computing " + in.Label)
-				if err := sleep(ctx, time.Duration(in.Seconds*float64(time.Second))); err != nil {
+				if err := backoff.Sleep(ctx, time.Duration(in.Seconds*float64(time.Second))); err != nil {
 					return "", err
 				}
 				return fmt.Sprintf("computed %q in %gs", in.Label, in.Seconds), nil
 			}, server.WithTaskSupport(mcp.TaskOptional)),
 		server.AddTool(s, &mcp.Tool{Name: "failing_job", Description: "Fails after a second, as a tool error; runs only as a task"},
 			func(ctx context.Context, _ *server.CallRequest, _ noArgs) (string, error) {
-				if err := sleep(ctx, time.Second); err != nil {
+				if err := backoff.Sleep(ctx, time.Second); err != nil {
 					return "", err
 				}
 				return "", fmt.Errorf("the job failed, as it always does")
 			}, server.WithTaskSupport(mcp.TaskRequired)),
 		server.AddTool(s, &mcp.Tool{Name: "protocol_error_job", Description: "Ends in a protocol (JSON-RPC) error"},
 			func(ctx context.Context, _ *server.CallRequest, _ noArgs) (string, error) {
-				if err := sleep(ctx, 200*time.Millisecond); err != nil {
+				if err := backoff.Sleep(ctx, 200*time.Millisecond); err != nil {
 					return "", err
 				}
 				return "", jsonrpc.NewError(jsonrpc.CodeInternalError, "simulated internal failure")
@@ -86,7 +87,7 @@ func registerTasks(s *server.Server) error {
 				if err := req.StartTask(ctx); err != nil {
 					return "", err
 				}
-				if err := sleep(ctx, 200*time.Millisecond); err != nil {
+				if err := backoff.Sleep(ctx, 200*time.Millisecond); err != nil {
 					return "", err
 				}
 				name, _ := res.Content["name"].(string)
