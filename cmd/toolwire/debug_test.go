@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/toolwire/toolwire/internal/testenv"
-	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // TestServeDebugAddr: --debug-addr serves the runtime profiles on loopback,
@@ -20,25 +18,9 @@ import (
 func TestServeDebugAddr(t *testing.T) {
 	bin := testenv.Toolwire(t)
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--debug-addr", "127.0.0.1:0", "--data-dir", t.TempDir())
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	l := startLogged(t, cmd, regexp.MustCompile(`runtime profiles.* address=(\S+)`))
 	defer func() { _ = cmd.Process.Signal(syscall.SIGINT); _ = cmd.Wait() }()
-	addrs := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`runtime profiles.* address=(\S+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				addrs <- m[1]
-			}
-		}
-	}()
-	addr := testwait.Recv(t, addrs, "the debug address logged")
+	addr := l.wait(t, "the debug address")
 	checkGoroutineProfile(t, addr)
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/debug/pprof/", nil)
 	req.Host = "evil.example"

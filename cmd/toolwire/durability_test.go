@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,35 +40,9 @@ func startServe(t *testing.T, env []string, args ...string) *servedProc {
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	startProc(t, cmd)
-	p := &servedProc{cmd: cmd, log: &testenv.SyncBuffer{}, done: make(chan struct{})}
-	urls := make(chan string, 1)
-	go func() {
-		defer close(p.done)
-		re := regexp.MustCompile(`url=(\S+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			p.log.Write([]byte(sc.Text() + "\n"))
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case urls <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case p.url = <-urls:
-	case <-p.done:
-		_ = cmd.Wait()
-		t.Fatalf("toolwire serve exited before printing its URL:\n%s", p.log.String())
-	case <-time.After(durableDeadline):
-		t.Fatalf("toolwire serve printed no URL:\n%s", p.log.String())
-	}
+	l := startLogged(t, cmd, regexp.MustCompile(`url=(\S+)`))
+	p := &servedProc{cmd: cmd, log: l.log, done: l.done}
+	p.url = l.wait(t, "toolwire serve's URL")
 	return p
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -14,7 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testwait"
@@ -43,45 +41,12 @@ func startGateway(t *testing.T, args ...string) *gatewayProc {
 // reading its log from stderr. t.Cleanup kills it by its PID.
 func waitGateway(t *testing.T, cmd *exec.Cmd) *gatewayProc {
 	t.Helper()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &gatewayProc{cmd: cmd, log: &testenv.SyncBuffer{}, done: make(chan struct{})}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	serving := regexp.MustCompile(`msg="gateway serving" url=(\S+)`)
-	admin := regexp.MustCompile(`msg="admin endpoints" url=(\S+)`)
-	urls := make(chan string, 1)
-	go func() {
-		defer close(p.done)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			p.log.Write([]byte(line + "\n"))
-			if m := admin.FindStringSubmatch(line); m != nil {
-				p.admin = m[1]
-			}
-			if m := serving.FindStringSubmatch(line); m != nil {
-				urls <- m[1]
-			}
-		}
-	}()
-	select {
-	case p.url = <-urls:
-	case <-p.done:
-		_ = cmd.Wait()
-		t.Fatalf("toolwire gateway exited before serving:\n%s", p.log.String())
-	case <-time.After(durableDeadline):
-		t.Fatalf("toolwire gateway did not start serving:\n%s", p.log.String())
+	l := startLogged(t, cmd, regexp.MustCompile(`msg="gateway serving" url=(\S+)`))
+	p := &gatewayProc{cmd: cmd, log: l.log, done: l.done}
+	p.url = l.wait(t, "toolwire gateway serving")
+	// The admin listener starts, and is logged, before the gateway serves.
+	if m := regexp.MustCompile(`msg="admin endpoints" url=(\S+)`).FindStringSubmatch(p.log.String()); m != nil {
+		p.admin = m[1]
 	}
 	return p
 }

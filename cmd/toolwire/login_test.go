@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -50,49 +49,39 @@ func loginWith(t *testing.T, env []string, args ...string) cliResult {
 	cmd := exec.Command(testenv.Toolwire(t), append([]string{"login", "--no-browser"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
-	errb := &testenv.SyncBuffer{}
 	cmd.Stdout = &out
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	startProc(t, cmd)
-	urls := make(chan string, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		re := regexp.MustCompile(`^\s+(http://127\.0\.0\.1:\d+/authorize\?\S+)$`)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			errb.Write([]byte(sc.Text() + "\n"))
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case urls <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case u := <-urls:
+	l := startLogged(t, cmd, regexp.MustCompile(`^\s+(http://127\.0\.0\.1:\d+/authorize\?\S+)$`))
+	if u, ok := l.first(t, "login's authorization URL"); ok {
 		hc := &http.Client{Timeout: testwait.Limit} // follows the redirect to the loopback listener
 		resp, err := hc.Get(u)
 		if err != nil {
-			t.Fatalf("the browser's GET: %v\n%s", err, errb.String())
+			t.Fatalf("the browser's GET: %v\n%s", err, l.log.String())
 		}
 		page, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != 200 || !strings.Contains(string(page), "Authorization complete") {
 			t.Fatalf("the browser ended on %d %q", resp.StatusCode, page)
 		}
-	case <-done:
-	case <-time.After(testwait.Limit): // a hang bound
-		t.Fatalf("login printed no authorization URL:\n%s", errb.String())
 	}
-	testwait.Closed(t, done, "toolwire login to end")
+	testwait.Closed(t, l.done, "toolwire login to end")
 	code := exitCode(t, cmd.Wait()) // before the output is read: the run writes it
-	return cliResult{out.String(), errb.String(), code}
+	return cliResult{out.String(), l.log.String(), code}
+}
+
+// refreshRefused asks the authorization server at asURL for tokens with
+// the refresh token of clientID, which it must refuse (400 invalid_grant):
+// rotated away or revoked.
+func refreshRefused(t *testing.T, asURL, refreshToken, clientID, what string) {
+	t.Helper()
+	resp, err := http.PostForm(asURL+"/token", url.Values{"grant_type": {"refresh_token"},
+		"refresh_token": {refreshToken}, "client_id": {clientID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("%s: %d, want 400 invalid_grant", what, resp.StatusCode)
+	}
 }
 
 // storedToken is the one token file in dir, and its parsed record.
@@ -215,15 +204,7 @@ func TestOAuthLoginFlow(t *testing.T) {
 	}
 	// The old refresh token was rotated away at the authorization server.
 	client, _ := second.token["client"].(map[string]any)
-	resp, err := http.PostForm(as.URL+"/token", url.Values{"grant_type": {"refresh_token"},
-		"refresh_token": {first.get("refresh_token")}, "client_id": {client["client_id"].(string)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Fatalf("the old refresh token: %d, want 400 invalid_grant", resp.StatusCode)
-	}
+	refreshRefused(t, as.URL, first.get("refresh_token"), client["client_id"].(string), "the old refresh token")
 	secrets = append(secrets, second.get("access_token"), second.get("refresh_token"))
 	r = run("call", endpoint, "echo", "message=again")
 	if r.code != 0 || !strings.Contains(r.stdout, "again") {
@@ -261,15 +242,7 @@ func TestOAuthLoginFlow(t *testing.T) {
 	if _, ok := as.Verify(current.get("access_token")); ok {
 		t.Error("the access token is still valid at the authorization server")
 	}
-	resp, err = http.PostForm(as.URL+"/token", url.Values{"grant_type": {"refresh_token"},
-		"refresh_token": {current.get("refresh_token")}, "client_id": {client["client_id"].(string)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Fatalf("the refresh token after logout: %d, want 400 invalid_grant", resp.StatusCode)
-	}
+	refreshRefused(t, as.URL, current.get("refresh_token"), client["client_id"].(string), "the refresh token after logout")
 	r = run("tools", endpoint)
 	if r.code != 3 || !strings.Contains(r.stderr, hint) {
 		t.Fatalf("tools after logout: exit %d, stderr %q", r.code, r.stderr)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net"
@@ -24,23 +23,7 @@ func otcServe(t *testing.T, args ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	endpoints := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`otc_endpoint=(\S+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				endpoints <- m[1]
-			}
-		}
-	}()
+	l := startLogged(t, cmd, regexp.MustCompile(`otc_endpoint=(\S+)`))
 	t.Cleanup(func() {
 		stdin.Close()
 		done := make(chan error, 1)
@@ -52,16 +35,11 @@ func otcServe(t *testing.T, args ...string) string {
 			}
 		case <-time.After(30 * time.Second): // a failure bound, not a speed check
 			_ = cmd.Process.Kill()
+			<-done
 			t.Error("serve kept running after stdin closed")
 		}
 	})
-	select {
-	case ep := <-endpoints:
-		return ep
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve printed no OTC endpoint")
-		return ""
-	}
+	return l.wait(t, "serve's OTC endpoint")
 }
 
 func TestCallOverOTC(t *testing.T) {

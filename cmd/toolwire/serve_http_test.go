@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"log/slog"
@@ -11,10 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
-	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // httpServe runs `toolwire serve` on a free loopback port, its tasks in a
@@ -25,37 +22,8 @@ func httpServe(t *testing.T, args ...string) (string, func() error) {
 	t.Helper()
 	bin := testenv.Toolwire(t)
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "info", "--data-dir", t.TempDir()}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	urls := make(chan string, 1)
-	var log strings.Builder
-	logDone := make(chan struct{})
-	go func() {
-		defer close(logDone)
-		re := regexp.MustCompile(`url=(\S+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			log.WriteString(sc.Text() + "\n")
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case urls <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	var url string
-	select {
-	case url = <-urls:
-	case <-time.After(testwait.Limit): // a failure bound, not a speed check
-		_ = cmd.Process.Kill()
-		t.Fatalf("toolwire serve printed no URL")
-	}
+	l := startLogged(t, cmd, regexp.MustCompile(`url=(\S+)`))
+	url := l.wait(t, "toolwire serve's URL")
 	stopped := false
 	stop := func() error {
 		if stopped {
@@ -64,18 +32,12 @@ func httpServe(t *testing.T, args ...string) (string, func() error) {
 		stopped = true
 		_ = cmd.Process.Signal(syscall.SIGINT)
 		err := cmd.Wait()
-		<-logDone
+		<-l.done
 		if err != nil {
-			t.Logf("toolwire serve log:\n%s", log.String())
+			t.Logf("toolwire serve log:\n%s", l.log.String())
 		}
 		return err
 	}
-	t.Cleanup(func() {
-		if !stopped {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
 	return url, stop
 }
 
