@@ -37,24 +37,8 @@ steps:
         call: {tool: echo, arguments: {text: "n=${{ item }}"}}
 `)
 	fl := f.Flows[0]
-	var direct, runner time.Duration
-	b.ResetTimer()
-	for b.Loop() {
-		start := time.Now()
-		for i := range benchCalls {
-			if _, err := c.CallTool(ctx, "echo", map[string]any{"text": "n=" + items[i]}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		direct += time.Since(start)
-		start = time.Now()
-		res, err := fl.Run(ctx, flow.WithClient("srv", c))
-		if err != nil || res.Err != nil {
-			b.Fatal(err, res.Err)
-		}
-		runner += time.Since(start)
-	}
-	reportRatio(b, direct, runner)
+	compareRunner(b, func() { callEcho(b, c, "text", items) },
+		func() (*flow.Result, error) { return fl.Run(ctx, flow.WithClient("srv", c)) })
 }
 
 // BenchmarkFlowCallsServe is the runner's overhead against a real `toolwire
@@ -81,29 +65,14 @@ steps:
         call: {tool: echo, arguments: {message: "n=${{ item }}"}}
 `)
 	fl := f.Flows[0]
-	var direct, runner time.Duration
-	b.ResetTimer()
-	for b.Loop() {
-		start := time.Now()
+	compareRunner(b, func() {
 		c, err := client.Connect(ctx, &client.HTTP{URL: url})
 		if err != nil {
 			b.Fatal(err)
 		}
-		for i := range benchCalls {
-			if _, err := c.CallTool(ctx, "echo", map[string]any{"message": "n=" + items[i]}); err != nil {
-				b.Fatal(err)
-			}
-		}
+		callEcho(b, c, "message", items)
 		c.Close()
-		direct += time.Since(start)
-		start = time.Now()
-		res, err := fl.Run(ctx, flow.WithInputs(map[string]string{"url": url}))
-		if err != nil || res.Err != nil {
-			b.Fatal(err, res.Err)
-		}
-		runner += time.Since(start)
-	}
-	reportRatio(b, direct, runner)
+	}, func() (*flow.Result, error) { return fl.Run(ctx, flow.WithInputs(map[string]string{"url": url})) })
 }
 
 // serveHTTP starts `toolwire serve` on a loopback port for the benchmark
@@ -148,6 +117,40 @@ func benchItems() []string {
 		items[i] = fmt.Sprint(i)
 	}
 	return items
+}
+
+// callEcho calls the echo tool once an item, in turn, with "n=<item>" as
+// its argument named key: the direct calls a benchmark's flow makes too.
+func callEcho(b *testing.B, c *client.Client, key string, items []string) {
+	for _, item := range items {
+		if _, err := c.CallTool(context.Background(), "echo", map[string]any{key: "n=" + item}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// compareRunner times, in each round of b.Loop, direct (the calls made
+// with the client library) and then run (the flow making them, which must
+// pass), and reports the runner's time over the direct calls' and both per
+// call.
+func compareRunner(b *testing.B, direct func(), run func() (*flow.Result, error)) {
+	var d, r time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		direct()
+		d += time.Since(start)
+		start = time.Now()
+		res, err := run()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Err != nil {
+			b.Fatal(res.Err)
+		}
+		r += time.Since(start)
+	}
+	reportRatio(b, d, r)
 }
 
 // reportRatio reports the runner's time over the direct calls' and both

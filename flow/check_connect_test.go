@@ -1,11 +1,6 @@
 package flow_test
 
-import (
-	"strings"
-	"testing"
-
-	"github.com/toolwire/toolwire/flow"
-)
+import "testing"
 
 // TestCheckConnectStructured: with WithConnect, a call's structuredContent
 // is typed from its tool's outputSchema: a declared property checks, a
@@ -19,16 +14,6 @@ func TestCheckConnectStructured(t *testing.T) {
   - assert: {that: "${{ steps.sum.result.structuredContent.sum + 1 }}", equals: 4}
   - value: "${{ steps.sum.result.structuredContent.summ }}"
 `)
-	if err := flow.Check(t.Context(), f); err != nil {
-		t.Fatalf("Check without connect: %v", err)
-	}
-	err := flow.Check(t.Context(), f, flow.WithConnect(true), flow.WithClient("srv", ts.connect(t)))
-	if err == nil {
-		t.Fatal("no diagnostics")
-	}
-	got := err.Error()
-	if n := strings.Count(got, "\n") + 1; n != 1 {
-		t.Fatalf("%d diagnostics:\n%s", n, got)
-	}
+	got := checkConnected(t, ts, f, 1)
 	containsAll(t, got, `test.flow.yaml:7:52: unknown field "summ" on the structuredContent of sum (its tool's outputSchema) (did you mean "sum"?)`)
 }

@@ -184,18 +184,8 @@ steps:
   - call: {tool: add, arguments: {a: "${{ inputs.n }}", b: 2}}
   - call: {tool: "${{ 'dyn' }}"}
 `)
-	if err := flow.Check(t.Context(), f); err != nil {
-		t.Fatalf("Check without connect: %v", err)
-	}
-	err := flow.Check(t.Context(), f, flow.WithConnect(true), flow.WithClient("srv", ts.connect(t)))
-	if err == nil {
-		t.Fatal("no diagnostics")
-	}
-	got := err.Error()
+	got := checkConnected(t, ts, f, 2)
 	containsAll(t, got, `test.flow.yaml:7:18: steps[1]: client srv has no tool "nope"`, "test.flow.yaml:8:34: steps[2]: arguments do not match add's inputSchema")
-	if n := strings.Count(got, "\n") + 1; n != 2 {
-		t.Fatalf("%d diagnostics:\n%s", n, got)
-	}
 	// A client that cannot start is a diagnostic at the client.
 	bad := parse(t, "clients:\n  x: {command: /nonexistent/server}\nsteps:\n  - call: {tool: echo}\n")
 	if err := flow.Check(t.Context(), bad, flow.WithConnect(true)); err == nil || !strings.Contains(err.Error(), "test.flow.yaml:2:3: client x") {

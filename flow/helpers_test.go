@@ -192,6 +192,25 @@ func mustFail(t testing.TB, res *flow.Result, code string) *flow.Error {
 	return res.Err
 }
 
+// checkConnected checks f as `toolwire check` does without servers, which
+// must pass, then connected to ts as client srv, which must report want
+// diagnostics (one a line); it returns them.
+func checkConnected(t testing.TB, ts *testServer, f *flow.File, want int) string {
+	t.Helper()
+	if err := flow.Check(t.Context(), f); err != nil {
+		t.Fatalf("Check without connect: %v", err)
+	}
+	err := flow.Check(t.Context(), f, flow.WithConnect(true), flow.WithClient("srv", ts.connect(t)))
+	if err == nil {
+		t.Fatal("no diagnostics")
+	}
+	got := err.Error()
+	if n := strings.Count(got, "\n") + 1; n != want {
+		t.Fatalf("%d diagnostics, want %d:\n%s", n, want, got)
+	}
+	return got
+}
+
 func containsAll(t testing.TB, s string, subs ...string) {
 	t.Helper()
 	for _, sub := range subs {
