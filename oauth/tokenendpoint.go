@@ -300,15 +300,10 @@ func (te *TokenEndpoint) post(ctx context.Context, form url.Values, now time.Tim
 		}
 		hdr.Set("DPoP", proof)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, te.URL, strings.NewReader(f.Encode()))
+	req, err := formRequest(ctx, te.URL, f, hdr)
 	if err != nil {
 		return nil, false, &Error{Op: "token request", Description: "bad token endpoint URL"}
 	}
-	for k, v := range hdr {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
 	resp, err := te.httpClient().Do(req)
 	if err != nil {
 		return nil, false, fmt.Errorf("oauth: token request to %s: %s", truncate(te.URL, 200), redact(ctxErr(ctx, err).Error(), secrets...))
@@ -364,15 +359,10 @@ func (te *TokenEndpoint) Revoke(ctx context.Context, endpoint, token, hint strin
 		return err
 	}
 	secrets := append([]string{token}, auth...)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(f.Encode()))
+	req, err := formRequest(ctx, endpoint, f, hdr)
 	if err != nil {
 		return &Error{Op: "revocation", Description: "bad revocation endpoint URL"}
 	}
-	for k, v := range hdr {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
 	resp, err := te.httpClient().Do(req)
 	if err != nil {
 		return fmt.Errorf("oauth: revocation at %s: %s", truncate(endpoint, 200), redact(ctxErr(ctx, err).Error(), secrets...))
@@ -448,4 +438,21 @@ func randomString(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// formRequest is the POST of form f to endpoint with the headers in hdr
+// (client authentication, a DPoP proof), asking for a JSON answer: how a
+// client talks to the token and revocation endpoints (RFC 6749 §3.2,
+// RFC 7009 §2.1).
+func formRequest(ctx context.Context, endpoint string, f url.Values, hdr http.Header) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(f.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	return req, nil
 }

@@ -139,7 +139,7 @@ func (x *TokenExchange) Exchange(ctx context.Context, hc *http.Client) (*Exchang
 			form.Set(k, v)
 		}
 	}
-	var basic string
+	hdr := http.Header{}
 	switch x.Client.AuthMethod {
 	case "", "none":
 		if x.Client.ID != "" {
@@ -149,18 +149,13 @@ func (x *TokenExchange) Exchange(ctx context.Context, hc *http.Client) (*Exchang
 		form.Set("client_id", x.Client.ID)
 		form.Set("client_secret", x.Client.Secret)
 	case "client_secret_basic":
-		basic = "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(x.Client.ID)+":"+url.QueryEscape(x.Client.Secret)))
+		hdr.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(x.Client.ID)+":"+url.QueryEscape(x.Client.Secret))))
 	default:
 		return nil, &Error{Op: "token exchange", Description: fmt.Sprintf("client authentication %q is not supported for a token exchange", truncate(x.Client.AuthMethod, 40))}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
+	req, err := formRequest(ctx, u.String(), form, hdr)
 	if err != nil {
 		return nil, &Error{Op: "token exchange", Description: "bad token endpoint URL"}
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if basic != "" {
-		req.Header.Set("Authorization", basic)
 	}
 	resp, err := httpguard.Outbound{Base: hc, Timeout: defaultTimeout}.Client().Do(req)
 	if err != nil {
