@@ -11,7 +11,6 @@ import (
 
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/audit"
-	"github.com/toolwire/toolwire/internal/yamlsrc"
 )
 
 // Audit defaults.
@@ -101,12 +100,10 @@ func (d *decoder) audit(n ast.Node, f *File) {
 					d.Errorf(nodes[i], "%s: %v", w, err)
 					continue
 				}
-				if prev, dup := seen[strings.ToLower(k)]; dup {
-					l, c := yamlsrc.Position(prev)
+				if l, c, dup := repeated(seen, strings.ToLower(k), nodes[i]); dup {
 					d.Errorf(nodes[i], "%s: %q listed twice (first at %d:%d; names match case-insensitively)", w, k, l, c)
 					continue
 				}
-				seen[strings.ToLower(k)] = nodes[i]
 				a.Redact = append(a.Redact, k)
 			}
 		case "key_file":

@@ -311,6 +311,8 @@ func TestErrors(t *testing.T) {
 		{up + "naming:\n  hide: [web-x]\n", `g.yaml:7:10: naming: hide: "web-x" is not an upstream name, "__" and a name; upstreams are files, web`},
 		{"naming:\n  hide: [web__x]\n", `g.yaml:2:10: naming: hide: "web__x" is not an upstream name, "__" and a name; no upstream is configured`},
 		{up + "naming:\n  hide: [web__x, web__x]\n", `g.yaml:7:18: naming: hide: "web__x" listed twice (first at 7:10)`},
+		{up + "naming:\n  hide: [web__x, web__x, web__x]\n", "g.yaml:7:18: naming: hide: \"web__x\" listed twice (first at 7:10)\n" +
+			`g.yaml:7:26: naming: hide: "web__x" listed twice (first at 7:10)`},
 		{up + "naming:\n  hide: [web__x]\n  rename: {web__x: y}\n", `g.yaml:7:10: naming: hide: "web__x" is also renamed`},
 		{up + "naming:\n  hide: web__x\n", `g.yaml:7:9: naming: hide: want a list, not a string`},
 		{up + "naming:\n  rename: [web__x]\n", `g.yaml:7:11: naming: rename: want a mapping, not a list`},

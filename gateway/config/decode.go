@@ -436,11 +436,8 @@ func (d *decoder) naming(n ast.Node, g *gateway.Config) {
 			}
 			if err := checkToolName(t); err != nil {
 				d.Errorf(mv.Value, "naming: rename: %s: %v", k, err)
-			} else if prev, dup := targets[t]; dup {
-				l, c := yamlsrc.Position(prev)
+			} else if l, c, dup := repeated(targets, t, mv.Value); dup {
 				d.Errorf(mv.Value, "naming: rename: %s: target %q is already a rename target (at %d:%d)", k, t, l, c)
-			} else {
-				targets[t] = mv.Value
 			}
 			nm.Rename[k] = t
 		}
@@ -456,13 +453,11 @@ func (d *decoder) naming(n ast.Node, g *gateway.Config) {
 				d.Errorf(it, "naming: hide: %v", err)
 			}
 		}
-		if prev, dup := first[h]; dup {
-			l, c := yamlsrc.Position(prev)
+		if l, c, dup := repeated(first, h, it); dup {
 			d.Errorf(it, "naming: hide: %q listed twice (first at %d:%d)", h, l, c)
 		} else if renamed[h] {
 			d.Errorf(it, "naming: hide: %q is also renamed", h)
 		}
-		first[h] = it
 		nm.Hide = append(nm.Hide, h)
 	}
 }

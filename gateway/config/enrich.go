@@ -108,11 +108,8 @@ func (d *decoder) enrichRule(item ast.Node, i int, names map[string]ast.Node) (e
 			if s, ok := d.str(mv.Value, what+": name"); ok {
 				if err := checkKeyName(s); err != nil {
 					d.Errorf(mv.Value, "%s: name: %v", what, err)
-				} else if prev, dup := names[s]; dup {
-					l, c := yamlsrc.Position(prev)
+				} else if l, c, dup := repeated(names, s, mv.Value); dup {
 					d.Errorf(mv.Value, "%s: name: %q is also the name of the rule at %d:%d", what, s, l, c)
-				} else {
-					names[s] = mv.Value
 				}
 				r.Name = s
 			}

@@ -101,6 +101,18 @@ func (d *decoder) checked(n ast.Node, what string, check func(string) error, to 
 	return true
 }
 
+// repeated records n in seen as where key first stands, unless key is
+// there already: then it returns the line and column of that first place,
+// for a message that names where a name now repeated was first given.
+func repeated(seen map[string]ast.Node, key string, n ast.Node) (line, col int, dup bool) {
+	if prev, ok := seen[key]; ok {
+		line, col = yamlsrc.Position(prev)
+		return line, col, true
+	}
+	seen[key] = n
+	return 0, 0, false
+}
+
 // section decodes a mapping of known keys, as fields does, where names it
 // in messages; n that is no mapping is reported and reads as empty.
 func (d *decoder) section(n ast.Node, where string, known []string, do func(key string, mv *ast.MappingValueNode)) {

@@ -18,7 +18,6 @@ import (
 
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/internal/suggest"
-	"github.com/toolwire/toolwire/internal/yamlsrc"
 	"github.com/toolwire/toolwire/oauth"
 )
 
@@ -235,14 +234,12 @@ func (d *decoder) headerEntries(n ast.Node, what string, u *gateway.Upstream, fi
 			d.Errorf(hv.Key, "%s: %v", what, err)
 		}
 		ck := http.CanonicalHeaderKey(k)
-		if prev, dup := first[ck]; dup {
-			l, c := yamlsrc.Position(prev)
+		if l, c, dup := repeated(first, ck, hv.Key); dup {
 			d.Errorf(hv.Key, "%s: %q repeats a header name (first at %d:%d)", what, k, l, c)
 			if skipRepeats {
 				continue
 			}
 		}
-		first[ck] = hv.Key
 		add(hv, k, ck)
 	}
 }
