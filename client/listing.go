@@ -92,6 +92,25 @@ func itemError(op, member string, i int, reason string, err error) *ProtocolErro
 	return &ProtocolError{Op: op, Reason: fmt.Sprintf("%s[%d] %s", member, i, reason), Path: fmt.Sprintf("/%s/%d", member, i), Err: err}
 }
 
+// decodeItems decodes each item of the array member of the listing op
+// exactly into a new T: one that does not decode is "<member>[i] is not a
+// <what>", and one that complete finds without its required members is
+// "<member>[i] <missing>".
+func decodeItems[T any](op, member, what string, raws []json.RawMessage, complete func(*T) bool, missing string) ([]*T, error) {
+	items := make([]*T, 0, len(raws))
+	for i, raw := range raws {
+		v := new(T)
+		if err := wirejson.Unmarshal(raw, v); err != nil {
+			return nil, itemError(op, member, i, "is not a "+what, err)
+		}
+		if !complete(v) {
+			return nil, itemError(op, member, i, missing, nil)
+		}
+		items = append(items, v)
+	}
+	return items, nil
+}
+
 // allPages gathers the items of every page of a listing, or returns the
 // first error, which ends it.
 func allPages[P, T any](pages iter.Seq2[P, error], items func(P) []T) ([]T, error) {

@@ -32,19 +32,12 @@ func decodeResourcesPage(raw json.RawMessage) (*mcp.ListResourcesResult, *string
 	if err := decodePage(op, "resource list", member, raw, &p, &p.Resources); err != nil {
 		return nil, nil, err
 	}
-	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, len(p.Resources)), NextCursor: p.nextCursor(),
-		TTLMs: p.TTLMs, CacheScope: p.CacheScope, ResultType: p.ResultType, Meta: p.Meta}
-	for i, rraw := range p.Resources {
-		r := new(mcp.Resource)
-		if err := wirejson.Unmarshal(rraw, r); err != nil {
-			return nil, nil, itemError(op, member, i, "is not a resource", err)
-		}
-		if r.URI == "" || r.Name == "" {
-			return nil, nil, itemError(op, member, i, `lacks "uri" or "name"`, nil)
-		}
-		res.Resources = append(res.Resources, r)
+	items, err := decodeItems(op, member, "resource", p.Resources, func(r *mcp.Resource) bool { return r.URI != "" && r.Name != "" }, `lacks "uri" or "name"`)
+	if err != nil {
+		return nil, nil, err
 	}
-	return res, p.NextCursor, nil
+	return &mcp.ListResourcesResult{Resources: items, NextCursor: p.nextCursor(),
+		TTLMs: p.TTLMs, CacheScope: p.CacheScope, ResultType: p.ResultType, Meta: p.Meta}, p.NextCursor, nil
 }
 
 // ListResources returns every resource the server lists (resources/list),
@@ -72,19 +65,12 @@ func decodeTemplatesPage(raw json.RawMessage) (*mcp.ListResourceTemplatesResult,
 	if err := decodePage(op, "resource template list", member, raw, &p, &p.Templates); err != nil {
 		return nil, nil, err
 	}
-	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: make([]*mcp.ResourceTemplate, 0, len(p.Templates)), NextCursor: p.nextCursor(),
-		TTLMs: p.TTLMs, CacheScope: p.CacheScope, ResultType: p.ResultType, Meta: p.Meta}
-	for i, traw := range p.Templates {
-		t := new(mcp.ResourceTemplate)
-		if err := wirejson.Unmarshal(traw, t); err != nil {
-			return nil, nil, itemError(op, member, i, "is not a resource template", err)
-		}
-		if t.URITemplate == "" || t.Name == "" {
-			return nil, nil, itemError(op, member, i, `lacks "uriTemplate" or "name"`, nil)
-		}
-		res.ResourceTemplates = append(res.ResourceTemplates, t)
+	items, err := decodeItems(op, member, "resource template", p.Templates, func(t *mcp.ResourceTemplate) bool { return t.URITemplate != "" && t.Name != "" }, `lacks "uriTemplate" or "name"`)
+	if err != nil {
+		return nil, nil, err
 	}
-	return res, p.NextCursor, nil
+	return &mcp.ListResourceTemplatesResult{ResourceTemplates: items, NextCursor: p.nextCursor(),
+		TTLMs: p.TTLMs, CacheScope: p.CacheScope, ResultType: p.ResultType, Meta: p.Meta}, p.NextCursor, nil
 }
 
 // ListResourceTemplates returns every resource template the server lists
