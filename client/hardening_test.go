@@ -61,17 +61,24 @@ func (g *getLog) wait(t *testing.T, n int) []time.Time {
 	}
 }
 
+// retryZeroStream makes f's standalone stream send "retry: 0" and one
+// event, then close, and returns the log of the GETs that open it.
+func retryZeroStream(f *fake) *getLog {
+	gets := newGetLog()
+	f.get = func(w http.ResponseWriter, r *http.Request) {
+		gets.add()
+		writeSSE(w, "retry: 0\n"+sseData(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"one event"}}`))
+	}
+	return gets
+}
+
 // A server whose standalone stream sends "retry: 0" and one event, then
 // closes, must not make the client reconnect in a loop (9,207 GETs in 5 s
 // once). Each reconnection waits at least the floor, doubled
 // per reconnection in a row.
 func TestHTTPStandaloneStreamBacksOff(t *testing.T) {
 	f := newFake(t)
-	gets := newGetLog()
-	f.get = func(w http.ResponseWriter, r *http.Request) {
-		gets.add()
-		writeSSE(w, "retry: 0\n"+sseData(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"one event"}}`))
-	}
+	gets := retryZeroStream(f)
 	connect(t, f.transport(), legacy())
 	times := gets.wait(t, 5)
 	floor := 100 * time.Millisecond // client.DefaultMinReconnectDelay
@@ -86,11 +93,7 @@ func TestHTTPStandaloneStreamBacksOff(t *testing.T) {
 // The floor and ceiling are the client's options.
 func TestHTTPReconnectDelayOption(t *testing.T) {
 	f := newFake(t)
-	gets := newGetLog()
-	f.get = func(w http.ResponseWriter, r *http.Request) {
-		gets.add()
-		writeSSE(w, "retry: 0\n"+sseData(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"one event"}}`))
-	}
+	gets := retryZeroStream(f)
 	connect(t, f.transport(), legacy(), client.WithLimits(client.Limits{MinReconnectDelay: 300 * time.Millisecond, MaxReconnectDelay: 400 * time.Millisecond}))
 	times := gets.wait(t, 3)
 	for i, want := range []time.Duration{300 * time.Millisecond, 400 * time.Millisecond} {

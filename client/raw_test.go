@@ -122,28 +122,25 @@ func TestExactJSON(t *testing.T) {
 			t.Log(err)
 		})
 	}
-	t.Run("initialize result", func(t *testing.T) {
-		f := newFake(t)
-		f.on("initialize", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
-			writeResult(w, req.ID, `{"protocolVersion":"2025-11-25","ProtocolVersion":"1999-01-01","capabilities":{},"serverInfo":{"name":"x","version":"1"}}`)
+	for name, tc := range map[string]struct {
+		method, result string
+		era            client.Option
+	}{
+		"initialize result": {"initialize", `{"protocolVersion":"2025-11-25","ProtocolVersion":"1999-01-01","capabilities":{},"serverInfo":{"name":"x","version":"1"}}`, legacy()},
+		"discover result":   {"server/discover", `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"a","Name":"b","version":"1"}}}`, client.WithEra(mcp.EraModern)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFake(t)
+			f.on(tc.method, func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+				writeResult(w, req.ID, tc.result)
+			})
+			_, err := client.Connect(context.Background(), f.transport(), tc.era)
+			if client.CodeOf(err) != client.CodeProtocol {
+				t.Fatalf("err = %v", err)
+			}
+			t.Log(err)
 		})
-		_, err := client.Connect(context.Background(), f.transport(), legacy())
-		if client.CodeOf(err) != client.CodeProtocol {
-			t.Fatalf("err = %v", err)
-		}
-		t.Log(err)
-	})
-	t.Run("discover result", func(t *testing.T) {
-		f := newFake(t)
-		f.on("server/discover", func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
-			writeResult(w, req.ID, `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"a","Name":"b","version":"1"}}}`)
-		})
-		_, err := client.Connect(context.Background(), f.transport(), client.WithEra(mcp.EraModern))
-		if client.CodeOf(err) != client.CodeProtocol {
-			t.Fatalf("err = %v", err)
-		}
-		t.Log(err)
-	})
+	}
 	t.Run("tool listing", func(t *testing.T) {
 		f := newFake(t)
 		f.tools = `[{"name":"a","inputSchema":{"type":"object"},"Name":"b"}]`
