@@ -141,14 +141,7 @@ func TestModernListenSubscription(t *testing.T) { synctest.Test(t, testModernLis
 func testModernListenSubscription(t *testing.T) {
 	s := newTestServer(t)
 	p := connect(t, s)
-	id, ch := p.start("subscriptions/listen", map[string]any{"_meta": modernMeta(),
-		"notifications": map[string]any{"toolsListChanged": true, "promptsListChanged": true}})
-	ack := p.note()
-	if ack.Method != mcp.NotificationListenAck {
-		t.Fatalf("first message %s, want the acknowledgement", ack.Method)
-	}
-	var ap mcp.ListenAcknowledgedParams
-	_ = json.Unmarshal(ack.Params, &ap)
+	id, ch, ap := p.listen(map[string]any{"toolsListChanged": true, "promptsListChanged": true})
 	if !ap.Notifications.ToolsListChanged || ap.Notifications.PromptsListChanged {
 		t.Errorf("acknowledged %+v: prompts are not served, tools are", ap.Notifications)
 	}
@@ -156,14 +149,7 @@ func testModernListenSubscription(t *testing.T) {
 		t.Errorf("ack subscriptionId %v, want %v", ap.Meta[mcp.MetaSubscriptionID], id)
 	}
 	addNamed(t, s, "later")
-	n := p.note()
-	var np struct {
-		Meta mcp.Meta `json:"_meta"`
-	}
-	_ = json.Unmarshal(n.Params, &np)
-	if n.Method != mcp.NotificationToolsListChanged || fmt.Sprint(np.Meta[mcp.MetaSubscriptionID]) != fmt.Sprint(id.Int()) {
-		t.Errorf("got %s %s", n.Method, n.Params)
-	}
+	p.listened(mcp.NotificationToolsListChanged, id)
 	// Cancelling the listen request ends it with no reply.
 	p.send(&jsonrpc.Notification{Method: mcp.NotificationCancelled, Params: json.RawMessage(fmt.Sprintf(`{"requestId":%d}`, id.Int()))})
 	quiesce()

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -158,6 +159,35 @@ func (p *peer) wait(ch chan *jsonrpc.Response) *jsonrpc.Response {
 func (p *peer) note() *jsonrpc.Notification {
 	p.t.Helper()
 	return testwait.Recv(p.t, p.notes, "a notification")
+}
+
+// listen opens a 2026-07-28 subscriptions/listen stream asking for
+// notifications, and returns its id, the channel of its reply and its
+// acknowledgement, which must be the first notification to come.
+func (p *peer) listen(notifications map[string]any) (jsonrpc.ID, chan *jsonrpc.Response, *mcp.ListenAcknowledgedParams) {
+	p.t.Helper()
+	id, ch := p.start("subscriptions/listen", map[string]any{"_meta": modernMeta(), "notifications": notifications})
+	ack := p.note()
+	var ap mcp.ListenAcknowledgedParams
+	if ack.Method != mcp.NotificationListenAck || json.Unmarshal(ack.Params, &ap) != nil {
+		p.t.Fatalf("first message %s %s, want the acknowledgement", ack.Method, ack.Params)
+	}
+	return id, ch, &ap
+}
+
+// listened waits for the next notification and fails the test unless it
+// is method, sent on the listen stream id (its _meta subscriptionId).
+func (p *peer) listened(method string, id jsonrpc.ID) *jsonrpc.Notification {
+	p.t.Helper()
+	n := p.note()
+	var np struct {
+		Meta mcp.Meta `json:"_meta"`
+	}
+	_ = json.Unmarshal(n.Params, &np)
+	if n.Method != method || fmt.Sprint(np.Meta[mcp.MetaSubscriptionID]) != fmt.Sprint(id.Int()) {
+		p.t.Errorf("got %s %s, want %s on subscription %v", n.Method, n.Params, method, id)
+	}
+	return n
 }
 
 // request waits for the next request the server sends.

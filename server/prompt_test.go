@@ -274,11 +274,7 @@ func testPromptListChangedBothEras(t *testing.T) {
 	legacy := connect(t, s)
 	legacy.initialize("2025-11-25")
 	modern := connect(t, s)
-	id, _ := modern.start("subscriptions/listen", map[string]any{"_meta": modernMeta(),
-		"notifications": map[string]any{"promptsListChanged": true}})
-	ack := modern.note()
-	var ap mcp.ListenAcknowledgedParams
-	_ = json.Unmarshal(ack.Params, &ap)
+	id, _, ap := modern.listen(map[string]any{"promptsListChanged": true})
 	if !ap.Notifications.PromptsListChanged || ap.Notifications.ToolsListChanged {
 		t.Errorf("acknowledged %+v", ap.Notifications)
 	}
@@ -288,14 +284,7 @@ func testPromptListChangedBothEras(t *testing.T) {
 	if n := legacy.note(); n.Method != mcp.NotificationPromptsListChanged {
 		t.Errorf("legacy got %s", n.Method)
 	}
-	n := modern.note()
-	var np struct {
-		Meta mcp.Meta `json:"_meta"`
-	}
-	_ = json.Unmarshal(n.Params, &np)
-	if n.Method != mcp.NotificationPromptsListChanged || fmt.Sprint(np.Meta[mcp.MetaSubscriptionID]) != fmt.Sprint(id.Int()) {
-		t.Errorf("modern got %s %s", n.Method, n.Params)
-	}
+	modern.listened(mcp.NotificationPromptsListChanged, id)
 	if !s.RemovePrompt("later") {
 		t.Error("RemovePrompt reported no prompt")
 	}

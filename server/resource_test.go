@@ -332,20 +332,15 @@ func TestListenResourceSubscriptions(t *testing.T) { synctest.Test(t, testListen
 func testListenResourceSubscriptions(t *testing.T) {
 	s := resourceServer(t, server.WithLimits(server.Limits{MaxSubscriptions: 2}))
 	p := connect(t, s)
-	id, _ := p.start("subscriptions/listen", map[string]any{"_meta": modernMeta(),
-		"notifications": map[string]any{"resourcesListChanged": true, "resourceSubscriptions": []string{"test://a", "test://a", "test://b", "test://c"}}})
-	ack := p.note()
-	var ap mcp.ListenAcknowledgedParams
-	_ = json.Unmarshal(ack.Params, &ap)
-	if ack.Method != mcp.NotificationListenAck || !ap.Notifications.ResourcesListChanged || fmt.Sprint(ap.Notifications.ResourceSubscriptions) != "[test://a test://b]" {
-		t.Fatalf("acknowledged %s", ack.Params)
+	id, _, ap := p.listen(map[string]any{"resourcesListChanged": true, "resourceSubscriptions": []string{"test://a", "test://a", "test://b", "test://c"}})
+	if !ap.Notifications.ResourcesListChanged || fmt.Sprint(ap.Notifications.ResourceSubscriptions) != "[test://a test://b]" {
+		t.Fatalf("acknowledged %+v", ap.Notifications)
 	}
 	s.NotifyResourceUpdated("test://c") // not acknowledged: not delivered
 	s.NotifyResourceUpdated("test://b")
-	n := p.note()
+	n := p.listened(mcp.NotificationResourceUpdated, id)
 	var np mcp.ResourceUpdatedParams
-	_ = json.Unmarshal(n.Params, &np)
-	if n.Method != mcp.NotificationResourceUpdated || np.URI != "test://b" || fmt.Sprint(np.Meta[mcp.MetaSubscriptionID]) != fmt.Sprint(id.Int()) {
+	if err := json.Unmarshal(n.Params, &np); err != nil || np.URI != "test://b" {
 		t.Errorf("got %s %s", n.Method, n.Params)
 	}
 	if err := server.AddResource(s, &mcp.Resource{URI: "test://new", Name: "new"}, staticText("x")); err != nil {
@@ -359,13 +354,9 @@ func testListenResourceSubscriptions(t *testing.T) {
 	// A server without resources acknowledges neither.
 	s2 := newTestServer(t)
 	p2 := connect(t, s2)
-	p2.start("subscriptions/listen", map[string]any{"_meta": modernMeta(),
-		"notifications": map[string]any{"resourcesListChanged": true, "resourceSubscriptions": []string{"test://a"}}})
-	var ap2 mcp.ListenAcknowledgedParams
-	n2 := p2.note()
-	_ = json.Unmarshal(n2.Params, &ap2)
+	_, _, ap2 := p2.listen(map[string]any{"resourcesListChanged": true, "resourceSubscriptions": []string{"test://a"}})
 	if ap2.Notifications.ResourcesListChanged || len(ap2.Notifications.ResourceSubscriptions) != 0 {
-		t.Errorf("acknowledged %s without resources", n2.Params)
+		t.Errorf("acknowledged %+v without resources", ap2.Notifications)
 	}
 }
 
