@@ -2,7 +2,6 @@ package streamable
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/internal/testtools"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -148,12 +148,7 @@ func modernRequest(t *testing.T, url string, id any, method string, params map[s
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
+	r := testhttp.MCPPost(t, url, "", string(body))
 	r.Header.Set("MCP-Protocol-Version", mcp.Version20260728)
 	r.Header.Set("Mcp-Method", method)
 	if name, ok := params["name"].(string); ok {
@@ -165,17 +160,7 @@ func modernRequest(t *testing.T, url string, id any, method string, params map[s
 // legacyRequest builds a 2025-era POST of one raw message.
 func legacyRequest(t *testing.T, url, session, body string) *http.Request {
 	t.Helper()
-	r, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	if session != "" {
-		r.Header.Set("Mcp-Session-Id", session)
-		r.Header.Set("MCP-Protocol-Version", mcp.Version20251125)
-	}
-	return r
+	return testhttp.MCPPost(t, url, session, body)
 }
 
 const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`
