@@ -18,50 +18,48 @@ type Opener func(b *testing.B) taskstore.Store
 // working task), Get and Update (among 1,000 tasks of 10 owners) and List
 // (20 of one owner's 100).
 func Bench(b *testing.B, open Opener) {
-	b.Run("Create", func(b *testing.B) {
-		s, ctx := open(b), context.Background()
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
-			if err := s.Create(ctx, benchTask(i, "alice")); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("Get", func(b *testing.B) {
-		s, ctx := filled(b, open), context.Background()
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
+	for _, c := range []struct {
+		name   string
+		filled bool // among benchTasks tasks, or in an empty store
+		op     func(ctx context.Context, s taskstore.Store, i int) error
+	}{
+		{"Create", false, func(ctx context.Context, s taskstore.Store, i int) error {
+			return s.Create(ctx, benchTask(i, "alice"))
+		}},
+		{"Get", true, func(ctx context.Context, s taskstore.Store, i int) error {
 			j := i % benchTasks
-			if _, err := s.Get(ctx, benchOwner(j), benchID(j)); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("Update", func(b *testing.B) {
-		s, ctx := filled(b, open), context.Background()
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
-			if _, err := s.Update(ctx, benchID(i%benchTasks), func(r *taskstore.Record) error {
+			_, err := s.Get(ctx, benchOwner(j), benchID(j))
+			return err
+		}},
+		{"Update", true, func(ctx context.Context, s taskstore.Store, i int) error {
+			_, err := s.Update(ctx, benchID(i%benchTasks), func(r *taskstore.Record) error {
 				r.StatusMessage = fmt.Sprint("step ", i)
 				return nil
-			}); err != nil {
-				b.Fatal(err)
+			})
+			return err
+		}},
+		{"List", true, func(ctx context.Context, s taskstore.Store, _ int) error {
+			p, err := s.List(ctx, benchOwner(3), "", 20)
+			if err == nil && len(p.Records) != 20 {
+				err = fmt.Errorf("listed %d records, want 20", len(p.Records))
 			}
-		}
-	})
-	b.Run("List", func(b *testing.B) {
-		s, ctx := filled(b, open), context.Background()
-		b.ReportAllocs()
-		b.ResetTimer()
-		for range b.N {
-			if p, err := s.List(ctx, benchOwner(3), "", 20); err != nil || len(p.Records) != 20 {
-				b.Fatal(len(p.Records), err)
+			return err
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s, ctx := open(b), context.Background()
+			if c.filled {
+				fill(b, s)
 			}
-		}
-	})
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if err := c.op(ctx, s, i); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // benchTasks is how many tasks Get, Update and List run among.
@@ -78,12 +76,11 @@ func benchTask(i int, owner string) *taskstore.Record {
 	}
 }
 
-func filled(b *testing.B, open Opener) taskstore.Store {
-	s, ctx := open(b), context.Background()
+// fill creates the benchTasks tasks Get, Update and List run among.
+func fill(b *testing.B, s taskstore.Store) {
 	for i := range benchTasks {
-		if err := s.Create(ctx, benchTask(i, benchOwner(i))); err != nil {
+		if err := s.Create(context.Background(), benchTask(i, benchOwner(i))); err != nil {
 			b.Fatal(err)
 		}
 	}
-	return s
 }
