@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -39,6 +40,29 @@ func setHeader(name, value string) func(*http.Request, kind) {
 		}
 		r.Header.Set(name, value)
 	}
+}
+
+// headerCase is an echo call with request id id over the HTTP transports,
+// spoiled by edit (a header set or removed, the Host changed) before it is
+// sent; want is the reply on both.
+func headerCase(name string, id int, edit func(*http.Request, kind), want expect) hcase {
+	return hcase{name: name, msg: echo(strconv.Itoa(id), `{"message":"x"}`), method: "tools/call", tool: "echo",
+		only: httpOnly, edit: edit, want: want}
+}
+
+// byEra gives the case one reply over a 2025-11-25 session (legacy) and
+// another over 2026-07-28 HTTP (modern), where the two eras' rules differ.
+func (c hcase) byEra(legacy, modern expect) hcase {
+	c.over = map[kind]expect{legacyK: legacy, modernK: modern}
+	return c
+}
+
+// legacyVerbCase is an HTTP request of verb (GET or DELETE) with one header
+// set (or, for "", removed): a 2025-11-25 session answers legacy, while
+// 2026-07-28 serves POST only and refuses the verb with 405.
+func legacyVerbCase(name, verb, header, value string, legacy expect) hcase {
+	return hcase{name: name, verb: verb, only: httpOnly, edit: setHeader(header, value)}.
+		byEra(legacy, rpcErr(invalidRequest, nil, verb+" is not served in 2026-07-28").http(0, s405))
 }
 
 // Status codes, named once.
@@ -386,58 +410,43 @@ var malformedCases = []hcase{
 	{name: "client capabilities not an object", msg: `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}}}`, method: "tools/call", tool: "echo",
 		want: rpcErr(invalidParams, 14, "clientCapabilities").http(s400, s400)},
 	// The MCP-Protocol-Version header names an unsupported revision.
-	{name: "unsupported MCP-Protocol-Version header", msg: echo("14", `{"message":"x"}`), method: "tools/call", tool: "echo", only: httpOnly,
-		edit: setHeader("MCP-Protocol-Version", "1999-01-01"),
-		over: map[kind]expect{
-			legacyK: rpcErr(invalidRequest, 14, "unsupported MCP-Protocol-Version").http(s400, 0),
-			modernK: rpcErr(headerMismatch, 14, "does not match").http(0, s400),
-		}},
+	headerCase("unsupported MCP-Protocol-Version header", 14, setHeader("MCP-Protocol-Version", "1999-01-01"), expect{}).byEra(
+		rpcErr(invalidRequest, 14, "unsupported MCP-Protocol-Version").http(s400, 0),
+		rpcErr(headerMismatch, 14, "does not match").http(0, s400)),
 	{name: "MCP-Protocol-Version header of the other era", msg: echo("14", `{"message":"x"}`), method: "tools/call", tool: "echo", only: []kind{modernK},
 		edit: setHeader("MCP-Protocol-Version", "2025-11-25"),
 		want: rpcErr(headerMismatch, 14, "does not match").http(0, s400)},
-	{name: "MCP-Protocol-Version header missing", msg: echo("14", `{"message":"x"}`), method: "tools/call", tool: "echo", only: httpOnly,
-		edit: setHeader("MCP-Protocol-Version", ""),
-		over: map[kind]expect{
-			// Absent means 2025-03-26, which the session may use.
-			legacyK: ok(14, "Echo: x"),
-			modernK: rpcErr(headerMismatch, 14, "MCP-Protocol-Version header is required").http(0, s400),
-		}},
+	headerCase("MCP-Protocol-Version header missing", 14, setHeader("MCP-Protocol-Version", ""), expect{}).byEra(
+		// Absent means 2025-03-26, which the session may use.
+		ok(14, "Echo: x"),
+		rpcErr(headerMismatch, 14, "MCP-Protocol-Version header is required").http(0, s400)),
 	{name: "_meta missing on a 2026-era request", msg: `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}`, method: "tools/call", tool: "echo", only: []kind{modernK},
 		want: rpcErr(invalidParams, 14, "params._meta").http(0, s400)},
 
 	// HTTP only: media types, Accept, headers, sessions, verbs, Origin.
-	{name: "Content-Type text/plain", msg: echo("15", `{"message":"x"}`), method: "tools/call", tool: "echo", only: httpOnly,
-		edit: setHeader("Content-Type", "text/plain"),
-		want: rpcErr(invalidRequest, nil, "Content-Type must be application/json").http(s415, s415)},
-	{name: "Content-Type missing", msg: echo("15", `{"message":"x"}`), method: "tools/call", tool: "echo", only: httpOnly,
-		edit: setHeader("Content-Type", ""),
-		want: rpcErr(invalidRequest, nil, "Content-Type must be application/json").http(s415, s415)},
-	{name: "Content-Type with charset", msg: echo("15", `{"message":"x"}`), method: "tools/call", tool: "echo", only: httpOnly,
-		edit: setHeader("Content-Type", "application/json; charset=utf-8"),
-		want: ok(15, "Echo: x")},
-	{name: "Accept missing", msg: echo("15", `{"message":"x"}`), method: "tools/call", tool: "echo", only: httpOnly,
-		edit: setHeader("Accept", ""),
-		want: rpcErr(invalidRequest, nil, "Accept must list both").http(s406, s406)},
-	{name: "Accept without text/event-stream", msg: echo("15", `{"message":"x"}`), method: "tools/call", tool: "echo", only: httpOnly,
-		edit: setHeader("Accept", "application/json"),
-		want: rpcErr(invalidRequest, nil, "Accept must list both").http(s406, s406)},
-	{name: "Mcp-Method mismatch", msg: echo("15", `{"message":"x"}`), method: "tools/list", tool: "echo", only: httpOnly,
-		edit: setHeader("Mcp-Method", "tools/list"),
-		over: map[kind]expect{
-			legacyK: ok(15, "Echo: x"), // 2025-11-25 defines no Mcp-Method
-			modernK: rpcErr(headerMismatch, 15, `Mcp-Method header "tools/list" does not match`).http(0, s400),
-		}},
+	headerCase("Content-Type text/plain", 15, setHeader("Content-Type", "text/plain"),
+		rpcErr(invalidRequest, nil, "Content-Type must be application/json").http(s415, s415)),
+	headerCase("Content-Type missing", 15, setHeader("Content-Type", ""),
+		rpcErr(invalidRequest, nil, "Content-Type must be application/json").http(s415, s415)),
+	headerCase("Content-Type with charset", 15, setHeader("Content-Type", "application/json; charset=utf-8"),
+		ok(15, "Echo: x")),
+	headerCase("Accept missing", 15, setHeader("Accept", ""),
+		rpcErr(invalidRequest, nil, "Accept must list both").http(s406, s406)),
+	headerCase("Accept without text/event-stream", 15, setHeader("Accept", "application/json"),
+		rpcErr(invalidRequest, nil, "Accept must list both").http(s406, s406)),
+	hcase{name: "Mcp-Method mismatch", msg: echo("15", `{"message":"x"}`), method: "tools/list", tool: "echo", only: httpOnly,
+		edit: setHeader("Mcp-Method", "tools/list")}.byEra(
+		ok(15, "Echo: x"), // 2025-11-25 defines no Mcp-Method
+		rpcErr(headerMismatch, 15, `Mcp-Method header "tools/list" does not match`).http(0, s400)),
 	{name: "Mcp-Method missing", msg: echo("15", `{"message":"x"}`), tool: "echo", only: []kind{modernK},
 		want: rpcErr(headerMismatch, 15, "Mcp-Method header is required").http(0, s400)},
 	{name: "Mcp-Method twice", msg: echo("15", `{"message":"x"}`), method: "tools/call", tool: "echo", only: []kind{modernK},
 		edit: func(r *http.Request, _ kind) { r.Header.Add("Mcp-Method", "tools/call") },
 		want: rpcErr(headerMismatch, 15, "appears 2 times").http(0, s400)},
-	{name: "Mcp-Name mismatch", msg: echo("15", `{"message":"x"}`), method: "tools/call", tool: "get-version", only: httpOnly,
-		edit: setHeader("Mcp-Name", "get-version"),
-		over: map[kind]expect{
-			legacyK: ok(15, "Echo: x"),
-			modernK: rpcErr(headerMismatch, 15, `Mcp-Name header value "get-version" does not match`).http(0, s400),
-		}},
+	hcase{name: "Mcp-Name mismatch", msg: echo("15", `{"message":"x"}`), method: "tools/call", tool: "get-version", only: httpOnly,
+		edit: setHeader("Mcp-Name", "get-version")}.byEra(
+		ok(15, "Echo: x"),
+		rpcErr(headerMismatch, 15, `Mcp-Name header value "get-version" does not match`).http(0, s400)),
 	{name: "Mcp-Name missing", msg: echo("15", `{"message":"x"}`), method: "tools/call", only: []kind{modernK},
 		want: rpcErr(headerMismatch, 15, "Mcp-Name header is required").http(0, s400)},
 	{name: "Mcp-Name in base64 form", msg: echo("15", `{"message":"x"}`), method: "tools/call", only: []kind{modernK},
@@ -450,66 +459,36 @@ var malformedCases = []hcase{
 		edit: setHeader("Mcp-Name", "\xc3\xa9cho"),
 		want: rpcErr(headerMismatch, 15, "=?base64?").http(0, s400)},
 	// A 2026-era request names no session: an unknown one is ignored.
-	{name: "unknown session id", msg: echo("16", `{"message":"x"}`), method: "tools/call", tool: "echo", only: httpOnly,
-		edit: setHeader("Mcp-Session-Id", "no-such-session"),
-		over: map[kind]expect{
-			legacyK: rpcErr(invalidRequest, 16, "session not found").http(s404, 0),
-			modernK: ok(16, "Echo: x"),
-		}},
+	headerCase("unknown session id", 16, setHeader("Mcp-Session-Id", "no-such-session"), expect{}).byEra(
+		rpcErr(invalidRequest, 16, "session not found").http(s404, 0),
+		ok(16, "Echo: x")),
 	{name: "session id missing", msg: echo("16", `{"message":"x"}`), only: []kind{legacyK},
 		edit: setHeader("Mcp-Session-Id", ""),
 		want: rpcErr(invalidRequest, 16, "Mcp-Session-Id header is required").http(s400, 0)},
-	{name: "notification without session id", msg: `{"jsonrpc":"2.0","method":"notifications/bogus"}`, method: "notifications/bogus", only: httpOnly,
-		edit: setHeader("Mcp-Session-Id", ""),
-		over: map[kind]expect{
-			legacyK: rpcErr(invalidRequest, nil, "Mcp-Session-Id header is required").http(s400, 0),
-			modernK: noReply,
-		}},
-	{name: "GET without Accept text/event-stream", verb: http.MethodGet, only: httpOnly,
-		edit: setHeader("Accept", "application/json"),
-		over: map[kind]expect{
-			legacyK: rpcErr(invalidRequest, nil, "Accept must list text/event-stream").http(s406, 0),
-			modernK: rpcErr(invalidRequest, nil, "GET is not served in 2026-07-28").http(0, s405),
-		}},
-	{name: "GET with an unknown session", verb: http.MethodGet, only: httpOnly,
-		edit: setHeader("Mcp-Session-Id", "no-such-session"),
-		over: map[kind]expect{
-			legacyK: rpcErr(invalidRequest, nil, "session not found").http(s404, 0),
-			modernK: rpcErr(invalidRequest, nil, "GET is not served in 2026-07-28").http(0, s405),
-		}},
-	{name: "GET with a bogus Last-Event-ID", verb: http.MethodGet, only: httpOnly,
-		edit: setHeader("Last-Event-ID", "not-an-event"),
-		over: map[kind]expect{
-			legacyK: rpcErr(invalidRequest, nil, `cannot resume after event "not-an-event"`).http(s400, 0),
-			modernK: rpcErr(invalidRequest, nil, "GET is not served in 2026-07-28").http(0, s405),
-		}},
-	{name: "DELETE with an unknown session", verb: http.MethodDelete, only: httpOnly,
-		edit: setHeader("Mcp-Session-Id", "no-such-session"),
-		over: map[kind]expect{
-			legacyK: rpcErr(invalidRequest, nil, "session not found").http(s404, 0),
-			modernK: rpcErr(invalidRequest, nil, "DELETE is not served in 2026-07-28").http(0, s405),
-		}},
-	{name: "DELETE without session id", verb: http.MethodDelete, only: httpOnly,
-		edit: setHeader("Mcp-Session-Id", ""),
-		over: map[kind]expect{
-			legacyK: rpcErr(invalidRequest, nil, "Mcp-Session-Id header is required").http(s400, 0),
-			modernK: rpcErr(invalidRequest, nil, "DELETE is not served in 2026-07-28").http(0, s405),
-		}},
+	hcase{name: "notification without session id", msg: `{"jsonrpc":"2.0","method":"notifications/bogus"}`, method: "notifications/bogus", only: httpOnly,
+		edit: setHeader("Mcp-Session-Id", "")}.byEra(
+		rpcErr(invalidRequest, nil, "Mcp-Session-Id header is required").http(s400, 0),
+		noReply),
+	legacyVerbCase("GET without Accept text/event-stream", http.MethodGet, "Accept", "application/json",
+		rpcErr(invalidRequest, nil, "Accept must list text/event-stream").http(s406, 0)),
+	legacyVerbCase("GET with an unknown session", http.MethodGet, "Mcp-Session-Id", "no-such-session",
+		rpcErr(invalidRequest, nil, "session not found").http(s404, 0)),
+	legacyVerbCase("GET with a bogus Last-Event-ID", http.MethodGet, "Last-Event-ID", "not-an-event",
+		rpcErr(invalidRequest, nil, `cannot resume after event "not-an-event"`).http(s400, 0)),
+	legacyVerbCase("DELETE with an unknown session", http.MethodDelete, "Mcp-Session-Id", "no-such-session",
+		rpcErr(invalidRequest, nil, "session not found").http(s404, 0)),
+	legacyVerbCase("DELETE without session id", http.MethodDelete, "Mcp-Session-Id", "",
+		rpcErr(invalidRequest, nil, "Mcp-Session-Id header is required").http(s400, 0)),
 	{name: "PUT", verb: http.MethodPut, only: httpOnly,
 		want: rpcErr(invalidRequest, nil, "method PUT is not allowed").http(s405, s405)},
-	{name: "Origin not allowed", msg: echo("17", `{"message":"x"}`), method: "tools/call", tool: "echo", only: httpOnly,
-		edit: setHeader("Origin", "http://evil.example.com"),
-		want: rpcErr(invalidRequest, nil, "forbidden: Origin").http(s403, s403)},
-	{name: "Origin null", msg: echo("17", `{"message":"x"}`), method: "tools/call", tool: "echo", only: httpOnly,
-		edit: setHeader("Origin", "null"),
-		want: rpcErr(invalidRequest, nil, "forbidden: Origin").http(s403, s403)},
-	{name: "Origin of a look-alike host", msg: echo("17", `{"message":"x"}`), method: "tools/call", tool: "echo", only: httpOnly,
-		edit: setHeader("Origin", "http://localhost.evil.com"),
-		want: rpcErr(invalidRequest, nil, "forbidden: Origin").http(s403, s403)},
-	{name: "loopback Origin allowed", msg: echo("17", `{"message":"x"}`), method: "tools/call", tool: "echo", only: httpOnly,
-		edit: setHeader("Origin", "http://localhost:3000"),
-		want: ok(17, "Echo: x")},
-	{name: "Host not allowed", msg: echo("17", `{"message":"x"}`), method: "tools/call", tool: "echo", only: httpOnly,
-		edit: func(r *http.Request, _ kind) { r.Host = "evil.example.com" },
-		want: rpcErr(invalidRequest, nil, "forbidden").http(s403, s403)},
+	headerCase("Origin not allowed", 17, setHeader("Origin", "http://evil.example.com"),
+		rpcErr(invalidRequest, nil, "forbidden: Origin").http(s403, s403)),
+	headerCase("Origin null", 17, setHeader("Origin", "null"),
+		rpcErr(invalidRequest, nil, "forbidden: Origin").http(s403, s403)),
+	headerCase("Origin of a look-alike host", 17, setHeader("Origin", "http://localhost.evil.com"),
+		rpcErr(invalidRequest, nil, "forbidden: Origin").http(s403, s403)),
+	headerCase("loopback Origin allowed", 17, setHeader("Origin", "http://localhost:3000"),
+		ok(17, "Echo: x")),
+	headerCase("Host not allowed", 17, func(r *http.Request, _ kind) { r.Host = "evil.example.com" },
+		rpcErr(invalidRequest, nil, "forbidden").http(s403, s403)),
 }
