@@ -12,6 +12,7 @@ import (
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/policy"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/transport/streamable"
@@ -67,8 +68,6 @@ func TestAbandonedRoundsTakeOnlyTheirCallersShare(t *testing.T) {
 			u, opts := askUpstream(t, mcp.EraLegacy, 1)
 			g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, opts...)
 			url, keyA, keyB := keyedGateway(t, g)
-			never := make(chan struct{})
-			t.Cleanup(func() { close(never) })
 			var asked atomic.Int32
 			sessions := 1
 			if era == mcp.EraLegacy {
@@ -76,15 +75,7 @@ func TestAbandonedRoundsTakeOnlyTheirCallersShare(t *testing.T) {
 			}
 			abandoners := make([]*client.Client, sessions)
 			for i := range abandoners {
-				abandoners[i] = connectWithKey(t, url, keyA, client.WithEra(era),
-					client.WithElicitationHandler(func(ctx context.Context, _ *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-						asked.Add(1)
-						select { // never answers while the test runs
-						case <-never:
-						case <-ctx.Done():
-						}
-						return nil, context.Canceled
-					}))
+				abandoners[i] = connectWithKey(t, url, keyA, client.WithEra(era), testmcp.NeverAnswer(t, &asked))
 			}
 			const calls, workers = 1100, 64
 			var refused atomic.Int32
@@ -145,16 +136,7 @@ func TestAbandonedRoundEndsAfterTheInputTimeout(t *testing.T) {
 			u, opts := askUpstream(t, mcp.EraLegacy, 1)
 			g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{u}},
 				append(opts, gateway.WithLimits(gateway.Limits{Inputs: gateway.InputLimits{Timeout: 100e6}}))...)
-			never := make(chan struct{})
-			t.Cleanup(func() { close(never) })
-			c := downstream(t, g, client.WithEra(era),
-				client.WithElicitationHandler(func(ctx context.Context, _ *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-					select {
-					case <-never:
-					case <-ctx.Done():
-					}
-					return nil, context.Canceled
-				}))
+			c := downstream(t, g, client.WithEra(era), testmcp.NeverAnswer(t, nil))
 			if era == mcp.EraLegacy {
 				res, err := c.CallTool(t.Context(), "q__ask", nil)
 				if client.CodeOf(err) != client.CodeToolError || !strings.Contains(text(res), "did not answer in time") {
