@@ -132,14 +132,7 @@ func TestHTTPEndlessSSEStreamTimesOut(t *testing.T) {
 			if client.CodeOf(err) != client.CodeTransport || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no response within 300ms") {
 				t.Fatalf("err = %v, want the client's timeout (a transport error, context.DeadlineExceeded)", err)
 			}
-			select {
-			case werr := <-ended:
-				if werr == nil {
-					t.Fatal("the server stopped writing without an error")
-				}
-			case <-time.After(time.Minute): // a bound for a hang, not a speed
-				t.Fatal("the stream was not closed: the server still writes a minute after the call ended")
-			}
+			writeFails(t, ended, "the server stopped writing without an error", "the stream was not closed: the server still writes a minute after the call ended")
 			t.Logf("%s: the server streamed %.1f MiB of events before the timeout closed the stream", era, float64(written.Load())/mib)
 		})
 	}
@@ -304,14 +297,7 @@ func TestHTTPHugeReplyRefused(t *testing.T) {
 				if !errors.As(err, &te) || client.CodeOf(err) != client.CodeTransport || !strings.Contains(err.Error(), fmt.Sprintf("exceeds the %d-byte limit on message size", limit)) {
 					t.Fatalf("err = %v, want a transport error naming the %d-byte limit", err, limit)
 				}
-				select {
-				case werr := <-ended:
-					if werr == nil {
-						t.Fatal("the server wrote the whole GiB: the client read it all")
-					}
-				case <-time.After(time.Minute): // a bound for a hang, not a speed
-					t.Fatal("the server still writes a minute after the call ended: the connection was not closed")
-				}
+				writeFails(t, ended, "the server wrote the whole GiB: the client read it all", "the server still writes a minute after the call ended: the connection was not closed")
 				t.Logf("limit %d MiB: read %d bytes of the body (limit%+d), the server wrote %.1f MiB before its write failed, %.1f MiB allocated during the call",
 					limit/mib, read.Load(), read.Load()-int64(limit), float64(written.Load())/mib, float64(allocated)/mib)
 				want := int64(float64(limit)*tc.wire) + hugeReadSlack
@@ -331,5 +317,21 @@ func TestHTTPHugeReplyRefused(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// writeFails waits for a server's endless write to end, as the client
+// closing the connection makes it: a write that ended without an error
+// fails the test with whole, and one still going on a minute later (a
+// bound for a hang, not a speed) with hang.
+func writeFails(t *testing.T, ended <-chan error, whole, hang string) {
+	t.Helper()
+	select {
+	case werr := <-ended:
+		if werr == nil {
+			t.Fatal(whole)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal(hang)
 	}
 }

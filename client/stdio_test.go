@@ -111,11 +111,19 @@ func fakeStdioServer(mode string) {
 
 func fakeCommand(t *testing.T, mode string) *client.Command {
 	t.Helper()
+	return selfCommand(t, "TW_FAKE_STDIO", mode)
+}
+
+// selfCommand runs this test binary again as a stdio server, with the
+// environment variable env set to mode (which server, and how it behaves,
+// is up to the init or TestMain that reads it).
+func selfCommand(t *testing.T, env, mode string) *client.Command {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &client.Command{Path: exe, Env: append(os.Environ(), "TW_FAKE_STDIO="+mode), GracePeriod: 500 * time.Millisecond}
+	return &client.Command{Path: exe, Env: append(os.Environ(), env+"="+mode), GracePeriod: 500 * time.Millisecond}
 }
 
 func toolwireServe(t *testing.T) *client.Command {

@@ -1,7 +1,6 @@
 package client_test
 
 import (
-	"os"
 	"testing"
 	"time"
 
@@ -21,11 +20,7 @@ func init() { testenv.ServeStrictLegacy() }
 
 func strictLegacyCommand(t *testing.T, mode string) *client.Command {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &client.Command{Path: exe, Env: append(os.Environ(), "TW_STRICT_LEGACY="+mode), GracePeriod: 500 * time.Millisecond}
+	return selfCommand(t, "TW_STRICT_LEGACY", mode)
 }
 
 // TestAutoEraSurvivesStrictLegacyChild: a legacy stdio server that dies (or
