@@ -69,6 +69,17 @@ func twoReplicas(t *testing.T, url string, opts ...TaskStoreOption) (a, b *TaskS
 	return a, b
 }
 
+// sharedTask is twoReplicas on the test Redis, with the working task "t1"
+// of alice created on a.
+func sharedTask(t *testing.T) (a, b *TaskStore) {
+	t.Helper()
+	a, b = twoReplicas(t, testenv.Redis(t).URL())
+	if err := a.Create(context.Background(), newTask("t1", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
+}
+
 // TestTaskStoreSuite holds the Redis store to the memory and SQLite stores'
 // contract (storetest.Run), each subtest on fresh keys.
 func TestTaskStoreSuite(t *testing.T) {
@@ -127,12 +138,8 @@ func TestTaskStoreReplicas(t *testing.T) {
 // each append their mark to one task's message through Update; every mark
 // is there at the end (no update is lost to another replica's).
 func TestTaskStoreConcurrentReplicas(t *testing.T) {
-	srv := testenv.Redis(t)
 	ctx := context.Background()
-	a, b := twoReplicas(t, srv.URL())
-	if err := a.Create(ctx, newTask("t1", "alice")); err != nil {
-		t.Fatal(err)
-	}
+	a, b := sharedTask(t)
 	const n = 50
 	fns := make([]func() error, n)
 	for i := range n {
@@ -173,12 +180,8 @@ func TestTaskStoreConcurrentReplicas(t *testing.T) {
 // replica every time fn runs makes Update give up after
 // MaxTaskUpdateAttempts with ErrTaskConflict, having changed nothing.
 func TestTaskStoreUpdateConflict(t *testing.T) {
-	srv := testenv.Redis(t)
 	ctx := context.Background()
-	a, b := twoReplicas(t, srv.URL())
-	if err := a.Create(ctx, newTask("t1", "alice")); err != nil {
-		t.Fatal(err)
-	}
+	a, b := sharedTask(t)
 	calls := 0
 	_, err := a.Update(ctx, "t1", func(r *taskstore.Record) error {
 		calls++
