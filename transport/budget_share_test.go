@@ -91,16 +91,3 @@ func TestMemoryBudgetShareConcurrent(t *testing.T) {
 		t.Fatalf("over a limit %v; in use at the end %d, %d", over.Load(), root.InUse(), anon.InUse())
 	}
 }
-
-// Taking through a share allocates nothing.
-func TestMemoryBudgetShareDoesNotAllocate(t *testing.T) {
-	addr := NewMemoryBudget(1<<20).Share("anonymous", 1<<19).Share("address", 1<<18)
-	if n := testing.AllocsPerRun(100, func() {
-		if addr.TryAcquire(512) {
-			addr.Release(512)
-		}
-		addr.TryAcquire(2 << 20)
-	}); n != 0 {
-		t.Errorf("%v allocations per TryAcquire/Release", n)
-	}
-}

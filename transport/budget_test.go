@@ -77,17 +77,21 @@ func TestMemoryBudgetConcurrent(t *testing.T) {
 	}
 }
 
-// Taking and giving back allocate nothing: the budget costs nothing per
-// request.
+// Taking and giving back allocate nothing, on a budget and through a
+// share of a share: the budget costs nothing per request.
 func TestMemoryBudgetDoesNotAllocate(t *testing.T) {
-	b := NewMemoryBudget(1 << 20)
-	if n := testing.AllocsPerRun(100, func() {
-		if b.TryAcquire(512) {
-			b.Release(512)
+	for name, b := range map[string]*MemoryBudget{
+		"budget": NewMemoryBudget(1 << 20),
+		"share":  NewMemoryBudget(1<<20).Share("anonymous", 1<<19).Share("address", 1<<18),
+	} {
+		if n := testing.AllocsPerRun(100, func() {
+			if b.TryAcquire(512) {
+				b.Release(512)
+			}
+			b.TryAcquire(2 << 20)
+		}); n != 0 {
+			t.Errorf("%s: %v allocations per TryAcquire/Release", name, n)
 		}
-		b.TryAcquire(2 << 20)
-	}); n != 0 {
-		t.Errorf("%v allocations per TryAcquire/Release", n)
 	}
 }
 
