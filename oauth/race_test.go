@@ -66,6 +66,16 @@ func authorizeToken(t *testing.T, a *oauth.Authorizer, endpoint string) string {
 	return h[len("Bearer "):]
 }
 
+// loginOnly fails the test unless the server saw one authorization, the
+// login's: however the refreshes raced, none sent the user back to log in.
+func loginOnly(t *testing.T, as *oauthtest.Server) {
+	t.Helper()
+	if auths, _, _ := as.Counts(); auths != 1 {
+		t.Fatalf("%d authorizations, want the login's only", auths)
+	}
+}
+
+// refreshes counts the refresh_token grants the server was asked for.
 func refreshes(as *oauthtest.Server) int {
 	n := 0
 	for _, f := range as.TokenForms() {
@@ -100,9 +110,7 @@ func TestSharedStoreRefreshAfterRotation(t *testing.T) {
 	if n := refreshes(e.as); n != 1 {
 		t.Fatalf("%d refreshes, want 1 (B uses A's)", n)
 	}
-	if auths, _, _ := e.as.Counts(); auths != 1 {
-		t.Fatalf("%d authorizations, want the login's only", auths)
-	}
+	loginOnly(t, e.as)
 }
 
 // The race lost at the server: B refreshes with the refresh token A has
@@ -187,9 +195,7 @@ func TestSharedStoreConcurrentRefresh(t *testing.T) {
 	if n := failures.Load(); n != 0 {
 		t.Fatalf("%d of 20 concurrent refreshes ended with a token the server refuses", n)
 	}
-	if auths, _, _ := e.as.Counts(); auths != 1 {
-		t.Fatalf("%d authorizations, want the login's only", auths)
-	}
+	loginOnly(t, e.as)
 }
 
 // Logout by an Authorizer whose token another one has rotated since
