@@ -89,24 +89,36 @@ func prmURLs(endpoint *url.URL, fromHeader string) []string {
 // checks that its resource covers the endpoint. nil, nil: none published
 // (the 2025-03-26 case).
 func (d *discoverer) protectedResource(ctx context.Context, endpoint *url.URL, fromHeader string) (*auth.ResourceMetadata, error) {
-	for _, u := range prmURLs(endpoint, fromHeader) {
-		data, found, err := d.get(ctx, "protected resource metadata URL", u)
+	prm, _, err := firstPublished(ctx, d, "protected resource metadata URL", prmURLs(endpoint, fromHeader), decodeProtectedResourceMetadata)
+	if prm == nil || err != nil {
+		return nil, err
+	}
+	if !resourceCovers(prm.Resource, endpoint) {
+		return nil, fmt.Errorf("%w: it names %q, not the MCP endpoint %s", ErrResourceMismatch, truncate(prm.Resource, 200), endpoint)
+	}
+	return prm, nil
+}
+
+// firstPublished GETs each of urls in turn, the places a metadata document
+// may be published in the order the specifications give, and decodes the
+// first one found (a 4xx answer says it is not there) within the
+// discoverer's size limit; at is its URL. nil, "", nil: none is published.
+func firstPublished[T any](ctx context.Context, d *discoverer, what string, urls []string, decode func([]byte, int64) (*T, error)) (md *T, at string, err error) {
+	for _, u := range urls {
+		data, found, err := d.get(ctx, what, u)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if !found {
 			continue
 		}
-		prm, err := decodeProtectedResourceMetadata(data, d.limit())
+		md, err := decode(data, d.limit())
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		if !resourceCovers(prm.Resource, endpoint) {
-			return nil, fmt.Errorf("%w: it names %q, not the MCP endpoint %s", ErrResourceMismatch, truncate(prm.Resource, 200), endpoint)
-		}
-		return prm, nil
+		return md, u, nil
 	}
-	return nil, nil
+	return nil, "", nil
 }
 
 // asMetadataURLs are the places authorization server metadata is looked
@@ -139,18 +151,11 @@ func (d *discoverer) authServer(ctx context.Context, issuer string, legacy bool)
 	if iu.RawQuery != "" {
 		return nil, fmt.Errorf("the authorization server issuer %q has a query", truncate(issuer, 200))
 	}
-	for _, u := range asMetadataURLs(iu) {
-		data, found, err := d.get(ctx, "authorization server metadata URL", u)
-		if err != nil {
-			return nil, err
-		}
-		if !found {
-			continue
-		}
-		md, err := decodeAuthServerMetadata(data, d.limit())
-		if err != nil {
-			return nil, err
-		}
+	md, u, err := firstPublished(ctx, d, "authorization server metadata URL", asMetadataURLs(iu), decodeAuthServerMetadata)
+	if err != nil {
+		return nil, err
+	}
+	if md != nil {
 		if md.Issuer != issuer {
 			return nil, fmt.Errorf("%w: %s names the issuer %q, not %q", ErrIssuerMismatch, u, truncate(md.Issuer, 200), issuer)
 		}
