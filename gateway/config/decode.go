@@ -76,12 +76,11 @@ func (d *decoder) decode(data []byte) *File {
 	}
 	top, ok := d.Mapping(body, "the file")
 	if !ok || top == nil {
-		d.trust(&trustNodes{}, f)
+		d.trust(nil, f)
 		d.resolve(f)
 		return f
 	}
-	var naming, upstreams ast.Node
-	var trust trustNodes
+	later := map[string]ast.Node{} // the sections that need the others decoded first
 	d.fields(top, "", topKeys, func(key string, mv *ast.MappingValueNode) {
 		v := mv.Value
 		switch key {
@@ -114,34 +113,18 @@ func (d *decoder) decode(data []byte) *File {
 			}
 		case "log_format":
 			d.checked(v, key, checkLogFormat, &f.LogFormat)
-		case "upstreams":
-			upstreams = v
-		case "naming":
-			naming = v
-		case "public_url":
-			trust.publicURL = v
-		case "auth":
-			trust.auth = v
-		case "personas":
-			trust.personas = v
-		case "rate_limits":
-			trust.rateLimits = v
-		case "audit":
-			trust.audit = v
-		case "enrichment":
-			trust.enrichment = v
-		case "admin":
-			trust.admin = v
+		case "upstreams", "naming", "public_url", "auth", "personas", "rate_limits", "audit", "enrichment", "admin":
+			later[key] = v
 		case "store":
 			d.store(v, f)
 		case "limits":
 			d.callerLimits(v, f)
 		}
 	})
-	f.Gateway.Upstreams = d.upstreams(upstreams)
-	d.naming(naming, &f.Gateway)
+	f.Gateway.Upstreams = d.upstreams(later["upstreams"])
+	d.naming(later["naming"], &f.Gateway)
 	d.listenersDistinct(top, f)
-	d.trust(&trust, f)
+	d.trust(later, f)
 	d.resolve(f)
 	return f
 }

@@ -42,22 +42,18 @@ type trustState struct {
 	enrichRules  []enrich.Rule
 }
 
-// trustNodes are the values of the top-level trust keys, nil when absent.
-type trustNodes struct {
-	publicURL, auth, personas, rateLimits, audit, enrichment, admin ast.Node
-}
-
-// trust decodes the trust settings, after the listeners and upstreams.
-func (d *decoder) trust(t *trustNodes, f *File) {
-	d.publicURL(t.publicURL, f)
-	d.auth(t.auth, f)
-	if t.personas != nil {
-		f.Gateway.Policy = d.personas(t.personas, f)
+// trust decodes the trust settings, after the listeners and upstreams,
+// from the values of the top-level keys in top (an absent key: nil).
+func (d *decoder) trust(top map[string]ast.Node, f *File) {
+	d.publicURL(top["public_url"], f)
+	d.auth(top["auth"], f)
+	if n := top["personas"]; n != nil {
+		f.Gateway.Policy = d.personas(n, f)
 	}
-	d.rateLimits(t.rateLimits, f)
-	d.audit(t.audit, f)
-	d.enrichment(t.enrichment, f)
-	d.admin(t.admin, f)
+	d.rateLimits(top["rate_limits"], f)
+	d.audit(top["audit"], f)
+	d.enrichment(top["enrichment"], f)
+	d.admin(top["admin"], f)
 }
 
 // fields calls do for each entry of a mapping whose key is one of known
