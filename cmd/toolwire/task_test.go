@@ -4,17 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/toolwire/toolwire/internal/testmcp"
+	"github.com/toolwire/toolwire/internal/testtools"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
-	"github.com/toolwire/toolwire/transport/streamable"
 )
 
 // taskCLIURL serves task tools over Streamable HTTP in-process: "slow"
@@ -24,39 +23,13 @@ import (
 func taskCLIURL(t *testing.T, release <-chan struct{}) string {
 	t.Helper()
 	s := server.New(mcp.Implementation{Name: "cli-tasks", Version: "1"}, server.WithLimits(server.Limits{TaskPollInterval: 5e6}))
-	type none struct{}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(server.AddTool(s, &mcp.Tool{Name: "slow"}, func(ctx context.Context, req *server.CallRequest, _ none) (string, error) {
-		req.SetTaskStatus("halfway")
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-		return "slept", nil
-	}, server.WithTaskSupport(mcp.TaskOptional)))
-	must(server.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *server.CallRequest, _ none) (string, error) {
-		res, err := req.Elicit(ctx, &mcp.ElicitParams{Message: "Who are you?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)})
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("hello %v", res.Content["name"]), nil
-	}, server.WithTaskSupport(mcp.TaskOptional)))
-	must(server.AddTool(s, &mcp.Tool{Name: "must"}, func(ctx context.Context, req *server.CallRequest, _ none) (string, error) {
-		return fmt.Sprintf("as a task: %v", req.TaskID() != ""), nil
-	}, server.WithTaskSupport(mcp.TaskRequired)))
-	must(server.AddTool(s, &mcp.Tool{Name: "oops"}, func(ctx context.Context, req *server.CallRequest, _ none) (*mcp.CallToolResult, error) {
+	testtools.AddTaskTools(t, s, release)
+	if err := server.AddTool(s, &mcp.Tool{Name: "oops"}, func(ctx context.Context, req *server.CallRequest, _ struct{}) (*mcp.CallToolResult, error) {
 		return mcp.ErrorResult("it went wrong"), nil
-	}, server.WithTaskSupport(mcp.TaskOptional)))
-	h := streamable.NewHandler(s)
-	hs := httptest.NewServer(h)
-	t.Cleanup(func() { hs.Close(); h.Close() })
-	return hs.URL + "/mcp"
+	}, server.WithTaskSupport(mcp.TaskOptional)); err != nil {
+		t.Fatal(err)
+	}
+	return testmcp.ServeHTTP(t, s)
 }
 
 var taskIDPattern = regexp.MustCompile(`task ([0-9a-zA-Z_-]+): `)
