@@ -28,15 +28,10 @@ var decodeSeeds = []string{
 	`1e400`, `[-1e-400]`, `{"A":1,"a":2}`, "\f1", `"\`, `{"a":1,"a":tru}`, `[1,"\ud83d\ude00",{"x":[]}]`,
 }
 
-func TestDecodeValueMatchesStrictDecoder(t *testing.T) {
-	for _, s := range decodeSeeds {
-		compareDecoders(t, []byte(s))
-	}
-}
-
 // FuzzDecodeValue compares DecodeValue with the strict wire decoder: the
 // same inputs accepted, the same values (numbers as the same text), and
-// numbers equal, as floats, to what a plain decode into any gives.
+// numbers equal, as floats, to what a plain decode into any gives. go test
+// runs it over decodeSeeds.
 func FuzzDecodeValue(f *testing.F) {
 	for _, s := range decodeSeeds {
 		f.Add([]byte(s))
