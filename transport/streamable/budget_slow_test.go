@@ -69,7 +69,7 @@ func slowBody(t *testing.T, from net.IP, addr string, size int) net.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nc.Close() })
-	if _, err := fmt.Fprintf(nc, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n{", addr, size); err != nil {
+	if _, err := fmt.Fprint(nc, postHead(addr, size)+"{"); err != nil {
 		t.Fatal(err)
 	}
 	return nc
@@ -193,7 +193,7 @@ func TestAnonymousSharesBoundSentBodies(t *testing.T) {
 		body := paddedCall(int(from), "echo", size)
 		replies := make(chan *http.Response, 1)
 		go func() {
-			_, _ = fmt.Fprintf(nc, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s", addr, size, body[:sent])
+			_, _ = fmt.Fprint(nc, postHead(addr, size)+body[:sent])
 		}()
 		go func() {
 			if resp, err := http.ReadResponse(bufio.NewReader(nc), nil); err == nil {

@@ -222,7 +222,7 @@ func TestRefusedBodyNotDrained(t *testing.T) {
 	nc, addr, serverRead := dialCounted(t, NewHandler(newFixture(t).srv, WithLimits(Limits{MaxBodyBytes: limit})))
 	_ = nc.SetDeadline(time.Now().Add(60 * time.Second)) // fails the test instead of hanging
 	go func() {
-		fmt.Fprintf(nc, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", addr, size)
+		fmt.Fprint(nc, postHead(addr, size))
 		_, _ = io.Copy(nc, &hugeBody{size: size})
 	}()
 	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)

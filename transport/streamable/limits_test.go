@@ -156,7 +156,7 @@ func TestDeclaredBodyOverLimitRefusedAtOnce(t *testing.T) {
 	}
 	defer nc.Close()
 	_ = nc.SetDeadline(time.Now().Add(testwait.Limit)) // fails the test instead of hanging
-	fmt.Fprintf(nc, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", ts.Listener.Addr(), 1<<30)
+	fmt.Fprint(nc, postHead(ts.Listener.Addr(), 1<<30))
 	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
 	if err != nil {
 		t.Fatalf("no reply to a 1 GiB Content-Length with no body: %v", err)
