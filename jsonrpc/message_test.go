@@ -127,17 +127,13 @@ var decodeSeeds = []string{
 	`[]`, `[1]`, `"x"`, `{}`, `{`, ``, `nul`,
 }
 
+// FuzzDecodeMatchesReference checks the fast decoder against the strict
+// one (compareDecode); go test runs it over decodeSeeds.
 func FuzzDecodeMatchesReference(f *testing.F) {
 	for _, s := range decodeSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { compareDecode(t, data) })
-}
-
-func TestDecodeMatchesReference(t *testing.T) {
-	for _, s := range decodeSeeds {
-		compareDecode(t, []byte(s))
-	}
 }
 
 // compareDecode checks the fast path against the strict fallback: same message,

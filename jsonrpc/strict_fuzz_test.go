@@ -277,7 +277,8 @@ func compareStrict(t *testing.T, data []byte) {
 }
 
 // FuzzDecodeStrict checks Decode against the strict reference. Its seeds are
-// every case of the strict table and every seed of FuzzDecodeMatchesReference.
+// every case of the strict table and every seed of FuzzDecodeMatchesReference,
+// which go test runs it over.
 func FuzzDecodeStrict(f *testing.F) {
 	for _, c := range strictCases {
 		f.Add([]byte(c.in))
@@ -286,10 +287,4 @@ func FuzzDecodeStrict(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { compareStrict(t, data) })
-}
-
-func TestDecodeStrictSeeds(t *testing.T) {
-	for _, s := range decodeSeeds {
-		compareStrict(t, []byte(s))
-	}
 }
