@@ -21,7 +21,7 @@ import (
 
 // everythingTargets are the transports server-everything is driven over:
 // stdio (a child process) and streamable HTTP (its streamableHttp mode,
-// bound to loopback by testdata/loopback.cjs).
+// bound to loopback by testenv.EverythingHTTP).
 func everythingTargets(t *testing.T) map[string]func(t *testing.T) client.Transport {
 	node, entry := testenv.Everything(t)
 	return map[string]func(t *testing.T) client.Transport{

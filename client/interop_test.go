@@ -1,12 +1,8 @@
 package client_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,61 +64,10 @@ func TestReferenceOverHTTP(t *testing.T) {
 }
 
 // everythingHTTP starts server-everything in streamableHttp mode bound to
-// 127.0.0.1 (its own code listens on every interface; testdata/loopback.cjs
-// pins the bind address) and returns its endpoint.
+// 127.0.0.1 (see testenv.EverythingHTTP) and returns its endpoint.
 func everythingHTTP(t *testing.T) string {
 	t.Helper()
-	addr, _ := startEverythingHTTP(t, "0")
-	return "http://" + addr + "/mcp"
-}
-
-// startEverythingHTTP starts server-everything in streamableHttp mode on
-// 127.0.0.1:port ("0" for any free port) and returns the address it bound
-// and a function that kills it and waits for it to exit.
-func startEverythingHTTP(t *testing.T, port string) (addr string, stop func()) {
-	t.Helper()
-	return startEverything(t, "streamableHttp", port)
-}
-
-// startEverything starts server-everything in one of its HTTP modes
-// ("streamableHttp", or "sse" for the 2024-11-05 HTTP+SSE transport) on
-// 127.0.0.1:port ("0" for any free port), with testdata/loopback.cjs
-// preloaded to pin the bind address and report it, and returns that
-// address and a function that kills it and waits for it to exit (also run
-// at the end of the test).
-func startEverything(t *testing.T, mode, port string) (addr string, stop func()) {
-	t.Helper()
-	node, entry := testenv.Everything(t)
-	preload, err := filepath.Abs("testdata/loopback.cjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, "--require", preload, entry, mode)
-	cmd.Env = append(os.Environ(), "PORT="+port)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	stop = func() { once.Do(func() { cmd.Process.Kill(); cmd.Wait() }) }
-	t.Cleanup(stop)
-	addrc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "TOOLWIRE_LISTENING "); ok {
-				addrc <- a
-			}
-		}
-	}()
-	a := testwait.Recv(t, addrc, "server-everything ("+mode+") to start listening")
-	if !strings.HasPrefix(a, "127.0.0.1:") {
-		t.Fatalf("server-everything bound %s, not 127.0.0.1", a)
-	}
-	return a, stop
+	return "http://" + testenv.EverythingHTTP(t, "streamableHttp") + "/mcp"
 }
 
 // server-everything forgets every session when it restarts and answers the
@@ -131,7 +76,7 @@ func startEverything(t *testing.T, mode, port string) (addr string, stop func())
 // session loss, re-initializes once, and the call succeeds on the new
 // session.
 func TestInteropServerEverythingRestart(t *testing.T) {
-	addr, stop := startEverythingHTTP(t, "0")
+	addr, stop := testenv.EverythingHTTPOn(t, "streamableHttp", "0")
 	url := "http://" + addr + "/mcp"
 	var inits atomic.Int32
 	count := func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
@@ -152,7 +97,7 @@ func TestInteropServerEverythingRestart(t *testing.T) {
 	}
 	stop()
 	_, port, _ := strings.Cut(addr, ":")
-	if a, _ := startEverythingHTTP(t, port); a != addr {
+	if a, _ := testenv.EverythingHTTPOn(t, "streamableHttp", port); a != addr {
 		t.Fatalf("restarted on %s, not %s", a, addr)
 	}
 	res, err := echo()

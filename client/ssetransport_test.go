@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
@@ -356,8 +357,7 @@ func TestSSEStreamDropThenReconnect(t *testing.T) {
 // of 127.0.0.1 and returns its stream URL.
 func startEverythingSSE(t *testing.T) string {
 	t.Helper()
-	addr, _ := startEverything(t, "sse", "0")
-	return "http://" + addr + "/sse"
+	return "http://" + testenv.EverythingHTTP(t, "sse") + "/sse"
 }
 
 func TestInteropServerEverythingSSE(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,13 +58,23 @@ net.Server.prototype.listen = function (...args) {
 // it by its PID, and logs its stderr when the test failed.
 func EverythingHTTP(t testing.TB, mode string) string {
 	t.Helper()
+	addr, _ := EverythingHTTPOn(t, mode, "0")
+	return addr
+}
+
+// EverythingHTTPOn is EverythingHTTP on 127.0.0.1:port ("0" for a free
+// port), which lets a test start it again where a client already points,
+// as a server that restarted; stop kills it by its PID and waits for it
+// to exit (t.Cleanup does too).
+func EverythingHTTPOn(t testing.TB, mode, port string) (addr string, stop func()) {
+	t.Helper()
 	node, entry := Everything(t)
 	preload := filepath.Join(t.TempDir(), "loopback.cjs")
 	if err := os.WriteFile(preload, []byte(loopbackPreload), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(node, "--require", preload, entry, mode)
-	cmd.Env = append(os.Environ(), "PORT=0")
+	cmd.Env = append(os.Environ(), "PORT="+port)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -88,12 +99,18 @@ func EverythingHTTP(t testing.TB, mode string) string {
 			}
 		}
 	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			if p, err := os.FindProcess(pid); err == nil {
+				_ = p.Kill()
+			}
+			_ = cmd.Wait()
+			<-done
+		})
+	}
 	t.Cleanup(func() {
-		if p, err := os.FindProcess(pid); err == nil {
-			_ = p.Kill()
-		}
-		_ = cmd.Wait()
-		<-done
+		stop()
 		if t.Failed() {
 			t.Logf("server-everything %s (PID %d) stderr:\n%s", mode, pid, log.String())
 		}
@@ -103,11 +120,11 @@ func EverythingHTTP(t testing.TB, mode string) string {
 		if !strings.HasPrefix(a, "127.0.0.1:") {
 			t.Fatalf("server-everything bound %s, not 127.0.0.1", a)
 		}
-		return a
+		return a, stop
 	case <-done:
 		t.Fatalf("server-everything %s exited before listening:\n%s", mode, log.String())
 	case <-time.After(testwait.Limit): // a hang bound
 		t.Fatalf("server-everything %s did not start listening:\n%s", mode, log.String())
 	}
-	return ""
+	return "", stop
 }
