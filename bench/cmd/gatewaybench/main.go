@@ -549,6 +549,7 @@ func main() {
 	if err != nil {
 		procs.Fatalf("%v", err)
 	}
+	noteState(ps)
 	ctx := context.Background()
 
 	// Each target's idle memory, after one client looked around.

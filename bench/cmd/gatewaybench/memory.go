@@ -103,7 +103,7 @@ func memoryTable(w io.Writer) {
 	if len(mem.idle) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nResident memory of each target's own process (VmRSS and VmHWM from /proc/PID/status, MiB): idle is after start-up and one session's initialize, tools/list and echo call, before any load; after %d callers is read right after each %d-caller run (one per era and repetition), median (min–max); the peak (VmHWM) is at the end of the run.%s\n\n", memCallers, memCallers, envNote())
+	fmt.Fprintf(w, "\nResident memory of each target's own process (VmRSS and VmHWM from /proc/PID/status, MiB): idle is after start-up and one session's initialize, tools/list and echo call, before any load; after %d callers is read right after each %d-caller run (one per era and repetition), median (min–max); the peak (VmHWM) is at the end of the run.%s%s\n\n", memCallers, memCallers, envNote(), stateNote())
 	fmt.Fprintf(w, "| target | idle RSS MiB | idle anon / file MiB | RSS after %d callers MiB | after: anon / file MiB | peak at the end MiB |\n|---|---:|---:|---:|---:|---:|\n", memCallers)
 	for _, t := range targets {
 		id, ok := mem.idle[t]
@@ -122,6 +122,45 @@ func memoryTable(w io.Writer) {
 		}
 		fmt.Fprintf(w, "| %s | %.1f | %.1f / %.1f | %s | %s | %.1f |\n", t, mib(id.rss), mib(id.anon), mib(id.file), a, af, mib(mem.end[t].hwm))
 	}
+}
+
+// stateNotes says, for the report, where each gateway keeps its tasks and
+// 2025-era sessions: the gateways without a data_dir of their own start in
+// this program's directory with the default one, which one process at a
+// time holds (SQLite stores); the others keep them in memory. The two cost
+// different memory, so the memory table says which is which.
+var stateNotes = map[string]string{}
+
+// heldDataDir is what a gateway logs when another process holds its data
+// directory (internal/datadir).
+const heldDataDir = "the data directory is in use by another toolwire process"
+
+// noteState fills stateNotes from each gateway's start-up log.
+func noteState(ps map[string]*procs.Proc) {
+	for _, t := range targets {
+		if !strings.HasPrefix(t, "gateway-") || ps[t] == nil {
+			continue
+		}
+		if strings.Contains(ps[t].Log(), heldDataDir) {
+			stateNotes[t] = "in memory (its data directory was held by another gateway)"
+		} else {
+			stateNotes[t] = "in SQLite in its data directory"
+		}
+	}
+}
+
+// stateNote is the memory table's sentence on stateNotes.
+func stateNote() string {
+	var ns []string
+	for _, t := range targets {
+		if n, ok := stateNotes[t]; ok {
+			ns = append(ns, t+" "+n)
+		}
+	}
+	if len(ns) == 0 {
+		return ""
+	}
+	return " Tasks and 2025-era sessions: " + strings.Join(ns, "; ") + "."
 }
 
 // envNote says which environment the gateways ran with (-gateway-env).
