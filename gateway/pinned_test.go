@@ -13,6 +13,7 @@ import (
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/gateway/audit/sqlite"
+	"github.com/toolwire/toolwire/gateway/audit/storetest"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -132,10 +133,7 @@ func TestPinnedArgument(t *testing.T) {
 		}
 	}
 	var denied int
-	for r, err := range store.Query(ctx, audit.Filter{}) {
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, r := range storetest.Collect(t, store, audit.Filter{}) {
 		if r.Outcome == audit.OutcomeDenied {
 			denied++
 			if r.Tool != "gh__create_issue" || !strings.Contains(r.Error, `"repo"`) {

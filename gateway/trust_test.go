@@ -18,6 +18,7 @@ import (
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/gateway/audit/sqlite"
+	"github.com/toolwire/toolwire/gateway/audit/storetest"
 	"github.com/toolwire/toolwire/gateway/enrich"
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/gateway/ratelimit"
@@ -142,18 +143,6 @@ func refused(t *testing.T, c *client.Client, name string, args map[string]any) s
 	return text(res)
 }
 
-func records(t *testing.T, s audit.Store, f audit.Filter) []*audit.Record {
-	t.Helper()
-	var out []*audit.Record
-	for r, err := range s.Query(context.Background(), f) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 func TestPersonasFilterListsAndDenyCalls(t *testing.T) {
 	for _, version := range []string{mcp.Version20251125, mcp.Version20260728} {
 		t.Run(version, func(t *testing.T) {
@@ -205,7 +194,7 @@ func TestPersonasFilterListsAndDenyCalls(t *testing.T) {
 				t.Errorf("upstream calls: %v", e.counted.n)
 			}
 
-			all := records(t, e.store, audit.Filter{})
+			all := storetest.Collect(t, e.store, audit.Filter{})
 			if len(all) != 5 {
 				t.Fatalf("%d audit records, want 5: %+v", len(all), all)
 			}
@@ -262,7 +251,7 @@ func TestRateLimitedCallIsRefusedWithGuidanceAndAudited(t *testing.T) {
 	if res, err := bot.CallTool(ctx, "files__echo", map[string]any{"text": "3"}); err != nil || res.IsError {
 		t.Errorf("another tool is not limited: %+v %v", res, err)
 	}
-	limited := records(t, e.store, audit.Filter{Outcome: audit.OutcomeRateLimited})
+	limited := storetest.Collect(t, e.store, audit.Filter{Outcome: audit.OutcomeRateLimited})
 	if len(limited) != 1 || limited[0].Tool != "weather__echo" || limited[0].Persona != "ops" {
 		t.Errorf("rate-limited records: %+v", limited)
 	}
@@ -398,7 +387,7 @@ func TestCancelledCallIsAuditedAsCancelled(t *testing.T) {
 	}
 	var recs []*audit.Record
 	testwait.WaitFor(t, "the cancelled call's audit record", func() bool {
-		recs = records(t, store, audit.Filter{Tool: "slow__wait"})
+		recs = storetest.Collect(t, store, audit.Filter{Tool: "slow__wait"})
 		return len(recs) > 0
 	})
 	if len(recs) != 1 || recs[0].Outcome != audit.OutcomeCancelled {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/gateway/audit/sqlite"
+	"github.com/toolwire/toolwire/gateway/audit/storetest"
 	"github.com/toolwire/toolwire/gateway/config"
 	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testwait"
@@ -149,15 +150,7 @@ func TestAuditRetentionSweep(t *testing.T) {
 	}
 	stop := sweepAudit(t.Context(), s, 40*time.Hour, slog.New(slog.DiscardHandler))
 	defer stop()
-	count := func() (n int) {
-		for _, err := range s.Query(t.Context(), audit.Filter{}) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			n++
-		}
-		return n
-	}
+	count := func() int { return len(storetest.Collect(t, s, audit.Filter{})) }
 	// 37, 38 and 39 hours old stay.
 	testwait.WaitFor(t, "the sweep down to 3 records", func() bool { return count() == 3 })
 	rep, err := s.Verify(t.Context())
