@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
@@ -21,8 +20,7 @@ import (
 // one stream per session, where the store choosing which stream to evict
 // from is the same.
 func TestEventStoreMatchesMemory(t *testing.T) {
-	srv := testenv.Redis(t)
-	c := open(t, srv.URL())
+	c := openRedis(t)
 	for _, cfg := range []struct {
 		name               string
 		maxEvents, maxByte int

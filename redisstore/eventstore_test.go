@@ -382,8 +382,7 @@ func TestEventStorePrefix(t *testing.T) {
 // A session's keys expire WithEventTTL after its last Append, which
 // refreshes it; after expiry its ids are unknown and Redis holds nothing.
 func TestEventStoreTTL(t *testing.T) {
-	srv := testenv.Redis(t)
-	c := open(t, srv.URL())
+	c := openRedis(t)
 	s := c.EventStore()
 	mustAppend(t, s, "s", "p", []byte("x"))
 	for _, k := range s.keys("s") {

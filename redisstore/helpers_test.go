@@ -74,6 +74,13 @@ func open(t testing.TB, url string, opts ...Option) *Client {
 	return c
 }
 
+// openRedis opens a client, with opts, on a Redis server started for the
+// test alone.
+func openRedis(t testing.TB, opts ...Option) *Client {
+	t.Helper()
+	return open(t, testenv.Redis(t).URL(), opts...)
+}
+
 // roundTrips counts what a client sends to Redis: commands, pipelines and
 // new connections.
 type roundTrips struct{ cmds, pipelines, dials atomic.Int64 }

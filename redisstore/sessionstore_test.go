@@ -22,8 +22,7 @@ import (
 // round trip, the TTL restarts on Touch and Update, and ids never stored,
 // deleted or expired are not found.
 func TestSessionStore(t *testing.T) {
-	srv := testenv.Redis(t)
-	c := open(t, srv.URL())
+	c := openRedis(t)
 	s := c.SessionStore()
 	rt := countRoundTrips(c)
 	ctx := context.Background()
