@@ -169,15 +169,7 @@ func WithHealthCheck(f func(context.Context) error) Option {
 // rebinding page (whose requests carry its own name as Host) out. A
 // listener reached by other names must list them. Other Hosts get 403.
 func WithAllowedHosts(hosts ...string) Option {
-	return handlerOption(func(h *Handler) error {
-		for i, v := range hosts {
-			if strings.TrimSpace(v) == "" {
-				return fmt.Errorf("otc: allowed host %d is empty", i)
-			}
-		}
-		h.hosts = append(h.hosts, hosts...)
-		return nil
-	})
+	return handlerOption(func(h *Handler) error { return appendNonBlank(&h.hosts, "allowed host", hosts) })
 }
 
 // WithAllowedOrigins sets the Origin header values accepted from browsers,
@@ -186,15 +178,20 @@ func WithAllowedHosts(hosts ...string) Option {
 // Origin gets 403 before it is read; one with no Origin (not from a
 // browser) is checked by Host alone.
 func WithAllowedOrigins(origins ...string) Option {
-	return handlerOption(func(h *Handler) error {
-		for i, v := range origins {
-			if strings.TrimSpace(v) == "" {
-				return fmt.Errorf("otc: allowed origin %d is empty", i)
-			}
+	return handlerOption(func(h *Handler) error { return appendNonBlank(&h.origins, "allowed origin", origins) })
+}
+
+// appendNonBlank appends vs to *dst, the allow list of what (hosts or
+// origins), unless one of them is blank: an empty entry would match
+// nothing, so it is refused as a mistake in the configuration.
+func appendNonBlank(dst *[]string, what string, vs []string) error {
+	for i, v := range vs {
+		if strings.TrimSpace(v) == "" {
+			return fmt.Errorf("otc: %s %d is empty", what, i)
 		}
-		h.origins = append(h.origins, origins...)
-		return nil
-	})
+	}
+	*dst = append(*dst, vs...)
+	return nil
 }
 
 // NewHandler returns a handler serving b's tools. It fails on a bad option;
