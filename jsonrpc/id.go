@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/toolwire/toolwire/internal/jsonscan"
 	"github.com/toolwire/toolwire/internal/jsonstr"
 )
 
@@ -119,7 +120,7 @@ func parseID(data []byte) (id ID, problem string) {
 		}
 		return StringID(string(s)), ""
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		if n, ok := parseInt(data); ok {
+		if n, ok := jsonscan.Int64(data); ok {
 			return Int64ID(n), ""
 		}
 		return ID{}, describeNumber(data)
@@ -133,31 +134,6 @@ func parseID(data []byte) (id ID, problem string) {
 		return ID{}, "an array"
 	}
 	return ID{}, "an invalid value"
-}
-
-// parseInt parses a JSON number that is an integer within 64 bits.
-func parseInt(b []byte) (int64, bool) {
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	if len(b) == 0 || len(b) > 19 { // 19 digits always fit in a uint64
-		return 0, false
-	}
-	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
-	}
-	switch {
-	case neg && n <= 1<<63:
-		return int64(-n), true
-	case !neg && n < 1<<63:
-		return int64(n), true
-	}
-	return 0, false
 }
 
 // describeNumber says why a JSON number is not an id MCP accepts.

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/toolwire/toolwire/internal/jsonscan"
 )
 
 // The scalar checks of the walker decide only whether a scalar passes. One
@@ -233,10 +235,10 @@ func numberIn(vs *valueSet, r *big.Rat) bool {
 }
 
 // compare compares a JSON number with a bound: as integers when both are
-// small integers, else as rationals (the validator's way). ok is false for a
+// integers within 64 bits, else as rationals (the validator's way). ok is false for a
 // number math/big cannot read (the validator then reports it).
 func compare(raw []byte, bound *big.Rat, rat func() *big.Rat) (c int, ok bool) {
-	if n, ok := smallInt(raw); ok && bound.IsInt() && bound.Num().IsInt64() {
+	if n, ok := jsonscan.Int64(raw); ok && bound.IsInt() && bound.Num().IsInt64() {
 		b := bound.Num().Int64()
 		switch {
 		case n < b:
@@ -251,29 +253,6 @@ func compare(raw []byte, bound *big.Rat, rat func() *big.Rat) (c int, ok bool) {
 		return 0, false
 	}
 	return r.Cmp(bound), true
-}
-
-// smallInt parses a JSON number written as an integer of at most 18 digits.
-func smallInt(raw []byte) (int64, bool) {
-	neg := raw[0] == '-'
-	digits := raw
-	if neg {
-		digits = raw[1:]
-	}
-	if len(digits) == 0 || len(digits) > 18 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
 }
 
 // decimal is a JSON number taken apart: its value is

@@ -119,6 +119,38 @@ func PlainString(value []byte) ([]byte, bool) {
 	return v, ok && s.pos == len(value)
 }
 
+// Int64 returns the value of a JSON number written as a plain integer (an
+// optional minus and digits only, no fraction or exponent) when it fits in
+// 64 bits: a JSON-RPC id, or a number a schema bound compares exactly.
+// Anything else (an empty value, 20 digits or more, a fraction, an
+// exponent) is false, for the caller's general path.
+func Int64(b []byte) (int64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 19 { // 19 digits always fit in a uint64
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	switch {
+	case neg && n <= 1<<63:
+		return int64(-n), true
+	case !neg && n < 1<<63:
+		return int64(n), true
+	}
+	return 0, false
+}
+
 // Scanner reads JSON tokens from a byte slice.
 type Scanner struct {
 	data []byte

@@ -276,3 +276,21 @@ func TestMembersReadsDeepValues(t *testing.T) {
 		t.Error("a deep value cut short accepted")
 	}
 }
+
+// Int64 reads plain integers within 64 bits, the bounds included, and
+// declines the rest.
+func TestInt64(t *testing.T) {
+	for in, want := range map[string]int64{
+		"0": 0, "-0": 0, "42": 42, "-7": -7,
+		"9223372036854775807": 9223372036854775807, "-9223372036854775808": -9223372036854775808,
+	} {
+		if n, ok := Int64([]byte(in)); !ok || n != want {
+			t.Errorf("%s: %d, %v", in, n, ok)
+		}
+	}
+	for _, in := range []string{"", "-", "9223372036854775808", "-9223372036854775809", "12345678901234567890", "1.5", "1e3", `"1"`} {
+		if n, ok := Int64([]byte(in)); ok {
+			t.Errorf("%q read as %d", in, n)
+		}
+	}
+}
