@@ -15,14 +15,7 @@ import (
 
 func countRecords(t *testing.T, s audit.Store) int {
 	t.Helper()
-	n := 0
-	for _, err := range s.Query(context.Background(), audit.Filter{}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
-	return n
+	return len(storetest.Collect(t, s, audit.Filter{}))
 }
 
 // TestJournalReadsItsOwnAppends: without fsync, what Append acknowledged is
@@ -100,10 +93,7 @@ func TestJournalRecoversAfterATornWrite(t *testing.T) {
 	var head audit.Anchor
 	{
 		s, _ := Open(path)
-		for r, err := range s.Query(context.Background(), audit.Filter{AfterSeq: 4}) {
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, r := range storetest.Collect(t, s, audit.Filter{AfterSeq: 4}) {
 			lines = audit.AppendJournalEntry(lines, r, audit.Anchor{Seq: r.Seq - 1, Hash: r.PrevHash}, nil)
 			head = audit.Anchor{Seq: r.Seq, Hash: r.Hash}
 		}
