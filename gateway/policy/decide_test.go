@@ -1,10 +1,12 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 func TestDecide(t *testing.T) {
@@ -97,18 +99,10 @@ func TestExplain(t *testing.T) {
 func TestDecideConcurrent(t *testing.T) {
 	p := mustPolicy(t, Persona{Name: "p", Match: Match{Identities: []string{"k"}}, Tools: Rules{Allow: []string{"a*"}, Deny: []string{"ab*"}}})
 	id := FromAPIKey("k")
-	var wg sync.WaitGroup
-	for g := 0; g < 8; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 1000; i++ {
-				if p.Decide(id, Tools, "ac").Allowed != true || p.Decide(id, Tools, "abc").Allowed != false {
-					t.Error("inconsistent decision")
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	testwait.Concurrently(t, 8, 1000, func(int, int) error {
+		if p.Decide(id, Tools, "ac").Allowed != true || p.Decide(id, Tools, "abc").Allowed != false {
+			return errors.New("inconsistent decision")
+		}
+		return nil
+	})
 }

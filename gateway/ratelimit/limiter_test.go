@@ -3,9 +3,11 @@ package ratelimit
 import (
 	"fmt"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -191,24 +193,14 @@ func TestConcurrentAllow(t *testing.T) {
 	// Ten tokens in all, a frozen clock, 8 goroutines hammering: exactly
 	// ten calls succeed, whatever the interleaving.
 	l := mustNew(t, Config{Persona: PerSecond(1, 10), Identity: PerSecond(1, 1000), MaxBuckets: 4, Now: func() time.Time { return t0 }})
-	var mu sync.Mutex
-	allowed := 0
-	var wg sync.WaitGroup
-	for g := 0; g < 8; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 200; i++ {
-				if ok, _, _ := l.Allow(fmt.Sprint("id", i%3), "p", ""); ok {
-					mu.Lock()
-					allowed++
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if allowed != 10 {
+	var allowed atomic.Int32
+	testwait.Concurrently(t, 8, 200, func(_, i int) error {
+		if ok, _, _ := l.Allow(fmt.Sprint("id", i%3), "p", ""); ok {
+			allowed.Add(1)
+		}
+		return nil
+	})
+	if allowed := allowed.Load(); allowed != 10 {
 		t.Errorf("%d calls allowed, want 10", allowed)
 	}
 }
