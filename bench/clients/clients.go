@@ -74,3 +74,15 @@ func CheckEchoBlocks[B any](want string, isError bool, content []B, text func(B)
 	}
 	return CheckEcho(want, isError, len(content), first, isText)
 }
+
+// TextOf is CheckEchoBlocks's text reader for a library whose content
+// blocks B hold text blocks as *T: text reads one, and a block of any
+// other type is not text.
+func TextOf[B, T any](text func(*T) string) func(B) (string, bool) {
+	return func(b B) (string, bool) {
+		if t, ok := any(b).(*T); ok {
+			return text(t), true
+		}
+		return "", false
+	}
+}

@@ -39,11 +39,6 @@ func (t *caller) Echo(ctx context.Context, msg string) error {
 }
 
 // textOf reads a text block's text.
-func textOf(c mcp.Content) (string, bool) {
-	if tc, ok := c.(*mcp.TextContent); ok {
-		return tc.Text, true
-	}
-	return "", false
-}
+var textOf = clients.TextOf[mcp.Content](func(tc *mcp.TextContent) string { return tc.Text })
 
 func (t *caller) Close() error { return t.c.Close() }
