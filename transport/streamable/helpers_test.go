@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -208,13 +207,6 @@ func doAsync(r *http.Request) <-chan *http.Response {
 		replies <- resp
 	}()
 	return replies
-}
-
-// postHead is the head of a raw HTTP/1.1 POST to host's root with a
-// Content-Length of length, for tests that write (or withhold) the body
-// themselves on a connection of their own.
-func postHead(host any, length int) string {
-	return fmt.Sprintf("POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", host, length)
 }
 
 func readAll(t *testing.T, resp *http.Response) string {

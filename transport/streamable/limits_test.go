@@ -144,6 +144,13 @@ func TestErrorsNameNoGoTypes(t *testing.T) {
 	}
 }
 
+// postHead is the head of a raw HTTP/1.1 POST to host's root with a
+// Content-Length of length, for tests that write (or withhold) the body
+// themselves on a connection of their own.
+func postHead(host any, length int) string {
+	return fmt.Sprintf("POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", host, length)
+}
+
 // TestDeclaredBodyOverLimitRefusedAtOnce: a POST whose Content-Length
 // exceeds the body limit is refused with 413 before any of it is read, not
 // after waiting out the read timeout for a body that never comes.
