@@ -265,14 +265,20 @@ func (g *Gateway) forwardRaw(ctx context.Context, u *upstream, method string, pa
 	return clean(raw), nil
 }
 
+// passedError is the JSON-RPC error a peer answered with (its code,
+// message and data, if any), for passing on as it was.
+func passedError(code int64, message string, data json.RawMessage) *jsonrpc.Error {
+	e := jsonrpc.NewError(code, "%s", message)
+	if len(data) > 0 {
+		e.Data = data
+	}
+	return e
+}
+
 func rpcError(u *upstream, err error) error {
 	var je *client.JSONRPCError
 	if errors.As(err, &je) {
-		e := jsonrpc.NewError(je.Code, "%s", je.Message)
-		if len(je.Data) > 0 {
-			e.Data = je.Data
-		}
-		return e
+		return passedError(je.Code, je.Message, je.Data)
 	}
 	return jsonrpc.NewError(jsonrpc.CodeInternalError, "upstream %q: %v", u.spec.Name, err)
 }

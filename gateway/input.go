@@ -342,11 +342,7 @@ func downstreamError(method string, err error) error {
 	}
 	var ce *server.ClientError
 	if errors.As(err, &ce) {
-		e := jsonrpc.NewError(ce.Code, "%s", ce.Message)
-		if len(ce.Data) > 0 {
-			e.Data = ce.Data
-		}
-		return e
+		return passedError(ce.Code, ce.Message, ce.Data)
 	}
 	var mc *server.MissingCapabilityError
 	if errors.As(err, &mc) {
