@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -83,6 +84,29 @@ func listedDefs[T, D any](mu *sync.RWMutex, set *sortedSet[T], def func(T) D) []
 	mu.RLock()
 	defer mu.RUnlock()
 	return defsOf(set.values(), def)
+}
+
+// checkEntry is what AddPrompt, AddResource and AddResourceTemplate check
+// before anything else; the first that fails is a *RegistrationError of
+// kind: a definition (def not nil), a handler (noHandler when it is nil),
+// the entry's key (its name, URI or URI template, called field) not empty
+// and without surrounding spaces, and a name. keys gives def's key and
+// name.
+func checkEntry[D any](kind string, def *D, noHandler bool, field string, keys func(*D) (key, name string)) error {
+	if def == nil {
+		return &RegistrationError{Kind: kind, Reason: kind + " definition is nil"}
+	}
+	key, name := keys(def)
+	if noHandler {
+		return &RegistrationError{Kind: kind, Name: key, Reason: "handler is nil"}
+	}
+	if key == "" || strings.TrimSpace(key) != key {
+		return &RegistrationError{Kind: kind, Name: key, Reason: field + " must be non-empty, without surrounding spaces"}
+	}
+	if name == "" {
+		return &RegistrationError{Kind: kind, Name: key, Reason: "name is required"}
+	}
+	return nil
 }
 
 // listMethod is the handler of prompts/list, resources/list or

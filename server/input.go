@@ -405,7 +405,7 @@ func (s *Server) openRound(c *call) (*inputRound, *jsonrpc.Error) {
 	}
 	if p.InputResponses != nil {
 		if p.InputResponses[0] != '{' {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid %s params: "inputResponses" must be an object of results, not %s`, c.Method, jsonKind(p.InputResponses))
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid %s params: "inputResponses" must be an object of results, not %s`, c.Method, wirejson.KindOf(p.InputResponses))
 		}
 		var resp map[string]json.RawMessage
 		if err := wirejson.Unmarshal(p.InputResponses, &resp); err != nil {
@@ -419,7 +419,7 @@ func (s *Server) openRound(c *call) (*inputRound, *jsonrpc.Error) {
 		for _, k := range keys {
 			v := resp[k]
 			if len(v) == 0 || v[0] != '{' {
-				return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid %s params: inputResponses[%q] must be an object (the result of the request asked), not %s`, c.Method, k, jsonKind(v))
+				return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid %s params: inputResponses[%q] must be an object (the result of the request asked), not %s`, c.Method, k, wirejson.KindOf(v))
 			}
 			if _, earlier := in.answers[k]; earlier {
 				continue // an answer sealed in an earlier round stands

@@ -72,14 +72,8 @@ type promptRegistry struct {
 // "prompt"); AddPrompt never panics. The definition is copied. Connected
 // clients are told the list changed (notifications/prompts/list_changed).
 func AddPrompt(s *Server, p *mcp.Prompt, h PromptFunc) error {
-	if p == nil {
-		return &RegistrationError{Kind: "prompt", Reason: "prompt definition is nil"}
-	}
-	if h == nil {
-		return &RegistrationError{Kind: "prompt", Name: p.Name, Reason: "handler is nil"}
-	}
-	if p.Name == "" || strings.TrimSpace(p.Name) != p.Name {
-		return &RegistrationError{Kind: "prompt", Name: p.Name, Reason: "name must be non-empty, without surrounding spaces"}
+	if err := checkEntry("prompt", p, h == nil, "name", func(p *mcp.Prompt) (string, string) { return p.Name, p.Name }); err != nil {
+		return err
 	}
 	seen := make(map[string]bool, len(p.Arguments))
 	for i, a := range p.Arguments {
@@ -202,7 +196,7 @@ func promptArguments(raw json.RawMessage) (map[string]string, *jsonrpc.Error) {
 		return args, nil
 	}
 	if raw[0] != '{' {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid prompts/get params: "arguments" must be an object of strings, not %s`, jsonKind(raw))
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid prompts/get params: "arguments" must be an object of strings, not %s`, wirejson.KindOf(raw))
 	}
 	var members map[string]json.RawMessage
 	if err := wirejson.Unmarshal(raw, &members); err != nil {
@@ -210,7 +204,7 @@ func promptArguments(raw json.RawMessage) (map[string]string, *jsonrpc.Error) {
 	}
 	for k, v := range members {
 		if len(v) == 0 || v[0] != '"' {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid prompts/get params: argument %q must be a string, not %s`, k, jsonKind(v))
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid prompts/get params: argument %q must be a string, not %s`, k, wirejson.KindOf(v))
 		}
 		var str string
 		if err := wirejson.Unmarshal(v, &str); err != nil {
@@ -219,26 +213,6 @@ func promptArguments(raw json.RawMessage) (map[string]string, *jsonrpc.Error) {
 		args[k] = str
 	}
 	return args, nil
-}
-
-// jsonKind names the JSON type of a valid value, for error messages.
-func jsonKind(v []byte) string {
-	if len(v) == 0 {
-		return "nothing"
-	}
-	switch v[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
 }
 
 func quoteAll(names []string) string {

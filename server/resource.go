@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -125,17 +124,8 @@ const (
 // AddResource never panics. The definition is copied. Connected clients
 // are told the list changed (notifications/resources/list_changed).
 func AddResource(s *Server, r *mcp.Resource, h ResourceFunc) error {
-	if r == nil {
-		return &RegistrationError{Kind: "resource", Reason: "resource definition is nil"}
-	}
-	if h == nil {
-		return &RegistrationError{Kind: "resource", Name: r.URI, Reason: "handler is nil"}
-	}
-	if r.URI == "" || strings.TrimSpace(r.URI) != r.URI {
-		return &RegistrationError{Kind: "resource", Name: r.URI, Reason: "uri must be non-empty, without surrounding spaces"}
-	}
-	if r.Name == "" {
-		return &RegistrationError{Kind: "resource", Name: r.URI, Reason: "name is required"}
+	if err := checkEntry("resource", r, h == nil, "uri", func(r *mcp.Resource) (string, string) { return r.URI, r.Name }); err != nil {
+		return err
 	}
 	def := *r
 	def.Icons = slices.Clone(r.Icons)
@@ -190,17 +180,8 @@ func WithVarCompletion(name string, f CompleteFunc) TemplateOption {
 // template"); it never panics. The definition is copied.
 func AddResourceTemplate(s *Server, t *mcp.ResourceTemplate, h ResourceTemplateFunc, opts ...TemplateOption) error {
 	const kind = "resource template"
-	if t == nil {
-		return &RegistrationError{Kind: kind, Reason: "resource template definition is nil"}
-	}
-	if h == nil {
-		return &RegistrationError{Kind: kind, Name: t.URITemplate, Reason: "handler is nil"}
-	}
-	if t.URITemplate == "" || strings.TrimSpace(t.URITemplate) != t.URITemplate {
-		return &RegistrationError{Kind: kind, Name: t.URITemplate, Reason: "uriTemplate must be non-empty, without surrounding spaces"}
-	}
-	if t.Name == "" {
-		return &RegistrationError{Kind: kind, Name: t.URITemplate, Reason: "name is required"}
+	if err := checkEntry(kind, t, h == nil, "uriTemplate", func(t *mcp.ResourceTemplate) (string, string) { return t.URITemplate, t.Name }); err != nil {
+		return err
 	}
 	tmpl, err := parseURITemplate(t.URITemplate)
 	if err != nil {

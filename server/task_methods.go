@@ -132,7 +132,7 @@ func (s *Server) updateTask(ctx context.Context, r *Request, p *mcp.UpdateTaskPa
 	}
 	for k, v := range p.InputResponses {
 		if len(v) == 0 || v[0] != '{' {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid tasks/update params: inputResponses[%q] must be an object (the result of the request asked), not %s`, k, jsonKind(v))
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid tasks/update params: inputResponses[%q] must be an object (the result of the request asked), not %s`, k, wirejson.KindOf(v))
 		}
 	}
 	if rec.Status.Terminal() {
