@@ -256,12 +256,8 @@ func (d *decoder) upstreams(n ast.Node) []gateway.Upstream {
 func (d *decoder) upstream(entry *ast.MappingValueNode, name string) gateway.Upstream {
 	u := gateway.Upstream{Name: name}
 	p := fmt.Sprintf("upstream %q", name)
-	m, ok := d.Mapping(entry.Value, p)
-	if !ok {
-		return u
-	}
+	m := d.settings(entry.Value, entry.Key, p, "no settings (want command or url)")
 	if m == nil {
-		d.Errorf(entry.Key, "%s: no settings (want command or url)", p)
 		return u
 	}
 	keys := map[string]ast.Node{}

@@ -93,12 +93,8 @@ func (d *decoder) enrichRule(item ast.Node, i int, names map[string]ast.Node) (e
 	var r enrich.Rule
 	fields := ruleFields{}
 	what := fmt.Sprintf("enrichment: rule %d", i)
-	m, ok := d.Mapping(item, what)
-	if !ok {
-		return r, nil, false
-	}
+	m := d.settings(item, item, what, "no settings (want name, tools and what to add)")
 	if m == nil {
-		d.Errorf(item, "%s: no settings (want name, tools and what to add)", what)
 		return r, nil, false
 	}
 	before := d.Count()

@@ -26,12 +26,8 @@ var apiKeyModes = []string{string(gateway.APIKeyRefuse), string(gateway.APIKeySt
 // upstream's audience. Secrets are never echoed in a problem.
 func (d *decoder) tokenExchange(entry *ast.MappingValueNode, what string) *gateway.TokenExchange {
 	what += ": token_exchange"
-	m, ok := d.Mapping(entry.Value, what)
-	if !ok {
-		return nil
-	}
+	m := d.settings(entry.Value, entry.Key, what, "empty (want token_endpoint or issuer, and client_id)")
 	if m == nil {
-		d.Errorf(entry.Key, "%s: empty (want token_endpoint or issuer, and client_id)", what)
 		return nil
 	}
 	x := &gateway.TokenExchange{OnAPIKey: gateway.APIKeyRefuse}

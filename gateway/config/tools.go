@@ -38,12 +38,8 @@ func (d *decoder) upstreamTools(n ast.Node, what string, u *gateway.Upstream) {
 			d.Errorf(mv.Key, "%s: the tool name %s", w, err)
 			continue
 		}
-		tm, ok := d.Mapping(mv.Value, w)
-		if !ok {
-			continue
-		}
+		tm := d.settings(mv.Value, mv.Key, w, "no settings (want title, description or pin)")
 		if tm == nil {
-			d.Errorf(mv.Key, "%s: no settings (want title, description or pin)", w)
 			continue
 		}
 		var o gateway.ToolOverride

@@ -395,6 +395,18 @@ func (d *decoder) oauth(entry *ast.MappingValueNode, publicURL string) *OAuth {
 	return o
 }
 
+// settings is n as the mapping of one entry's settings (an upstream, a
+// rule): nil when it is no mapping, reported by Mapping, or when it is
+// empty, reported at key as "what: empty" (empty saying what it should
+// hold).
+func (d *decoder) settings(n, key ast.Node, what, empty string) *ast.MappingNode {
+	m, ok := d.Mapping(n, what)
+	if ok && m == nil {
+		d.Errorf(key, "%s: %s", what, empty)
+	}
+	return m
+}
+
 // has reports whether m has key (written, valid or not).
 func (d *decoder) has(m *ast.MappingNode, key string) bool {
 	if m == nil {
