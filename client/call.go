@@ -99,7 +99,7 @@ func (c *Client) call(ctx context.Context, out outgoing, cc callConfig, skim boo
 		if head == nil || cc.noRounds {
 			return raw, nil
 		}
-		if round+1 >= c.cfg.maxInputRounds {
+		if round+1 >= c.cfg.limits.MaxInputRounds {
 			return nil, &ProtocolError{Op: out.method, Reason: fmt.Sprintf("the server still requires input after %d rounds, the client's limit", round+1)}
 		}
 		responses, err := c.answerInputs(ctx, out.method, head.InputRequests)

@@ -117,7 +117,7 @@ func Connect(ctx context.Context, t Transport, opts ...Option) (*Client, error) 
 		return nil, errors.New("client: no transport given")
 	}
 	c := &Client{cfg: newConfig(opts), peer: jsonrpc.NewPeer(), done: make(chan struct{})}
-	c.slots = make(chan struct{}, c.cfg.maxServing)
+	c.slots = make(chan struct{}, c.cfg.limits.MaxServerRequests)
 	c.capsJSON, c.infoJSON = mustJSON(c.cfg.capabilities), mustJSON(c.cfg.clientInfo)
 	c.timeoutErr = &timeoutError{c.cfg.timeout}
 	c.roots.roots = c.cfg.roots

@@ -63,7 +63,7 @@ func (f *framedLink) start() { go f.readLoop() }
 // it was cannot be told, every waiting request, rather than letting them
 // wait for their timeouts; reading goes on.
 func (f *framedLink) readLoop() {
-	max := f.c.cfg.maxMessageSize
+	max := f.c.cfg.limits.MaxMessageBytes
 	var readErr error
 	for {
 		msg, err := f.conn.Read(f.readCtx)

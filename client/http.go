@@ -391,7 +391,7 @@ func (h *httpConn) errorBody(op string, status int, body []byte, id jsonrpc.ID) 
 // readJSON reads a single-message JSON reply. One whose declared length is
 // over the limit is refused before any of it is read.
 func (h *httpConn) readJSON(op string, resp *http.Response, id jsonrpc.ID) error {
-	max := h.c.cfg.maxMessageSize
+	max := h.c.cfg.limits.MaxMessageBytes
 	if resp.ContentLength > int64(max) {
 		return &TransportError{Op: op, Err: fmt.Errorf("the response (Content-Length %d) exceeds the %d-byte limit on message size", resp.ContentLength, max)}
 	}
@@ -450,7 +450,7 @@ func readBody(body io.Reader, size int64, max int) ([]byte, error) {
 // with GET and Last-Event-ID after the server's retry delay. s tracks the
 // stream read, for closeStream.
 func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser, id jsonrpc.ID, w *wireInfo, s *replyStream) error {
-	sr := newSSEReader(body, h.c.cfg.maxMessageSize)
+	sr := newSSEReader(body, h.c.cfg.limits.MaxMessageBytes)
 	for resumes := 0; ; resumes++ {
 		done, err := h.consume(ctx, op, sr, id)
 		if done || err != nil {
@@ -462,7 +462,7 @@ func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser
 		if ctx.Err() != nil {
 			return &TransportError{Op: op, Err: ctxErr(ctx)}
 		}
-		if w.modern || sr.lastID == "" || h.c.cfg.maxResumes < 0 || resumes >= h.c.cfg.maxResumes {
+		if w.modern || sr.lastID == "" || h.c.cfg.limits.MaxResumes < 0 || resumes >= h.c.cfg.limits.MaxResumes {
 			why := "the response stream ended before the response"
 			if resumes > 0 {
 				why += fmt.Sprintf(" (after %d resumptions)", resumes)
@@ -495,7 +495,7 @@ func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser
 			return nil // answered on another stream
 		}
 		prev := sr
-		sr = newSSEReader(resp.Body, h.c.cfg.maxMessageSize)
+		sr = newSSEReader(resp.Body, h.c.cfg.limits.MaxMessageBytes)
 		sr.lastID, sr.retry, sr.hasRetry = prev.lastID, prev.retry, prev.hasRetry
 		defer resp.Body.Close()
 	}
@@ -621,8 +621,8 @@ func (h *httpConn) reconnectDelay(retry time.Duration, hasRetry bool, attempt in
 	if hasRetry {
 		base = retry
 	}
-	base = max(base, h.c.cfg.reconnectMin)
-	return backoff.Policy{Initial: base, Max: max(h.c.cfg.reconnectMax, base)}.Base(attempt + 1)
+	base = max(base, h.c.cfg.limits.MinReconnectDelay)
+	return backoff.Policy{Initial: base, Max: max(h.c.cfg.limits.MaxReconnectDelay, base)}.Base(attempt + 1)
 }
 
 // listen keeps the standalone GET stream open, reconnecting with
@@ -661,7 +661,7 @@ func (h *httpConn) listen(ctx context.Context, ready chan struct{}) {
 			return
 		} else {
 			signal()
-			sr := newSSEReader(resp.Body, h.c.cfg.maxMessageSize)
+			sr := newSSEReader(resp.Body, h.c.cfg.limits.MaxMessageBytes)
 			sr.lastID = lastID
 			events := 0
 			for {
@@ -690,7 +690,7 @@ func (h *httpConn) listen(ctx context.Context, ready chan struct{}) {
 			} else {
 				failures++
 			}
-			if time.Since(opened) >= h.c.cfg.reconnectMax {
+			if time.Since(opened) >= h.c.cfg.limits.MaxReconnectDelay {
 				attempt = 0 // a stream that lasted: the server is healthy
 			}
 		}

@@ -87,17 +87,5 @@ type Limits struct {
 // earlier WithLimits set, or the default, so limits may be given in
 // several options.
 func WithLimits(l Limits) Option {
-	return clientOption(func(c *config) {
-		limits.Set(&c.maxMessageSize, l.MaxMessageBytes)
-		limits.Set(&c.probeTimeout, l.ProbeTimeout)
-		limits.Set(&c.maxInputRounds, l.MaxInputRounds)
-		limits.Set(&c.maxPages, l.MaxPages)
-		limits.Set(&c.maxResumes, l.MaxResumes)
-		limits.Set(&c.reconnectMin, l.MinReconnectDelay)
-		limits.Set(&c.reconnectMax, l.MaxReconnectDelay)
-		limits.Set(&c.minToolsTTL, l.MinToolsTTL)
-		limits.Set(&c.maxServing, l.MaxServerRequests)
-		limits.Set(&c.taskPollMin, l.MinTaskPoll)
-		limits.Set(&c.taskPollMax, l.MaxTaskPoll)
-	})
+	return clientOption(func(c *config) { limits.Overlay(&c.limits, l) })
 }

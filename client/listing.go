@@ -23,8 +23,8 @@ func listPages[P any](c *Client, ctx context.Context, method string, decode func
 	cursor, hasCursor := "", false
 	seen := map[string]bool{}
 	for page := 0; ; page++ {
-		if page >= c.cfg.maxPages {
-			yield(zero, &ProtocolError{Op: method, Reason: fmt.Sprintf("more than %d pages, the client's limit", c.cfg.maxPages)})
+		if page >= c.cfg.limits.MaxPages {
+			yield(zero, &ProtocolError{Op: method, Reason: fmt.Sprintf("more than %d pages, the client's limit", c.cfg.limits.MaxPages)})
 			return
 		}
 		var params any

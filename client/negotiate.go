@@ -110,7 +110,7 @@ func (c *Client) discover(ctx context.Context, probe bool) error {
 	c.setState(func(s *state) { s.era, s.version = mcp.EraModern, c.preferred(mcp.EraModern) })
 	var opts []CallOption
 	if probe {
-		opts = append(opts, WithTimeout(c.cfg.probeTimeout))
+		opts = append(opts, WithTimeout(c.cfg.limits.ProbeTimeout))
 	}
 	raw, err := c.Call(ctx, mcp.MethodDiscover, nil, opts...)
 	if err != nil {

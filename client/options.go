@@ -83,18 +83,8 @@ type config struct {
 	era             mcp.Era
 	protocolVersion string
 	timeout         time.Duration
-	probeTimeout    time.Duration
-	maxMessageSize  int
+	limits          Limits // as WithLimits set them, the defaults filled in by newConfig
 	noValidate      bool
-	maxInputRounds  int
-	maxPages        int
-	maxResumes      int
-	reconnectMin    time.Duration
-	reconnectMax    time.Duration
-	minToolsTTL     time.Duration
-	maxServing      int
-	taskPollMin     time.Duration
-	taskPollMax     time.Duration
 	requestHandler  RequestHandler
 	middleware      []jsonrpc.Middleware
 	receiving       []jsonrpc.Middleware
@@ -128,24 +118,24 @@ func newConfig(opts []Option) config {
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
 	}
-	limits.Default(&c.probeTimeout, DefaultProbeTimeout)
-	limits.Default(&c.maxMessageSize, DefaultMaxMessageSize)
-	limits.Default(&c.maxInputRounds, DefaultMaxInputRounds)
-	limits.Default(&c.maxPages, DefaultMaxPages)
-	if c.maxResumes == 0 {
-		c.maxResumes = DefaultMaxResumes
+	limits.Default(&c.limits.ProbeTimeout, DefaultProbeTimeout)
+	limits.Default(&c.limits.MaxMessageBytes, DefaultMaxMessageSize)
+	limits.Default(&c.limits.MaxInputRounds, DefaultMaxInputRounds)
+	limits.Default(&c.limits.MaxPages, DefaultMaxPages)
+	if c.limits.MaxResumes == 0 {
+		c.limits.MaxResumes = DefaultMaxResumes
 	}
-	limits.Default(&c.reconnectMin, DefaultMinReconnectDelay)
-	limits.Default(&c.reconnectMax, DefaultMaxReconnectDelay)
-	c.reconnectMax = max(c.reconnectMax, c.reconnectMin)
-	if c.minToolsTTL == 0 {
-		c.minToolsTTL = DefaultMinToolsTTL
+	limits.Default(&c.limits.MinReconnectDelay, DefaultMinReconnectDelay)
+	limits.Default(&c.limits.MaxReconnectDelay, DefaultMaxReconnectDelay)
+	c.limits.MaxReconnectDelay = max(c.limits.MaxReconnectDelay, c.limits.MinReconnectDelay)
+	if c.limits.MinToolsTTL == 0 {
+		c.limits.MinToolsTTL = DefaultMinToolsTTL
 	}
-	c.minToolsTTL = max(c.minToolsTTL, 0)
-	limits.Default(&c.taskPollMin, DefaultMinTaskPoll)
-	limits.Default(&c.taskPollMax, DefaultMaxTaskPoll)
-	c.taskPollMax = max(c.taskPollMax, c.taskPollMin)
-	limits.Default(&c.maxServing, DefaultMaxServerRequests)
+	c.limits.MinToolsTTL = max(c.limits.MinToolsTTL, 0)
+	limits.Default(&c.limits.MinTaskPoll, DefaultMinTaskPoll)
+	limits.Default(&c.limits.MaxTaskPoll, DefaultMaxTaskPoll)
+	c.limits.MaxTaskPoll = max(c.limits.MaxTaskPoll, c.limits.MinTaskPoll)
+	limits.Default(&c.limits.MaxServerRequests, DefaultMaxServerRequests)
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}

@@ -28,12 +28,12 @@ func TestConfigDefaults(t *testing.T) {
 	if c.era != mcp.EraAuto || c.protocolVersion != "" || c.noValidate {
 		t.Errorf("era %v, version %q, noValidate %v", c.era, c.protocolVersion, c.noValidate)
 	}
-	if c.timeout != DefaultTimeout || c.probeTimeout != DefaultProbeTimeout {
-		t.Errorf("timeout %v, probe timeout %v", c.timeout, c.probeTimeout)
+	if c.timeout != DefaultTimeout || c.limits.ProbeTimeout != DefaultProbeTimeout {
+		t.Errorf("timeout %v, probe timeout %v", c.timeout, c.limits.ProbeTimeout)
 	}
-	if c.maxMessageSize != DefaultMaxMessageSize || c.maxInputRounds != DefaultMaxInputRounds ||
-		c.maxPages != DefaultMaxPages || c.maxResumes != DefaultMaxResumes || c.maxServing != DefaultMaxServerRequests {
-		t.Errorf("limits %d %d %d %d %d", c.maxMessageSize, c.maxInputRounds, c.maxPages, c.maxResumes, c.maxServing)
+	if c.limits.MaxMessageBytes != DefaultMaxMessageSize || c.limits.MaxInputRounds != DefaultMaxInputRounds ||
+		c.limits.MaxPages != DefaultMaxPages || c.limits.MaxResumes != DefaultMaxResumes || c.limits.MaxServerRequests != DefaultMaxServerRequests {
+		t.Errorf("limits %d %d %d %d %d", c.limits.MaxMessageBytes, c.limits.MaxInputRounds, c.limits.MaxPages, c.limits.MaxResumes, c.limits.MaxServerRequests)
 	}
 	if c.logger == nil || c.logger.Enabled(context.Background(), slog.LevelError) {
 		t.Error("the default logger is missing or logs")
@@ -58,8 +58,8 @@ func TestConfigOutOfRange(t *testing.T) {
 	if c.clientInfo.Name != "toolwire-client" || c.clientInfo.Version != toolwire.Version() {
 		t.Errorf("clientInfo = %+v", c.clientInfo)
 	}
-	if c.probeTimeout != DefaultProbeTimeout || c.maxMessageSize != DefaultMaxMessageSize ||
-		c.maxInputRounds != DefaultMaxInputRounds || c.maxPages != DefaultMaxPages || c.maxServing != DefaultMaxServerRequests || c.logger == nil {
+	if c.limits.ProbeTimeout != DefaultProbeTimeout || c.limits.MaxMessageBytes != DefaultMaxMessageSize ||
+		c.limits.MaxInputRounds != DefaultMaxInputRounds || c.limits.MaxPages != DefaultMaxPages || c.limits.MaxServerRequests != DefaultMaxServerRequests || c.logger == nil {
 		t.Errorf("negative values not replaced by the defaults: %+v", c)
 	}
 	for _, tc := range []struct {
@@ -71,8 +71,8 @@ func TestConfigOutOfRange(t *testing.T) {
 		{time.Second, time.Second, 2, 2},
 	} {
 		c := newConfig([]Option{WithTimeout(tc.timeout), WithLimits(Limits{MaxResumes: tc.resumes})})
-		if c.timeout != tc.want || c.maxResumes != tc.wantResumes {
-			t.Errorf("WithTimeout(%v), WithLimits(Limits{MaxResumes: %d}): timeout %v, resumes %d", tc.timeout, tc.resumes, c.timeout, c.maxResumes)
+		if c.timeout != tc.want || c.limits.MaxResumes != tc.wantResumes {
+			t.Errorf("WithTimeout(%v), WithLimits(Limits{MaxResumes: %d}): timeout %v, resumes %d", tc.timeout, tc.resumes, c.timeout, c.limits.MaxResumes)
 		}
 	}
 }
@@ -87,8 +87,8 @@ func TestConfigLaterWinsAndNilIgnored(t *testing.T) {
 		WithTimeout(time.Second), WithTimeout(2 * time.Second),
 		WithLogger(l),
 	})
-	if c.era != mcp.EraLegacy || c.protocolVersion != "2025-06-18" || c.maxPages != 7 || c.timeout != 2*time.Second || c.logger != l {
-		t.Errorf("era %v, version %q, pages %d, timeout %v", c.era, c.protocolVersion, c.maxPages, c.timeout)
+	if c.era != mcp.EraLegacy || c.protocolVersion != "2025-06-18" || c.limits.MaxPages != 7 || c.timeout != 2*time.Second || c.logger != l {
+		t.Errorf("era %v, version %q, pages %d, timeout %v", c.era, c.protocolVersion, c.limits.MaxPages, c.timeout)
 	}
 	// A value that means "the default" resets an earlier option.
 	c = newConfig([]Option{WithTimeout(time.Second), WithTimeout(0), WithLogger(l), WithLogger(nil)})
@@ -97,8 +97,8 @@ func TestConfigLaterWinsAndNilIgnored(t *testing.T) {
 	}
 	// A zero field of a later WithLimits keeps an earlier one's value.
 	c = newConfig([]Option{WithLimits(Limits{MaxPages: 3, MaxResumes: 2}), WithLimits(Limits{MaxResumes: -1})})
-	if c.maxPages != 3 || c.maxResumes != -1 {
-		t.Errorf("pages %d, resumes %d: want 3 and -1", c.maxPages, c.maxResumes)
+	if c.limits.MaxPages != 3 || c.limits.MaxResumes != -1 {
+		t.Errorf("pages %d, resumes %d: want 3 and -1", c.limits.MaxPages, c.limits.MaxResumes)
 	}
 	if c := newConfig([]Option{nil, nil}); c.timeout != DefaultTimeout {
 		t.Error("nil options broke the defaults")
@@ -190,16 +190,16 @@ func TestCallConfig(t *testing.T) {
 // and the delays they give.
 func TestReconnectDelay(t *testing.T) {
 	c := newConfig(nil)
-	if c.reconnectMin != DefaultMinReconnectDelay || c.reconnectMax != DefaultMaxReconnectDelay {
-		t.Errorf("defaults: floor %v, ceiling %v", c.reconnectMin, c.reconnectMax)
+	if c.limits.MinReconnectDelay != DefaultMinReconnectDelay || c.limits.MaxReconnectDelay != DefaultMaxReconnectDelay {
+		t.Errorf("defaults: floor %v, ceiling %v", c.limits.MinReconnectDelay, c.limits.MaxReconnectDelay)
 	}
 	c = newConfig([]Option{WithLimits(Limits{MinReconnectDelay: -1, MaxReconnectDelay: -1})})
-	if c.reconnectMin != DefaultMinReconnectDelay || c.reconnectMax != DefaultMaxReconnectDelay {
-		t.Errorf("negative values: floor %v, ceiling %v", c.reconnectMin, c.reconnectMax)
+	if c.limits.MinReconnectDelay != DefaultMinReconnectDelay || c.limits.MaxReconnectDelay != DefaultMaxReconnectDelay {
+		t.Errorf("negative values: floor %v, ceiling %v", c.limits.MinReconnectDelay, c.limits.MaxReconnectDelay)
 	}
 	c = newConfig([]Option{WithLimits(Limits{MinReconnectDelay: 2 * time.Second, MaxReconnectDelay: time.Second})})
-	if c.reconnectMin != 2*time.Second || c.reconnectMax != 2*time.Second {
-		t.Errorf("a ceiling below the floor: floor %v, ceiling %v", c.reconnectMin, c.reconnectMax)
+	if c.limits.MinReconnectDelay != 2*time.Second || c.limits.MaxReconnectDelay != 2*time.Second {
+		t.Errorf("a ceiling below the floor: floor %v, ceiling %v", c.limits.MinReconnectDelay, c.limits.MaxReconnectDelay)
 	}
 	ms := time.Millisecond
 	for _, tc := range []struct {
@@ -233,11 +233,11 @@ func TestMinToolsTTLConfig(t *testing.T) {
 	for _, tc := range []struct{ in, want time.Duration }{
 		{0, DefaultMinToolsTTL}, {-1, 0}, {time.Minute, time.Minute},
 	} {
-		if got := newConfig([]Option{WithLimits(Limits{MinToolsTTL: tc.in})}).minToolsTTL; got != tc.want {
+		if got := newConfig([]Option{WithLimits(Limits{MinToolsTTL: tc.in})}).limits.MinToolsTTL; got != tc.want {
 			t.Errorf("WithLimits(Limits{MinToolsTTL: %v}) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
-	if got := newConfig(nil).minToolsTTL; got != DefaultMinToolsTTL {
+	if got := newConfig(nil).limits.MinToolsTTL; got != DefaultMinToolsTTL {
 		t.Errorf("default %v", got)
 	}
 }

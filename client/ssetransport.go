@@ -96,7 +96,7 @@ var errNoEndpoint = errors.New("no endpoint event")
 func (s *sseConn) open(ctx context.Context) error {
 	const op = "GET (event stream)"
 	sctx, stop := context.WithCancel(s.c.bg)
-	wait, cancelWait := context.WithTimeoutCause(ctx, s.c.cfg.probeTimeout, fmt.Errorf("%w within %v", errNoEndpoint, s.c.cfg.probeTimeout))
+	wait, cancelWait := context.WithTimeoutCause(ctx, s.c.cfg.limits.ProbeTimeout, fmt.Errorf("%w within %v", errNoEndpoint, s.c.cfg.limits.ProbeTimeout))
 	defer cancelWait()
 	unbind := context.AfterFunc(wait, stop)
 	fail := func(err error) error {
@@ -129,7 +129,7 @@ func (s *sseConn) open(ctx context.Context) error {
 		return fail(&TransportError{Op: op, StatusCode: resp.StatusCode,
 			Err: fmt.Errorf("unexpected Content-Type %q (want text/event-stream)", resp.Header.Get("Content-Type"))})
 	}
-	sr := newSSEReader(body, s.c.cfg.maxMessageSize)
+	sr := newSSEReader(body, s.c.cfg.limits.MaxMessageBytes)
 	var ep string
 	for ep == "" {
 		ev, err := sr.next()
@@ -267,7 +267,7 @@ func (s *sseConn) reconnect(gone string, retry time.Duration, hasRetry bool) {
 		if s.lostSession() != gone {
 			return // replaced already, or dropped by the client
 		}
-		ctx, cancel := context.WithTimeout(s.c.bg, s.c.cfg.probeTimeout+max(s.c.cfg.timeout, 0))
+		ctx, cancel := context.WithTimeout(s.c.bg, s.c.cfg.limits.ProbeTimeout+max(s.c.cfg.timeout, 0))
 		err := s.c.reinitialize(ctx, gone)
 		cancel()
 		if err == nil {

@@ -59,7 +59,7 @@ func (cmd *Command) dial(ctx context.Context, c *Client) (link, error) {
 		return nil, &TransportError{Op: "start " + cmd.Path, Err: err}
 	}
 	// Closing the connection closes the child's stdin.
-	s.framedLink = newFramedLink(c, stdio.NewConn(stdout, stdin, c.cfg.maxMessageSize), "stdio")
+	s.framedLink = newFramedLink(c, stdio.NewConn(stdout, stdin, c.cfg.limits.MaxMessageBytes), "stdio")
 	s.ended = s.exited
 	return s, nil
 }

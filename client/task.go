@@ -452,7 +452,7 @@ func (c *Client) pollTask(ctx context.Context, id, tool string, cc callConfig, r
 				}
 			}
 			if len(open) > 0 {
-				if updates >= c.cfg.maxInputRounds {
+				if updates >= c.cfg.limits.MaxInputRounds {
 					return nil, &ProtocolError{Op: op, Reason: fmt.Sprintf("the task still requires input after %d updates, the client's limit", updates)}
 				}
 				updates++
@@ -507,7 +507,7 @@ func (c *Client) pollInterval(suggested *time.Duration) time.Duration {
 	if suggested != nil {
 		d = *suggested
 	}
-	return min(max(d, c.cfg.taskPollMin), c.cfg.taskPollMax)
+	return min(max(d, c.cfg.limits.MinTaskPoll), c.cfg.limits.MaxTaskPoll)
 }
 
 // sleepCtx waits d; false when ctx ended first.

@@ -193,7 +193,7 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	if c.state().era != mcp.EraModern {
 		ttl = nil // legacy lists change only with list_changed
 	}
-	c.tools.store(entries, ttl, c.cfg.minToolsTTL)
+	c.tools.store(entries, ttl, c.cfg.limits.MinToolsTTL)
 	return all, nil
 }
 
