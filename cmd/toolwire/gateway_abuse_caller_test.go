@@ -22,6 +22,7 @@ import (
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/admin"
 	"github.com/toolwire/toolwire/gateway/policy"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -138,7 +139,6 @@ upstreams:
 		t.Fatalf("the upstream is not spoken to in %s:\n%s", mcp.LatestLegacyVersion, g.log.String())
 	}
 
-	never := make(chan struct{})
 	var asked atomic.Int32
 	sessions := 1
 	if aEra == mcp.EraLegacy {
@@ -146,15 +146,7 @@ upstreams:
 	}
 	abandoners := make([]*client.Client, sessions)
 	for i := range abandoners {
-		abandoners[i] = connectKeyed(t, g.url, keyA, client.WithEra(aEra),
-			client.WithElicitationHandler(func(ctx context.Context, _ *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-				asked.Add(1)
-				select { // never answers while the test runs
-				case <-never:
-				case <-ctx.Done():
-				}
-				return nil, context.Canceled
-			}))
+		abandoners[i] = connectKeyed(t, g.url, keyA, client.WithEra(aEra), testmcp.NeverAnswer(t, &asked))
 	}
 	const calls, workers = 1100, 32
 	var refused, returned atomic.Int32
@@ -165,7 +157,6 @@ upstreams:
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(func() {
 		stop()
-		close(never)
 		wg.Wait()
 	})
 	for w := range workers {
