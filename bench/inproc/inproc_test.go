@@ -14,74 +14,54 @@ import (
 // Inside the loop only a cheap check runs, so every server pays the same
 // for it; the first and the last reply are checked fully.
 func BenchmarkToolsCall(b *testing.B) {
-	for _, impl := range impls.All {
-		b.Run(impl, func(b *testing.B) {
-			h, err := Handler(impl)
-			if err != nil {
-				b.Fatal(err)
+	eachImpl(b, false, func(b *testing.B, impl string, c *Client) {
+		const msg = "hello"
+		body := load.CallBody(7, tools.Echo, load.EchoArgs(msg))
+		if err := CheckCall(c.Do(body), 7, load.CheckEcho(msg)); err != nil {
+			b.Fatal(err)
+		}
+		want := []byte(`"hello"`)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			rec := c.Do(body)
+			if rec.Code != 200 || !bytes.Contains(rec.Body.Bytes(), want) {
+				b.Fatalf("bad reply: HTTP %d %.200s", rec.Code, rec.Body)
 			}
-			c, err := Open(h)
-			if err != nil {
-				b.Fatal(err)
-			}
-			const msg = "hello"
-			body := load.CallBody(7, tools.Echo, load.EchoArgs(msg))
-			if err := CheckCall(c.Do(body), 7, load.CheckEcho(msg)); err != nil {
-				b.Fatal(err)
-			}
-			want := []byte(`"hello"`)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				rec := c.Do(body)
-				if rec.Code != 200 || !bytes.Contains(rec.Body.Bytes(), want) {
-					b.Fatalf("bad reply: HTTP %d %.200s", rec.Code, rec.Body)
-				}
-			}
-			b.StopTimer()
-			if err := CheckCall(c.Do(body), 7, load.CheckEcho(msg)); err != nil {
-				b.Fatal(err)
-			}
-		})
-	}
+		}
+		b.StopTimer()
+		if err := CheckCall(c.Do(body), 7, load.CheckEcho(msg)); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
 
 // TestToolsCall checks every server's tools through its handler in process:
 // right results for echo, add and big, and invalid arguments refused by all
 // but the floor (which by design validates nothing).
 func TestToolsCall(t *testing.T) {
-	for _, impl := range impls.All {
-		t.Run(impl, func(t *testing.T) {
-			h, err := Handler(impl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := Open(h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := CheckCall(c.Do(load.CallBody(1, tools.Echo, load.EchoArgs("hi \"there\""))), 1, load.CheckEcho("hi \"there\"")); err != nil {
-				t.Error("echo:", err)
-			}
-			if err := CheckCall(c.Do(load.CallBody(2, tools.Add, load.AddArgs(2, 0.5))), 2, load.CheckAdd(2, 0.5)); err != nil {
-				t.Error("add:", err)
-			}
-			if err := CheckCall(c.Do(load.CallBody(3, tools.Big, []byte(`{}`))), 3, load.CheckBig); err != nil {
-				t.Error("big:", err)
-			}
-			if impl == impls.Floor {
-				return
-			}
-			rec := c.Do(load.CallBody(4, tools.Echo, []byte(`{"message":5}`)))
-			res, err := load.ParseCallResult(rec.Body.Bytes(), rec.Header().Get("Content-Type"), 4)
-			if err == nil {
-				err = load.CheckRejected(res)
-			} else if rec.Code == 200 && bytes.Contains(rec.Body.Bytes(), []byte(`"error"`)) {
-				err = nil // refused with a JSON-RPC error
-			}
-			if err != nil {
-				t.Error("invalid echo:", err)
-			}
-		})
-	}
+	eachImpl(t, false, func(t *testing.T, impl string, c *Client) {
+		if err := CheckCall(c.Do(load.CallBody(1, tools.Echo, load.EchoArgs("hi \"there\""))), 1, load.CheckEcho("hi \"there\"")); err != nil {
+			t.Error("echo:", err)
+		}
+		if err := CheckCall(c.Do(load.CallBody(2, tools.Add, load.AddArgs(2, 0.5))), 2, load.CheckAdd(2, 0.5)); err != nil {
+			t.Error("add:", err)
+		}
+		if err := CheckCall(c.Do(load.CallBody(3, tools.Big, []byte(`{}`))), 3, load.CheckBig); err != nil {
+			t.Error("big:", err)
+		}
+		if impl == impls.Floor {
+			return
+		}
+		rec := c.Do(load.CallBody(4, tools.Echo, []byte(`{"message":5}`)))
+		res, err := load.ParseCallResult(rec.Body.Bytes(), rec.Header().Get("Content-Type"), 4)
+		if err == nil {
+			err = load.CheckRejected(res)
+		} else if rec.Code == 200 && bytes.Contains(rec.Body.Bytes(), []byte(`"error"`)) {
+			err = nil // refused with a JSON-RPC error
+		}
+		if err != nil {
+			t.Error("invalid echo:", err)
+		}
+	})
 }

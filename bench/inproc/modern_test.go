@@ -18,33 +18,26 @@ import (
 // cheap check runs (the echoed text and resultType); the first and the last
 // reply are checked fully.
 func BenchmarkToolsCall2026(b *testing.B) {
-	for _, impl := range impls.All {
-		b.Run(impl, func(b *testing.B) {
-			h, err := ModernHandler(impl)
-			if err != nil {
-				b.Fatal(err)
+	eachImpl(b, true, func(b *testing.B, impl string, c *Client) {
+		const msg = "hello"
+		body := load.ModernCallBody(7, tools.Echo, load.EchoArgs(msg))
+		if err := CheckModernCall(c.DoModern(body, "tools/call", tools.Echo), 7, load.CheckEcho(msg)); err != nil {
+			b.Fatal(err)
+		}
+		want, complete := []byte(`"hello"`), []byte(`"complete"`)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			rec := c.DoModern(body, "tools/call", tools.Echo)
+			if rec.Code != 200 || !bytes.Contains(rec.Body.Bytes(), want) || !bytes.Contains(rec.Body.Bytes(), complete) {
+				b.Fatalf("bad reply: HTTP %d %.200s", rec.Code, rec.Body)
 			}
-			c := &Client{H: h}
-			const msg = "hello"
-			body := load.ModernCallBody(7, tools.Echo, load.EchoArgs(msg))
-			if err := CheckModernCall(c.DoModern(body, "tools/call", tools.Echo), 7, load.CheckEcho(msg)); err != nil {
-				b.Fatal(err)
-			}
-			want, complete := []byte(`"hello"`), []byte(`"complete"`)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				rec := c.DoModern(body, "tools/call", tools.Echo)
-				if rec.Code != 200 || !bytes.Contains(rec.Body.Bytes(), want) || !bytes.Contains(rec.Body.Bytes(), complete) {
-					b.Fatalf("bad reply: HTTP %d %.200s", rec.Code, rec.Body)
-				}
-			}
-			b.StopTimer()
-			if err := CheckModernCall(c.DoModern(body, "tools/call", tools.Echo), 7, load.CheckEcho(msg)); err != nil {
-				b.Fatal(err)
-			}
-		})
-	}
+		}
+		b.StopTimer()
+		if err := CheckModernCall(c.DoModern(body, "tools/call", tools.Echo), 7, load.CheckEcho(msg)); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
 
 // TestToolsCall2026 checks every server's tools as stateless 2026-07-28
@@ -53,42 +46,35 @@ func BenchmarkToolsCall2026(b *testing.B) {
 // its body refused with HTTP 400 by every server, the floor included (the
 // floor must do what every correct server does).
 func TestToolsCall2026(t *testing.T) {
-	for _, impl := range impls.All {
-		t.Run(impl, func(t *testing.T) {
-			h, err := ModernHandler(impl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := &Client{H: h}
-			do := func(id int64, tool string, args []byte) *httptest.ResponseRecorder {
-				return c.DoModern(load.ModernCallBody(id, tool, args), "tools/call", tool)
-			}
-			if err := CheckModernCall(do(1, tools.Echo, load.EchoArgs("hi \"there\"")), 1, load.CheckEcho("hi \"there\"")); err != nil {
-				t.Error("echo:", err)
-			}
-			if err := CheckModernCall(do(2, tools.Add, load.AddArgs(2, 0.5)), 2, load.CheckAdd(2, 0.5)); err != nil {
-				t.Error("add:", err)
-			}
-			if err := CheckModernCall(do(3, tools.Big, []byte(`{}`)), 3, load.CheckBig); err != nil {
-				t.Error("big:", err)
-			}
-			rec := c.DoModern(load.ModernCallBody(5, tools.Echo, load.EchoArgs("x")), "tools/call", tools.Add)
-			if rec.Code != http.StatusBadRequest || !bytes.Contains(rec.Body.Bytes(), []byte(`"error"`)) {
-				t.Errorf("Mcp-Name add on a call of echo: HTTP %d %.200s, want 400 with an error", rec.Code, rec.Body)
-			}
-			if impl == impls.Floor {
-				return
-			}
-			rec = do(4, tools.Echo, []byte(`{"message":5}`))
-			res, err := load.ParseCallResult(rec.Body.Bytes(), rec.Header().Get("Content-Type"), 4)
-			if err == nil {
-				err = load.CheckRejected(res)
-			} else if bytes.Contains(rec.Body.Bytes(), []byte(`"error"`)) {
-				err = nil // refused with a JSON-RPC error
-			}
-			if err != nil {
-				t.Error("invalid echo:", err)
-			}
-		})
-	}
+	eachImpl(t, true, func(t *testing.T, impl string, c *Client) {
+		do := func(id int64, tool string, args []byte) *httptest.ResponseRecorder {
+			return c.DoModern(load.ModernCallBody(id, tool, args), "tools/call", tool)
+		}
+		if err := CheckModernCall(do(1, tools.Echo, load.EchoArgs("hi \"there\"")), 1, load.CheckEcho("hi \"there\"")); err != nil {
+			t.Error("echo:", err)
+		}
+		if err := CheckModernCall(do(2, tools.Add, load.AddArgs(2, 0.5)), 2, load.CheckAdd(2, 0.5)); err != nil {
+			t.Error("add:", err)
+		}
+		if err := CheckModernCall(do(3, tools.Big, []byte(`{}`)), 3, load.CheckBig); err != nil {
+			t.Error("big:", err)
+		}
+		rec := c.DoModern(load.ModernCallBody(5, tools.Echo, load.EchoArgs("x")), "tools/call", tools.Add)
+		if rec.Code != http.StatusBadRequest || !bytes.Contains(rec.Body.Bytes(), []byte(`"error"`)) {
+			t.Errorf("Mcp-Name add on a call of echo: HTTP %d %.200s, want 400 with an error", rec.Code, rec.Body)
+		}
+		if impl == impls.Floor {
+			return
+		}
+		rec = do(4, tools.Echo, []byte(`{"message":5}`))
+		res, err := load.ParseCallResult(rec.Body.Bytes(), rec.Header().Get("Content-Type"), 4)
+		if err == nil {
+			err = load.CheckRejected(res)
+		} else if bytes.Contains(rec.Body.Bytes(), []byte(`"error"`)) {
+			err = nil // refused with a JSON-RPC error
+		}
+		if err != nil {
+			t.Error("invalid echo:", err)
+		}
+	})
 }
