@@ -6,6 +6,7 @@
 package docs
 
 import (
+	"iter"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -102,21 +103,31 @@ var (
 	linkInTitle = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
 )
 
+// proseLines yields the lines of a Markdown text that are outside fenced
+// code blocks (a line starting with ``` opens or closes one), each with
+// its index (0 for the first line).
+func proseLines(text string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		inFence := false
+		for i, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, "```") {
+				inFence = !inFence
+				continue
+			}
+			if !inFence && !yield(i, l) {
+				return
+			}
+		}
+	}
+}
+
 // Anchors returns the anchors GitHub makes for a Markdown text's headings:
 // lower case, punctuation dropped, spaces as hyphens, a repeated one with
 // -1, -2, ... Headings inside code blocks are not headings.
 func Anchors(text string) map[string]bool {
 	out := map[string]bool{}
 	seen := map[string]int{}
-	inFence := false
-	for _, l := range strings.Split(text, "\n") {
-		if strings.HasPrefix(l, "```") {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			continue
-		}
+	for _, l := range proseLines(text) {
 		m := headingRE.FindStringSubmatch(l)
 		if m == nil {
 			continue

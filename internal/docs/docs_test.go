@@ -103,15 +103,7 @@ var (
 // links returns the link targets of a Markdown text with their lines,
 // leaving out code blocks and code spans.
 func links(text string) (targets []string, lines []int) {
-	inFence := false
-	for i, l := range strings.Split(text, "\n") {
-		if strings.HasPrefix(l, "```") {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			continue
-		}
+	for i, l := range proseLines(text) {
 		l = inlineCodeRE.ReplaceAllString(l, "")
 		for _, m := range linkRE.FindAllStringSubmatch(l, -1) {
 			targets = append(targets, m[1])
