@@ -42,18 +42,34 @@ func promptsServer(t *testing.T, n int) *server.Server {
 // promptTransports connects to s over HTTP in both eras and in memory.
 func promptTransports(t *testing.T, s *server.Server, opts ...client.Option) map[string]*client.Client {
 	t.Helper()
+	return eraTransports(t, s, []mcp.Era{mcp.EraLegacy, mcp.EraModern}, opts...)
+}
+
+// legacyTransports connects to s over HTTP and in memory in the legacy
+// era only, for what 2026-07-28 has no counterpart of (a 2025-11-25 task,
+// tasks/list).
+func legacyTransports(t *testing.T, s *server.Server, opts ...client.Option) map[string]*client.Client {
+	t.Helper()
+	return eraTransports(t, s, []mcp.Era{mcp.EraLegacy}, opts...)
+}
+
+// eraTransports connects to s over HTTP and in memory in each of eras;
+// the clients are named "http-legacy", "memory-modern" and so on.
+func eraTransports(t *testing.T, s *server.Server, eras []mcp.Era, opts ...client.Option) map[string]*client.Client {
+	t.Helper()
 	h := streamable.NewHandler(s)
 	hs := httptest.NewServer(h)
 	t.Cleanup(func() { hs.Close(); h.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	with := func(o ...client.Option) []client.Option { return append(append([]client.Option{}, opts...), o...) }
-	return map[string]*client.Client{
-		"http-legacy":   connect(t, &client.HTTP{URL: hs.URL + "/mcp"}, with(client.WithEra(mcp.EraLegacy))...),
-		"http-modern":   connect(t, &client.HTTP{URL: hs.URL + "/mcp"}, with(client.WithEra(mcp.EraModern))...),
-		"memory-legacy": connect(t, &client.Conn{Conn: memory.Serve(ctx, s)}, with(client.WithEra(mcp.EraLegacy))...),
-		"memory-modern": connect(t, &client.Conn{Conn: memory.Serve(ctx, s)}, with(client.WithEra(mcp.EraModern))...),
+	clients := map[string]*client.Client{}
+	for _, era := range eras {
+		name := map[mcp.Era]string{mcp.EraLegacy: "legacy", mcp.EraModern: "modern"}[era]
+		clients["http-"+name] = connect(t, &client.HTTP{URL: hs.URL + "/mcp"}, with(client.WithEra(era))...)
+		clients["memory-"+name] = connect(t, &client.Conn{Conn: memory.Serve(ctx, s)}, with(client.WithEra(era))...)
 	}
+	return clients
 }
 
 func TestListPromptsAllPages(t *testing.T) {

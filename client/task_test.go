@@ -325,10 +325,7 @@ func TestCallToolTaskNeedsLegacyCapability(t *testing.T) {
 		}}, nil
 	}
 	s := taskStandIn(t, methods, `{"list":{}}`)
-	for name, c := range promptTransports(t, s) {
-		if isModern(name) {
-			continue
-		}
+	for name, c := range legacyTransports(t, s) {
 		_, err := c.CallToolTask(context.Background(), "slow", nil)
 		if !errors.Is(err, client.ErrTasksUnsupported) || !strings.Contains(err.Error(), "tasks.requests.tools.call") {
 			t.Errorf("%s: %v", name, err)
@@ -338,10 +335,7 @@ func TestCallToolTaskNeedsLegacyCapability(t *testing.T) {
 		}
 	}
 	s = taskStandIn(t, methods, legacyTasksCapability)
-	for name, c := range promptTransports(t, s) {
-		if isModern(name) {
-			continue
-		}
+	for name, c := range legacyTransports(t, s) {
 		_, err := c.CallToolTask(context.Background(), "never", nil)
 		if !errors.Is(err, client.ErrTasksUnsupported) || !strings.Contains(err.Error(), "forbidden") {
 			t.Errorf("%s: %v", name, err)
@@ -561,10 +555,7 @@ func TestWaitTaskLegacyElicitation(t *testing.T) {
 	handler := client.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"v": "Ada"}}, nil
 	})
-	for name, c := range promptTransports(t, s, handler, client.WithOutputValidation(false)) {
-		if isModern(name) {
-			continue
-		}
+	for name, c := range legacyTransports(t, s, handler, client.WithOutputValidation(false)) {
 		token.Store(json.RawMessage(nil))
 		var progress []string
 		var pmu sync.Mutex
@@ -662,19 +653,13 @@ func TestTaskPagesBounded(t *testing.T) {
 			return res, nil
 		},
 	}, legacyTasksCapability)
-	for name, c := range promptTransports(t, s) {
-		if isModern(name) {
-			continue
-		}
+	for name, c := range legacyTransports(t, s) {
 		tasks, err := c.ListTasks(context.Background())
 		if err != nil || len(tasks) != 3 || tasks[2].TaskID != "t2" {
 			t.Errorf("%s: %v %v", name, tasks, err)
 		}
 	}
-	for name, c := range promptTransports(t, s, client.WithLimits(client.Limits{MaxPages: 2})) {
-		if isModern(name) {
-			continue
-		}
+	for name, c := range legacyTransports(t, s, client.WithLimits(client.Limits{MaxPages: 2})) {
 		_, err := c.ListTasks(context.Background())
 		var pe *client.ProtocolError
 		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "more than 2 pages") {
@@ -723,10 +708,7 @@ func TestTaskStatusNotifications(t *testing.T) {
 		},
 		mcp.MethodListTasks: func(context.Context, *server.Request, json.RawMessage) (any, error) { return nil, nil },
 	}, legacyTasksCapability)
-	for name, c := range promptTransports(t, s, client.WithLimits(client.Limits{MinTaskPoll: time.Hour, MaxTaskPoll: time.Hour})) {
-		if isModern(name) {
-			continue
-		}
+	for name, c := range legacyTransports(t, s, client.WithLimits(client.Limits{MinTaskPoll: time.Hour, MaxTaskPoll: time.Hour})) {
 		got := make(chan string, 10)
 		go func() {
 			for m := range got {
