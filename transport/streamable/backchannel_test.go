@@ -59,7 +59,7 @@ func TestServerRequestOnGetStream(t *testing.T) {
 	}()
 	var req *jsonrpc.Request
 	for req == nil {
-		e, ok := events.next()
+		e, ok := events.Next()
 		if !ok {
 			t.Fatal("GET stream ended before the server's request")
 		}

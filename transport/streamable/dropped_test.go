@@ -113,7 +113,7 @@ func droppedCall(t *testing.T, f *fixture, h *Handler, url, sid string, id int, 
 		if res.err != nil {
 			t.Fatal(res.err)
 		}
-		prime, ok := newSSEReader(res.resp.Body).next()
+		prime, ok := newSSEReader(res.resp.Body).Next()
 		if !ok || prime.ID == "" || prime.Data != "" {
 			t.Fatalf("first event %+v, want a priming event", prime)
 		}
@@ -264,7 +264,7 @@ func TestReplyAfterPrimingDropIsReachable(t *testing.T) {
 	}
 	var events []sseEvent
 	sr := newSSEReader(resp.Body)
-	for e, ok := sr.next(); ok; e, ok = sr.next() {
+	for e, ok := sr.Next(); ok; e, ok = sr.Next() {
 		events = append(events, e)
 	}
 	resp.Body.Close()
@@ -316,7 +316,7 @@ func TestStandaloneEventsNeedAnID(t *testing.T) {
 		t.Fatalf("the store holds %d events of a stream no client can resume", store.Len())
 	}
 	resp := openGET(t, ts.URL, sid, "")
-	prime, ok := newSSEReader(resp.Body).next()
+	prime, ok := newSSEReader(resp.Body).Next()
 	if !ok || prime.ID == "" {
 		t.Fatalf("GET stream starts with %+v, want a priming event", prime)
 	}
@@ -332,7 +332,7 @@ func TestStandaloneEventsNeedAnID(t *testing.T) {
 	}
 	resumed := openGET(t, ts.URL, sid, prime.ID)
 	defer resumed.Body.Close()
-	e, ok := newSSEReader(resumed.Body).next()
+	e, ok := newSSEReader(resumed.Body).Next()
 	if !ok || !strings.Contains(e.Data, `"data":2`) {
 		t.Fatalf("resumed GET event %+v, want the message sent while away", e)
 	}

@@ -292,7 +292,7 @@ func checkPostReply(t *testing.T, body []byte, w *fuzzWriter) {
 	case ct == "text/event-stream":
 		var last *jsonrpc.Response
 		sr := newSSEReader(bytes.NewReader(reply))
-		for e, ok := sr.next(); ok; e, ok = sr.next() {
+		for e, ok := sr.Next(); ok; e, ok = sr.Next() {
 			if e.Data == "" {
 				continue // a priming event
 			}

@@ -1,7 +1,6 @@
 package streamable
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -238,49 +237,7 @@ func decodeReply(t *testing.T, body string) rpcReply {
 }
 
 // sseEvent is one parsed server-sent event.
-type sseEvent struct {
-	ID    string
-	Retry string
-	Data  string
-}
+type sseEvent = testhttp.SSEEvent
 
-// sseReader parses an event stream as it arrives.
-type sseReader struct {
-	sc *bufio.Scanner
-}
-
-func newSSEReader(r io.Reader) *sseReader {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	return &sseReader{sc: sc}
-}
-
-// next returns the next event, skipping comments; ok is false at the end.
-func (s *sseReader) next() (sseEvent, bool) {
-	var e sseEvent
-	seen := false
-	for s.sc.Scan() {
-		line := s.sc.Text()
-		if line == "" {
-			if seen {
-				return e, true
-			}
-			continue
-		}
-		if strings.HasPrefix(line, ":") {
-			continue
-		}
-		k, v, _ := strings.Cut(line, ":")
-		v = strings.TrimPrefix(v, " ")
-		seen = true
-		switch k {
-		case "id":
-			e.ID = v
-		case "retry":
-			e.Retry = v
-		case "data":
-			e.Data += v
-		}
-	}
-	return e, false
-}
+// newSSEReader parses an event stream as it arrives.
+func newSSEReader(r io.Reader) *testhttp.SSEReader { return testhttp.NewSSEReader(r) }

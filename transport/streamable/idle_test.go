@@ -77,11 +77,11 @@ func TestGETOpenedLaterGetsNotifications(t *testing.T) {
 	resp := openGET(t, ts.URL, sid, "")
 	defer resp.Body.Close()
 	sr := newSSEReader(resp.Body)
-	if prime, ok := sr.next(); !ok || prime.ID == "" {
+	if prime, ok := sr.Next(); !ok || prime.ID == "" {
 		t.Fatalf("GET stream starts with %+v, want a priming event", prime)
 	}
 	add("after")
-	e, ok := sr.next()
+	e, ok := sr.Next()
 	if !ok || !strings.Contains(e.Data, "notifications/tools/list_changed") {
 		t.Fatalf("GET event %+v, want list_changed", e)
 	}

@@ -92,7 +92,7 @@ func TestCancelledCallAnswersPOST(t *testing.T) {
 		t.Fatalf("cancelled call: status %d, Content-Type %q: %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
 	sr := newSSEReader(strings.NewReader(body))
-	for e, ok := sr.next(); ok; e, ok = sr.next() {
+	for e, ok := sr.Next(); ok; e, ok = sr.Next() {
 		if e.Data != "" || e.ID != "" {
 			t.Fatalf("cancelled call's stream carries an event: %+v", e)
 		}

@@ -68,7 +68,7 @@ func TestSessionWithOpenStreamDoesNotExpire(t *testing.T) {
 	r.Header.Set("Mcp-Session-Id", sid)
 	resp := do(t, r)
 	defer resp.Body.Close()
-	if _, ok := newSSEReader(resp.Body).next(); !ok {
+	if _, ok := newSSEReader(resp.Body).Next(); !ok {
 		t.Fatal("no priming event on the GET stream")
 	}
 	clock.Advance(time.Hour)

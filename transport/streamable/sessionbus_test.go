@@ -29,8 +29,8 @@ func TestResumeOnAnotherReplica(t *testing.T) {
 	sid := initialize(t, a)
 	resp := do(t, legacyRequest(t, a, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reconnect","_meta":{"progressToken":1}}}`))
 	sr := newSSEReader(resp.Body)
-	prime, ok := sr.next()
-	for e, more := sr.next(); more; e, more = sr.next() {
+	prime, ok := sr.Next()
+	for e, more := sr.Next(); more; e, more = sr.Next() {
 		t.Fatalf("POST stream went on after the priming event: %+v", e)
 	}
 	resp.Body.Close()
@@ -43,16 +43,16 @@ func TestResumeOnAnotherReplica(t *testing.T) {
 		t.Fatalf("resume on B: %d %s", resumed.StatusCode, readAll(t, resumed))
 	}
 	rs := newSSEReader(resumed.Body)
-	e, ok := rs.next()
+	e, ok := rs.Next()
 	if !ok || !strings.Contains(e.Data, `"notifications/progress"`) {
 		t.Fatalf("first event on B %+v, want the progress A stored", e)
 	}
 	close(fa.release)
-	e, ok = rs.next()
+	e, ok = rs.Next()
 	if !ok || !strings.Contains(e.Data, `"reconnected"`) || !strings.Contains(e.Data, `"id":7`) {
 		t.Fatalf("second event on B %+v, want the reply, live from A", e)
 	}
-	if e, ok := rs.next(); ok {
+	if e, ok := rs.Next(); ok {
 		t.Fatalf("the stream goes on after the reply: %+v", e)
 	}
 }
@@ -101,7 +101,7 @@ func TestAnswerOnAnotherReplica(t *testing.T) {
 	defer call.Body.Close()
 	sr := newSSEReader(call.Body)
 	var ask rpcReply
-	for e, ok := sr.next(); ok; e, ok = sr.next() {
+	for e, ok := sr.Next(); ok; e, ok = sr.Next() {
 		if e.Data != "" {
 			ask = decodeReply(t, e.Data)
 			break
@@ -115,7 +115,7 @@ func TestAnswerOnAnotherReplica(t *testing.T) {
 	if readAll(t, answer); answer.StatusCode != http.StatusAccepted {
 		t.Fatalf("the answer posted to B: %d", answer.StatusCode)
 	}
-	for e, ok := sr.next(); ok; e, ok = sr.next() {
+	for e, ok := sr.Next(); ok; e, ok = sr.Next() {
 		if strings.Contains(e.Data, `"id":9`) {
 			if !strings.Contains(e.Data, "roots: file:///work") {
 				t.Fatalf("the tool's reply: %s", e.Data)
@@ -156,7 +156,7 @@ func TestOutOfRequestOnAnotherReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	fa.srv.NotifyResourceUpdated("file:///watched")
-	for e, ok := sr.next(); ok; e, ok = sr.next() {
+	for e, ok := sr.Next(); ok; e, ok = sr.Next() {
 		if e.Data == "" {
 			continue
 		}
@@ -178,7 +178,7 @@ func TestDeleteEndsCopiesElsewhere(t *testing.T) {
 	ended := make(chan struct{})
 	go func() {
 		sr := newSSEReader(stream.Body)
-		for _, ok := sr.next(); ok; _, ok = sr.next() {
+		for _, ok := sr.Next(); ok; _, ok = sr.Next() {
 		}
 		close(ended)
 	}()

@@ -94,7 +94,7 @@ func call(t *testing.T, url, sid, body string) (int, rpcReply) {
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		// The reply is the stream's last event with data.
 		rd := newSSEReader(strings.NewReader(text))
-		for ev, ok := rd.next(); ok; ev, ok = rd.next() {
+		for ev, ok := rd.Next(); ok; ev, ok = rd.Next() {
 			if ev.Data != "" {
 				text = ev.Data
 			}

@@ -76,7 +76,7 @@ func TestShutdownEndsSubscription(t *testing.T) {
 		map[string]any{"notifications": map[string]any{"toolsListChanged": true}}))
 	defer resp.Body.Close()
 	sr := newSSEReader(resp.Body)
-	ack, ok := sr.next()
+	ack, ok := sr.Next()
 	if !ok || !strings.Contains(ack.Data, `"notifications/subscriptions/acknowledged"`) || !strings.Contains(ack.Data, `"L1"`) {
 		t.Fatalf("first event %+v, want the acknowledgement", ack)
 	}
@@ -85,14 +85,14 @@ func TestShutdownEndsSubscription(t *testing.T) {
 		func(context.Context, *server.CallRequest, none) (string, error) { return "", nil }); err != nil {
 		t.Fatal(err)
 	}
-	changed, ok := sr.next()
+	changed, ok := sr.Next()
 	if !ok || !strings.Contains(changed.Data, `"notifications/tools/list_changed"`) {
 		t.Fatalf("second event %+v, want list_changed", changed)
 	}
 	if err := h.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	end, ok := sr.next()
+	end, ok := sr.Next()
 	if !ok || !strings.Contains(end.Data, `"id":"L1"`) || !strings.Contains(end.Data, `"result"`) {
 		t.Fatalf("last event %+v, want the closing result", end)
 	}

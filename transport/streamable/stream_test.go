@@ -49,14 +49,14 @@ func TestLegacyReplyKinds(t *testing.T) {
 		t.Fatalf("X-Accel-Buffering missing: %v", resp.Header)
 	}
 	sr := newSSEReader(resp.Body)
-	prime, ok := sr.next()
+	prime, ok := sr.Next()
 	if !ok || prime.ID == "" || prime.Data != "" || prime.Retry != "1000" {
 		t.Fatalf("first event %+v, want a priming event with id and retry 1000", prime)
 	}
 	var progress []float64
 	var final rpcReply
 	for {
-		e, ok := sr.next()
+		e, ok := sr.Next()
 		if !ok {
 			break
 		}
@@ -96,7 +96,7 @@ func TestResumeAfterServerClosesStream(t *testing.T) {
 	resp := do(t, legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reconnect","_meta":{"progressToken":1}}}`))
 	var events []sseEvent
 	sr := newSSEReader(resp.Body)
-	for e, ok := sr.next(); ok; e, ok = sr.next() {
+	for e, ok := sr.Next(); ok; e, ok = sr.Next() {
 		events = append(events, e)
 	}
 	resp.Body.Close()
@@ -117,16 +117,16 @@ func TestResumeAfterServerClosesStream(t *testing.T) {
 		t.Fatalf("resume: status %d", resp.StatusCode)
 	}
 	sr = newSSEReader(resp.Body)
-	e, ok := sr.next()
+	e, ok := sr.Next()
 	if !ok || !strings.Contains(e.Data, `"notifications/progress"`) {
 		t.Fatalf("first resumed event %+v, want the missed progress", e)
 	}
 	close(f.release)
-	e, ok = sr.next()
+	e, ok = sr.Next()
 	if !ok || !strings.Contains(e.Data, `"reconnected"`) || !strings.Contains(e.Data, `"id":7`) {
 		t.Fatalf("second resumed event %+v, want the result", e)
 	}
-	if _, ok := sr.next(); ok {
+	if _, ok := sr.Next(); ok {
 		t.Fatal("stream goes on after the result")
 	}
 
@@ -173,7 +173,7 @@ func TestResumeAfterClientDrop(t *testing.T) {
 	if resp == nil {
 		t.Fatal("POST failed")
 	}
-	prime, ok := newSSEReader(resp.Body).next()
+	prime, ok := newSSEReader(resp.Body).Next()
 	if !ok || prime.ID == "" {
 		t.Fatalf("no priming event: %+v", prime)
 	}
@@ -194,7 +194,7 @@ func TestResumeAfterClientDrop(t *testing.T) {
 			readAll(t, gr)
 			continue
 		}
-		e, ok := newSSEReader(gr.Body).next()
+		e, ok := newSSEReader(gr.Body).Next()
 		gr.Body.Close()
 		if ok {
 			body = e.Data
@@ -248,7 +248,7 @@ func TestModernProgressUsesSSE(t *testing.T) {
 	}
 	var methods []string
 	sr := newSSEReader(resp.Body)
-	for e, ok := sr.next(); ok; e, ok = sr.next() {
+	for e, ok := sr.Next(); ok; e, ok = sr.Next() {
 		r := decodeReply(t, e.Data)
 		if r.Method != "" {
 			methods = append(methods, r.Method)
@@ -285,7 +285,7 @@ func TestStandaloneStream(t *testing.T) {
 	sid := initialize(t, ts.URL)
 	resp := openGET(t, ts.URL, sid, "")
 	sr := newSSEReader(resp.Body)
-	prime, ok := sr.next()
+	prime, ok := sr.Next()
 	if !ok || prime.ID == "" || prime.Data != "" {
 		t.Fatalf("GET stream starts with %+v, want a priming event", prime)
 	}
@@ -303,7 +303,7 @@ func TestStandaloneStream(t *testing.T) {
 		}
 	}
 	add("one")
-	e, ok := sr.next()
+	e, ok := sr.Next()
 	if !ok || !strings.Contains(e.Data, "notifications/tools/list_changed") {
 		t.Fatalf("GET event %+v, want list_changed", e)
 	}
@@ -322,7 +322,7 @@ func TestStandaloneStream(t *testing.T) {
 	add("two") // sent while nobody listens: stored
 	resumed := openGET(t, ts.URL, sid, e.ID)
 	defer resumed.Body.Close()
-	r, ok := newSSEReader(resumed.Body).next()
+	r, ok := newSSEReader(resumed.Body).Next()
 	if !ok || !strings.Contains(r.Data, "notifications/tools/list_changed") || r.ID == e.ID {
 		t.Fatalf("resumed GET event %+v, want the list_changed sent while away", r)
 	}
