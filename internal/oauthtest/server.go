@@ -284,14 +284,24 @@ func (s *Server) clientAuth(w http.ResponseWriter, r *http.Request) string {
 	return id
 }
 
-func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+// readForm parses the request's form, answering 400 invalid_request when
+// it cannot, and records it in *log (under the server's lock) for the test
+// to inspect; false when the request has been answered.
+func (s *Server) readForm(w http.ResponseWriter, r *http.Request, log *[]url.Values) bool {
 	if err := r.ParseForm(); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_request", "bad form")
-		return
+		return false
 	}
 	s.mu.Lock()
-	s.TokenRequests = append(s.TokenRequests, r.PostForm)
+	*log = append(*log, r.PostForm)
 	s.mu.Unlock()
+	return true
+}
+
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	if !s.readForm(w, r, &s.TokenRequests) {
+		return
+	}
 	client := s.clientAuth(w, r)
 	if client == "" {
 		return
@@ -461,13 +471,9 @@ func (s *Server) signJWT(subject, client, resource string, scopes []string, ttl 
 // tokens issued with it too. An unknown token is answered 200, as RFC
 // 7009 §2.2 asks; one issued to another client 400 invalid_grant.
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		oauthError(w, http.StatusBadRequest, "invalid_request", "bad form")
+	if !s.readForm(w, r, &s.revocations) {
 		return
 	}
-	s.mu.Lock()
-	s.revocations = append(s.revocations, r.PostForm)
-	s.mu.Unlock()
 	if s.opts.RevocationStatus != 0 {
 		oauthError(w, s.opts.RevocationStatus, "server_error", "revocation is failing")
 		return
