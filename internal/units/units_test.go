@@ -37,15 +37,22 @@ func TestParseDuration(t *testing.T) {
 		{"5 parsecs", 0, `"5 parsecs" is not a duration (like 500ms, 30s, 36h or 90d)`},
 	} {
 		got, err := ParseDuration(c.in)
-		if c.err != "" {
-			if err == nil || err.Error() != c.err {
-				t.Errorf("ParseDuration(%q) = %v, %v; want error %q", c.in, got, err, c.err)
-			}
-			continue
+		checkParsed(t, "ParseDuration", c.in, got, err, c.want, c.err)
+	}
+}
+
+// checkParsed checks what fn (named so in the failure) made of in: the
+// error errWant when that is not "", else want and no error.
+func checkParsed[T comparable](t *testing.T, fn, in string, got T, err error, want T, errWant string) {
+	t.Helper()
+	if errWant != "" {
+		if err == nil || err.Error() != errWant {
+			t.Errorf("%s(%q) = %v, %v; want error %q", fn, in, got, err, errWant)
 		}
-		if err != nil || got != c.want {
-			t.Errorf("ParseDuration(%q) = %v, %v; want %v", c.in, got, err, c.want)
-		}
+		return
+	}
+	if err != nil || got != want {
+		t.Errorf("%s(%q) = %v, %v; want %v", fn, in, got, err, want)
 	}
 }
 
@@ -78,15 +85,7 @@ func TestParseSize(t *testing.T) {
 		{"16mib", 1 << 30, 0, `"16mib" is not a size (like 16MiB, 512KiB or 1048576)`},
 	} {
 		got, err := ParseSize(c.in, c.max)
-		if c.err != "" {
-			if err == nil || err.Error() != c.err {
-				t.Errorf("ParseSize(%q) = %v, %v; want error %q", c.in, got, err, c.err)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("ParseSize(%q) = %v, %v; want %v", c.in, got, err, c.want)
-		}
+		checkParsed(t, "ParseSize", c.in, got, err, c.want, c.err)
 	}
 }
 
