@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
@@ -89,101 +90,87 @@ func (d *decoder) callerLimits(n ast.Node, f *File) {
 	}
 	l := &f.Limits
 	keys := map[string]ast.Node{}
-	count := func(v ast.Node, w string, hi int64, to *int) {
-		if c, ok := d.integer(v, w, 1, hi); ok {
-			*to = int(c)
-		}
-	}
-	size := func(v ast.Node, w string, to *int) {
-		if n, ok := d.size(v, w); ok {
-			*to = n
-		}
-	}
-	dur := func(v ast.Node, w string, hi time.Duration, to *time.Duration) {
-		if t, _, ok := d.duration(v, w, false, func(t time.Duration) error {
-			if t <= 0 {
-				return fmt.Errorf("%v is not more than zero", t)
-			} else if t > hi {
-				return fmt.Errorf("%v is more than %v", t, hi)
+	// A setter decodes the value v of the key named w into its field.
+	type setter func(v ast.Node, w string)
+	count := func(hi int64, to *int) setter {
+		return func(v ast.Node, w string) {
+			if c, ok := d.integer(v, w, 1, hi); ok {
+				*to = int(c)
 			}
-			return nil
-		}); ok {
-			*to = t
 		}
 	}
-	d.fields(m, "limits", limitsKeys, func(key string, mv *ast.MappingValueNode) {
-		keys[key] = mv.Key
-		w, v := "limits."+key, mv.Value
-		switch key {
-		case "max_conns":
-			count(v, w, MaxLimitCount, &l.MaxConns)
-		case "max_in_flight":
-			count(v, w, MaxLimitCount, &l.MaxInFlight)
-		case "max_body":
-			size(v, w, &l.MaxBody)
-		case "memory":
-			size(v, w, &l.Memory)
-		case "anonymous_memory":
-			size(v, w, &l.AnonymousMemory)
-		case "address_memory":
-			size(v, w, &l.AddressMemory)
-		case "min_body_rate":
+	size := func(to *int) setter {
+		return func(v ast.Node, w string) {
+			if n, ok := d.size(v, w); ok {
+				*to = n
+			}
+		}
+	}
+	dur := func(hi time.Duration, to *time.Duration) setter {
+		return func(v ast.Node, w string) {
+			if t, _, ok := d.duration(v, w, false, func(t time.Duration) error {
+				if t <= 0 {
+					return fmt.Errorf("%v is not more than zero", t)
+				} else if t > hi {
+					return fmt.Errorf("%v is more than %v", t, hi)
+				}
+				return nil
+			}); ok {
+				*to = t
+			}
+		}
+	}
+	// Each key, by its path below limits (a section's keys as
+	// section.key).
+	set := map[string]setter{
+		"max_conns":        count(MaxLimitCount, &l.MaxConns),
+		"max_in_flight":    count(MaxLimitCount, &l.MaxInFlight),
+		"max_body":         size(&l.MaxBody),
+		"memory":           size(&l.Memory),
+		"anonymous_memory": size(&l.AnonymousMemory),
+		"address_memory":   size(&l.AddressMemory),
+		"min_body_rate": func(v ast.Node, w string) {
 			if s, ok := d.str(v, w); ok && s == "off" {
 				l.MinBodyRate = -1
 				return
 			}
-			count(v, w, MaxMessageSize, &l.MinBodyRate)
-		case "body_grace":
-			dur(v, w, MaxTimeout, &l.BodyGrace)
-		case "max_exchanged_tokens":
-			count(v, w, MaxLimitCount, &l.MaxExchangedTokens)
-		case "sessions":
-			d.section(v, w, sessionLimitKeys, func(key string, mv *ast.MappingValueNode) {
-				keys["sessions."+key] = mv.Key
-				w, v := w+"."+key, mv.Value
-				s := &l.Sessions
-				switch key {
-				case "max":
-					count(v, w, MaxLimitCount, &s.Max)
-				case "per_caller":
-					count(v, w, MaxLimitCount, &s.PerCaller)
-				case "anonymous":
-					count(v, w, MaxLimitCount, &s.Anonymous)
-				case "idle_timeout":
-					dur(v, w, MaxSessionIdle, &s.IdleTimeout)
-				case "unused_timeout":
-					dur(v, w, MaxSessionIdle, &s.UnusedTimeout)
-				}
-			})
-		case "inputs":
-			d.section(v, w, inputLimitKeys, func(key string, mv *ast.MappingValueNode) {
-				keys["inputs."+key] = mv.Key
-				w, v := w+"."+key, mv.Value
-				switch key {
-				case "pending":
-					count(v, w, MaxLimitCount, &l.Inputs.Pending)
-				case "per_caller":
-					count(v, w, MaxLimitCount, &l.Inputs.PerCaller)
-				case "timeout":
-					dur(v, w, MaxTimeout, &l.Inputs.Timeout)
-				}
-			})
-		case "upstream_lists":
-			d.section(v, w, listLimitKeys, func(key string, mv *ast.MappingValueNode) {
-				w, v := w+"."+key, mv.Value
-				switch key {
-				case "max_pages":
-					count(v, w, MaxLimitCount, &l.UpstreamLists.Pages)
-				case "max_items":
-					count(v, w, MaxLimitListItem, &l.UpstreamLists.Items)
-				case "max_bytes":
-					var b int
-					size(v, w, &b)
-					l.UpstreamLists.Bytes = int64(b)
-				}
-			})
-		}
-	})
+			count(MaxMessageSize, &l.MinBodyRate)(v, w)
+		},
+		"body_grace":               dur(MaxTimeout, &l.BodyGrace),
+		"max_exchanged_tokens":     count(MaxLimitCount, &l.MaxExchangedTokens),
+		"sessions.max":             count(MaxLimitCount, &l.Sessions.Max),
+		"sessions.per_caller":      count(MaxLimitCount, &l.Sessions.PerCaller),
+		"sessions.anonymous":       count(MaxLimitCount, &l.Sessions.Anonymous),
+		"sessions.idle_timeout":    dur(MaxSessionIdle, &l.Sessions.IdleTimeout),
+		"sessions.unused_timeout":  dur(MaxSessionIdle, &l.Sessions.UnusedTimeout),
+		"inputs.pending":           count(MaxLimitCount, &l.Inputs.Pending),
+		"inputs.per_caller":        count(MaxLimitCount, &l.Inputs.PerCaller),
+		"inputs.timeout":           dur(MaxTimeout, &l.Inputs.Timeout),
+		"upstream_lists.max_pages": count(MaxLimitCount, &l.UpstreamLists.Pages),
+		"upstream_lists.max_items": count(MaxLimitListItem, &l.UpstreamLists.Items),
+		"upstream_lists.max_bytes": func(v ast.Node, w string) {
+			var b int
+			size(&b)(v, w)
+			l.UpstreamLists.Bytes = int64(b)
+		},
+	}
+	sections := map[string][]string{"sessions": sessionLimitKeys, "inputs": inputLimitKeys, "upstream_lists": listLimitKeys}
+	// Every key is recorded by its path, for the checks below.
+	var decode func(m *ast.MappingNode, where string, known []string)
+	decode = func(m *ast.MappingNode, where string, known []string) {
+		d.fields(m, where, known, func(key string, mv *ast.MappingValueNode) {
+			w := where + "." + key
+			path := strings.TrimPrefix(w, "limits.")
+			keys[path] = mv.Key
+			if sub, ok := sections[path]; ok {
+				sm, _ := d.Mapping(mv.Value, w)
+				decode(sm, w, sub)
+				return
+			}
+			set[path](mv.Value, w)
+		})
+	}
+	decode(m, "limits", limitsKeys)
 	// A part larger than its whole would be a limit that never applies:
 	// say so rather than let the file promise it.
 	within := func(part, whole string, p, w int) {
