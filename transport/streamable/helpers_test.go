@@ -118,6 +118,16 @@ func servePost(h http.Handler, session, body string) *httptest.ResponseRecorder 
 	return w
 }
 
+// openSession serves a new fixture on a loopback listener (testServer)
+// and opens a 2025-11-25 session on it: the fixture, the handler, the
+// server and the session id.
+func openSession(t *testing.T) (*fixture, *Handler, *httptest.Server, string) {
+	t.Helper()
+	f := newFixture(t)
+	h, ts := testServer(t, f)
+	return f, h, ts, initialize(t, ts.URL)
+}
+
 // storedSession serves f with a memory event store and opens a 2025-11-25
 // session on it: the store, the handler, the server and the session id.
 func storedSession(t *testing.T, f *fixture) (*MemoryEventStore, *Handler, *httptest.Server, string) {

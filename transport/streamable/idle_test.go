@@ -61,9 +61,7 @@ func TestIdleSessionsStaySmall(t *testing.T) {
 // stream gets the server's notifications once it opens one, and ending the
 // session (DELETE) ends that stream.
 func TestGETOpenedLaterGetsNotifications(t *testing.T) {
-	f := newFixture(t)
-	_, ts := testServer(t, f)
-	sid := initialize(t, ts.URL)
+	f, _, ts, sid := openSession(t)
 	type none struct{}
 	add := func(name string) {
 		t.Helper()

@@ -74,9 +74,7 @@ func TestMaxInFlightPerSession(t *testing.T) {
 // sent), but its POST is still answered with a media type a client can
 // read: an SSE stream that ends with no message and no event id.
 func TestCancelledCallAnswersPOST(t *testing.T) {
-	f := newFixture(t)
-	_, ts := testServer(t, f)
-	sid := initialize(t, ts.URL)
+	f, _, ts, sid := openSession(t)
 	replies := doAsync(legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block"}}`))
 	testwait.Recv(t, f.started, "the call")
 	resp := do(t, legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`))
@@ -103,9 +101,7 @@ func TestCancelledCallAnswersPOST(t *testing.T) {
 // runs gets a JSON-RPC error response with its id, as application/json, not
 // an empty 200.
 func TestDeleteDuringCallAnswersPOST(t *testing.T) {
-	f := newFixture(t)
-	_, ts := testServer(t, f)
-	sid := initialize(t, ts.URL)
+	f, _, ts, sid := openSession(t)
 	replies := doAsync(legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"gate"}}`))
 	testwait.Recv(t, f.started, "the call")
 	del, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)

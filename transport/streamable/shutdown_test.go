@@ -16,9 +16,7 @@ import (
 // TestShutdownLetsCallsFinish: during Shutdown new requests get 503 while a
 // call in flight finishes and is answered.
 func TestShutdownLetsCallsFinish(t *testing.T) {
-	f := newFixture(t)
-	h, ts := testServer(t, f)
-	sid := initialize(t, ts.URL)
+	f, h, ts, sid := openSession(t)
 
 	replies := make(chan string, 2)
 	go func() {

@@ -20,9 +20,7 @@ import (
 // TestLegacyReplyKinds: a bare reply is JSON; progress before the reply
 // switches it to SSE, primed with an id and a retry interval.
 func TestLegacyReplyKinds(t *testing.T) {
-	f := newFixture(t)
-	_, ts := testServer(t, f)
-	sid := initialize(t, ts.URL)
+	_, _, ts, sid := openSession(t)
 
 	resp := do(t, legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`))
 	body := readAll(t, resp)
@@ -89,9 +87,7 @@ func TestLegacyReplyKinds(t *testing.T) {
 // (SEP-1699 polling); the client resumes with GET and Last-Event-ID, gets the
 // progress event it missed, then the result live.
 func TestResumeAfterServerClosesStream(t *testing.T) {
-	f := newFixture(t)
-	_, ts := testServer(t, f)
-	sid := initialize(t, ts.URL)
+	f, _, ts, sid := openSession(t)
 
 	resp := do(t, legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reconnect","_meta":{"progressToken":1}}}`))
 	var events []sseEvent
@@ -145,9 +141,7 @@ func TestResumeAfterServerClosesStream(t *testing.T) {
 // TestResumeAfterClientDrop: the client drops its POST stream mid-call;
 // the call goes on, and its result is replayed on a GET with Last-Event-ID.
 func TestResumeAfterClientDrop(t *testing.T) {
-	f := newFixture(t)
-	h, ts := testServer(t, f)
-	sid := initialize(t, ts.URL)
+	f, h, ts, sid := openSession(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req := legacyRequest(t, ts.URL, sid, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"gate"}}`).WithContext(ctx)
@@ -280,9 +274,7 @@ func openGET(t *testing.T, url, sid, last string) *http.Response {
 // TestStandaloneStream: list changes reach the GET stream; one GET stream
 // per session; a dropped GET stream resumes with what it missed.
 func TestStandaloneStream(t *testing.T) {
-	f := newFixture(t)
-	h, ts := testServer(t, f)
-	sid := initialize(t, ts.URL)
+	f, h, ts, sid := openSession(t)
 	resp := openGET(t, ts.URL, sid, "")
 	sr := newSSEReader(resp.Body)
 	prime, ok := sr.Next()
