@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -243,34 +243,17 @@ func newScaleStream(t *testing.T, resp *http.Response) *scaleStream {
 	s := &scaleStream{t: t, resp: resp, ch: make(chan scaleEvent, 1024)}
 	go func() {
 		defer close(s.ch)
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		var e scaleEvent
-		seen := false
-		for sc.Scan() {
-			line := sc.Text()
-			if line == "" {
-				if seen {
-					if e.Data != "" {
-						_ = json.Unmarshal([]byte(e.Data), &e.Msg)
-					}
-					s.ch <- e
-				}
-				e, seen = scaleEvent{}, false
-				continue
+		r := testhttp.NewSSEReader(resp.Body)
+		for {
+			ev, ok := r.Next()
+			if !ok {
+				return
 			}
-			if strings.HasPrefix(line, ":") {
-				continue
+			e := scaleEvent{ID: ev.ID, Data: ev.Data}
+			if e.Data != "" {
+				_ = json.Unmarshal([]byte(e.Data), &e.Msg)
 			}
-			k, v, _ := strings.Cut(line, ":")
-			v = strings.TrimPrefix(v, " ")
-			seen = true
-			switch k {
-			case "id":
-				e.ID = v
-			case "data":
-				e.Data += v
-			}
+			s.ch <- e
 		}
 	}()
 	return s
