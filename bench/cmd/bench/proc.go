@@ -70,15 +70,9 @@ func startHTTP(impl, bin string, args ...string) (*proc, error) {
 	cmd := exec.Command(bin, args...)
 	p := &proc{impl: impl, cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = p.stderr
+	var out io.ReadCloser
 	var err error
-	if p.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
+	if p.stdin, out, err = load.StartPiped(cmd); err != nil {
 		return nil, err
 	}
 	go func() { p.done <- cmd.Wait() }()

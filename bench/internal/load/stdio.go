@@ -18,17 +18,26 @@ type StdioSession struct {
 	nextID int64
 }
 
-// StartStdio starts cmd and initializes a session with it.
-func StartStdio(ctx context.Context, cmd *exec.Cmd) (*StdioSession, error) {
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
+// StartPiped starts cmd with pipes to its stdin and from its stdout: how a
+// server speaking stdio, or one that reports its address on stdout and
+// stops when its stdin closes, is started.
+func StartPiped(cmd *exec.Cmd) (stdin io.WriteCloser, stdout io.ReadCloser, err error) {
+	if stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, nil, err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
+	if stdout, err = cmd.StdoutPipe(); err != nil {
+		return nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	return stdin, stdout, nil
+}
+
+// StartStdio starts cmd and initializes a session with it.
+func StartStdio(ctx context.Context, cmd *exec.Cmd) (*StdioSession, error) {
+	in, out, err := StartPiped(cmd)
+	if err != nil {
 		return nil, err
 	}
 	s := &StdioSession{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
