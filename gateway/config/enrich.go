@@ -63,15 +63,10 @@ func (d *decoder) enrichment(n ast.Node, f *File) {
 		rules = append(rules, r)
 	}
 	d.enrichRules = rules
-	if d.Count() > before {
-		return
+	// Each rule compiled above.
+	if e, ok := built(d, before, n, "enrichment", func() (*enrich.Enricher, error) { return enrich.New(rules) }); ok {
+		f.Gateway.Enrich = e
 	}
-	e, err := enrich.New(rules)
-	if err != nil {
-		d.Errorf(n, "enrichment: %v", err) // a backstop: each rule compiled above
-		return
-	}
-	f.Gateway.Enrich = e
 }
 
 // ruleError reports an error of enrich.New at the field it concerns.

@@ -95,16 +95,14 @@ func (d *decoder) rateLimits(n ast.Node, f *File) {
 		}
 	})
 	d.limits = &cfg
-	if d.Count() > before || !limited {
+	if !limited {
 		return
 	}
-	l, err := ratelimit.New(cfg)
-	if err != nil {
-		d.Errorf(n, "rate_limits: %v", err) // a backstop: limit checks the same
-		return
+	// limit checks what ratelimit.New does.
+	if l, ok := built(d, before, n, "rate_limits", func() (*ratelimit.Limiter, error) { return ratelimit.New(cfg) }); ok {
+		f.Gateway.Limits = l
+		f.RateLimits = &cfg
 	}
-	f.Gateway.Limits = l
-	f.RateLimits = &cfg
 }
 
 // limitTarget checks a key of rate_limits' identities, personas or

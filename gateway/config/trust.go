@@ -109,6 +109,23 @@ func repeated(seen map[string]ast.Node, key string, n ast.Node) (line, col int, 
 	return 0, 0, false
 }
 
+// built is what build makes of a section decoded since before (the
+// decoder's count of problems then) without a problem; false after a
+// problem, or when build fails. The decoding checks what build does, so
+// its error is a backstop, reported at n as "what: error".
+func built[T any](d *decoder, before int, n ast.Node, what string, build func() (T, error)) (T, bool) {
+	var zero T
+	if d.Count() > before {
+		return zero, false
+	}
+	v, err := build()
+	if err != nil {
+		d.Errorf(n, "%s: %v", what, err)
+		return zero, false
+	}
+	return v, true
+}
+
 // section decodes a mapping of known keys, as fields does, where names it
 // in messages; n that is no mapping is reported and reads as empty.
 func (d *decoder) section(n ast.Node, where string, known []string, do func(key string, mv *ast.MappingValueNode)) {
@@ -489,13 +506,8 @@ func (d *decoder) personas(n ast.Node, f *File) *policy.Policy {
 	for _, p := range list {
 		d.personaNames[p.Name] = true
 	}
-	if d.Count() > before {
-		return nil
-	}
-	p, err := policy.New(list)
-	if err != nil {
-		// The checks above cover policy.New's; this is a backstop.
-		d.Errorf(n, "personas: %v", err)
+	p, ok := built(d, before, n, "personas", func() (*policy.Policy, error) { return policy.New(list) })
+	if !ok {
 		return nil
 	}
 	f.Personas = list
