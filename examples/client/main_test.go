@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -22,23 +22,21 @@ type greetIn struct {
 }
 
 func TestMain(m *testing.M) {
-	if os.Getenv(serveEnv) == "1" {
+	testmcp.RunOrServe(m, serveEnv, func() {
 		s := server.New(mcp.Implementation{Name: "greeter", Version: "1.0.0"})
 		_ = server.AddTool(s, &mcp.Tool{Name: "greet", Description: "Say hello"},
 			func(ctx context.Context, req *server.CallRequest, in greetIn) (string, error) {
 				return "Hello, " + in.Name + "!", nil
 			})
 		_ = stdio.ServeStdio(context.Background(), s)
-		return
-	}
-	os.Exit(m.Run())
+	})
 }
 
 // The example connects to a server started as a command, lists its tools
 // and calls one, printing each step.
 func TestClientListsAndCalls(t *testing.T) {
 	var out strings.Builder
-	tr := &client.Command{Path: os.Args[0], Env: append(os.Environ(), serveEnv+"=1")}
+	tr := testmcp.Self(serveEnv)
 	if err := run(testwait.Context(t), &out, tr, "greet", `{"name":"Ada"}`); err != nil {
 		t.Fatal(err)
 	}

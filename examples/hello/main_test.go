@@ -2,34 +2,24 @@ package main
 
 import (
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // serveEnv makes the test binary run main, the server, instead of the tests.
 const serveEnv = "HELLO_SERVE"
 
-func TestMain(m *testing.M) {
-	if os.Getenv(serveEnv) == "1" {
-		main()
-		return
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testmcp.RunOrServe(m, serveEnv, main) }
 
 // The example is a working server: a client lists its one tool and calls it.
 func TestHelloGreets(t *testing.T) {
 	ctx := testwait.Context(t)
-	c, err := client.Connect(ctx, &client.Command{Path: os.Args[0], Env: append(os.Environ(), serveEnv+"=1")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testmcp.Connect(t, testmcp.Self(serveEnv))
 	res, err := c.CallTool(ctx, "greet", map[string]any{"name": "Ada"})
 	if err != nil {
 		t.Fatal(err)

@@ -3,34 +3,24 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 )
 
 // serveEnv makes the test binary run main, the server, instead of the tests.
 const serveEnv = "TYPED_SERVE"
 
-func TestMain(m *testing.M) {
-	if os.Getenv(serveEnv) == "1" {
-		main()
-		return
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testmcp.RunOrServe(m, serveEnv, main) }
 
 // The example answers over stdio: its tools list inferred schemas, a call
 // returns structured content, and a bad input is a tool error.
 func TestTypedServesStructuredResults(t *testing.T) {
 	ctx := testwait.Context(t)
-	c, err := client.Connect(ctx, &client.Command{Path: os.Args[0], Env: append(os.Environ(), serveEnv+"=1")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testmcp.Connect(t, testmcp.Self(serveEnv))
 	tools, err := c.ListTools(ctx)
 	if err != nil || len(tools) != 2 {
 		t.Fatalf("tools: %v %v", tools, err)
