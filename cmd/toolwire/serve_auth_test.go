@@ -19,7 +19,7 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/toolwire/toolwire/internal/oauthtest"
 )
 
 // authIssuer is an OAuth authorization server on loopback for the binary's
@@ -67,34 +67,12 @@ func newAuthIssuer(t *testing.T) *authIssuer {
 // (a nil value deletes the claim).
 func (a *authIssuer) claims(audience, sub, scope string, kv ...any) map[string]any {
 	now := time.Now()
-	c := map[string]any{"iss": a.url, "sub": sub, "aud": audience, "scope": scope,
-		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
-	for i := 0; i < len(kv); i += 2 {
-		if kv[i+1] == nil {
-			delete(c, kv[i].(string))
-		} else {
-			c[kv[i].(string)] = kv[i+1]
-		}
-	}
-	return c
-}
-
-func (a *authIssuer) sign(t *testing.T, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
-	t.Helper()
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: jose.JSONWebKey{Key: key, KeyID: kid}},
-		(&jose.SignerOptions{}).WithType("at+jwt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := jwt.Signed(s).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+	return oauthtest.WithClaims(map[string]any{"iss": a.url, "sub": sub, "aud": audience, "scope": scope,
+		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}, kv...)
 }
 
 func (a *authIssuer) token(t *testing.T, claims map[string]any) string {
-	return a.sign(t, jose.RS256, a.key, "k1", claims)
+	return oauthtest.SignJWT(t, jose.RS256, a.key, "k1", "at+jwt", claims)
 }
 
 // algNone is an unsigned token.
@@ -111,7 +89,7 @@ func (a *authIssuer) hs256WithPublicKey(t *testing.T, claims map[string]any) str
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a.sign(t, jose.HS256, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), "k1", claims)
+	return oauthtest.SignJWT(t, jose.HS256, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), "k1", "at+jwt", claims)
 }
 
 type httpReply struct {
@@ -196,7 +174,7 @@ func TestServeAuthTokenMatrix(t *testing.T) {
 			rm + `, scope="mcp", error="invalid_token", error_description="not a signed JWT with an accepted algorithm"`},
 		{"HS256 with the public key", as.hs256WithPublicKey(t, good), false, 401,
 			rm + `, scope="mcp", error="invalid_token", error_description="not a signed JWT with an accepted algorithm"`},
-		{"unknown kid", as.sign(t, jose.RS256, as.other, "not-published", good), false, 401,
+		{"unknown kid", oauthtest.SignJWT(t, jose.RS256, as.other, "not-published", "at+jwt", good), false, 401,
 			rm + `, scope="mcp", error="invalid_token", error_description="the token's signing key is not among the issuer's keys"`},
 		// scope= names every scope the request needs, not only the missing one.
 		{"missing server-wide scope", as.token(t, withClaims(good, "scope", "admin")), false, 403,
