@@ -163,7 +163,7 @@ upstreams:
 		wg.Go(func() {
 			for range jobs {
 				res, err := abandoners[w%sessions].CallTool(ctx, "q__ask", nil)
-				if client.CodeOf(err) == client.CodeToolError && strings.Contains(toolText(res), "the limit per caller") {
+				if client.CodeOf(err) == client.CodeToolError && strings.Contains(testmcp.Text(res), "the limit per caller") {
 					refused.Add(1)
 				} else if ctx.Err() == nil {
 					mu.Lock()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/transport/streamable"
@@ -56,7 +57,7 @@ func keyedEcho(t *testing.T, url, key string, calls int) {
 	for i := range calls {
 		msg := fmt.Sprintf("keyed %d", i)
 		res, err := c.CallTool(testwait.Context(t), "one__echo", map[string]any{"message": msg})
-		if err != nil || res.IsError || !strings.Contains(toolText(res), msg) {
+		if err != nil || res.IsError || !strings.Contains(testmcp.Text(res), msg) {
 			t.Fatalf("the key holder's call %d: %+v %v", i, res, err)
 		}
 	}

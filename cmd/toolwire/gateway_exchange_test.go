@@ -15,6 +15,7 @@ import (
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/oauthtest"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -103,17 +104,17 @@ upstreams:
 			for i := range 2 {
 				msg := fmt.Sprintf("%s %v %d", who, era, i)
 				res, err := c.CallTool(ctx, "tickets__echo", map[string]any{"message": msg})
-				if err != nil || !strings.Contains(toolText(res), msg) {
+				if err != nil || !strings.Contains(testmcp.Text(res), msg) {
 					t.Fatalf("%s (%v): echo through the exchange: %+v %v\n%s", who, era, res, err, g.log.String())
 				}
 			}
 			// The pinned argument: out of the schema, forced on the call.
 			res, err := c.CallTool(ctx, "tickets__get-sum", map[string]any{"a": 2})
-			if err != nil || !strings.Contains(toolText(res)+mustJSON(t, res.StructuredContent), "42") {
+			if err != nil || !strings.Contains(testmcp.Text(res)+mustJSON(t, res.StructuredContent), "42") {
 				t.Fatalf("%s (%v): get-sum with b pinned to 40: %+v %v", who, era, res, err)
 			}
 			res, err = c.CallTool(ctx, "tickets__get-sum", map[string]any{"a": 2, "b": 1})
-			if client.CodeOf(err) != client.CodeToolError || !strings.Contains(toolText(res), `argument "b"`) {
+			if client.CodeOf(err) != client.CodeToolError || !strings.Contains(testmcp.Text(res), `argument "b"`) {
 				t.Fatalf("%s (%v): get-sum with another b: %+v %v", who, era, res, err)
 			}
 		}
@@ -157,7 +158,7 @@ upstreams:
 
 	// An API-key caller has no token to exchange: refused, naming the upstream.
 	res, err := connectAs(t, g.url, keys[0], mcp.EraModern).CallTool(ctx, "tickets__echo", map[string]any{"message": "m"})
-	if client.CodeOf(err) != client.CodeToolError || !strings.Contains(toolText(res), `"tickets"`) || !strings.Contains(toolText(res), "no OAuth access token") {
+	if client.CodeOf(err) != client.CodeToolError || !strings.Contains(testmcp.Text(res), `"tickets"`) || !strings.Contains(testmcp.Text(res), "no OAuth access token") {
 		t.Errorf("an API-key caller: %+v %v", res, err)
 	}
 
@@ -168,7 +169,7 @@ upstreams:
 	from := len(seen)
 	mu.Unlock()
 	res, err = dave.CallTool(ctx, "desk__echo", map[string]any{"message": "static"})
-	if err != nil || !strings.Contains(toolText(res), "static") {
+	if err != nil || !strings.Contains(testmcp.Text(res), "static") {
 		t.Fatalf("an API-key caller under on_api_key static: %+v %v", res, err)
 	}
 	mu.Lock()
@@ -192,7 +193,7 @@ upstreams:
 	carol := jwtFor(t, as, "carol", "carol-secret", public)
 	as.RevokeAccess()
 	res, err = connectAs(t, g.url, carol, mcp.EraModern).CallTool(ctx, "tickets__echo", map[string]any{"message": "m"})
-	text := toolText(res)
+	text := testmcp.Text(res)
 	if client.CodeOf(err) != client.CodeToolError || !strings.Contains(text, `"tickets"`) || !strings.Contains(text, "token exchange") || strings.Contains(text, carol) {
 		t.Errorf("a failed exchange: %+v %v", res, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/toolwire/toolwire/gateway/config"
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -104,7 +105,7 @@ func TestGatewayReloadNeverAppliesAHalfWrittenFile(t *testing.T) {
 				res, err := c.CallTool(ctx, call.name, call.args)
 				if err == nil && !res.IsError {
 					if !allowedByAOrB(call.name) {
-						bad = append(bad, "called "+call.name+": "+toolText(res))
+						bad = append(bad, "called "+call.name+": "+testmcp.Text(res))
 					}
 					gotSum = gotSum || call.name == "one__get-sum"
 				}

@@ -19,6 +19,7 @@ import (
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/internal/oauthtest"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/reference"
 	"github.com/toolwire/toolwire/server"
@@ -213,7 +214,7 @@ upstreams:
 
 			before := len(up.called())
 			res, err := carol.CallTool(ctx, "web__get-env", map[string]any{})
-			if client.CodeOf(err) != client.CodeToolError || res == nil || !strings.Contains(toolText(res), `tools.deny "web__get-env"`) {
+			if client.CodeOf(err) != client.CodeToolError || res == nil || !strings.Contains(testmcp.Text(res), `tools.deny "web__get-env"`) {
 				t.Fatalf("carol's denied call: %+v %v", res, err)
 			}
 			if _, err := alice.CallTool(ctx, "local__echo", map[string]any{"message": "no"}); client.CodeOf(err) != client.CodeToolError {
@@ -288,16 +289,6 @@ upstreams:
 	}
 }
 
-func toolText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 func TestGatewayHashKey(t *testing.T) {
 	out, _, code := runToolwire(t, "gateway", "hash-key")
 	var key, hash string
@@ -363,7 +354,7 @@ upstreams:
 	g := waitGateway(t, cmd)
 	c := connectAs(t, g.url, "", mcp.EraModern)
 	res, err := c.CallTool(t.Context(), "secure__echo", map[string]any{"message": "through OAuth"})
-	if err != nil || !strings.Contains(toolText(res), "through OAuth") {
+	if err != nil || !strings.Contains(testmcp.Text(res), "through OAuth") {
 		t.Fatalf("call through the protected upstream: %+v %v\n%s", res, err, g.log.String())
 	}
 	mu.Lock()
