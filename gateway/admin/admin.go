@@ -101,8 +101,8 @@ func NewHandler(cfg Config, opts ...Option) (http.Handler, error) {
 		return nil, fmt.Errorf("admin: Config.KeyHash: %w", err)
 	}
 	o := newOptions(opts)
-	h := &handler{cfg: cfg, opts: o, keys: keys, sess: newSessions(o.maxSess, o.lifetime),
-		limits: newLoginLimits(o.loginBurst, o.loginEvery), log: cfg.Logger, mux: http.NewServeMux()}
+	h := &handler{cfg: cfg, opts: o, keys: keys, sess: newSessions(o.limits.MaxSessions, o.limits.SessionTTL),
+		limits: newLoginLimits(o.limits.MaxFailedLogins, o.limits.FailedLoginInterval), log: cfg.Logger, mux: http.NewServeMux()}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -307,7 +307,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	now := h.opts.now()
 	refund, ok := h.limits.take(client, now)
 	if !ok {
-		w.Header().Set("Retry-After", fmt.Sprint(int(h.opts.loginEvery.Seconds()+0.5)))
+		w.Header().Set("Retry-After", fmt.Sprint(int(h.opts.limits.FailedLoginInterval.Seconds()+0.5)))
 		h.fail(w, r, nil, http.StatusTooManyRequests, "Too many failed logins from your address; try again later.")
 		return
 	}
@@ -331,7 +331,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	refund()
 	id, s := h.sess.create(now)
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: id, Path: "/admin", Expires: s.expires,
-		MaxAge: int(h.opts.lifetime.Seconds()), HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		MaxAge: int(h.opts.limits.SessionTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Path: "/admin/login", MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	h.log.Info("admin: login", "client", client)

@@ -32,11 +32,5 @@ type Limits struct {
 // an earlier WithLimits set, or the default, so limits may be given in
 // several options.
 func WithLimits(l Limits) Option {
-	return option(func(o *options) {
-		limits.Set(&o.lifetime, l.SessionTTL)
-		limits.Set(&o.maxSess, l.MaxSessions)
-		limits.Set(&o.pageSize, l.PageSize)
-		limits.Set(&o.loginBurst, l.MaxFailedLogins)
-		limits.Set(&o.loginEvery, l.FailedLoginInterval)
-	})
+	return option(func(o *options) { limits.Overlay(&o.limits, l) })
 }

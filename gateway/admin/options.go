@@ -24,12 +24,8 @@ const (
 type Option interface{ applyAdmin(*options) }
 
 type options struct {
-	lifetime   time.Duration
-	maxSess    int
-	pageSize   int
-	loginBurst int
-	loginEvery time.Duration
-	now        func() time.Time
+	limits Limits // the defaults filled in by newOptions
+	now    func() time.Time
 }
 
 type option func(*options)
@@ -47,12 +43,13 @@ func newOptions(opts []Option) options {
 			op.applyAdmin(&o)
 		}
 	}
-	limits.Default(&o.lifetime, DefaultSessionLifetime)
-	limits.Default(&o.maxSess, DefaultMaxSessions)
-	limits.Default(&o.pageSize, DefaultPageSize)
-	o.pageSize = min(o.pageSize, MaxPageSize)
-	limits.Default(&o.loginBurst, DefaultLoginBurst)
-	limits.Default(&o.loginEvery, DefaultLoginEvery)
+	l := &o.limits
+	limits.Default(&l.SessionTTL, DefaultSessionLifetime)
+	limits.Default(&l.MaxSessions, DefaultMaxSessions)
+	limits.Default(&l.PageSize, DefaultPageSize)
+	l.PageSize = min(l.PageSize, MaxPageSize)
+	limits.Default(&l.MaxFailedLogins, DefaultLoginBurst)
+	limits.Default(&l.FailedLoginInterval, DefaultLoginEvery)
 	if o.now == nil {
 		o.now = time.Now
 	}

@@ -163,7 +163,7 @@ type auditData struct {
 // auditPage shows one page of the audit records that match the filters.
 func (h *handler) auditPage(w http.ResponseWriter, r *http.Request, s *session) {
 	d := auditData{base: base{Title: "Audit", CSRF: s.csrf}, Off: h.cfg.Audit == nil,
-		Outcomes: audit.Outcomes(), PageSize: h.opts.pageSize}
+		Outcomes: audit.Outcomes(), PageSize: h.opts.limits.PageSize}
 	if d.Off {
 		h.render(w, http.StatusOK, "audit", d)
 		return
@@ -175,7 +175,7 @@ func (h *handler) auditPage(w http.ResponseWriter, r *http.Request, s *session) 
 	}
 	d.Q, d.After = q, q.filter.AfterSeq
 	f := q.filter
-	f.Limit = h.opts.pageSize + 1 // one more says whether a next page exists
+	f.Limit = h.opts.limits.PageSize + 1 // one more says whether a next page exists
 	for rec, err := range h.cfg.Audit.Query(r.Context(), f) {
 		if err != nil {
 			h.log.Error("admin: querying the audit store", "error", err)
@@ -184,8 +184,8 @@ func (h *handler) auditPage(w http.ResponseWriter, r *http.Request, s *session) 
 		}
 		d.Records = append(d.Records, rec)
 	}
-	if len(d.Records) > h.opts.pageSize {
-		d.Records = d.Records[:h.opts.pageSize]
+	if len(d.Records) > h.opts.limits.PageSize {
+		d.Records = d.Records[:h.opts.limits.PageSize]
 		v := q.values()
 		v.Set("after", strconv.FormatInt(d.Records[len(d.Records)-1].Seq, 10))
 		d.NextURL = "/admin/audit?" + v.Encode()

@@ -146,7 +146,7 @@ type structField struct {
 // templates. An error is a *RuleError naming the rule and the field.
 func New(rules []Rule, opts ...Option) (*Enricher, error) {
 	o := newOptions(opts)
-	e := &Enricher{hooks: o.hooks, maxOutput: o.maxOutput}
+	e := &Enricher{hooks: o.hooks, maxOutput: o.limits.MaxOutputBytes}
 	for i, rd := range rules {
 		r, err := compileRule(i, rd, o)
 		if err != nil {
@@ -173,7 +173,7 @@ func compileRule(i int, rd Rule, o options) (*rule, error) {
 		r.globs = append(r.globs, g)
 	}
 	if strings.TrimSpace(rd.When) != "" {
-		prg, err := compileWhen(rd.When, o.costLimit)
+		prg, err := compileWhen(rd.When, o.limits.MaxCELCost)
 		if err != nil {
 			return nil, fail("When", err)
 		}

@@ -21,8 +21,5 @@ type Limits struct {
 // WithLimits sets what enrichment may cost. Its zero fields leave the value
 // an earlier WithLimits set, or the default.
 func WithLimits(l Limits) Option {
-	return option(func(o *options) {
-		limits.Set(&o.maxOutput, l.MaxOutputBytes)
-		limits.Set(&o.costLimit, l.MaxCELCost)
-	})
+	return option(func(o *options) { limits.Overlay(&o.limits, l) })
 }

@@ -22,9 +22,8 @@ const (
 type Option interface{ applyEnrich(*options) }
 
 type options struct {
-	hooks     []Hook
-	maxOutput int
-	costLimit uint64
+	hooks  []Hook
+	limits Limits // the defaults filled in by newOptions
 }
 
 type option func(*options)
@@ -50,7 +49,7 @@ func newOptions(opts []Option) options {
 			op.applyEnrich(&o)
 		}
 	}
-	limits.Default(&o.maxOutput, DefaultMaxOutput)
-	limits.Default(&o.costLimit, DefaultCELCostLimit)
+	limits.Default(&o.limits.MaxOutputBytes, DefaultMaxOutput)
+	limits.Default(&o.limits.MaxCELCost, DefaultCELCostLimit)
 	return o
 }
