@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
@@ -30,23 +29,10 @@ type authIssuer struct {
 	other *rsa.PrivateKey // a key the issuer never published
 }
 
-var (
-	authKeysOnce sync.Once
-	authKeys     [2]*rsa.PrivateKey
-)
-
 func newAuthIssuer(t *testing.T) *authIssuer {
 	t.Helper()
-	authKeysOnce.Do(func() {
-		for i := range authKeys {
-			k, err := rsa.GenerateKey(rand.Reader, 2048)
-			if err != nil {
-				panic(err)
-			}
-			authKeys[i] = k
-		}
-	})
-	a := &authIssuer{key: authKeys[0], other: authKeys[1]}
+	keys := oauthtest.RSAKeys(t)
+	a := &authIssuer{key: keys[0], other: keys[1]}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -1,7 +1,10 @@
 package oauthtest
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
 	"maps"
+	"sync"
 	"testing"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -46,4 +49,28 @@ func WithClaims(claims map[string]any, kv ...any) map[string]any {
 		}
 	}
 	return c
+}
+
+var (
+	rsaOnce sync.Once
+	rsaKeys [2]*rsa.PrivateKey
+	rsaErr  error
+)
+
+// RSAKeys returns two 2048-bit RSA keys, generated once per test binary
+// (generating one takes long enough to matter): an issuer's signing key
+// and a key it never published, for the tokens a verifier must refuse.
+func RSAKeys(t testing.TB) [2]*rsa.PrivateKey {
+	t.Helper()
+	rsaOnce.Do(func() {
+		for i := range rsaKeys {
+			if rsaKeys[i], rsaErr = rsa.GenerateKey(rand.Reader, 2048); rsaErr != nil {
+				return
+			}
+		}
+	})
+	if rsaErr != nil {
+		t.Fatal(rsaErr)
+	}
+	return rsaKeys
 }

@@ -1,21 +1,21 @@
 package oauthtest
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
 	"testing"
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 )
 
-// SignJWT's token carries the kid and typ asked for and verifies with the
+// RSAKeys gives two distinct keys, the same each call; SignJWT's token
+// carries the kid and typ asked for and verifies with the
 // public key to the claims given; WithClaims changes a copy only.
 func TestSignJWTAndWithClaims(t *testing.T) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
+	keys := RSAKeys(t)
+	if keys[0] == nil || keys[1] == nil || keys[0].Equal(keys[1]) || RSAKeys(t) != keys {
+		t.Fatal("RSAKeys: not two distinct keys, the same each call")
 	}
+	key := keys[0]
 	good := map[string]any{"sub": "ada", "scope": "mcp"}
 	bad := WithClaims(good, "scope", nil, "aud", "other")
 	if len(good) != 2 || good["scope"] != "mcp" || good["aud"] != nil {
