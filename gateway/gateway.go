@@ -127,7 +127,7 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{opts: newOptions(opts), naming: cfg.Naming, done: make(chan struct{})}
-	g.inputs.limits = g.opts.inputs
+	g.inputs.limits = g.opts.limits.Inputs
 	g.cat.Store(newCatalog())
 	g.setTrust(cfg)
 	// Tools, prompts and resources (with listChanged) are declared from
@@ -164,7 +164,7 @@ func (g *Gateway) start(ups []*upstream) {
 	for _, u := range ups {
 		go u.run()
 	}
-	deadline := time.NewTimer(g.opts.startTimeout)
+	deadline := time.NewTimer(g.opts.limits.StartTimeout)
 	defer deadline.Stop()
 	for _, u := range ups {
 		select {

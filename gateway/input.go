@@ -158,7 +158,7 @@ func (f *forwarded) ask(ctx context.Context, method string, params json.RawMessa
 		return nil, jerr
 	}
 	defer release()
-	ctx, cancel := context.WithTimeoutCause(ctx, f.g.opts.inputs.Timeout, errInputTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, f.g.opts.limits.Inputs.Timeout, errInputTimeout)
 	defer cancel()
 	out, err := req.Input(ctx, map[string]mcp.InputRequest{inputKey: {Method: method, Params: params}})
 	if err != nil {
@@ -244,7 +244,7 @@ func (u *upstream) inputOptions() []client.Option {
 		client.WithReceivingMiddleware(u.receiving),
 		// Questions parked for their callers never take the capacity
 		// the upstream's other requests need.
-		client.WithLimits(client.Limits{MaxServerRequests: client.DefaultMaxServerRequests + u.g.opts.inputs.Pending}),
+		client.WithLimits(client.Limits{MaxServerRequests: client.DefaultMaxServerRequests + u.g.opts.limits.Inputs.Pending}),
 	}
 }
 

@@ -69,17 +69,5 @@ type Limits struct {
 // earlier WithLimits set, or the default, so limits may be given in
 // several options.
 func WithLimits(l Limits) Option {
-	return option(func(o *options) {
-		limits.Set(&o.timeout, l.CallTimeout)
-		limits.Set(&o.startTimeout, l.StartTimeout)
-		limits.Set(&o.minBackoff, l.MinBackoff)
-		limits.Set(&o.maxBackoff, l.MaxBackoff)
-		limits.Set(&o.crashLimit, l.MaxCrashes)
-		limits.Set(&o.crashWindow, l.CrashWindow)
-		limits.Set(&o.conns, l.MaxIdleConns)
-		limits.Set(&o.maxMessage, l.MaxMessageBytes)
-		limits.Set(&o.inputs, l.Inputs)
-		limits.Set(&o.lists, l.Lists)
-		limits.Set(&o.maxExchanged, l.MaxExchangedTokens)
-	})
+	return option(func(o *options) { limits.Overlay(&o.limits, l) })
 }

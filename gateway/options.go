@@ -42,24 +42,14 @@ const (
 type Option interface{ applyGateway(*options) }
 
 type options struct {
-	logger       *slog.Logger
-	info         mcp.Implementation
-	timeout      time.Duration
-	minBackoff   time.Duration
-	maxBackoff   time.Duration
-	crashLimit   int
-	crashWindow  time.Duration
-	startTimeout time.Duration
-	logLevel     mcp.LoggingLevel
-	logLevelSet  bool
-	serverOpts   []server.Option
-	clientOpts   []client.Option
-	tracing      *tracing // nil: no spans (trace.go)
-	conns        int
-	inputs       InputLimits // inputs.go
-	lists        ListLimits  // upstream.go
-	maxMessage   int
-	maxExchanged int // tokenexchange.go
+	logger      *slog.Logger
+	info        mcp.Implementation
+	limits      Limits // the defaults filled in by newOptions
+	logLevel    mcp.LoggingLevel
+	logLevelSet bool
+	serverOpts  []server.Option
+	clientOpts  []client.Option
+	tracing     *tracing // nil: no spans (trace.go)
 
 	audit         AuditLog // trust.go; nil: no audit trail
 	auditRedact   []string
@@ -116,20 +106,20 @@ func newOptions(opts []Option) options {
 	if o.info.Name == "" {
 		o.info = mcp.Implementation{Name: "toolwire-gateway", Version: toolwire.Version()}
 	}
-	limits.Default(&o.timeout, DefaultTimeout)
-	limits.Default(&o.minBackoff, DefaultMinBackoff)
-	limits.Default(&o.maxBackoff, DefaultMaxBackoff)
-	o.maxBackoff = max(o.maxBackoff, o.minBackoff)
-	limits.Default(&o.crashLimit, DefaultCrashLimit)
-	limits.Default(&o.crashWindow, DefaultCrashWindow)
+	limits.Default(&o.limits.CallTimeout, DefaultTimeout)
+	limits.Default(&o.limits.MinBackoff, DefaultMinBackoff)
+	limits.Default(&o.limits.MaxBackoff, DefaultMaxBackoff)
+	o.limits.MaxBackoff = max(o.limits.MaxBackoff, o.limits.MinBackoff)
+	limits.Default(&o.limits.MaxCrashes, DefaultCrashLimit)
+	limits.Default(&o.limits.CrashWindow, DefaultCrashWindow)
 	if !o.logLevelSet {
 		o.logLevel = mcp.LevelInfo
 	}
-	limits.Default(&o.startTimeout, DefaultStartTimeout)
-	limits.Default(&o.conns, DefaultUpstreamConns)
-	limits.Default(&o.maxMessage, DefaultMaxUpstreamMessage)
-	o.inputs = o.inputs.withDefaults()
-	o.lists = o.lists.withDefaults()
+	limits.Default(&o.limits.StartTimeout, DefaultStartTimeout)
+	limits.Default(&o.limits.MaxIdleConns, DefaultUpstreamConns)
+	limits.Default(&o.limits.MaxMessageBytes, DefaultMaxUpstreamMessage)
+	o.limits.Inputs = o.limits.Inputs.withDefaults()
+	o.limits.Lists = o.limits.Lists.withDefaults()
 	if o.auditMaxValue == 0 {
 		o.auditMaxValue = DefaultAuditMaxValue
 	}

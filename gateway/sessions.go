@@ -332,7 +332,7 @@ func (p *clientPool) park(c *client.Client, sub *client.Subscription) error {
 // capabilities (callerCapabilities) and log level.
 func (cs *clientSession) connect(caps mcp.ClientCapabilities, level mcp.LoggingLevel) (*client.Client, error) {
 	u := cs.p.u
-	ctx, cancel := context.WithTimeout(u.ctx, u.g.opts.startTimeout)
+	ctx, cancel := context.WithTimeout(u.ctx, u.g.opts.limits.StartTimeout)
 	defer cancel()
 	t, err := u.transport(u.ctx)
 	if err != nil {
@@ -346,7 +346,7 @@ func (cs *clientSession) connect(caps mcp.ClientCapabilities, level mcp.LoggingL
 		client.WithLogHandler(cs.log),
 		client.WithCapabilities(caps),
 		client.WithReceivingMiddleware(cs.receiving),
-		client.WithLimits(client.Limits{MaxServerRequests: client.DefaultMaxServerRequests + u.g.opts.inputs.Pending}),
+		client.WithLimits(client.Limits{MaxServerRequests: client.DefaultMaxServerRequests + u.g.opts.limits.Inputs.Pending}),
 	)
 	c, err := client.Connect(withReplaySafe(ctx), t, opts...)
 	if err != nil {
@@ -454,7 +454,7 @@ func (cs *clientSession) receiving(next jsonrpc.MethodHandler) jsonrpc.MethodHan
 		if need := map[string]string{mcp.MethodListRoots: "roots", mcp.MethodCreateMessage: "sampling", mcp.MethodElicitationCreate: "elicitation"}[req.Method]; !ss.Peer().ClientCapabilities.Has(need) {
 			return nil, downstreamError(req.Method, &server.MissingCapabilityError{Method: req.Method, Capability: need})
 		}
-		ctx, cancel := context.WithTimeoutCause(ctx, cs.p.u.g.opts.inputs.Timeout, errInputTimeout)
+		ctx, cancel := context.WithTimeoutCause(ctx, cs.p.u.g.opts.limits.Inputs.Timeout, errInputTimeout)
 		defer cancel()
 		raw, err := ss.Call(ctx, req.Method, params)
 		if err != nil {

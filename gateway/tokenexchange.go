@@ -121,7 +121,7 @@ func (g *Gateway) exchangerOf(u *upstream) *exchanger {
 	if x, ok := exchangers.Load(u); ok {
 		return x.(*exchanger)
 	}
-	max := g.opts.maxExchanged
+	max := g.opts.limits.MaxExchangedTokens
 	if max <= 0 {
 		max = DefaultMaxExchangedTokens
 	}

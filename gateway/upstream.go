@@ -97,7 +97,7 @@ func newUpstream(g *Gateway, spec Upstream) *upstream {
 		state: StateStarting, since: time.Now(), readyCh: make(chan struct{}),
 	}
 	if spec.URL != "" {
-		u.hc = upstreamHTTPClient(g.opts.conns)
+		u.hc = upstreamHTTPClient(g.opts.limits.MaxIdleConns)
 	}
 	if spec.Sessions == SessionsPerClient {
 		u.pool = newClientPool(u)
@@ -116,7 +116,7 @@ func (u *upstream) timeout() time.Duration {
 	if u.spec.Timeout > 0 {
 		return u.spec.Timeout
 	}
-	return u.g.opts.timeout
+	return u.g.opts.limits.CallTimeout
 }
 
 func (u *upstream) status() UpstreamStatus {
@@ -158,7 +158,7 @@ func (u *upstream) session() (*client.Client, error) {
 	if u.c != nil {
 		return u.c, nil
 	}
-	after := max(time.Until(u.nextTry), u.g.opts.minBackoff)
+	after := max(time.Until(u.nextTry), u.g.opts.limits.MinBackoff)
 	return nil, &NotReadyError{Upstream: u.spec.Name, State: u.state, RetryAfter: after, Err: u.lastErr}
 }
 
@@ -288,7 +288,7 @@ func (u *upstream) transport(ctx context.Context) (client.Transport, error) {
 // timeout, and no bound on pages (list bounds lists by ListLimits).
 func (u *upstream) clientOptions() []client.Option {
 	maxMessage := u.spec.MaxMessageSize
-	limits.Default(&maxMessage, u.g.opts.maxMessage)
+	limits.Default(&maxMessage, u.g.opts.limits.MaxMessageBytes)
 	opts := append([]client.Option{}, u.g.opts.clientOpts...)
 	return append(opts,
 		client.WithLimits(client.Limits{MaxMessageBytes: maxMessage}),
@@ -299,7 +299,7 @@ func (u *upstream) clientOptions() []client.Option {
 }
 
 func (u *upstream) connect() (*client.Client, error) {
-	ctx, cancel := context.WithTimeout(u.ctx, u.g.opts.startTimeout)
+	ctx, cancel := context.WithTimeout(u.ctx, u.g.opts.limits.StartTimeout)
 	defer cancel()
 	t, err := u.transport(u.ctx)
 	if err != nil {
@@ -473,7 +473,7 @@ func list(ctx context.Context, c *client.Client, lim ListLimits) (listing, error
 func (u *upstream) refresh(c *client.Client) error {
 	ctx, cancel := context.WithTimeout(u.ctx, u.timeout())
 	defer cancel()
-	l, err := list(ctx, c, u.g.opts.lists)
+	l, err := list(ctx, c, u.g.opts.limits.Lists)
 	if err != nil {
 		return err
 	}
@@ -534,7 +534,7 @@ func (u *upstream) run() {
 			sub := u.listen(c)
 			var l listing
 			ctx, cancel := context.WithTimeout(u.ctx, u.timeout())
-			l, err = list(ctx, c, u.g.opts.lists)
+			l, err = list(ctx, c, u.g.opts.limits.Lists)
 			cancel()
 			if err != nil {
 				if sub != nil {
@@ -578,20 +578,20 @@ func (u *upstream) run() {
 		if established || !everReady {
 			failures = append(failures, now)
 		}
-		for len(failures) > 0 && now.Sub(failures[0]) > u.g.opts.crashWindow {
+		for len(failures) > 0 && now.Sub(failures[0]) > u.g.opts.limits.CrashWindow {
 			failures = failures[1:]
 		}
 		n := len(failures)
 		attempts++
-		policy := backoff.Policy{Initial: u.g.opts.minBackoff, Max: u.g.opts.maxBackoff, Jitter: backoff.EqualJitter}
+		policy := backoff.Policy{Initial: u.g.opts.limits.MinBackoff, Max: u.g.opts.limits.MaxBackoff, Jitter: backoff.EqualJitter}
 		state, delay := StateStarting, policy.Base(attempts)
 		if delay <= 0 {
-			delay = u.g.opts.maxBackoff
+			delay = u.g.opts.limits.MaxBackoff
 		}
 		overList := bounded(err)
-		if n >= u.g.opts.crashLimit || overList {
+		if n >= u.g.opts.limits.MaxCrashes || overList {
 			// A list past its bound is no passing failure: down at once.
-			state, delay = StateDown, u.g.opts.maxBackoff
+			state, delay = StateDown, u.g.opts.limits.MaxBackoff
 		}
 		delay = policy.Jittered(delay)
 		u.mu.Lock()
@@ -656,7 +656,7 @@ func (u *upstream) watch(c *client.Client, sub *client.Subscription) error {
 		case <-subDone:
 			// The subscription ended (a dropped stream): open another and
 			// list again, since changes may have been missed.
-			t := time.NewTimer(u.g.opts.minBackoff) // never a tight loop
+			t := time.NewTimer(u.g.opts.limits.MinBackoff) // never a tight loop
 			select {
 			case <-t.C:
 			case <-u.ctx.Done():
