@@ -322,7 +322,11 @@ func (c *Client) awaitHTTP(ctx context.Context, p *jsonrpc.Pending, w *wireInfo,
 func (c *Client) awaitSend(ctx context.Context, req *jsonrpc.Request, w *wireInfo) (json.RawMessage, error) {
 	p := w.call
 	errc := make(chan error, 1)
-	go func() { errc <- c.conn.send(ctx, req, w) }()
+	// The link is read here, not on the writer goroutine: a probe that
+	// ends a stdio child may have its link replaced (restartAfterProbe)
+	// while that goroutine is still returning.
+	conn := c.conn
+	go func() { errc <- conn.send(ctx, req, w) }()
 	for {
 		select {
 		case o := <-p.Wait():
