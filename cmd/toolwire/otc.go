@@ -102,28 +102,13 @@ func serveOTC(ctx context.Context, srv *server.Server, f *otcServeFlags, logger 
 	if f.authenticate != nil {
 		handler = f.authenticate(h)
 	}
-	// Calls may run as long as their tools (no write timeout); the
-	// connections held at once are bounded like the MCP listener's.
-	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
-		MaxHeaderBytes: httpguard.AuxLimits.MaxHeaderBytes}
-	errc := make(chan error, 1)
-	go func() {
-		n := f.maxConns
-		if n <= 0 {
-			n = streamable.DefaultMaxConns
-		}
-		err := hs.Serve(httpguard.LimitListener(ln, n))
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		errc <- err
-	}()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-	}()
+	// Calls may run as long as their tools; the connections held at once
+	// are bounded like the MCP listener's.
+	n := f.maxConns
+	if n <= 0 {
+		n = streamable.DefaultMaxConns
+	}
+	errc, _ := httpguard.ServeCalls(ctx, ln, handler, n)
 	logger.Info("serving the tools over Open Tool Calling 1.0", "otc_endpoint", "http://"+ln.Addr().String())
 	return errc, nil
 }

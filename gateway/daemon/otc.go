@@ -3,13 +3,10 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
-	"time"
 
 	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/gateway"
@@ -18,9 +15,6 @@ import (
 	"github.com/toolwire/toolwire/otc"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
-
-// otcShutdownTimeout bounds the OTC listener's shutdown.
-const otcShutdownTimeout = 10 * time.Second
 
 // serveOTC serves g's merged tools over Open Tool Calling 1.0 on
 // file.OTCListen, behind authenticate (nil: every caller anonymous), with
@@ -44,30 +38,21 @@ func serveOTC(ctx context.Context, g *gateway.Gateway, file *config.File, authen
 	if authenticate != nil {
 		handler = authenticate(handler)
 	}
-	// Calls may run as long as their tools (no write timeout); the
-	// connections held at once are bounded like the MCP listener's.
-	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
-		MaxHeaderBytes: httpguard.AuxLimits.MaxHeaderBytes}
+	// Calls may run as long as their tools; the connections held at once
+	// are bounded like the MCP listener's. It stops taking calls with the
+	// MCP endpoint (ctx).
 	n := file.Limits.MaxConns
 	if n <= 0 {
 		n = streamable.DefaultMaxConns
 	}
-	done := make(chan struct{})
+	errc, stop := httpguard.ServeCalls(ctx, ln, handler, n)
 	go func() {
-		defer close(done)
-		if err := hs.Serve(httpguard.LimitListener(ln, n)); !errors.Is(err, http.ErrServerClosed) {
+		if err := <-errc; err != nil {
 			logger.Error("OTC listener", "error", err)
 		}
 	}()
 	url = "http://" + ln.Addr().String()
 	logger.Info("serving the tools over Open Tool Calling 1.0", "otc_endpoint", url)
-	stop = sync.OnceFunc(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), otcShutdownTimeout)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-		<-done
-	})
-	context.AfterFunc(ctx, stop) // it stops taking calls with the MCP endpoint
 	return url, stop, nil
 }
 

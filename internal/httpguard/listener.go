@@ -1,6 +1,8 @@
 package httpguard
 
 import (
+	"context"
+	"errors"
 	"log"
 	"net"
 	"net/http"
@@ -62,6 +64,40 @@ func (l ListenerLimits) Serve(ln net.Listener, h http.Handler, errLog *log.Logge
 		}
 	}()
 	return func() { _ = srv.Close() }
+}
+
+// CallsShutdownTimeout bounds how long ServeCalls's stop waits for the
+// calls under way to finish before it closes their connections.
+const CallsShutdownTimeout = 10 * time.Second
+
+// ServeCalls serves h on ln for callers whose requests run as long as the
+// tools they call (Open Tool Calling): no write timeout, 10 s for the
+// headers, a minute to read a request, two minutes of idle keep-alive,
+// AuxLimits' header bound, and at most maxConns connections at once (<= 0:
+// no bound). It serves until ctx ends or stop is called; stop shuts down
+// gracefully within CallsShutdownTimeout and returns once Serve has. The
+// channel receives Serve's error once (nil after a shutdown).
+func ServeCalls(ctx context.Context, ln net.Listener, h http.Handler, maxConns int) (errc <-chan error, stop func()) {
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: AuxLimits.MaxHeaderBytes}
+	ch := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := hs.Serve(LimitListener(ln, maxConns))
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		ch <- err
+	}()
+	stop = sync.OnceFunc(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), CallsShutdownTimeout)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		<-done
+	})
+	context.AfterFunc(ctx, stop)
+	return ch, stop
 }
 
 // LimitListener returns a listener that holds at most n accepted

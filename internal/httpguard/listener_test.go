@@ -1,6 +1,7 @@
 package httpguard_test
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -87,5 +88,55 @@ func TestAuxServerClosesIdleAndServes(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || served.Load() != 1 {
 		t.Fatalf("status %d, served %d", resp.StatusCode, served.Load())
+	}
+}
+
+// TestServeCallsDrainsThenStops: when its context ends, a calls listener
+// stops taking connections but lets the call under way finish and answer;
+// stop then returns and the serve error is nil.
+func TestServeCallsDrainsThenStops(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(entered)
+		<-release
+		_, _ = io.WriteString(w, "done")
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc, stop := httpguard.ServeCalls(ctx, ln, h, 4)
+	type answer struct {
+		body string
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := (&http.Client{Timeout: time.Minute}).Get("http://" + ln.Addr().String() + "/call")
+		if err != nil {
+			answered <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		answered <- answer{string(b), err}
+	}()
+	testwait.Closed(t, entered, "the call reaching the handler")
+	cancel()
+	testwait.WaitFor(t, "the listener refusing new connections", func() bool {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
+	close(release)
+	if a := testwait.Recv(t, answered, "the call's answer"); a.err != nil || a.body != "done" {
+		t.Fatalf("call under way at shutdown: body %q, error %v", a.body, a.err)
+	}
+	testwait.Returns(t, "stop", stop)
+	if err := testwait.Recv(t, errc, "the serve error"); err != nil {
+		t.Fatalf("serve error after a shutdown: %v", err)
 	}
 }
