@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/internal/names"
@@ -188,13 +187,8 @@ func progressTokenOf(tok json.RawMessage) (json.RawMessage, error) {
 	if tok == nil {
 		return nil, nil
 	}
-	switch c := tok[0]; {
-	case c == '"':
+	if mcp.ValidProgressToken(tok) {
 		return tok, nil
-	case c == '-' || c >= '0' && c <= '9':
-		if !strings.ContainsAny(string(tok), ".eE") {
-			return tok, nil
-		}
 	}
 	return nil, &wirejson.Error{Pointer: "/_meta/progressToken", Reason: "must be a string or an integer"}
 }

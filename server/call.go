@@ -290,13 +290,8 @@ func progressToken(meta json.RawMessage) (json.RawMessage, error) {
 	if tok == nil || string(tok) == "null" {
 		return nil, nil
 	}
-	switch c := tok[0]; {
-	case c == '"':
+	if mcp.ValidProgressToken(tok) {
 		return tok, nil
-	case c == '-' || c >= '0' && c <= '9':
-		if !strings.ContainsAny(string(tok), ".eE") {
-			return tok, nil
-		}
 	}
 	return nil, fmt.Errorf("_meta.progressToken must be a string or an integer, not %s", tok)
 }
