@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/reference"
@@ -166,7 +167,7 @@ func (ic *isoClient) checkDone(tag string, res *mcp.CallToolResult, err error, w
 		ic.fail("%s: %v", key, err)
 		return
 	}
-	if got := resultText(res); got != key+" done" {
+	if got := testmcp.Text(res); got != key+" done" {
 		ic.fail("%s: result %q, want %q", key, got, key+" done")
 	}
 	ic.checkProgress(tag, wantSteps, wantSteps)
@@ -190,18 +191,6 @@ func (ic *isoClient) checkProgress(tag string, min, max int) {
 	}
 }
 
-func resultText(res *mcp.CallToolResult) string {
-	if res == nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String()
-}
 
 // TestIsolation runs clientsPerEra 2025-11-25 clients and clientsPerEra
 // 2026-07-28 clients, all over HTTP on one server, concurrently, with the
@@ -295,7 +284,7 @@ func TestIsolation(t *testing.T) {
 				})
 				cancel()
 				if !errors.Is(err, context.Canceled) {
-					ic.fail("%s/hold: cancelled call ended with %v (result %q), want context.Canceled", ic.secret, err, resultText(res))
+					ic.fail("%s/hold: cancelled call ended with %v (result %q), want context.Canceled", ic.secret, err, testmcp.Text(res))
 				}
 				ic.checkProgress("hold", 1, 1)
 			} else {
