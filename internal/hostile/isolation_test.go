@@ -191,7 +191,6 @@ func (ic *isoClient) checkProgress(tag string, min, max int) {
 	}
 }
 
-
 // TestIsolation runs clientsPerEra 2025-11-25 clients and clientsPerEra
 // 2026-07-28 clients, all over HTTP on one server, concurrently, with the
 // same request ids and progress tokens, and checks that every result and
