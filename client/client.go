@@ -182,6 +182,14 @@ func (c *Client) callEnded(n uint64) {
 // Era returns the negotiated era (mcp.EraModern or mcp.EraLegacy).
 func (c *Client) Era() mcp.Era { return c.state().era }
 
+// OverSSE reports whether the session runs over the 2024-11-05 HTTP+SSE
+// transport: an SSE transport, or Streamable HTTP that fell back to it
+// (HTTP.SSEFallback) because the server refused initialize.
+func (c *Client) OverSSE() bool {
+	_, ok := c.conn.(*sseConn)
+	return ok
+}
+
 // ProtocolVersion returns the negotiated protocol version.
 func (c *Client) ProtocolVersion() string { return c.state().version }
 

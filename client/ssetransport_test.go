@@ -241,8 +241,8 @@ func TestSSEFallbackFromStreamableHTTP(t *testing.T) {
 	l := newLegacySSE(t, x.s)
 	for _, era := range []mcp.Era{mcp.EraAuto, mcp.EraLegacy} {
 		c := connect(t, &client.HTTP{URL: l.url(), SSEFallback: true}, client.WithEra(era))
-		if c.Era() != mcp.EraLegacy {
-			t.Errorf("era %v after the fallback", c.Era())
+		if c.Era() != mcp.EraLegacy || !c.OverSSE() {
+			t.Errorf("era %v, over SSE %v after the fallback", c.Era(), c.OverSSE())
 		}
 		echoText(t, c, "fell back")
 	}
@@ -257,8 +257,8 @@ func TestSSEFallbackFromStreamableHTTP(t *testing.T) {
 	url := testmcp.ServeHTTP(t, s)
 	before := l.gets.Load()
 	c := connect(t, &client.HTTP{URL: url, SSEFallback: true})
-	if c.Era() != mcp.EraModern || l.gets.Load() != before {
-		t.Errorf("era %v over Streamable HTTP with the fallback on", c.Era())
+	if c.Era() != mcp.EraModern || l.gets.Load() != before || c.OverSSE() {
+		t.Errorf("era %v (over SSE %v) over Streamable HTTP with the fallback on", c.Era(), c.OverSSE())
 	}
 }
 

@@ -44,7 +44,7 @@ type UpstreamStatus struct {
 	LastError string    // why the last connection failed or ended; "" if none
 	Since     time.Time // when State was entered
 	Tools     int       // tools listed by the current session
-	Transport string    // "stdio", "http" or "in-process"
+	Transport string    // "stdio", "http", "sse" (set, or detected by the current session) or "in-process"
 	Restarts  uint64    // failures followed by a reconnection
 }
 
@@ -124,6 +124,9 @@ func (u *upstream) status() UpstreamStatus {
 	defer u.mu.Unlock()
 	st := UpstreamStatus{Name: u.spec.Name, State: u.state, Since: u.since, Tools: len(u.list.tools),
 		Transport: u.spec.Transport(), Restarts: u.restarts.Load()}
+	if u.c != nil && u.c.OverSSE() {
+		st.Transport = "sse" // auto-detected: the server refused Streamable HTTP
+	}
 	if u.lastErr != nil {
 		st.LastError = u.lastErr.Error()
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -65,6 +67,24 @@ upstreams:
 		names := toolNames(t, g.url, mcp.EraLegacy)
 		return slices.Contains(names, "ev__echo") && slices.Contains(names, "auto__echo")
 	})
+
+	// /readyz names the transport each upstream's session runs over,
+	// the detected one included.
+	status, body := testhttp.Get(t, g.admin+"/readyz")
+	var ready struct {
+		Upstreams []struct{ Name, State, Transport string } `json:"upstreams"`
+	}
+	if err := json.Unmarshal([]byte(body), &ready); err != nil || status != http.StatusOK {
+		t.Fatalf("/readyz: %d %v\n%s", status, err, body)
+	}
+	for _, u := range ready.Upstreams {
+		if u.State != "ready" || u.Transport != "sse" {
+			t.Errorf("/readyz: upstream %s is %s over %q, want ready over sse", u.Name, u.State, u.Transport)
+		}
+	}
+	if len(ready.Upstreams) != 2 {
+		t.Errorf("/readyz lists %d upstreams, want 2: %s", len(ready.Upstreams), body)
+	}
 
 	for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
 		t.Run(era.String(), func(t *testing.T) {

@@ -44,12 +44,13 @@ func serveAdmin(addr string, g *gateway.Gateway, page http.Handler, logger *slog
 			State     string    `json:"state"`
 			Since     time.Time `json:"since"`
 			Tools     int       `json:"tools"`
+			Transport string    `json:"transport"`
 			LastError string    `json:"lastError,omitempty"`
 		}
 		ready := true
 		var out []state
 		for _, u := range g.Upstreams() {
-			out = append(out, state{u.Name, string(u.State), u.Since.UTC(), u.Tools, u.LastError})
+			out = append(out, state{u.Name, string(u.State), u.Since.UTC(), u.Tools, u.Transport, u.LastError})
 			ready = ready && u.State == gateway.StateReady
 		}
 		w.Header().Set("Content-Type", "application/json")
