@@ -76,6 +76,7 @@ type clientPool struct {
 
 	mu       sync.Mutex
 	sessions map[clientKey]*clientSession
+	failed   map[clientKey]*startFailure // callers whose session failed to start, at most max
 	closed   bool
 
 	open    atomic.Int64  // sessions connected and not yet closed
@@ -107,7 +108,8 @@ type clientSession struct {
 }
 
 func newClientPool(u *upstream) *clientPool {
-	p := &clientPool{u: u, max: u.spec.MaxSessions, idle: u.spec.IdleTimeout, sessions: map[clientKey]*clientSession{}}
+	p := &clientPool{u: u, max: u.spec.MaxSessions, idle: u.spec.IdleTimeout, sessions: map[clientKey]*clientSession{},
+		failed: map[clientKey]*startFailure{}}
 	if p.max <= 0 {
 		p.max = DefaultMaxSessions
 	}
@@ -127,6 +129,12 @@ func (p *clientPool) acquire(ctx context.Context, req *server.Request) (*clientS
 		return nil, fmt.Errorf("upstream %q was removed", p.u.spec.Name)
 	}
 	cs := p.sessions[key]
+	if f := p.failed[key]; cs == nil && f != nil {
+		if wait := time.Until(f.next); wait > 0 {
+			p.mu.Unlock()
+			return nil, &NotReadyError{Upstream: p.u.spec.Name, State: StateStarting, RetryAfter: wait, Err: f.err}
+		}
+	}
 	if cs == nil {
 		var victim *clientSession
 		if len(p.sessions) >= p.max {
@@ -231,10 +239,14 @@ func (p *clientPool) start(cs *clientSession, caps mcp.ClientCapabilities, level
 		p.u.log.Warn("cannot open a per-client session", "error", err)
 		p.mu.Lock()
 		p.removeLocked(cs)
+		p.failedLocked(cs.key, err)
 		p.mu.Unlock()
 		close(cs.ready)
 		return
 	}
+	p.mu.Lock()
+	delete(p.failed, cs.key)
+	p.mu.Unlock()
 	p.open.Add(1)
 	p.started.Add(1)
 	close(cs.ready)
