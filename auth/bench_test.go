@@ -1,10 +1,12 @@
-package auth
+package auth_test
 
 import (
 	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/toolwire/toolwire/auth"
 )
 
 // BenchmarkVerifyJWT is the cost of checking one access token once its
@@ -15,11 +17,11 @@ import (
 func BenchmarkVerifyJWT(b *testing.B) {
 	for _, c := range []struct {
 		alg, mode string
-		cache     JWTOption
+		cache     auth.JWTOption
 	}{
-		{"RS256", "full", WithLimits(Limits{VerifiedTokenTTL: -1})},
+		{"RS256", "full", auth.WithLimits(auth.Limits{VerifiedTokenTTL: -1})},
 		{"RS256", "again", nil},
-		{"ES256", "full", WithLimits(Limits{VerifiedTokenTTL: -1})},
+		{"ES256", "full", auth.WithLimits(auth.Limits{VerifiedTokenTTL: -1})},
 		{"ES256", "again", nil},
 	} {
 		alg := c.alg
@@ -56,7 +58,7 @@ func BenchmarkRequire(b *testing.B) {
 	tok := iss.mint(b, "k1", "", iss.claims(testAudience))
 	var sawPrincipal bool
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sawPrincipal = PrincipalFrom(r.Context()) != nil
+		sawPrincipal = auth.PrincipalFrom(r.Context()) != nil
 		w.WriteHeader(http.StatusNoContent)
 	})
 	for _, c := range []struct {
@@ -64,7 +66,7 @@ func BenchmarkRequire(b *testing.B) {
 		h    http.Handler
 	}{
 		{"none", next},
-		{"bearer", Require(v, WithResourceMetadata(prmURL), WithScopes("tools:call"))(next)},
+		{"bearer", auth.Require(v, auth.WithResourceMetadata("https://mcp.example.com/.well-known/oauth-protected-resource/mcp"), auth.WithScopes("tools:call"))(next)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			req := httptest.NewRequest(http.MethodPost, "https://mcp.example.com/mcp", nil)

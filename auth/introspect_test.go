@@ -1,4 +1,4 @@
-package auth
+package auth_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/auth"
+	"github.com/toolwire/toolwire/internal/oauthtest"
 	"github.com/toolwire/toolwire/internal/testclock"
 )
 
@@ -69,22 +71,14 @@ func (ti *testIntrospector) hits(tok string) int {
 }
 
 func activeAnswer(kv ...any) map[string]any {
-	a := map[string]any{"active": true, "sub": "ada", "scope": "tools:call", "iss": "https://as.example.com",
-		"aud": testAudience, "exp": testNow.Add(time.Hour).Unix(), "client_id": "app"}
-	for i := 0; i < len(kv); i += 2 {
-		if kv[i+1] == nil {
-			delete(a, kv[i].(string))
-		} else {
-			a[kv[i].(string)] = kv[i+1]
-		}
-	}
-	return a
+	return oauthtest.WithClaims(map[string]any{"active": true, "sub": "ada", "scope": "tools:call", "iss": "https://as.example.com",
+		"aud": testAudience, "exp": testNow.Add(time.Hour).Unix(), "client_id": "app"}, kv...)
 }
 
-func newTestIntrospection(t *testing.T, ti *testIntrospector, clock *testclock.Clock, opts ...IntrospectionOption) *IntrospectionVerifier {
+func newTestIntrospection(t *testing.T, ti *testIntrospector, clock *testclock.Clock, opts ...auth.IntrospectionOption) *auth.IntrospectionVerifier {
 	t.Helper()
-	v, err := NewIntrospectionVerifier(ti.srv.URL, testAudience, append([]IntrospectionOption{
-		WithClientCredentials("rs:client", "s&cret"), WithIssuer("https://as.example.com"), WithClock(clock.Now)}, opts...)...)
+	v, err := auth.NewIntrospectionVerifier(ti.srv.URL, testAudience, append([]auth.IntrospectionOption{
+		auth.WithClientCredentials("rs:client", "s&cret"), auth.WithIssuer("https://as.example.com"), auth.WithClock(clock.Now)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +103,7 @@ func TestIntrospectionAcceptsAndCaches(t *testing.T) {
 	if n := ti.hits("tok-a"); n != 1 {
 		t.Fatalf("introspected %d times within the TTL", n)
 	}
-	clock.Advance(DefaultIntrospectionTTL)
+	clock.Advance(auth.DefaultIntrospectionTTL)
 	if _, err := v.Verify(ctx, "tok-a"); err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +115,8 @@ func TestIntrospectionAcceptsAndCaches(t *testing.T) {
 	if _, err := v.Verify(ctx, "tok-a"); err != nil {
 		t.Fatalf("within the TTL: %v", err)
 	}
-	clock.Advance(DefaultIntrospectionTTL)
-	if _, err := v.Verify(ctx, "tok-a"); !errors.Is(err, ErrInvalidToken) {
+	clock.Advance(auth.DefaultIntrospectionTTL)
+	if _, err := v.Verify(ctx, "tok-a"); !errors.Is(err, auth.ErrInvalidToken) {
 		t.Fatalf("revoked: %v", err)
 	}
 }
@@ -131,7 +125,7 @@ func TestIntrospectionCacheNeverOutlivesExp(t *testing.T) {
 	ti := newTestIntrospector(t)
 	ti.set("short", activeAnswer("exp", testNow.Add(10*time.Second).Unix()))
 	clock := newClock()
-	v := newTestIntrospection(t, ti, clock, WithLimits(Limits{ClockSkew: -1}))
+	v := newTestIntrospection(t, ti, clock, auth.WithLimits(auth.Limits{ClockSkew: -1}))
 	ctx := context.Background()
 	if _, err := v.Verify(ctx, "short"); err != nil {
 		t.Fatal(err)
@@ -141,7 +135,7 @@ func TestIntrospectionCacheNeverOutlivesExp(t *testing.T) {
 		t.Fatalf("before exp: %v, %d requests", err, ti.hits("short"))
 	}
 	clock.Advance(time.Second)
-	if _, err := v.Verify(ctx, "short"); !errors.Is(err, ErrInvalidToken) || ti.hits("short") != 2 {
+	if _, err := v.Verify(ctx, "short"); !errors.Is(err, auth.ErrInvalidToken) || ti.hits("short") != 2 {
 		t.Fatalf("at exp: %v, %d requests (want the cache entry gone)", err, ti.hits("short"))
 	}
 }
@@ -152,7 +146,7 @@ func TestIntrospectionInactiveCachedBriefly(t *testing.T) {
 	v := newTestIntrospection(t, ti, clock)
 	ctx := context.Background()
 	for range 5 {
-		if _, err := v.Verify(ctx, "nope"); !errors.Is(err, ErrInvalidToken) {
+		if _, err := v.Verify(ctx, "nope"); !errors.Is(err, auth.ErrInvalidToken) {
 			t.Fatal(err)
 		}
 	}
@@ -160,7 +154,7 @@ func TestIntrospectionInactiveCachedBriefly(t *testing.T) {
 		t.Fatalf("inactive introspected %d times", n)
 	}
 	ti.set("nope", activeAnswer())
-	clock.Advance(DefaultInactiveTTL)
+	clock.Advance(auth.DefaultInactiveTTL)
 	if _, err := v.Verify(ctx, "nope"); err != nil {
 		t.Fatalf("after the inactive TTL: %v", err)
 	}
@@ -185,7 +179,7 @@ func TestIntrospectionRefuses(t *testing.T) {
 			ti := newTestIntrospector(t)
 			ti.set("t", tc.ans)
 			_, err := newTestIntrospection(t, ti, newClock()).Verify(context.Background(), "t")
-			if !errors.Is(err, ErrInvalidToken) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, auth.ErrInvalidToken) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Verify: %v; want invalid token saying %q", err, tc.want)
 			}
 		})
@@ -204,7 +198,7 @@ func TestIntrospectionUnavailableNotCached(t *testing.T) {
 	ti.bad = true
 	v := newTestIntrospection(t, ti, newClock())
 	for range 2 {
-		if _, err := v.Verify(context.Background(), "t"); !errors.Is(err, ErrUnavailable) {
+		if _, err := v.Verify(context.Background(), "t"); !errors.Is(err, auth.ErrUnavailable) {
 			t.Fatalf("endpoint down: %v", err)
 		}
 	}
@@ -212,14 +206,14 @@ func TestIntrospectionUnavailableNotCached(t *testing.T) {
 		t.Fatalf("a failure was cached: %d requests", n)
 	}
 	// Wrong client credentials: the endpoint says 401, which is ours to fix.
-	v2, _ := NewIntrospectionVerifier(ti.srv.URL, testAudience, WithClientCredentials("x", "y"))
-	if _, err := v2.Verify(context.Background(), "t"); !errors.Is(err, ErrUnavailable) {
+	v2, _ := auth.NewIntrospectionVerifier(ti.srv.URL, testAudience, auth.WithClientCredentials("x", "y"))
+	if _, err := v2.Verify(context.Background(), "t"); !errors.Is(err, auth.ErrUnavailable) {
 		t.Fatalf("bad client credentials: %v", err)
 	}
 	// An answer without "active" is not an answer.
 	ti.bad = false
 	ti.set("t2", map[string]any{"sub": "ada"})
-	if _, err := v.Verify(context.Background(), "t2"); !errors.Is(err, ErrUnavailable) {
+	if _, err := v.Verify(context.Background(), "t2"); !errors.Is(err, auth.ErrUnavailable) {
 		t.Fatalf("no active member: %v", err)
 	}
 	// Nor is one naming a member twice: which "active" would count?
@@ -228,17 +222,17 @@ func TestIntrospectionUnavailableNotCached(t *testing.T) {
 		_, _ = w.Write([]byte(`{"active":false,"sub":"ada","active":true}`))
 	}))
 	t.Cleanup(rawSrv.Close)
-	vd, err := NewIntrospectionVerifier(rawSrv.URL, testAudience)
+	vd, err := auth.NewIntrospectionVerifier(rawSrv.URL, testAudience)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := vd.Verify(context.Background(), "t"); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `duplicate member name "active"`) {
+	if _, err := vd.Verify(context.Background(), "t"); !errors.Is(err, auth.ErrUnavailable) || !strings.Contains(err.Error(), `duplicate member name "active"`) {
 		t.Fatalf("duplicate active member: %v", err)
 	}
 	// Nor is one past the size limit.
 	ti.set("t3", activeAnswer("pad", strings.Repeat("x", 3000)))
-	v3 := newTestIntrospection(t, ti, newClock(), WithLimits(Limits{MaxResponseBytes: 2048}))
-	if _, err := v3.Verify(context.Background(), "t3"); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "larger than 2048") {
+	v3 := newTestIntrospection(t, ti, newClock(), auth.WithLimits(auth.Limits{MaxResponseBytes: 2048}))
+	if _, err := v3.Verify(context.Background(), "t3"); !errors.Is(err, auth.ErrUnavailable) || !strings.Contains(err.Error(), "larger than 2048") {
 		t.Fatalf("oversized answer: %v", err)
 	}
 }
@@ -248,7 +242,7 @@ func TestIntrospectionCacheBounded(t *testing.T) {
 	for i := range 4 {
 		ti.set(fmt.Sprint("t", i), activeAnswer())
 	}
-	v := newTestIntrospection(t, ti, newClock(), WithLimits(Limits{MaxIntrospections: 2}))
+	v := newTestIntrospection(t, ti, newClock(), auth.WithLimits(auth.Limits{MaxIntrospections: 2}))
 	ctx := context.Background()
 	for _, tok := range []string{"t0", "t1", "t2", "t1", "t0"} {
 		if _, err := v.Verify(ctx, tok); err != nil {
@@ -259,10 +253,11 @@ func TestIntrospectionCacheBounded(t *testing.T) {
 	if ti.hits("t0") != 2 || ti.hits("t1") != 1 || ti.hits("t2") != 1 {
 		t.Fatalf("hits t0=%d t1=%d t2=%d", ti.hits("t0"), ti.hits("t1"), ti.hits("t2"))
 	}
-	if n := v.cache.len(); n != 2 {
+	if n, _ := auth.CachedTokens(v); n != 2 {
 		t.Fatalf("%d entries cached, limit 2", n)
 	}
-	for k := range v.cache.m {
+	_, keys := auth.CachedTokens(v)
+	for _, k := range keys {
 		if strings.Contains(string(k[:]), "t0") {
 			t.Fatal("the cache keeps the token")
 		}

@@ -1,4 +1,4 @@
-package auth
+package auth_test
 
 import (
 	"crypto/ecdsa"
@@ -16,33 +16,14 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/toolwire/toolwire/internal/oauthtest"
 	"github.com/toolwire/toolwire/internal/testclock"
 )
 
 // testNow is the verifiers' clock in these tests; tokens are minted
 // relative to it.
 var testNow = time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
-
-var (
-	rsaOnce sync.Once
-	rsaKeys [2]*rsa.PrivateKey
-)
-
-// testRSAKeys returns two RSA keys, generated once for the package.
-func testRSAKeys(t testing.TB) [2]*rsa.PrivateKey {
-	rsaOnce.Do(func() {
-		for i := range rsaKeys {
-			k, err := rsa.GenerateKey(rand.Reader, 2048)
-			if err != nil {
-				panic(err)
-			}
-			rsaKeys[i] = k
-		}
-	})
-	return rsaKeys
-}
 
 // testIssuer is an authorization server on loopback: RFC 8414 metadata, a
 // JWKS, and counters of what was fetched.
@@ -64,7 +45,7 @@ func newTestIssuer(t testing.TB) *testIssuer {
 	t.Helper()
 	iss := &testIssuer{signers: map[string]any{}, mdPaths: map[string]bool{
 		"/.well-known/oauth-authorization-server": true}}
-	keys := testRSAKeys(t)
+	keys := oauthtest.RSAKeys(t)
 	iss.addKey("k1", keys[0], true)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/", func(w http.ResponseWriter, r *http.Request) {
@@ -145,26 +126,9 @@ func (iss *testIssuer) mint(t testing.TB, kid, alg string, claims map[string]any
 		alg = "RS256"
 	}
 	if key == nil {
-		key = testRSAKeys(t)[1]
+		key = oauthtest.RSAKeys(t)[1]
 	}
-	return signJWT(t, jose.SignatureAlgorithm(alg), jose.JSONWebKey{Key: key, KeyID: kid}, "at+jwt", claims)
-}
-
-func signJWT(t testing.TB, alg jose.SignatureAlgorithm, key any, typ string, claims map[string]any) string {
-	t.Helper()
-	opts := &jose.SignerOptions{}
-	if typ != "" {
-		opts = opts.WithType(jose.ContentType(typ))
-	}
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := jwt.Signed(s).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+	return oauthtest.SignJWT(t, jose.SignatureAlgorithm(alg), key, kid, "at+jwt", claims)
 }
 
 // unsignedJWT is an alg "none" token.
@@ -184,7 +148,7 @@ func hmacWithPublicKey(t testing.TB, pub *rsa.PublicKey, claims map[string]any) 
 		t.Fatal(err)
 	}
 	secret := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
-	return signJWT(t, jose.HS256, jose.JSONWebKey{Key: secret, KeyID: "k1"}, "at+jwt", claims)
+	return oauthtest.SignJWT(t, jose.HS256, secret, "k1", "at+jwt", claims)
 }
 
 func newECKey(t testing.TB) *ecdsa.PrivateKey {

@@ -1,10 +1,9 @@
-package auth
+package auth_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -13,30 +12,20 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/toolwire/toolwire/auth"
+	"github.com/toolwire/toolwire/internal/oauthtest"
 	"github.com/toolwire/toolwire/internal/testclock"
 )
 
 const testAudience = "https://mcp.example.com/mcp"
 
-func newTestVerifier(t testing.TB, iss *testIssuer, clock *testclock.Clock, opts ...JWTOption) *JWTVerifier {
+func newTestVerifier(t testing.TB, iss *testIssuer, clock *testclock.Clock, opts ...auth.JWTOption) *auth.JWTVerifier {
 	t.Helper()
-	v, err := NewJWTVerifier(iss.url, testAudience, append([]JWTOption{WithClock(clock.Now)}, opts...)...)
+	v, err := auth.NewJWTVerifier(iss.url, testAudience, append([]auth.JWTOption{auth.WithClock(clock.Now)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return v
-}
-
-func with(claims map[string]any, kv ...any) map[string]any {
-	c := maps.Clone(claims)
-	for i := 0; i < len(kv); i += 2 {
-		if kv[i+1] == nil {
-			delete(c, kv[i].(string))
-		} else {
-			c[kv[i].(string)] = kv[i+1]
-		}
-	}
-	return c
 }
 
 func TestJWTVerifierAccepts(t *testing.T) {
@@ -51,13 +40,13 @@ func TestJWTVerifierAccepts(t *testing.T) {
 		t.Fatalf("principal = %+v", p)
 	}
 	// scp as an array, aud as an array, typ JWT.
-	c := with(iss.claims(testAudience), "scope", nil, "scp", []string{"a", "b"}, "aud", []string{"other", testAudience})
-	tok := signJWT(t, jose.RS256, jose.JSONWebKey{Key: testRSAKeys(t)[0], KeyID: "k1"}, "JWT", c)
+	c := oauthtest.WithClaims(iss.claims(testAudience), "scope", nil, "scp", []string{"a", "b"}, "aud", []string{"other", testAudience})
+	tok := oauthtest.SignJWT(t, jose.RS256, oauthtest.RSAKeys(t)[0], "k1", "JWT", c)
 	if p, err = v.Verify(ctx, tok); err != nil || !slices.Equal(p.Scopes, []string{"a", "b"}) {
 		t.Fatalf("scp token: %+v, %v", p, err)
 	}
 	// No typ at all, no kid: every key of the set is tried.
-	tok = signJWT(t, jose.RS256, testRSAKeys(t)[0], "", iss.claims(testAudience))
+	tok = oauthtest.SignJWT(t, jose.RS256, oauthtest.RSAKeys(t)[0], "", "", iss.claims(testAudience))
 	if _, err = v.Verify(ctx, tok); err != nil {
 		t.Fatalf("token without typ and kid: %v", err)
 	}
@@ -72,25 +61,25 @@ func TestJWTVerifierAccepts(t *testing.T) {
 func TestJWTVerifierRefuses(t *testing.T) {
 	iss := newTestIssuer(t)
 	good := iss.claims(testAudience)
-	skew := DefaultClockSkew
-	pub := &testRSAKeys(t)[0].PublicKey
-	other := testRSAKeys(t)[1]
+	skew := auth.DefaultClockSkew
+	pub := &oauthtest.RSAKeys(t)[0].PublicKey
+	other := oauthtest.RSAKeys(t)[1]
 	cases := []struct {
 		name, token, want string
 	}{
-		{"expired", iss.mint(t, "k1", "", with(good, "exp", testNow.Add(-skew-time.Second).Unix())), "expired"},
-		{"not yet valid", iss.mint(t, "k1", "", with(good, "nbf", testNow.Add(skew+time.Second).Unix())), "not valid yet"},
-		{"issued in the future", iss.mint(t, "k1", "", with(good, "iat", testNow.Add(skew+time.Second).Unix())), "future"},
-		{"wrong issuer", iss.mint(t, "k1", "", with(good, "iss", "https://evil.example.com")), "another issuer"},
-		{"wrong audience", iss.mint(t, "k1", "", with(good, "aud", "https://other.example.com/mcp")), "not meant for this resource"},
-		{"no audience", iss.mint(t, "k1", "", with(good, "aud", nil)), "not meant for this resource"},
-		{"no subject", iss.mint(t, "k1", "", with(good, "sub", nil)), "no subject"},
-		{"no expiry", iss.mint(t, "k1", "", with(good, "exp", nil)), "no expiry"},
-		{"scope not a string", iss.mint(t, "k1", "", with(good, "scope", []string{"a"})), "scope claim"},
+		{"expired", iss.mint(t, "k1", "", oauthtest.WithClaims(good, "exp", testNow.Add(-skew-time.Second).Unix())), "expired"},
+		{"not yet valid", iss.mint(t, "k1", "", oauthtest.WithClaims(good, "nbf", testNow.Add(skew+time.Second).Unix())), "not valid yet"},
+		{"issued in the future", iss.mint(t, "k1", "", oauthtest.WithClaims(good, "iat", testNow.Add(skew+time.Second).Unix())), "future"},
+		{"wrong issuer", iss.mint(t, "k1", "", oauthtest.WithClaims(good, "iss", "https://evil.example.com")), "another issuer"},
+		{"wrong audience", iss.mint(t, "k1", "", oauthtest.WithClaims(good, "aud", "https://other.example.com/mcp")), "not meant for this resource"},
+		{"no audience", iss.mint(t, "k1", "", oauthtest.WithClaims(good, "aud", nil)), "not meant for this resource"},
+		{"no subject", iss.mint(t, "k1", "", oauthtest.WithClaims(good, "sub", nil)), "no subject"},
+		{"no expiry", iss.mint(t, "k1", "", oauthtest.WithClaims(good, "exp", nil)), "no expiry"},
+		{"scope not a string", iss.mint(t, "k1", "", oauthtest.WithClaims(good, "scope", []string{"a"})), "scope claim"},
 		{"alg none", unsignedJWT(good), "accepted algorithm"},
 		{"HS256 with the public key", hmacWithPublicKey(t, pub, good), "accepted algorithm"},
-		{"signed by another key", signJWT(t, jose.RS256, jose.JSONWebKey{Key: other, KeyID: "k1"}, "at+jwt", good), "does not verify"},
-		{"id token typ", signJWT(t, jose.RS256, jose.JSONWebKey{Key: testRSAKeys(t)[0], KeyID: "k1"}, "id_token+jwt", good), "typ"},
+		{"signed by another key", oauthtest.SignJWT(t, jose.RS256, other, "k1", "at+jwt", good), "does not verify"},
+		{"id token typ", oauthtest.SignJWT(t, jose.RS256, oauthtest.RSAKeys(t)[0], "k1", "id_token+jwt", good), "typ"},
 		{"garbage", "abc.def.ghi", "accepted algorithm"},
 		{"tampered payload", tamper(iss.mint(t, "k1", "", good)), "does not verify"},
 	}
@@ -98,10 +87,10 @@ func TestJWTVerifierRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			v := newTestVerifier(t, iss, newClock())
 			p, err := v.Verify(context.Background(), tc.token)
-			if !errors.Is(err, ErrInvalidToken) || p != nil {
-				t.Fatalf("Verify = %+v, %v; want ErrInvalidToken", p, err)
+			if !errors.Is(err, auth.ErrInvalidToken) || p != nil {
+				t.Fatalf("Verify = %+v, %v; want auth.ErrInvalidToken", p, err)
 			}
-			var te *TokenError
+			var te *auth.TokenError
 			if !errors.As(err, &te) || !strings.Contains(te.Description, tc.want) {
 				t.Fatalf("error %q, want it to say %q", err, tc.want)
 			}
@@ -122,29 +111,29 @@ func tamper(tok string) string {
 func TestJWTClockSkew(t *testing.T) {
 	iss := newTestIssuer(t)
 	c := iss.claims(testAudience)
-	expired30s := iss.mint(t, "k1", "", with(c, "exp", testNow.Add(-30*time.Second).Unix()))
-	early30s := iss.mint(t, "k1", "", with(c, "nbf", testNow.Add(30*time.Second).Unix(), "iat", testNow.Add(30*time.Second).Unix()))
+	expired30s := iss.mint(t, "k1", "", oauthtest.WithClaims(c, "exp", testNow.Add(-30*time.Second).Unix()))
+	early30s := iss.mint(t, "k1", "", oauthtest.WithClaims(c, "nbf", testNow.Add(30*time.Second).Unix(), "iat", testNow.Add(30*time.Second).Unix()))
 	v := newTestVerifier(t, iss, newClock())
 	for _, tok := range []string{expired30s, early30s} {
 		if _, err := v.Verify(context.Background(), tok); err != nil {
 			t.Fatalf("within the default skew: %v", err)
 		}
 	}
-	strict := newTestVerifier(t, iss, newClock(), WithLimits(Limits{ClockSkew: 10 * time.Second}))
+	strict := newTestVerifier(t, iss, newClock(), auth.WithLimits(auth.Limits{ClockSkew: 10 * time.Second}))
 	for _, tok := range []string{expired30s, early30s} {
-		if _, err := strict.Verify(context.Background(), tok); !errors.Is(err, ErrInvalidToken) {
+		if _, err := strict.Verify(context.Background(), tok); !errors.Is(err, auth.ErrInvalidToken) {
 			t.Fatalf("past a 10 s skew: %v", err)
 		}
 	}
 	clock := newClock()
 	v = newTestVerifier(t, iss, clock)
 	tok := iss.mint(t, "k1", "", c) // exp at testNow+1h
-	clock.Advance(time.Hour + DefaultClockSkew - time.Second)
+	clock.Advance(time.Hour + auth.DefaultClockSkew - time.Second)
 	if _, err := v.Verify(context.Background(), tok); err != nil {
 		t.Fatalf("just before exp+skew: %v", err)
 	}
 	clock.Advance(time.Second)
-	if _, err := v.Verify(context.Background(), tok); !errors.Is(err, ErrInvalidToken) {
+	if _, err := v.Verify(context.Background(), tok); !errors.Is(err, auth.ErrInvalidToken) {
 		t.Fatalf("at exp+skew: %v", err)
 	}
 }
@@ -152,12 +141,12 @@ func TestJWTClockSkew(t *testing.T) {
 func TestJWTAlgorithmsOption(t *testing.T) {
 	iss := newTestIssuer(t)
 	for _, bad := range []string{"none", "HS256", "HS384", "HS512", "RS1"} {
-		if _, err := NewJWTVerifier(iss.url, testAudience, WithAlgorithms(bad)); err == nil {
+		if _, err := auth.NewJWTVerifier(iss.url, testAudience, auth.WithAlgorithms(bad)); err == nil {
 			t.Errorf("WithAlgorithms(%q) accepted", bad)
 		}
 	}
-	v := newTestVerifier(t, iss, newClock(), WithAlgorithms("ES256"))
-	if _, err := v.Verify(context.Background(), iss.mint(t, "k1", "RS256", iss.claims(testAudience))); !errors.Is(err, ErrInvalidToken) {
+	v := newTestVerifier(t, iss, newClock(), auth.WithAlgorithms("ES256"))
+	if _, err := v.Verify(context.Background(), iss.mint(t, "k1", "RS256", iss.claims(testAudience))); !errors.Is(err, auth.ErrInvalidToken) {
 		t.Fatalf("RS256 with only ES256 allowed: %v", err)
 	}
 	if md, jwks := iss.hits(); md+jwks != 0 {
@@ -168,7 +157,7 @@ func TestJWTAlgorithmsOption(t *testing.T) {
 func TestJWKSUnknownKidRefreshIsRateLimited(t *testing.T) {
 	iss := newTestIssuer(t)
 	clock := newClock()
-	v := newTestVerifier(t, iss, clock, WithLimits(Limits{MinJWKSRefreshInterval: time.Minute}))
+	v := newTestVerifier(t, iss, clock, auth.WithLimits(auth.Limits{MinJWKSRefreshInterval: time.Minute}))
 	ctx := context.Background()
 	if _, err := v.Verify(ctx, iss.mint(t, "k1", "", iss.claims(testAudience))); err != nil {
 		t.Fatal(err)
@@ -184,7 +173,7 @@ func TestJWKSUnknownKidRefreshIsRateLimited(t *testing.T) {
 			clock.Advance(time.Minute)
 		}
 		_, err := v.Verify(ctx, iss.mint(t, fmt.Sprintf("random-%d", i), "", iss.claims(testAudience)))
-		if !errors.Is(err, ErrInvalidToken) {
+		if !errors.Is(err, auth.ErrInvalidToken) {
 			t.Fatalf("random kid %d: %v", i, err)
 		}
 	}
@@ -204,7 +193,7 @@ func TestJWKSKeyRotation(t *testing.T) {
 	iss := newTestIssuer(t)
 	clock := newClock()
 	// Without the verified-token cache: what the key set alone decides.
-	v := newTestVerifier(t, iss, clock, WithLimits(Limits{VerifiedTokenTTL: -1}))
+	v := newTestVerifier(t, iss, clock, auth.WithLimits(auth.Limits{VerifiedTokenTTL: -1}))
 	ctx := context.Background()
 	if _, err := v.Verify(ctx, iss.mint(t, "k1", "", iss.claims(testAudience))); err != nil {
 		t.Fatal(err)
@@ -212,22 +201,22 @@ func TestJWKSKeyRotation(t *testing.T) {
 	// The issuer rotates to k2 right away: tokens signed with it are
 	// refused until the refresh interval has passed since the last fetch,
 	// then the new set is fetched and they pass; k1 is gone.
-	iss.addKey("k2", testRSAKeys(t)[1], false)
+	iss.addKey("k2", oauthtest.RSAKeys(t)[1], false)
 	iss.publish("k2")
 	k2 := iss.mint(t, "k2", "", iss.claims(testAudience))
-	if _, err := v.Verify(ctx, k2); !errors.Is(err, ErrInvalidToken) {
+	if _, err := v.Verify(ctx, k2); !errors.Is(err, auth.ErrInvalidToken) {
 		t.Fatalf("k2 within the interval: %v", err)
 	}
-	clock.Advance(DefaultJWKSRefreshInterval)
+	clock.Advance(auth.DefaultJWKSRefreshInterval)
 	if _, err := v.Verify(ctx, k2); err != nil {
 		t.Fatalf("k2 after the interval: %v", err)
 	}
-	if _, err := v.Verify(ctx, iss.mint(t, "k1", "", iss.claims(testAudience))); !errors.Is(err, ErrInvalidToken) {
+	if _, err := v.Verify(ctx, iss.mint(t, "k1", "", iss.claims(testAudience))); !errors.Is(err, auth.ErrInvalidToken) {
 		t.Fatalf("k1 after rotation: %v", err)
 	}
 	// Past the max age the set is fetched again even for a known kid.
 	_, before := iss.hits()
-	clock.Advance(DefaultJWKSMaxAge)
+	clock.Advance(auth.DefaultJWKSMaxAge)
 	c := iss.claims(testAudience)
 	c["exp"] = clock.Now().Add(time.Hour).Unix()
 	if _, err := v.Verify(ctx, iss.mint(t, "k2", "", c)); err != nil {
@@ -244,7 +233,7 @@ func TestJWKSKeyRotation(t *testing.T) {
 func TestVerifiedTokenCache(t *testing.T) {
 	iss := newTestIssuer(t)
 	clock := newClock()
-	v := newTestVerifier(t, iss, clock, WithLimits(Limits{VerifiedTokenTTL: time.Minute, MaxVerifiedTokens: 2, ClockSkew: time.Second}))
+	v := newTestVerifier(t, iss, clock, auth.WithLimits(auth.Limits{VerifiedTokenTTL: time.Minute, MaxVerifiedTokens: 2, ClockSkew: time.Second}))
 	ctx := context.Background()
 	k1 := iss.mint(t, "k1", "", iss.claims(testAudience))
 	p, err := v.Verify(ctx, k1)
@@ -254,9 +243,9 @@ func TestVerifiedTokenCache(t *testing.T) {
 	p.Scopes[0] = "changed by a handler"
 	// The issuer withdraws k1 (and the set is refetched): the cached
 	// answer stands for the TTL, as a copy, then the token is refused.
-	iss.addKey("k2", testRSAKeys(t)[1], false)
+	iss.addKey("k2", oauthtest.RSAKeys(t)[1], false)
 	iss.publish("k2")
-	clock.Advance(DefaultJWKSRefreshInterval)
+	clock.Advance(auth.DefaultJWKSRefreshInterval)
 	if _, err := v.Verify(ctx, iss.mint(t, "k2", "", iss.claims(testAudience))); err != nil {
 		t.Fatal(err)
 	}
@@ -264,8 +253,8 @@ func TestVerifiedTokenCache(t *testing.T) {
 	if err != nil || again.Scopes[0] != "tools:call" {
 		t.Fatalf("within the TTL: %v, %+v", err, again)
 	}
-	clock.Advance(time.Minute - DefaultJWKSRefreshInterval)
-	if _, err := v.Verify(ctx, k1); !errors.Is(err, ErrInvalidToken) {
+	clock.Advance(time.Minute - auth.DefaultJWKSRefreshInterval)
+	if _, err := v.Verify(ctx, k1); !errors.Is(err, auth.ErrInvalidToken) {
 		t.Fatalf("past the TTL after the key was withdrawn: %v", err)
 	}
 
@@ -278,10 +267,10 @@ func TestVerifiedTokenCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(12 * time.Second)
-	if _, err := v.Verify(ctx, short); !errors.Is(err, ErrInvalidToken) {
+	if _, err := v.Verify(ctx, short); !errors.Is(err, auth.ErrInvalidToken) {
 		t.Fatalf("an expired token from the cache: %v", err)
 	}
-	if n := v.verified.len(); n > 2 {
+	if n, _ := auth.CachedTokens(v); n > 2 {
 		t.Fatalf("%d tokens cached, limit 2", n)
 	}
 
@@ -290,15 +279,16 @@ func TestVerifiedTokenCache(t *testing.T) {
 	k3c := iss.claims(testAudience)
 	k3c["exp"] = clock.Now().Add(time.Hour).Unix()
 	k3 := iss.mint(t, "k3", "ES256", k3c)
-	if _, err := v.Verify(ctx, k3); !errors.Is(err, ErrInvalidToken) {
+	if _, err := v.Verify(ctx, k3); !errors.Is(err, auth.ErrInvalidToken) {
 		t.Fatalf("unpublished key: %v", err)
 	}
 	iss.publish("k2", "k3")
-	clock.Advance(DefaultJWKSRefreshInterval)
+	clock.Advance(auth.DefaultJWKSRefreshInterval)
 	if _, err := v.Verify(ctx, k3); err != nil {
 		t.Fatalf("after publication: %v", err)
 	}
-	for k := range v.verified.m {
+	_, keys := auth.CachedTokens(v)
+	for _, k := range keys {
 		if strings.Contains(string(k[:]), k3[:16]) {
 			t.Fatal("the cache keeps the token")
 		}
@@ -313,7 +303,7 @@ func TestJWKSUnavailable(t *testing.T) {
 	ctx := context.Background()
 	tok := iss.mint(t, "k1", "", iss.claims(testAudience))
 	for range 3 {
-		if _, err := v.Verify(ctx, tok); !errors.Is(err, ErrUnavailable) {
+		if _, err := v.Verify(ctx, tok); !errors.Is(err, auth.ErrUnavailable) {
 			t.Fatalf("JWKS down: %v", err)
 		}
 	}
@@ -323,7 +313,7 @@ func TestJWKSUnavailable(t *testing.T) {
 	iss.mu.Lock()
 	iss.jwksFail = false
 	iss.mu.Unlock()
-	clock.Advance(DefaultJWKSRefreshInterval)
+	clock.Advance(auth.DefaultJWKSRefreshInterval)
 	if _, err := v.Verify(ctx, tok); err != nil {
 		t.Fatalf("JWKS back: %v", err)
 	}
@@ -332,8 +322,8 @@ func TestJWKSUnavailable(t *testing.T) {
 	iss.mu.Lock()
 	iss.jwksFail = true
 	iss.mu.Unlock()
-	clock.Advance(DefaultJWKSRefreshInterval)
-	if _, err := v.Verify(ctx, iss.mint(t, "new", "", iss.claims(testAudience))); !errors.Is(err, ErrUnavailable) {
+	clock.Advance(auth.DefaultJWKSRefreshInterval)
+	if _, err := v.Verify(ctx, iss.mint(t, "new", "", iss.claims(testAudience))); !errors.Is(err, auth.ErrUnavailable) {
 		t.Fatalf("unknown kid, JWKS down: %v", err)
 	}
 	if _, err := v.Verify(ctx, tok); err != nil {
@@ -354,25 +344,25 @@ func TestJWKSDiscovery(t *testing.T) {
 	iss2 := newTestIssuer(t)
 	iss2.mdPaths = nil
 	v = newTestVerifier(t, iss2, newClock())
-	if _, err := v.Verify(ctx, iss2.mint(t, "k1", "", iss2.claims(testAudience))); !errors.Is(err, ErrUnavailable) {
+	if _, err := v.Verify(ctx, iss2.mint(t, "k1", "", iss2.claims(testAudience))); !errors.Is(err, auth.ErrUnavailable) {
 		t.Fatalf("no metadata: %v", err)
 	}
 	// Explicit JWKS URL: no metadata fetched.
 	iss3 := newTestIssuer(t)
-	v = newTestVerifier(t, iss3, newClock(), WithJWKSURL(iss3.url+"/jwks"))
+	v = newTestVerifier(t, iss3, newClock(), auth.WithJWKSURL(iss3.url+"/jwks"))
 	if _, err := v.Verify(ctx, iss3.mint(t, "k1", "", iss3.claims(testAudience))); err != nil {
 		t.Fatal(err)
 	}
 	if md, _ := iss3.hits(); md != 0 {
-		t.Fatalf("metadata fetched %d times with WithJWKSURL", md)
+		t.Fatalf("metadata fetched %d times with auth.WithJWKSURL", md)
 	}
 	// Metadata naming another issuer is refused.
 	iss4 := newTestIssuer(t)
-	v, err := NewJWTVerifier(iss4.url+"/", testAudience, WithClock(newClock().Now))
+	v, err := auth.NewJWTVerifier(iss4.url+"/", testAudience, auth.WithClock(newClock().Now))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.Verify(ctx, iss4.mint(t, "k1", "", with(iss4.claims(testAudience), "iss", iss4.url+"/"))); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "names issuer") {
+	if _, err := v.Verify(ctx, iss4.mint(t, "k1", "", oauthtest.WithClaims(iss4.claims(testAudience), "iss", iss4.url+"/"))); !errors.Is(err, auth.ErrUnavailable) || !strings.Contains(err.Error(), "names issuer") {
 		t.Fatalf("metadata for another issuer: %v", err)
 	}
 }
@@ -380,18 +370,18 @@ func TestJWKSDiscovery(t *testing.T) {
 func TestJWKSSizeLimit(t *testing.T) {
 	iss := newTestIssuer(t)
 	iss.jwksBody = []byte(`{"keys":[],"pad":"` + strings.Repeat("x", 5000) + `"}`)
-	v := newTestVerifier(t, iss, newClock(), WithLimits(Limits{MaxResponseBytes: 4096}))
+	v := newTestVerifier(t, iss, newClock(), auth.WithLimits(auth.Limits{MaxResponseBytes: 4096}))
 	_, err := v.Verify(context.Background(), iss.mint(t, "k1", "", iss.claims(testAudience)))
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "larger than 4096 bytes") {
+	if !errors.Is(err, auth.ErrUnavailable) || !strings.Contains(err.Error(), "larger than 4096 bytes") {
 		t.Fatalf("oversized JWKS: %v", err)
 	}
 	// Keys it cannot use are skipped; none usable is an error.
 	iss.jwksBody = []byte(`{"keys":[{"kty":"oct","k":"c2VjcmV0","kid":"k1"},{"kty":"weird"}]}`)
 	v = newTestVerifier(t, iss, newClock())
-	if _, err := v.Verify(context.Background(), hmacWithPublicKey(t, &testRSAKeys(t)[0].PublicKey, iss.claims(testAudience))); !errors.Is(err, ErrInvalidToken) {
+	if _, err := v.Verify(context.Background(), hmacWithPublicKey(t, &oauthtest.RSAKeys(t)[0].PublicKey, iss.claims(testAudience))); !errors.Is(err, auth.ErrInvalidToken) {
 		t.Fatalf("HS256 against a set with an oct key: %v", err)
 	}
-	if _, err := v.Verify(context.Background(), iss.mint(t, "k1", "", iss.claims(testAudience))); !errors.Is(err, ErrUnavailable) {
+	if _, err := v.Verify(context.Background(), iss.mint(t, "k1", "", iss.claims(testAudience))); !errors.Is(err, auth.ErrUnavailable) {
 		t.Fatalf("set without usable keys: %v", err)
 	}
 }
