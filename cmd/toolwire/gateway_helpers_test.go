@@ -128,7 +128,7 @@ func listNames(t *testing.T, c *client.Client) []string {
 	defer cancel()
 	tools, err := c.ListTools(ctx)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("tools/list: %v", err)
 	}
 	var out []string
 	for _, tl := range tools {

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -175,15 +174,10 @@ func TestGatewayInterop(t *testing.T) {
 			ctx := ctxFor(t)
 
 			// tools/list: both upstreams, namespaced, nothing unprefixed.
-			tools, err := c.ListTools(ctx)
-			if err != nil {
-				t.Fatalf("tools/list through the gateway: %v", err)
-			}
-			var names []string
-			for _, tl := range tools {
-				names = append(names, tl.Name)
-				if !strings.HasPrefix(tl.Name, "everything__") && !strings.HasPrefix(tl.Name, "ref__") {
-					t.Errorf("tool %q is served without an upstream prefix", tl.Name)
+			names := listNames(t, c)
+			for _, name := range names {
+				if !strings.HasPrefix(name, "everything__") && !strings.HasPrefix(name, "ref__") {
+					t.Errorf("tool %q is served without an upstream prefix", name)
 				}
 			}
 			for _, want := range gatewayInteropTools {
@@ -692,7 +686,6 @@ type tsGatewayRun struct {
 
 func runTSGateway(t *testing.T, endpoint string) tsGatewayRun {
 	t.Helper()
-	node := testenv.Node22(t)
 	sdk := filepath.Join(testenv.NodeModules(t), "@modelcontextprotocol", "sdk", "dist", "esm", "client")
 	fileURL := func(p string) string {
 		b, _ := json.Marshal((&url.URL{Scheme: "file", Path: p}).String())
@@ -704,18 +697,5 @@ func runTSGateway(t *testing.T, endpoint string) tsGatewayRun {
 	if err := os.WriteFile(script, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, endpoint)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("TypeScript SDK client failed: %v\nstderr: %s", err, stderr.String())
-	}
-	var run tsGatewayRun
-	if err := json.Unmarshal(out, &run); err != nil {
-		t.Fatalf("TypeScript SDK client output: %v: %s", err, out)
-	}
-	return run
+	return runNodeJSON[tsGatewayRun](t, durableDeadline, nil, script, endpoint)
 }

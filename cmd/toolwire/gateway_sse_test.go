@@ -91,14 +91,7 @@ upstreams:
 			c := connectServe(t, g.url, era)
 			ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
 			defer cancel()
-			tools, err := c.ListTools(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, tl := range tools {
-				names = append(names, tl.Name)
-			}
+			names := listNames(t, c)
 			for tool := range everythingNoCapabilityTools {
 				for _, up := range []string{"ev", "auto"} {
 					if !slices.Contains(names, up+"__"+tool) {

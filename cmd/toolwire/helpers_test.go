@@ -1,14 +1,21 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/jsonrpc"
 )
 
@@ -77,4 +84,30 @@ func exitCode(t *testing.T, err error) int {
 		t.Fatal(err)
 	}
 	return 0
+}
+
+// runNodeJSON runs script with args under Node 22, with env added to the
+// environment, for at most timeout, and decodes the one JSON document it
+// prints on stdout into a T. A run that fails, or prints anything else,
+// fails the test with what the script wrote on stderr.
+func runNodeJSON[T any](t *testing.T, timeout time.Duration, env []string, script string, args ...string) T {
+	t.Helper()
+	node := testenv.Node22(t)
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s failed: %v\nstderr: %s", filepath.Base(script), err, stderr.String())
+	}
+	var run T
+	if err := json.Unmarshal(out, &run); err != nil {
+		t.Fatalf("node %s output: %v: %s", filepath.Base(script), err, out)
+	}
+	return run
 }

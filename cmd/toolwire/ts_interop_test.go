@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,22 +44,8 @@ type tsResult struct {
 // runTSClient runs the TypeScript client script with Node 22.
 func runTSClient(t *testing.T, args ...string) tsRun {
 	t.Helper()
-	node := testenv.Node22(t)
 	script := filepath.Join(testenv.Root(t), "conformance", "npm", "interop", "ts-client.mjs")
-	ctx, cancel := context.WithTimeout(context.Background(), testwait.Limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("TypeScript client failed: %v\nstderr: %s", err, stderr.String())
-	}
-	var run tsRun
-	if err := json.Unmarshal(out, &run); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	return run
+	return runNodeJSON[tsRun](t, testwait.Limit, nil, script, args...)
 }
 
 // checkTSRun checks every call the script made against the reference tools.

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -241,23 +239,8 @@ func tsProtocolPlanFor(ref *server.Server) (tsProtocolPlan, string) {
 // runTSProtocol runs ts-client-protocol.mjs with Node 22.
 func runTSProtocol(t *testing.T, plan string, args ...string) tsProtocolRun {
 	t.Helper()
-	node := testenv.Node22(t)
 	script := filepath.Join(testenv.Root(t), "conformance", "npm", "interop", "ts-client-protocol.mjs")
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
-	cmd.Env = append(os.Environ(), "TS_PROTOCOL_PLAN="+plan)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("TypeScript client failed: %v\nstderr: %s", err, stderr.String())
-	}
-	var run tsProtocolRun
-	if err := json.Unmarshal(out, &run); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	return run
+	return runNodeJSON[tsProtocolRun](t, 90*time.Second, []string{"TS_PROTOCOL_PLAN=" + plan}, script, args...)
 }
 
 func jsonQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
