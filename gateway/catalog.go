@@ -221,70 +221,58 @@ func merge(ups []*upstream, naming Naming, prev *catalog, warn func(msg string, 
 // logged and left out.
 func (g *Gateway) apply(old, cat *catalog) {
 	s := g.srv
-	for name, def := range old.toolDefs {
-		if nd, ok := cat.toolDefs[name]; !ok || !sameJSON(def, nd) {
-			s.RemoveTool(name)
-		}
-	}
-	for name, def := range old.prompDefs {
-		if nd, ok := cat.prompDefs[name]; !ok || !sameJSON(def, nd) {
-			s.RemovePrompt(name)
-		}
-	}
-	for uri, def := range old.resDefs {
-		if nd, ok := cat.resDefs[uri]; !ok || !sameJSON(def, nd) {
-			s.RemoveResource(uri)
-		}
-	}
-	for ut, def := range old.tmplDefs {
-		if nd, ok := cat.tmplDefs[ut]; !ok || !sameJSON(def, nd) {
-			s.RemoveResourceTemplate(ut)
-		}
-	}
+	removeChanged(old.toolDefs, cat.toolDefs, s.RemoveTool)
+	removeChanged(old.prompDefs, cat.prompDefs, s.RemovePrompt)
+	removeChanged(old.resDefs, cat.resDefs, s.RemoveResource)
+	removeChanged(old.tmplDefs, cat.tmplDefs, s.RemoveResourceTemplate)
 	g.cat.Store(cat)
 	var failed []func(*catalog)
-	for name, def := range cat.toolDefs {
-		if od, ok := old.toolDefs[name]; ok && sameJSON(od, def) {
-			continue
-		}
-		if err := server.AddRawTool(s, def, g.toolFallback); err != nil {
-			g.opts.logger.Warn("tool left out: the gateway's server refused it", "tool", name, "upstream", cat.tools[name].up.spec.Name, "error", err)
-			failed = append(failed, func(c *catalog) { delete(c.tools, name); delete(c.toolDefs, name) })
-		}
-	}
-	for name, def := range cat.prompDefs {
-		if od, ok := old.prompDefs[name]; ok && sameJSON(od, def) {
-			continue
-		}
-		if err := server.AddPrompt(s, def, g.promptFallback); err != nil {
-			g.opts.logger.Warn("prompt left out: the gateway's server refused it", "prompt", name, "error", err)
-			failed = append(failed, func(c *catalog) { delete(c.prompts, name); delete(c.prompDefs, name) })
-		}
-	}
-	for uri, def := range cat.resDefs {
-		if od, ok := old.resDefs[uri]; ok && sameJSON(od, def) {
-			continue
-		}
-		if err := server.AddResource(s, def, g.resourceFallback); err != nil {
-			g.opts.logger.Warn("resource left out: the gateway's server refused it", "uri", uri, "error", err)
-			failed = append(failed, func(c *catalog) { delete(c.resources, uri); delete(c.resDefs, uri) })
-		}
-	}
-	for ut, def := range cat.tmplDefs {
-		if od, ok := old.tmplDefs[ut]; ok && sameJSON(od, def) {
-			continue
-		}
-		if err := server.AddResourceTemplate(s, def, g.templateRead); err != nil {
-			g.opts.logger.Warn("resource template left out: the gateway's server refused it", "uriTemplate", ut, "error", err)
-			failed = append(failed, func(c *catalog) { delete(c.templates, ut); delete(c.tmplDefs, ut) })
-		}
-	}
+	addChanged(old.toolDefs, cat.toolDefs, func(def *mcp.Tool) error { return server.AddRawTool(s, def, g.toolFallback) }, func(name string, err error) {
+		g.opts.logger.Warn("tool left out: the gateway's server refused it", "tool", name, "upstream", cat.tools[name].up.spec.Name, "error", err)
+		failed = append(failed, func(c *catalog) { delete(c.tools, name); delete(c.toolDefs, name) })
+	})
+	addChanged(old.prompDefs, cat.prompDefs, func(def *mcp.Prompt) error { return server.AddPrompt(s, def, g.promptFallback) }, func(name string, err error) {
+		g.opts.logger.Warn("prompt left out: the gateway's server refused it", "prompt", name, "error", err)
+		failed = append(failed, func(c *catalog) { delete(c.prompts, name); delete(c.prompDefs, name) })
+	})
+	addChanged(old.resDefs, cat.resDefs, func(def *mcp.Resource) error { return server.AddResource(s, def, g.resourceFallback) }, func(uri string, err error) {
+		g.opts.logger.Warn("resource left out: the gateway's server refused it", "uri", uri, "error", err)
+		failed = append(failed, func(c *catalog) { delete(c.resources, uri); delete(c.resDefs, uri) })
+	})
+	addChanged(old.tmplDefs, cat.tmplDefs, func(def *mcp.ResourceTemplate) error { return server.AddResourceTemplate(s, def, g.templateRead) }, func(ut string, err error) {
+		g.opts.logger.Warn("resource template left out: the gateway's server refused it", "uriTemplate", ut, "error", err)
+		failed = append(failed, func(c *catalog) { delete(c.templates, ut); delete(c.tmplDefs, ut) })
+	})
 	if len(failed) > 0 {
 		c := cat.clone()
 		for _, f := range failed {
 			f(c)
 		}
 		g.cat.Store(c)
+	}
+}
+
+// removeChanged calls remove with the key of each of old's definitions
+// that next lacks or holds changed.
+func removeChanged[D any](old, next map[string]D, remove func(key string) bool) {
+	for key, def := range old {
+		if nd, ok := next[key]; !ok || !sameJSON(def, nd) {
+			remove(key)
+		}
+	}
+}
+
+// addChanged registers with add each of next's definitions that old lacks
+// or holds changed, and calls refused with the key of each one add refuses
+// and why.
+func addChanged[D any](old, next map[string]D, add func(D) error, refused func(key string, err error)) {
+	for key, def := range next {
+		if od, ok := old[key]; ok && sameJSON(od, def) {
+			continue
+		}
+		if err := add(def); err != nil {
+			refused(key, err)
+		}
 	}
 }
 

@@ -184,11 +184,18 @@ func (g *Gateway) Handler(opts ...streamable.HandlerOption) http.Handler {
 	return streamable.NewHandler(g.srv, opts...)
 }
 
+// upstreams is the running configuration's upstreams, in config order; a
+// reload replaces the slice rather than changing it, so it may be read
+// unlocked.
+func (g *Gateway) upstreams() []*upstream {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ups
+}
+
 // Upstreams reports every upstream's state, in config order.
 func (g *Gateway) Upstreams() []UpstreamStatus {
-	g.mu.Lock()
-	ups := g.ups
-	g.mu.Unlock()
+	ups := g.upstreams()
 	out := make([]UpstreamStatus, len(ups))
 	for i, u := range ups {
 		out[i] = u.status()

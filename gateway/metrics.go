@@ -228,9 +228,7 @@ func (upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
-	c.g.mu.Lock()
-	ups := c.g.ups
-	c.g.mu.Unlock()
+	ups := c.g.upstreams()
 	for _, u := range ups {
 		name := u.spec.Name
 		u.mu.Lock()

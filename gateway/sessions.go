@@ -623,9 +623,7 @@ func (g *Gateway) setLevel(ctx context.Context, req *jsonrpc.Request, next jsonr
 	}
 	ss := sreq.Session()
 	level := ss.LogLevel()
-	g.mu.Lock()
-	ups := g.ups
-	g.mu.Unlock()
+	ups := g.upstreams()
 	for _, u := range ups {
 		if u.pool == nil {
 			continue
@@ -677,9 +675,7 @@ func (p *clientPool) existing(req *server.Request) *clientSession {
 // caller's to read, and another caller's read of its URI finds nothing.
 // ok is false when none of them has it.
 func (g *Gateway) readOwn(ctx context.Context, uri string) (res any, ok bool, err error) {
-	g.mu.Lock()
-	ups := g.ups
-	g.mu.Unlock()
+	ups := g.upstreams()
 	req := server.RequestFrom(ctx)
 	for _, u := range ups {
 		if u.pool == nil {
@@ -718,9 +714,7 @@ func (g *Gateway) readOwn(ctx context.Context, uri string) (res any, ok bool, er
 // new caller, their caller gone, or lost); all zero for a shared or
 // unknown upstream.
 func (g *Gateway) ClientSessions(upstream string) (open int, started, reaped uint64) {
-	g.mu.Lock()
-	ups := g.ups
-	g.mu.Unlock()
+	ups := g.upstreams()
 	for _, u := range ups {
 		if u.spec.Name == upstream && u.pool != nil {
 			return int(u.pool.open.Load()), u.pool.started.Load(), u.pool.reaped.Load()
@@ -752,9 +746,7 @@ func (sessionCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c sessionCollector) Collect(ch chan<- prometheus.Metric) {
-	c.g.mu.Lock()
-	ups := c.g.ups
-	c.g.mu.Unlock()
+	ups := c.g.upstreams()
 	for _, u := range ups {
 		if u.pool == nil {
 			continue
