@@ -122,9 +122,7 @@ func (r *CompleteResult) MarshalJSON() ([]byte, error) {
 	}
 	type alias CompleteResult
 	a := *(*alias)(r)
-	if a.Completion.Values == nil {
-		a.Completion.Values = []string{}
-	}
+	a.Completion.Values = orEmpty(a.Completion.Values)
 	return json.Marshal(&a)
 }
 

@@ -203,13 +203,9 @@ type GetPromptResult struct {
 // MarshalJSON writes "messages": [] rather than null.
 func (r *GetPromptResult) MarshalJSON() ([]byte, error) {
 	type alias GetPromptResult
-	a := (*alias)(r)
-	if a.Messages == nil {
-		c := *a
-		c.Messages = []PromptMessage{}
-		a = &c
-	}
-	return json.Marshal(a)
+	a := *(*alias)(r)
+	a.Messages = orEmpty(a.Messages)
+	return json.Marshal(&a)
 }
 
 // UnmarshalJSON decodes the result strictly, naming a bad message with a
@@ -255,13 +251,9 @@ type ListPromptsResult struct {
 // MarshalJSON writes "prompts": [] rather than null for an empty page.
 func (r *ListPromptsResult) MarshalJSON() ([]byte, error) {
 	type alias ListPromptsResult
-	a := (*alias)(r)
-	if a.Prompts == nil {
-		c := *a
-		c.Prompts = []*Prompt{}
-		a = &c
-	}
-	return json.Marshal(a)
+	a := *(*alias)(r)
+	a.Prompts = orEmpty(a.Prompts)
+	return json.Marshal(&a)
 }
 
 // UnmarshalJSON decodes the result strictly and requires "prompts".

@@ -135,9 +135,7 @@ type ListResourcesResult struct {
 func (r *ListResourcesResult) MarshalJSON() ([]byte, error) {
 	type alias ListResourcesResult
 	a := *(*alias)(r)
-	if a.Resources == nil {
-		a.Resources = []*Resource{}
-	}
+	a.Resources = orEmpty(a.Resources)
 	return json.Marshal(&a)
 }
 
@@ -149,13 +147,9 @@ func (r *ListResourcesResult) UnmarshalJSON(data []byte) error {
 	if err := wirejson.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	if w.Resources == nil {
-		return errors.New(`resources/list result: missing required field "resources"`)
-	}
-	for i, res := range w.Resources {
-		if res == nil || res.URI == "" || res.Name == "" {
-			return fmt.Errorf(`resources[%d]: "uri" and "name" are required`, i)
-		}
+	if err := checkItems("resources/list", "resources", w.Resources,
+		func(r *Resource) bool { return r.URI != "" && r.Name != "" }, `"uri" and "name"`); err != nil {
+		return err
 	}
 	*r = ListResourcesResult(w)
 	return nil
@@ -175,9 +169,7 @@ type ListResourceTemplatesResult struct {
 func (r *ListResourceTemplatesResult) MarshalJSON() ([]byte, error) {
 	type alias ListResourceTemplatesResult
 	a := *(*alias)(r)
-	if a.ResourceTemplates == nil {
-		a.ResourceTemplates = []*ResourceTemplate{}
-	}
+	a.ResourceTemplates = orEmpty(a.ResourceTemplates)
 	return json.Marshal(&a)
 }
 
@@ -189,13 +181,9 @@ func (r *ListResourceTemplatesResult) UnmarshalJSON(data []byte) error {
 	if err := wirejson.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	if w.ResourceTemplates == nil {
-		return errors.New(`resources/templates/list result: missing required field "resourceTemplates"`)
-	}
-	for i, t := range w.ResourceTemplates {
-		if t == nil || t.URITemplate == "" || t.Name == "" {
-			return fmt.Errorf(`resourceTemplates[%d]: "uriTemplate" and "name" are required`, i)
-		}
+	if err := checkItems("resources/templates/list", "resourceTemplates", w.ResourceTemplates,
+		func(t *ResourceTemplate) bool { return t.URITemplate != "" && t.Name != "" }, `"uriTemplate" and "name"`); err != nil {
+		return err
 	}
 	*r = ListResourceTemplatesResult(w)
 	return nil
@@ -222,9 +210,7 @@ type ReadResourceResult struct {
 func (r *ReadResourceResult) MarshalJSON() ([]byte, error) {
 	type alias ReadResourceResult
 	a := *(*alias)(r)
-	if a.Contents == nil {
-		a.Contents = []ResourceContents{}
-	}
+	a.Contents = orEmpty(a.Contents)
 	return json.Marshal(&a)
 }
 

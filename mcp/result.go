@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 )
 
 // A result's kind is its ResultType: "complete" for an ordinary result,
@@ -61,4 +62,29 @@ func KindOf(result any) ResultType {
 // two eras; the server encodes them for the era of the request.
 type EraEncoder interface {
 	AppendEra(b []byte, era Era) ([]byte, error)
+}
+
+// orEmpty returns s, or an empty slice when s is nil: a result's required
+// array member (a list page's items, a call's content) goes on the wire as
+// [] when it holds nothing, never as null or absent.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// checkItems checks the items of a decoded list page: the array named field
+// is required in method's result, and every item must be present and
+// valid, that is carry the members required names.
+func checkItems[T any](method, field string, items []*T, valid func(*T) bool, required string) error {
+	if items == nil {
+		return fmt.Errorf("%s result: missing required field %q", method, field)
+	}
+	for i, it := range items {
+		if it == nil || !valid(it) {
+			return fmt.Errorf("%s[%d]: %s are required", field, i, required)
+		}
+	}
+	return nil
 }

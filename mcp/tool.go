@@ -89,13 +89,9 @@ type ListToolsResult struct {
 // MarshalJSON writes "tools": [] rather than null for an empty page.
 func (r *ListToolsResult) MarshalJSON() ([]byte, error) {
 	type alias ListToolsResult
-	a := (*alias)(r)
-	if a.Tools == nil {
-		c := *a
-		c.Tools = []*Tool{}
-		a = &c
-	}
-	return json.Marshal(a)
+	a := *(*alias)(r)
+	a.Tools = orEmpty(a.Tools)
+	return json.Marshal(&a)
 }
 
 // TaskParams asks for a tools/call to run as a task (2025-11-25).
@@ -125,13 +121,9 @@ type CallToolResult struct {
 // MarshalJSON writes "content": [] rather than null.
 func (r *CallToolResult) MarshalJSON() ([]byte, error) {
 	type alias CallToolResult
-	a := (*alias)(r)
-	if a.Content == nil {
-		c := *a
-		c.Content = []Content{}
-		a = &c
-	}
-	return json.Marshal(a)
+	a := *(*alias)(r)
+	a.Content = orEmpty(a.Content)
+	return json.Marshal(&a)
 }
 
 // UnmarshalJSON decodes the closed content union, naming any bad block (a
