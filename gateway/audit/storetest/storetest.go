@@ -197,6 +197,25 @@ func (g *gate) hook(_ context.Context, batch []*audit.Record) error {
 	return nil
 }
 
+// holdFirst makes gc hold its first batch: it sets a gate as gc's hook,
+// followed on every batch by then when it is not nil, and starts an Append
+// of Sample(i) to s whose error goes to errs. It returns the gate once that
+// Append's batch is held; the Appends made after it queue until the gate's
+// open is closed.
+func holdFirst(s audit.Store, gc *audit.GroupCommit, i int, errs chan<- error, then func(context.Context, []*audit.Record) error) *gate {
+	g := newGate()
+	gc.SetHook(func(ctx context.Context, batch []*audit.Record) error {
+		g.hook(ctx, batch)
+		if then == nil {
+			return nil
+		}
+		return then(ctx, batch)
+	})
+	go func() { errs <- s.Append(context.Background(), Sample(i)) }()
+	<-g.entered
+	return g
+}
+
 func (g *gate) batchSizes() []int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -302,12 +321,9 @@ func testGroupCommitBatches(t *testing.T, k Kind) {
 		{8, 20, []int{1, 8, 8, 4}},
 	} {
 		s := k.Open(t, audit.WithLimits(audit.Limits{MaxBatch: c.maxBatch}))
-		g := newGate()
 		gc := k.Group(s)
-		gc.SetHook(g.hook)
 		errs := make(chan error, 1+c.waiting)
-		go func() { errs <- s.Append(context.Background(), Sample(0)) }()
-		<-g.entered
+		g := holdFirst(s, gc, 0, errs, nil)
 		// Queued one at a time, so that the arrival order is known.
 		for i := 1; i <= c.waiting; i++ {
 			go func() {
@@ -344,19 +360,15 @@ func testGroupCommitBatches(t *testing.T, k Kind) {
 func testFailingBatch(t *testing.T, k Kind) {
 	s := k.Open(t)
 	AppendN(t, s, 2, nil)
-	g := newGate()
 	gc := k.Group(s)
 	disk := errors.New("disk on fire")
-	gc.SetHook(func(ctx context.Context, batch []*audit.Record) error {
-		g.hook(ctx, batch)
+	errs := make(chan error, 6)
+	g := holdFirst(s, gc, 2, errs, func(_ context.Context, batch []*audit.Record) error {
 		if batch[0].Identity == "doomed" {
 			return disk
 		}
 		return nil
 	})
-	errs := make(chan error, 6)
-	go func() { errs <- s.Append(context.Background(), Sample(2)) }()
-	<-g.entered
 	recs := make([]*audit.Record, 5)
 	for i := range recs {
 		recs[i] = Sample(10 + i)
@@ -459,12 +471,11 @@ func testCancelledAppends(t *testing.T, k Kind) {
 // committed, and both Appends say so.
 func testCancelledBatchMember(t *testing.T, k Kind) {
 	s := k.Open(t)
-	g := newGate()
 	gc := k.Group(s)
 	second := make(chan struct{})
 	release := make(chan struct{})
-	gc.SetHook(func(ctx context.Context, batch []*audit.Record) error {
-		g.hook(ctx, batch)
+	errs := make(chan error, 3)
+	g := holdFirst(s, gc, 0, errs, func(ctx context.Context, batch []*audit.Record) error {
 		if len(batch) == 2 {
 			close(second)
 			<-release
@@ -472,9 +483,6 @@ func testCancelledBatchMember(t *testing.T, k Kind) {
 		}
 		return nil
 	})
-	errs := make(chan error, 3)
-	go func() { errs <- s.Append(context.Background(), Sample(0)) }()
-	<-g.entered
 	quitter, quit := context.WithCancel(context.Background())
 	defer quit()
 	a, b := Sample(1), Sample(2)
@@ -506,12 +514,9 @@ func testCancelledBatchMember(t *testing.T, k Kind) {
 func testCloseWithQueuedAppends(t *testing.T, k Kind) {
 	s := k.Open(t)
 	AppendN(t, s, 2, nil)
-	g := newGate()
 	gc := k.Group(s)
-	gc.SetHook(g.hook)
 	first := make(chan error, 1)
-	go func() { first <- s.Append(context.Background(), Sample(2)) }()
-	<-g.entered
+	g := holdFirst(s, gc, 2, first, nil)
 	queued := make(chan error, 4)
 	for i := range 4 {
 		go func() { queued <- s.Append(context.Background(), Sample(3+i)) }()
