@@ -1,9 +1,12 @@
 package inproc
 
 import (
+	"bytes"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/toolwire/toolwire/bench/impls"
+	"github.com/toolwire/toolwire/bench/internal/load"
 )
 
 // subtester is *testing.T or *testing.B: a test whose Run takes its own kind.
@@ -38,4 +41,48 @@ func eachImpl[T subtester[T]](tb T, modern bool, f func(tb T, impl string, c *Cl
 			f(tb, impl, c)
 		})
 	}
+}
+
+// The echo call the benchmarks time: its message and JSON-RPC id.
+const (
+	echoMsg = "hello"
+	echoID  = 7
+)
+
+// benchEcho times call, one echo tools/call of echoMsg (id echoID) through
+// each server's handler (a 2025-11-25 session, or, modern, stateless
+// 2026-07-28 requests), the same way for W6 and W8 so that the two can be
+// set side by side. check checks the first and the last reply fully,
+// outside the timer; inside the loop only a cheap check runs, the same for
+// every server: HTTP 200 with the echoed text and each of also in the body.
+func benchEcho(b *testing.B, modern bool, call func(c *Client) *httptest.ResponseRecorder,
+	check func(rec *httptest.ResponseRecorder, id int64, check load.Check) error, also ...[]byte) {
+	want := append([][]byte{[]byte(`"` + echoMsg + `"`)}, also...)
+	eachImpl(b, modern, func(b *testing.B, impl string, c *Client) {
+		if err := check(call(c), echoID, load.CheckEcho(echoMsg)); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			rec := call(c)
+			if rec.Code != 200 || !containsAll(rec.Body.Bytes(), want) {
+				b.Fatalf("bad reply: HTTP %d %.200s", rec.Code, rec.Body)
+			}
+		}
+		b.StopTimer()
+		if err := check(call(c), echoID, load.CheckEcho(echoMsg)); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// containsAll reports whether body contains every one of want.
+func containsAll(body []byte, want [][]byte) bool {
+	for _, w := range want {
+		if !bytes.Contains(body, w) {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package inproc
 
 import (
 	"bytes"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/toolwire/toolwire/bench/impls"
@@ -14,26 +15,8 @@ import (
 // Inside the loop only a cheap check runs, so every server pays the same
 // for it; the first and the last reply are checked fully.
 func BenchmarkToolsCall(b *testing.B) {
-	eachImpl(b, false, func(b *testing.B, impl string, c *Client) {
-		const msg = "hello"
-		body := load.CallBody(7, tools.Echo, load.EchoArgs(msg))
-		if err := CheckCall(c.Do(body), 7, load.CheckEcho(msg)); err != nil {
-			b.Fatal(err)
-		}
-		want := []byte(`"hello"`)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			rec := c.Do(body)
-			if rec.Code != 200 || !bytes.Contains(rec.Body.Bytes(), want) {
-				b.Fatalf("bad reply: HTTP %d %.200s", rec.Code, rec.Body)
-			}
-		}
-		b.StopTimer()
-		if err := CheckCall(c.Do(body), 7, load.CheckEcho(msg)); err != nil {
-			b.Fatal(err)
-		}
-	})
+	body := load.CallBody(echoID, tools.Echo, load.EchoArgs(echoMsg))
+	benchEcho(b, false, func(c *Client) *httptest.ResponseRecorder { return c.Do(body) }, CheckCall)
 }
 
 // TestToolsCall checks every server's tools through its handler in process:

@@ -18,26 +18,9 @@ import (
 // cheap check runs (the echoed text and resultType); the first and the last
 // reply are checked fully.
 func BenchmarkToolsCall2026(b *testing.B) {
-	eachImpl(b, true, func(b *testing.B, impl string, c *Client) {
-		const msg = "hello"
-		body := load.ModernCallBody(7, tools.Echo, load.EchoArgs(msg))
-		if err := CheckModernCall(c.DoModern(body, "tools/call", tools.Echo), 7, load.CheckEcho(msg)); err != nil {
-			b.Fatal(err)
-		}
-		want, complete := []byte(`"hello"`), []byte(`"complete"`)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			rec := c.DoModern(body, "tools/call", tools.Echo)
-			if rec.Code != 200 || !bytes.Contains(rec.Body.Bytes(), want) || !bytes.Contains(rec.Body.Bytes(), complete) {
-				b.Fatalf("bad reply: HTTP %d %.200s", rec.Code, rec.Body)
-			}
-		}
-		b.StopTimer()
-		if err := CheckModernCall(c.DoModern(body, "tools/call", tools.Echo), 7, load.CheckEcho(msg)); err != nil {
-			b.Fatal(err)
-		}
-	})
+	body := load.ModernCallBody(echoID, tools.Echo, load.EchoArgs(echoMsg))
+	benchEcho(b, true, func(c *Client) *httptest.ResponseRecorder { return c.DoModern(body, "tools/call", tools.Echo) },
+		CheckModernCall, []byte(`"complete"`))
 }
 
 // TestToolsCall2026 checks every server's tools as stateless 2026-07-28
