@@ -127,21 +127,11 @@ func (h *httpConn) resetSession() {
 // and on 2026-07-28 requests Mcp-Method, Mcp-Name and the Mcp-Param-*
 // headers, which the 2025 revisions do not define.
 func (h *httpConn) newRequest(ctx context.Context, method string, body []byte, w *wireInfo) (*http.Request, string, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, h.url, rd)
+	req, err := h.request(ctx, method, h.url, body, method)
 	if err != nil {
-		return nil, "", &TransportError{Op: method, Err: err}
+		return nil, "", err
 	}
 	hdr := req.Header
-	for k, vs := range h.header {
-		hdr[k] = append([]string(nil), vs...)
-	}
-	for k, vs := range headerFrom(ctx) {
-		hdr[k] = append([]string(nil), vs...)
-	}
 	// The values share one array (a Header.Set each would allocate each);
 	// every slice is capped at its one value, so an append elsewhere copies.
 	vals := make([]string, 0, 6)
@@ -561,17 +551,12 @@ func (h *httpConn) postMessage(ctx context.Context, m jsonrpc.Message, w *wireIn
 	if err != nil {
 		return err
 	}
-	resp, err := h.do(req, op)
+	status, reply, err := h.post(req, op)
 	if err != nil {
-		return transportError(op, err)
+		return err
 	}
-	defer resp.Body.Close()
-	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode/100 == 3 {
-		return redirectError(op, resp)
-	}
-	if resp.StatusCode >= 400 {
-		return &TransportError{Op: op, StatusCode: resp.StatusCode, Err: statusError(resp.StatusCode, reply)}
+	if status >= 400 {
+		return &TransportError{Op: op, StatusCode: status, Err: statusError(status, reply)}
 	}
 	return nil
 }
@@ -717,12 +702,9 @@ func (h *httpConn) close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, h.url, nil)
+	req, err := h.request(ctx, http.MethodDelete, h.url, nil, http.MethodDelete)
 	if err != nil {
 		return nil
-	}
-	for k, vs := range h.header {
-		req.Header[k] = append([]string(nil), vs...)
 	}
 	req.Header.Set(mcp.HeaderSessionID, sid)
 	if v := h.c.state().version; v != "" {

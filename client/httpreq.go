@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +12,52 @@ import (
 )
 
 // The request plumbing both HTTP transports share (Streamable HTTP and
-// the 2024-11-05 HTTP+SSE transport): authorization and its challenges,
-// the media type of a reply, and how a failed exchange is described.
+// the 2024-11-05 HTTP+SSE transport): a request with the transport's
+// headers, authorization and its challenges, a POST whose reply is only a
+// status, the media type of a reply, and how a failed exchange is
+// described.
+
+// request builds a request of method to target (the MCP endpoint, or the
+// endpoint an HTTP+SSE stream named) carrying the headers every request
+// of the transport carries: the configured ones (HTTP.Header,
+// SSE.Header), then those of the caller's context (WithHeader), each a
+// copy. body, when not nil, is the request's body; op names the exchange
+// in the error of a request that cannot be built.
+func (h *httpConn) request(ctx context.Context, method, target string, body []byte, op string) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, rd)
+	if err != nil {
+		return nil, &TransportError{Op: op, Err: err}
+	}
+	for k, vs := range h.header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	for k, vs := range headerFrom(ctx) {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	return req, nil
+}
+
+// post sends a POST whose reply carries no message (a notification, the
+// answer to a server request, any message of the HTTP+SSE transport) and
+// returns the reply's status and the start of its body (64 KiB at most),
+// for an error to quote. A redirect is an error (redirectError): a POST's
+// is never followed.
+func (h *httpConn) post(req *http.Request, op string) (int, []byte, error) {
+	resp, err := h.do(req, op)
+	if err != nil {
+		return 0, nil, transportError(op, err)
+	}
+	defer resp.Body.Close()
+	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 == 3 {
+		return 0, nil, redirectError(op, resp)
+	}
+	return resp.StatusCode, reply, nil
+}
 
 // do sends req, through the transport's HTTPAuth when there is one: the
 // credentials Authorize sets, and on a 401 or 403 a Challenge and, when it

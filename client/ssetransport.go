@@ -325,37 +325,27 @@ func (s *sseConn) post(ctx context.Context, m jsonrpc.Message, method string, id
 	if method != "" {
 		op = postOp(method)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep, bytes.NewReader(body))
+	req, err := s.h.request(ctx, http.MethodPost, ep, body, op)
 	if err != nil {
-		return &TransportError{Op: op, Err: err}
-	}
-	for k, vs := range s.h.header {
-		req.Header[k] = append([]string(nil), vs...)
-	}
-	for k, vs := range headerFrom(ctx) {
-		req.Header[k] = append([]string(nil), vs...)
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := s.h.do(req, op)
+	status, reply, err := s.h.post(req, op)
 	if err != nil {
-		return transportError(op, err)
+		return err
 	}
-	defer resp.Body.Close()
-	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	switch {
-	case resp.StatusCode/100 == 2:
+	case status/100 == 2:
 		return nil
-	case resp.StatusCode/100 == 3:
-		return redirectError(op, resp)
-	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
+	case status == http.StatusNotFound || status == http.StatusGone:
 		// The server no longer knows the endpoint's session: it did not
 		// take the message, which may go again on a new session.
 		s.forget(ep)
-		return &sessionGoneError{id: ep, status: resp.StatusCode}
+		return &sessionGoneError{id: ep, status: status}
 	case id.IsValid():
-		return s.h.errorBody(op, resp.StatusCode, reply, id)
+		return s.h.errorBody(op, status, reply, id)
 	}
-	return &TransportError{Op: op, StatusCode: resp.StatusCode, Err: statusError(resp.StatusCode, reply)}
+	return &TransportError{Op: op, StatusCode: status, Err: statusError(status, reply)}
 }
 
 func (s *sseConn) send(ctx context.Context, req *jsonrpc.Request, _ *wireInfo) error {
