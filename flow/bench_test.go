@@ -30,12 +30,7 @@ func BenchmarkFlowCalls(b *testing.B) {
 	items := benchItems()
 	f := parse(b, header+`inputs:
   items: {type: array, default: [`+strings.Join(items, ",")+`]}
-steps:
-  - for_each: "${{ inputs.items }}"
-    do:
-      - name: call
-        call: {tool: echo, arguments: {text: "n=${{ item }}"}}
-`)
+`+echoSteps("text"))
 	fl := f.Flows[0]
 	compareRunner(b, func() { callEcho(b, c, "text", items) },
 		func() (*flow.Result, error) { return fl.Run(ctx, flow.WithClient("srv", c)) })
@@ -58,12 +53,7 @@ func BenchmarkFlowCallsServe(b *testing.B) {
 clients:
   ref:
     url: "${{ inputs.url }}"
-steps:
-  - for_each: "${{ inputs.items }}"
-    do:
-      - name: call
-        call: {tool: echo, arguments: {message: "n=${{ item }}"}}
-`)
+`+echoSteps("message"))
 	fl := f.Flows[0]
 	compareRunner(b, func() {
 		c, err := client.Connect(ctx, &client.HTTP{URL: url})
@@ -117,6 +107,18 @@ func benchItems() []string {
 		items[i] = fmt.Sprint(i)
 	}
 	return items
+}
+
+// echoSteps is a benchmark flow's steps: a for_each over inputs.items
+// calling the echo tool once an item with "n=<item>" as its argument named
+// key, the calls callEcho makes directly.
+func echoSteps(key string) string {
+	return `steps:
+  - for_each: "${{ inputs.items }}"
+    do:
+      - name: call
+        call: {tool: echo, arguments: {` + key + `: "n=${{ item }}"}}
+`
 }
 
 // callEcho calls the echo tool once an item, in turn, with "n=<item>" as
