@@ -250,18 +250,22 @@ func deepEqual(a, b any) bool {
 		return true
 	case map[string]any:
 		bm, ok := b.(map[string]any)
-		if !ok || len(a) != len(bm) {
-			return false
-		}
-		for k, v := range a {
-			w, ok := bm[k]
-			if !ok || !deepEqual(v, w) {
-				return false
-			}
-		}
-		return true
+		return ok && len(a) == len(bm) && hasMembers(bm, a)
 	}
 	return false
+}
+
+// hasMembers reports whether every member of part is in whole with an
+// equal value (deepEqual): how a map equals another of its size, and how
+// it contains a subset of members.
+func hasMembers(whole, part map[string]any) bool {
+	for k, v := range part {
+		w, ok := whole[k]
+		if !ok || !deepEqual(v, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // contains: a substring of a string, an element of a list, or a subset of
@@ -279,16 +283,7 @@ func contains(hay, needle any) bool {
 		}
 	case map[string]any:
 		n, ok := needle.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, v := range n {
-			w, ok := h[k]
-			if !ok || !deepEqual(v, w) {
-				return false
-			}
-		}
-		return true
+		return ok && hasMembers(h, n)
 	}
 	return false
 }
