@@ -9,6 +9,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/backoff"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -413,7 +414,7 @@ func (c *Client) reportTask(ctx context.Context, id string, rep *statusReporter)
 			return
 		}
 		rep.report(d.Task)
-		if d.Status.Terminal() || !sleepCtx(ctx, c.pollInterval(d.PollInterval)) {
+		if d.Status.Terminal() || backoff.Sleep(ctx, c.pollInterval(d.PollInterval)) != nil {
 			return
 		}
 	}
@@ -470,7 +471,7 @@ func (c *Client) pollTask(ctx context.Context, id, tool string, cc callConfig, r
 				continue // look again at once: the answers may have let it go on
 			}
 		}
-		if !sleepCtx(ctx, c.pollInterval(d.PollInterval)) {
+		if backoff.Sleep(ctx, c.pollInterval(d.PollInterval)) != nil {
 			return nil, &TransportError{Op: mcp.MethodGetTask, Err: ctxErr(ctx)}
 		}
 	}
@@ -508,18 +509,6 @@ func (c *Client) pollInterval(suggested *time.Duration) time.Duration {
 		d = *suggested
 	}
 	return min(max(d, c.cfg.limits.MinTaskPoll), c.cfg.limits.MaxTaskPoll)
-}
-
-// sleepCtx waits d; false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // getTask sends tasks/get and decodes the answer exactly; inputs are the
