@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/toolwire/toolwire/client"
+	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -22,13 +22,8 @@ import (
 func legacy() client.Option { return client.WithEra(mcp.EraLegacy) }
 
 func TestHTTPRefusedConnection(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // nothing listens there now
-	_, err = client.Connect(context.Background(), &client.HTTP{URL: "http://" + addr + "/mcp"})
+	addr := testenv.FreeAddr(t) // nothing listens there now
+	_, err := client.Connect(context.Background(), &client.HTTP{URL: "http://" + addr + "/mcp"})
 	var te *client.TransportError
 	if !errors.As(err, &te) || client.CodeOf(err) != client.CodeTransport {
 		t.Fatalf("err = %v, want a transport error", err)
