@@ -234,29 +234,36 @@ func (e *exprEnv) envFor(sc *scopeCtx) (*cel.Env, error) {
 	if len(sc.extra) == 0 {
 		return e.base, nil
 	}
-	var key strings.Builder
 	seen := map[string]*cel.Type{}
 	for _, v := range sc.extra {
 		seen[v.name] = v.typ // inner declarations win
 	}
-	names := make([]string, 0, len(seen))
-	for n := range seen {
+	return extendCached(e.base, e.envs, seen)
+}
+
+// extendCached is base extended with the variables vars declares (name to
+// type), kept in envs under a key naming them all with their types, so
+// that every scope declaring the same variables shares one environment.
+func extendCached(base *cel.Env, envs map[string]*cel.Env, vars map[string]*cel.Type) (*cel.Env, error) {
+	names := make([]string, 0, len(vars))
+	for n := range vars {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	var key strings.Builder
 	var decls []cel.EnvOption
 	for _, n := range names {
-		fmt.Fprintf(&key, "%s:%s;", n, seen[n])
-		decls = append(decls, cel.Variable(n, seen[n]))
+		fmt.Fprintf(&key, "%s:%s;", n, vars[n])
+		decls = append(decls, cel.Variable(n, vars[n]))
 	}
-	if env, ok := e.envs[key.String()]; ok {
+	if env, ok := envs[key.String()]; ok {
 		return env, nil
 	}
-	env, err := e.base.Extend(decls...)
+	env, err := base.Extend(decls...)
 	if err != nil {
 		return nil, err
 	}
-	e.envs[key.String()] = env
+	envs[key.String()] = env
 	return env, nil
 }
 

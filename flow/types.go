@@ -350,24 +350,5 @@ func (t *typedEnv) envFor(sc *scopeCtx, items map[string]item) (*cel.Env, error)
 			seen[v.name] = it.typ
 		}
 	}
-	names := make([]string, 0, len(seen))
-	for n := range seen {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var key strings.Builder
-	var decls []cel.EnvOption
-	for _, n := range names {
-		fmt.Fprintf(&key, "%s:%s;", n, seen[n])
-		decls = append(decls, cel.Variable(n, seen[n]))
-	}
-	if env, ok := t.envs[key.String()]; ok {
-		return env, nil
-	}
-	env, err := t.base.Extend(decls...)
-	if err != nil {
-		return nil, err
-	}
-	t.envs[key.String()] = env
-	return env, nil
+	return extendCached(t.base, t.envs, seen)
 }
