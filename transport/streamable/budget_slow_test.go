@@ -249,11 +249,7 @@ func TestStalledBodyRefusedAfterGrace(t *testing.T) {
 	t.Cleanup(func() { h.Close(); ts.Close() })
 	nc := slowBody(t, nil, ts.Listener.Addr().String(), DefaultMaxBodyBytes)
 	_ = nc.SetReadDeadline(time.Now().Add(testwait.Limit)) // a failure bound, not a speed check
-	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
-	if err != nil {
-		t.Fatalf("no answer to a stalled body: %v", err)
-	}
-	body := readAll(t, resp)
+	resp, body := readReply(t, nc, "a stalled body")
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "request body too slow: 1 bytes received") || !resp.Close {
 		t.Fatalf("status %d (close %v): %s", resp.StatusCode, resp.Close, body)
 	}

@@ -1,9 +1,11 @@
 package streamable
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -226,6 +228,43 @@ func readAll(t *testing.T, resp *http.Response) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// wantReconnectResumed reads resp, a stream resumed after the priming event
+// of a call (id 7) to the reconnect tool: first the progress the tool sent
+// before it closed its POST stream, then, once release is closed, the
+// reply, live, and then the stream's end. where names the stream in
+// failures.
+func wantReconnectResumed(t *testing.T, where string, resp *http.Response, release chan struct{}) {
+	t.Helper()
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("resume %s: status %d %s", where, resp.StatusCode, readAll(t, resp))
+	}
+	sr := newSSEReader(resp.Body)
+	e, ok := sr.Next()
+	if !ok || !strings.Contains(e.Data, `"notifications/progress"`) {
+		t.Fatalf("first event %s %+v, want the stored progress", where, e)
+	}
+	close(release)
+	e, ok = sr.Next()
+	if !ok || !strings.Contains(e.Data, `"reconnected"`) || !strings.Contains(e.Data, `"id":7`) {
+		t.Fatalf("second event %s %+v, want the reply, live", where, e)
+	}
+	if e, ok := sr.Next(); ok {
+		t.Fatalf("the stream %s goes on after the reply: %+v", where, e)
+	}
+}
+
+// readReply reads the HTTP response to a request written by hand on nc,
+// and its body whole; no response fails the test, naming the request.
+func readReply(t *testing.T, nc net.Conn, request string) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+	if err != nil {
+		t.Fatalf("no reply to %s: %v", request, err)
+	}
+	return resp, readAll(t, resp)
 }
 
 // rpcReply decodes a JSON reply body.

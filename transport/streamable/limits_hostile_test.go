@@ -1,7 +1,6 @@
 package streamable
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -185,11 +184,7 @@ func TestHugeBodyRefused(t *testing.T) {
 					}
 				}
 			}()
-			resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
-			if err != nil {
-				t.Fatalf("no reply: %v", err)
-			}
-			reply := readAll(t, resp)
+			resp, reply := readReply(t, nc, "a body past the limit")
 			// The server closes the connection after refusing: the writer
 			// stops on its next write.
 			if err := testwait.Recv(t, sent, "the body writer to stop"); err == nil {
@@ -225,17 +220,13 @@ func TestRefusedBodyNotDrained(t *testing.T) {
 		fmt.Fprint(nc, postHead(addr, size))
 		_, _ = io.Copy(nc, &hugeBody{size: size})
 	}()
-	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
-	if err != nil {
-		t.Fatalf("no reply: %v", err)
-	}
-	reply := readAll(t, resp)
+	resp, reply := readReply(t, nc, "a body past the limit")
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(reply, "limit of 1024 bytes") {
 		t.Fatalf("status %d: %s", resp.StatusCode, reply)
 	}
 	// The server closes the connection: reading on ends.
 	_ = nc.SetReadDeadline(time.Now().Add(testwait.Limit)) // a hang bound
-	_, err = io.Copy(io.Discard, nc)
+	_, err := io.Copy(io.Discard, nc)
 	got := serverRead.Load()
 	t.Logf("the server read %d bytes of a %d-byte body refused at %d", got, size, limit)
 	if err != nil && !errors.Is(err, syscall.ECONNRESET) {

@@ -1,7 +1,6 @@
 package streamable
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -160,11 +159,7 @@ func TestDeclaredBodyOverLimitRefusedAtOnce(t *testing.T) {
 	defer nc.Close()
 	_ = nc.SetDeadline(time.Now().Add(testwait.Limit)) // fails the test instead of hanging
 	fmt.Fprint(nc, postHead(ts.Listener.Addr(), 1<<30))
-	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
-	if err != nil {
-		t.Fatalf("no reply to a 1 GiB Content-Length with no body: %v", err)
-	}
-	body := readAll(t, resp)
+	resp, body := readReply(t, nc, "a 1 GiB Content-Length with no body")
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(body, "limit of 1024 bytes") {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}

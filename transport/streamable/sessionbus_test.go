@@ -37,24 +37,7 @@ func TestResumeOnAnotherReplica(t *testing.T) {
 	if !ok || prime.ID == "" {
 		t.Fatalf("no priming event: %+v", prime)
 	}
-	resumed := get(t, b, sid, prime.ID)
-	defer resumed.Body.Close()
-	if resumed.StatusCode != http.StatusOK {
-		t.Fatalf("resume on B: %d %s", resumed.StatusCode, readAll(t, resumed))
-	}
-	rs := newSSEReader(resumed.Body)
-	e, ok := rs.Next()
-	if !ok || !strings.Contains(e.Data, `"notifications/progress"`) {
-		t.Fatalf("first event on B %+v, want the progress A stored", e)
-	}
-	close(fa.release)
-	e, ok = rs.Next()
-	if !ok || !strings.Contains(e.Data, `"reconnected"`) || !strings.Contains(e.Data, `"id":7`) {
-		t.Fatalf("second event on B %+v, want the reply, live from A", e)
-	}
-	if e, ok := rs.Next(); ok {
-		t.Fatalf("the stream goes on after the reply: %+v", e)
-	}
+	wantReconnectResumed(t, "on B", get(t, b, sid, prime.ID), fa.release)
 }
 
 // TestCancelOnAnotherReplica: a notifications/cancelled posted to B stops

@@ -107,24 +107,7 @@ func TestResumeAfterServerClosesStream(t *testing.T) {
 		r.Header.Set("Last-Event-ID", last)
 		return do(t, r)
 	}
-	resp = get(events[0].ID)
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("resume: status %d", resp.StatusCode)
-	}
-	sr = newSSEReader(resp.Body)
-	e, ok := sr.Next()
-	if !ok || !strings.Contains(e.Data, `"notifications/progress"`) {
-		t.Fatalf("first resumed event %+v, want the missed progress", e)
-	}
-	close(f.release)
-	e, ok = sr.Next()
-	if !ok || !strings.Contains(e.Data, `"reconnected"`) || !strings.Contains(e.Data, `"id":7`) {
-		t.Fatalf("second resumed event %+v, want the result", e)
-	}
-	if _, ok := sr.Next(); ok {
-		t.Fatal("stream goes on after the result")
-	}
+	wantReconnectResumed(t, "with GET", get(events[0].ID), f.release)
 
 	// A client that lost the result too can replay it once more; after the
 	// replay that ends the stream, it is forgotten.
