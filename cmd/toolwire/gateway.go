@@ -253,7 +253,8 @@ func newGatewayLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 }
 
 // printGatewayCheck prints the merged tools, each upstream's state and
-// who may use what; an upstream that did not answer makes the check fail.
+// transport (for a URL, the one its session runs over: http, or sse after
+// falling back to the 2024-11-05 transport) and who may use what; an upstream that did not answer makes the check fail.
 func printGatewayCheck(w io.Writer, g *gateway.Gateway, file *config.File, configPath string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tUPSTREAM\tAS THE UPSTREAM NAMES IT")
@@ -264,9 +265,9 @@ func printGatewayCheck(w io.Writer, g *gateway.Gateway, file *config.File, confi
 	fmt.Fprintln(w)
 	var down []error
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "UPSTREAM\tSTATE\tTOOLS\tSESSIONS\tLAST ERROR")
+	fmt.Fprintln(tw, "UPSTREAM\tSTATE\tTRANSPORT\tTOOLS\tSESSIONS\tLAST ERROR")
 	for _, u := range g.Upstreams() {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", u.Name, u.State, u.Tools, sessionsOf(file, u.Name), u.LastError)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", u.Name, u.State, u.Transport, u.Tools, sessionsOf(file, u.Name), u.LastError)
 		if u.State != gateway.StateReady {
 			down = append(down, fmt.Errorf("upstream %s is %s: %s", u.Name, u.State, u.LastError))
 		}

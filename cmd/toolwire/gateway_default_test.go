@@ -59,7 +59,8 @@ func TestGatewayDefaultAuditsToStateDir(t *testing.T) {
 
 // TestGatewayDefaultCheckClean: `gateway --check` of the embedded default
 // logs no warning (its two upstreams' resources do not collide: each is
-// served once), says where calls are audited and exits 0.
+// served once), names each upstream's transport, says where calls are
+// audited and exits 0.
 func TestGatewayDefaultCheckClean(t *testing.T) {
 	state := t.TempDir()
 	r := runCLIEnv(t, []string{"XDG_STATE_HOME=" + state}, "gateway", "--check")
@@ -69,7 +70,7 @@ func TestGatewayDefaultCheckClean(t *testing.T) {
 	if strings.Contains(r.stderr, "level=WARN") || strings.Contains(r.stderr, "level=ERROR") {
 		t.Errorf("gateway --check of the default logs warnings:\n%s", r.stderr)
 	}
-	for _, want := range []string{"reference__echo", "serve__echo", "reference  ready", "serve      ready",
+	for _, want := range []string{"reference__echo", "serve__echo", "reference  ready  in-process", "serve      ready  stdio",
 		"\naudit: every call recorded in " + filepath.Join(state, "toolwire", "gateway", daemon.AuditFile) + "; read them with toolwire audit query\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("gateway --check: %q missing:\n%s", want, r.stdout)

@@ -18,12 +18,12 @@ func TestGatewayCheckShowsSessions(t *testing.T) {
 `)
 	cfg2 := writeConfig(t, t.TempDir(), "upstreams:\n"+stdioUpstream(bin, "one")+"    sessions: per_client\n    max_sessions: 2\n    idle_timeout: 90s\n")
 	r := runCLI(t, "gateway", "--check", "--config", cfg)
-	if r.code != 0 || !regexp.MustCompile(`(?m)^one\s+ready\s+\d+\s+shared\s*$`).MatchString(r.stdout) ||
-		!regexp.MustCompile(`(?m)^four\s+ready\s+\d+\s+per_client \(max_sessions 16, idle_timeout 5m0s\)\s*$`).MatchString(r.stdout) {
+	if r.code != 0 || !regexp.MustCompile(`(?m)^one\s+ready\s+stdio\s+\d+\s+shared\s*$`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^four\s+ready\s+stdio\s+\d+\s+per_client \(max_sessions 16, idle_timeout 5m0s\)\s*$`).MatchString(r.stdout) {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	r = runCLI(t, "gateway", "--check", "--config", cfg2)
-	if r.code != 0 || !regexp.MustCompile(`(?m)^one\s+ready\s+\d+\s+per_client \(max_sessions 2, idle_timeout 1m30s\)\s*$`).MatchString(r.stdout) {
+	if r.code != 0 || !regexp.MustCompile(`(?m)^one\s+ready\s+stdio\s+\d+\s+per_client \(max_sessions 2, idle_timeout 1m30s\)\s*$`).MatchString(r.stdout) {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -41,7 +42,8 @@ var everythingNoCapabilityTools = map[string]map[string]any{
 // TestGatewaySSEUpstream: server-everything in its sse mode (the
 // 2024-11-05 HTTP+SSE transport) behind the gateway, once named with
 // transport: sse and once detected (no transport: Streamable HTTP refused,
-// then the event stream found): in both downstream eras its tools are
+// then the event stream found), both shown as sse by /readyz and --check:
+// in both downstream eras its tools are
 // listed and every one that needs no client capability is called,
 // progress crosses the hop in order, and a cancelled call returns at once
 // and reaches the upstream as notifications/cancelled.
@@ -84,6 +86,13 @@ upstreams:
 	}
 	if len(ready.Upstreams) != 2 {
 		t.Errorf("/readyz lists %d upstreams, want 2: %s", len(ready.Upstreams), body)
+	}
+	// So does --check, which connects each upstream once on its own.
+	check := runCLI(t, "gateway", "--check", "--config", cfg)
+	for _, up := range []string{"ev", "auto"} {
+		if check.code != 0 || !regexp.MustCompile(`(?m)^`+up+`\s+ready\s+sse\s+\d+`).MatchString(check.stdout) {
+			t.Errorf("--check: exit %d, %s is not ready over sse:\n%s%s", check.code, up, check.stdout, check.stderr)
+		}
 	}
 
 	for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {

@@ -157,7 +157,7 @@ naming:
 	}
 	if !regexp.MustCompile(`(?m)^say\s+one\s+echo$`).MatchString(r.stdout) ||
 		!regexp.MustCompile(`(?m)^one\.get-sum\s+one\s+get-sum$`).MatchString(r.stdout) ||
-		strings.Contains(r.stdout, "get-env") || !regexp.MustCompile(`(?m)^one\s+ready\s+\d+`).MatchString(r.stdout) {
+		strings.Contains(r.stdout, "get-env") || !regexp.MustCompile(`(?m)^one\s+ready\s+stdio\s+\d+`).MatchString(r.stdout) {
 		t.Fatalf("table:\n%s", r.stdout)
 	}
 
