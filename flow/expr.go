@@ -185,14 +185,32 @@ func newExprEnv(fl *Flow, stepTypes map[string]*cel.Type, cfg *loadConfig) (*exp
 	if err != nil {
 		return nil, err
 	}
-	var decls []cel.EnvOption
 	e := &exprEnv{inputs: map[string]bool{}, env: map[string]bool{}, steps: map[string]bool{}, vars: map[string]bool{}, envs: map[string]*cel.Env{}, maxLen: cfg.maxExprLength, costLim: cfg.costLimit}
 	for _, in := range fl.Inputs {
 		e.inputs[in.Name] = true
-		decls = append(decls, cel.Variable("inputs."+in.Name, inputCELType(in.Type)))
 	}
 	for _, n := range fl.Env {
 		e.env[n] = true
+	}
+	for n := range stepTypes {
+		e.steps[n] = true
+	}
+	for _, v := range fl.vars {
+		e.vars[v.name] = true
+	}
+	e.base, err = b.Extend(flowDecls(fl, stepTypes)...)
+	return e, err
+}
+
+// flowDecls declares what a flow's expressions may name: its inputs (typed
+// as declared), its env names, the results of the steps in stepTypes (by
+// name, with their types) and its vars.
+func flowDecls(fl *Flow, stepTypes map[string]*cel.Type) []cel.EnvOption {
+	var decls []cel.EnvOption
+	for _, in := range fl.Inputs {
+		decls = append(decls, cel.Variable("inputs."+in.Name, inputCELType(in.Type)))
+	}
+	for _, n := range fl.Env {
 		decls = append(decls, cel.Variable("env."+n, cel.StringType))
 	}
 	names := make([]string, 0, len(stepTypes))
@@ -201,15 +219,9 @@ func newExprEnv(fl *Flow, stepTypes map[string]*cel.Type, cfg *loadConfig) (*exp
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		e.steps[n] = true
 		decls = append(decls, cel.Variable("steps."+n+".result", stepTypes[n]))
 	}
-	for _, v := range fl.vars {
-		e.vars[v.name] = true
-	}
-	decls = append(decls, varDecls(fl)...)
-	e.base, err = b.Extend(decls...)
-	return e, err
+	return append(decls, varDecls(fl)...)
 }
 
 func inputCELType(t string) *cel.Type {

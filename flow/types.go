@@ -308,29 +308,18 @@ func newTypedEnv(fl *Flow, named map[string]*Step, outputs map[*Step]json.RawMes
 	}
 	prov := &resultProvider{Provider: b.CELTypeProvider(), extra: map[string]map[string]*types.Type{}}
 	structured := structuredTypes(outputs, prov.extra)
-	decls := []cel.EnvOption{cel.CustomTypeProvider(prov)}
-	for _, in := range fl.Inputs {
-		decls = append(decls, cel.Variable("inputs."+in.Name, inputCELType(in.Type)))
-	}
-	for _, n := range fl.Env {
-		decls = append(decls, cel.Variable("env."+n, cel.StringType))
-	}
-	names := make([]string, 0, len(named))
-	for n := range named {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		t := structured[named[n]]
+	stepTypes := make(map[string]*cel.Type, len(named))
+	for n, s := range named {
+		t := structured[s]
 		if t == nil {
-			t = typedResult(named[n])
+			t = typedResult(s)
 		}
 		if t == nil {
-			t = resultType(named[n])
+			t = resultType(s)
 		}
-		decls = append(decls, cel.Variable("steps."+n+".result", t))
+		stepTypes[n] = t
 	}
-	decls = append(decls, varDecls(fl)...)
+	decls := append([]cel.EnvOption{cel.CustomTypeProvider(prov)}, flowDecls(fl, stepTypes)...)
 	env, err := b.Extend(decls...)
 	if err != nil {
 		return nil, err
