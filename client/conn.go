@@ -130,12 +130,8 @@ func (f *framedLink) write(ctx context.Context, m jsonrpc.Message) error {
 	default:
 	}
 	if err := f.conn.Write(ctx, data); err != nil {
-		t := time.NewTimer(100 * time.Millisecond)
-		defer t.Stop()
-		select {
-		case <-f.done:
+		if closedWithin(f.done, 100*time.Millisecond) {
 			return f.c.deadErr()
-		case <-t.C:
 		}
 		return &TransportError{Op: "write to the server", Err: err}
 	}
@@ -158,19 +154,25 @@ func (f *framedLink) reply(ctx context.Context, r *jsonrpc.Response) error {
 // far end to finish so that no message is dispatched after Close returns.
 func (f *framedLink) close() error {
 	err := f.conn.Close()
-	t := time.NewTimer(DefaultGracePeriod)
-	defer t.Stop()
-	select {
-	case <-f.done:
+	if closedWithin(f.done, DefaultGracePeriod) {
 		return err
-	case <-t.C:
 	}
 	f.stopRead() // the far end lingers: stop a read that honours its context
-	select {
-	case <-f.done:
-	case <-time.After(100 * time.Millisecond):
-	}
+	closedWithin(f.done, 100*time.Millisecond)
 	return err
+}
+
+// closedWithin waits up to d for done to be closed (a reader or a child
+// process that ends), and reports whether it was.
+func closedWithin(done <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 func truncate(b []byte, n int) string {

@@ -459,12 +459,8 @@ func (h *httpConn) readStream(ctx context.Context, op string, body io.ReadCloser
 			}
 			return &TransportError{Op: op, Err: errors.New(why)}
 		}
-		t := time.NewTimer(h.reconnectDelay(sr.retry, sr.hasRetry, resumes))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if backoff.Sleep(ctx, h.reconnectDelay(sr.retry, sr.hasRetry, resumes)) != nil {
 			return &TransportError{Op: op, Err: ctxErr(ctx)}
-		case <-t.C:
 		}
 		if w.call != nil && w.call.Answered() {
 			return nil
@@ -682,13 +678,10 @@ func (h *httpConn) listen(ctx context.Context, ready chan struct{}) {
 		if failures >= 3 {
 			return
 		}
-		t := time.NewTimer(h.reconnectDelay(retry, hasRetry, attempt))
+		d := h.reconnectDelay(retry, hasRetry, attempt)
 		attempt++
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if backoff.Sleep(ctx, d) != nil {
 			return
-		case <-t.C:
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/backoff"
 	"github.com/toolwire/toolwire/internal/httpguard"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -257,12 +258,8 @@ func (s *sseConn) read(sr *sseReader, body io.ReadCloser, ep string, exited chan
 // three failures in a row; the next request then tries again.
 func (s *sseConn) reconnect(gone string, retry time.Duration, hasRetry bool) {
 	for attempt := 0; attempt < 3; attempt++ {
-		t := time.NewTimer(s.h.reconnectDelay(retry, hasRetry, attempt))
-		select {
-		case <-s.c.bg.Done():
-			t.Stop()
+		if backoff.Sleep(s.c.bg, s.h.reconnectDelay(retry, hasRetry, attempt)) != nil {
 			return
-		case <-t.C:
 		}
 		if s.lostSession() != gone {
 			return // replaced already, or dropped by the client

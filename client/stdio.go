@@ -162,16 +162,7 @@ func (s *stdioLink) close() error {
 }
 
 // wait reports whether the child was reaped within d.
-func (s *stdioLink) wait(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-s.done:
-		return true
-	case <-t.C:
-		return false
-	}
-}
+func (s *stdioLink) wait(d time.Duration) bool { return closedWithin(s.done, d) }
 
 // stderrLog logs the child's stderr line by line and keeps its tail for
 // error messages.
