@@ -186,6 +186,12 @@ func (c *conn) event(id string, retry time.Duration, data []byte) error {
 		b = append(b, data...)
 		b = append(b, "\n\n"...)
 	}
+	return c.send(b)
+}
+
+// send writes b and flushes it to the client, within the write bound; c.mu
+// is held.
+func (c *conn) send(b []byte) error {
 	return c.bounded(func() error {
 		if _, err := c.w.Write(b); err != nil {
 			return err
@@ -207,12 +213,7 @@ func (c *conn) keepAliveLoop() {
 				c.mu.Unlock()
 				return
 			}
-			err := c.bounded(func() error {
-				if _, err := c.w.Write([]byte(": keep-alive\n\n")); err != nil {
-					return err
-				}
-				return c.rc.Flush()
-			})
+			err := c.send([]byte(": keep-alive\n\n"))
 			c.mu.Unlock()
 			if err != nil {
 				c.end()

@@ -11,6 +11,12 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
+// withHeader is r with its header name set to value.
+func withHeader(r *http.Request, name, value string) *http.Request {
+	r.Header.Set(name, value)
+	return r
+}
+
 // TestStatusCodes drives each HTTP status the handler answers with and
 // checks the JSON-RPC error body that goes with it.
 func TestStatusCodes(t *testing.T) {
@@ -18,6 +24,10 @@ func TestStatusCodes(t *testing.T) {
 	_, ts := testServer(t, f, WithLimits(Limits{MaxBodyBytes: 1024}))
 	url := ts.URL
 	sid := initialize(t, url)
+	// list is a 2025-era tools/list in session sid.
+	list := func(sid string) *http.Request {
+		return legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	}
 
 	cases := []struct {
 		name   string
@@ -32,18 +42,16 @@ func TestStatusCodes(t *testing.T) {
 			return legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":"s1","result":{}}`)
 		}, http.StatusAccepted, 0},
 		{"legacy request answered", func() *http.Request {
-			return legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			return list(sid)
 		}, http.StatusOK, 0},
 		{"legacy request without session", func() *http.Request {
-			return legacyRequest(t, url, "", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			return list("")
 		}, http.StatusBadRequest, jsonrpc.CodeInvalidRequest},
 		{"unsupported legacy protocol version", func() *http.Request {
-			r := legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-			r.Header.Set("MCP-Protocol-Version", "1999-01-01")
-			return r
+			return withHeader(list(sid), "MCP-Protocol-Version", "1999-01-01")
 		}, http.StatusBadRequest, jsonrpc.CodeInvalidRequest},
 		{"absent protocol version means 2025-03-26", func() *http.Request {
-			r := legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			r := list(sid)
 			r.Header.Del("MCP-Protocol-Version")
 			return r
 		}, http.StatusOK, 0},
@@ -51,9 +59,7 @@ func TestStatusCodes(t *testing.T) {
 			return legacyRequest(t, url, sid, `{"jsonrpc":`)
 		}, http.StatusBadRequest, jsonrpc.CodeParseError},
 		{"bad Origin", func() *http.Request {
-			r := legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-			r.Header.Set("Origin", "http://evil.example.com")
-			return r
+			return withHeader(list(sid), "Origin", "http://evil.example.com")
 		}, http.StatusForbidden, jsonrpc.CodeInvalidRequest},
 		{"bad Host", func() *http.Request {
 			r := modernRequest(t, url, 3, "server/discover", nil)
@@ -61,12 +67,10 @@ func TestStatusCodes(t *testing.T) {
 			return r
 		}, http.StatusForbidden, jsonrpc.CodeInvalidRequest},
 		{"loopback Origin accepted", func() *http.Request {
-			r := modernRequest(t, url, 3, "server/discover", nil)
-			r.Header.Set("Origin", "http://localhost:3000")
-			return r
+			return withHeader(modernRequest(t, url, 3, "server/discover", nil), "Origin", "http://localhost:3000")
 		}, http.StatusOK, 0},
 		{"unknown session", func() *http.Request {
-			return legacyRequest(t, url, "no-such-session", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			return list("no-such-session")
 		}, http.StatusNotFound, jsonrpc.CodeInvalidRequest},
 		{"modern unknown method", func() *http.Request {
 			return modernRequest(t, url, 4, "unknown/method", nil)
@@ -81,15 +85,11 @@ func TestStatusCodes(t *testing.T) {
 			return modernRequest(t, url, 5, "server/discover", map[string]any{"_meta": map[string]any{}})
 		}, http.StatusBadRequest, jsonrpc.CodeInvalidParams},
 		{"modern header mismatch", func() *http.Request {
-			r := modernRequest(t, url, 6, "tools/list", nil)
-			r.Header.Set("Mcp-Method", "prompts/list")
-			return r
+			return withHeader(modernRequest(t, url, 6, "tools/list", nil), "Mcp-Method", "prompts/list")
 		}, http.StatusBadRequest, mcp.CodeHeaderMismatch},
 		{"modern unsupported version", func() *http.Request {
 			meta := map[string]any{mcp.MetaProtocolVersion: "v999.0.0", mcp.MetaClientCapabilities: map[string]any{}}
-			r := modernRequest(t, url, 7, "server/discover", map[string]any{"_meta": meta})
-			r.Header.Set("MCP-Protocol-Version", "v999.0.0")
-			return r
+			return withHeader(modernRequest(t, url, 7, "server/discover", map[string]any{"_meta": meta}), "MCP-Protocol-Version", "v999.0.0")
 		}, http.StatusBadRequest, mcp.CodeUnsupportedProtocolVersion},
 		{"modern GET", func() *http.Request {
 			r, _ := http.NewRequest(http.MethodGet, url, nil)
@@ -111,14 +111,10 @@ func TestStatusCodes(t *testing.T) {
 			return legacyRequest(t, url, sid, big)
 		}, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest},
 		{"Accept without event-stream", func() *http.Request {
-			r := legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-			r.Header.Set("Accept", "application/json")
-			return r
+			return withHeader(list(sid), "Accept", "application/json")
 		}, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest},
 		{"wrong Content-Type", func() *http.Request {
-			r := legacyRequest(t, url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-			r.Header.Set("Content-Type", "text/plain")
-			return r
+			return withHeader(list(sid), "Content-Type", "text/plain")
 		}, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest},
 		{"GET without session", func() *http.Request {
 			r, _ := http.NewRequest(http.MethodGet, url, nil)
