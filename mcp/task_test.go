@@ -82,14 +82,8 @@ func FuzzDecodeTasks(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
-			wireRoundTrip(t, data, func(b []byte) (*mcp.CreateTaskResult, error) {
-				var v mcp.CreateTaskResult
-				return &v, json.Unmarshal(b, &v)
-			}, func(v *mcp.CreateTaskResult) ([]byte, error) { return v.AppendEra(nil, era) })
-			wireRoundTrip(t, data, func(b []byte) (*mcp.DetailedTask, error) {
-				var v mcp.DetailedTask
-				return &v, json.Unmarshal(b, &v)
-			}, func(v *mcp.DetailedTask) ([]byte, error) {
+			wireRoundTrip(t, data, jsonInto[mcp.CreateTaskResult], func(v *mcp.CreateTaskResult) ([]byte, error) { return v.AppendEra(nil, era) })
+			wireRoundTrip(t, data, jsonInto[mcp.DetailedTask], func(v *mcp.DetailedTask) ([]byte, error) {
 				if era == mcp.EraLegacy {
 					// 2025 tasks/get drops result, error and inputRequests.
 					c := *v
@@ -99,9 +93,6 @@ func FuzzDecodeTasks(f *testing.F) {
 				return v.AppendEra(nil, era)
 			})
 		}
-		wireRoundTrip(t, data, func(b []byte) (*mcp.ListTasksResult, error) {
-			var v mcp.ListTasksResult
-			return &v, json.Unmarshal(b, &v)
-		}, jsonOf)
+		wireRoundTrip(t, data, jsonInto[mcp.ListTasksResult], jsonOf)
 	})
 }

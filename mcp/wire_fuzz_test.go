@@ -39,6 +39,13 @@ func wireRoundTrip[T any](t *testing.T, data []byte, decode func([]byte) (T, err
 
 func jsonOf[T any](v T) ([]byte, error) { return json.Marshal(v) }
 
+// jsonInto decodes b into a new T with json.Unmarshal, as a client decodes
+// a result: wireRoundTrip's decoder for T.
+func jsonInto[T any](b []byte) (*T, error) {
+	var v T
+	return &v, json.Unmarshal(b, &v)
+}
+
 // FuzzDecodeWireResults runs the decoders of the results a client receives
 // and the answers a server receives (sampling, elicitation, completion,
 // resources) over the same input.
@@ -59,30 +66,12 @@ func FuzzDecodeWireResults(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		wireRoundTrip(t, data, func(b []byte) (*mcp.CreateMessageResult, error) {
-			var v mcp.CreateMessageResult
-			return &v, json.Unmarshal(b, &v)
-		}, jsonOf)
-		wireRoundTrip(t, data, func(b []byte) (*mcp.ElicitResult, error) {
-			var v mcp.ElicitResult
-			return &v, json.Unmarshal(b, &v)
-		}, jsonOf)
-		wireRoundTrip(t, data, func(b []byte) (*mcp.CompleteResult, error) {
-			var v mcp.CompleteResult
-			return &v, json.Unmarshal(b, &v)
-		}, jsonOf)
-		wireRoundTrip(t, data, func(b []byte) (*mcp.ReadResourceResult, error) {
-			var v mcp.ReadResourceResult
-			return &v, json.Unmarshal(b, &v)
-		}, jsonOf)
-		wireRoundTrip(t, data, func(b []byte) (*mcp.ListResourcesResult, error) {
-			var v mcp.ListResourcesResult
-			return &v, json.Unmarshal(b, &v)
-		}, jsonOf)
-		wireRoundTrip(t, data, func(b []byte) (*mcp.ListResourceTemplatesResult, error) {
-			var v mcp.ListResourceTemplatesResult
-			return &v, json.Unmarshal(b, &v)
-		}, jsonOf)
+		wireRoundTrip(t, data, jsonInto[mcp.CreateMessageResult], jsonOf)
+		wireRoundTrip(t, data, jsonInto[mcp.ElicitResult], jsonOf)
+		wireRoundTrip(t, data, jsonInto[mcp.CompleteResult], jsonOf)
+		wireRoundTrip(t, data, jsonInto[mcp.ReadResourceResult], jsonOf)
+		wireRoundTrip(t, data, jsonInto[mcp.ListResourcesResult], jsonOf)
+		wireRoundTrip(t, data, jsonInto[mcp.ListResourceTemplatesResult], jsonOf)
 		// Servers decode params with the exact decoder; a reference is
 		// required there.
 		wireRoundTrip(t, data, func(b []byte) (*mcp.CompleteParams, error) {
