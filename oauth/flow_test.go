@@ -326,7 +326,7 @@ func TestRegistrationOrder(t *testing.T) {
 	e := newEnv(t, oauthtest.Options{CIMD: true}, nil)
 	cfg := e.config()
 	cfg.ClientMetadataURL = "https://client.example.com/toolwire.json"
-	a, _ := oauth.NewAuthorizer(cfg)
+	a := newAuthorizer(t, cfg)
 	mustConnect(t, e.endpoint, a)
 	if _, _, regs := e.as.Counts(); regs != 0 || e.as.Authorizations[0].Get("client_id") != cfg.ClientMetadataURL {
 		t.Errorf("registrations %d, client_id %q", regs, e.as.Authorizations[0].Get("client_id"))
@@ -335,7 +335,7 @@ func TestRegistrationOrder(t *testing.T) {
 	e = newEnv(t, oauthtest.Options{}, nil)
 	cfg = e.config()
 	cfg.ClientID, cfg.ClientSecret, cfg.ClientIssuer = "pre", "pre-secret", "https://other-as.example.com"
-	a, _ = oauth.NewAuthorizer(cfg)
+	a = newAuthorizer(t, cfg)
 	mustConnect(t, e.endpoint, a)
 	if _, _, regs := e.as.Counts(); regs != 1 || e.as.Authorizations[0].Get("client_id") == "pre" {
 		t.Errorf("pre-registered credentials of another issuer were used")

@@ -66,6 +66,16 @@ func authorizeToken(t *testing.T, a *oauth.Authorizer, endpoint string) string {
 	return h[len("Bearer "):]
 }
 
+// rotate lets the token b holds (before, returned) expire and has a
+// refresh it, rotating the refresh token at the server and storing the
+// new token; it returns the access token a sent.
+func rotate(t *testing.T, e *env, a, b *oauth.Authorizer) (before *oauth.Token, atA string) {
+	t.Helper()
+	before = b.Token(context.Background())
+	e.clock.Advance(2 * time.Hour)
+	return before, authorizeToken(t, a, e.endpoint)
+}
+
 // loginOnly fails the test unless the server saw one authorization, the
 // login's: however the refreshes raced, none sent the user back to log in.
 func loginOnly(t *testing.T, as *oauthtest.Server) {
@@ -91,8 +101,8 @@ func refreshes(as *oauthtest.Server) int {
 // uses it, without presenting the rotated-away refresh token.
 func TestSharedStoreRefreshAfterRotation(t *testing.T) {
 	e, cfg, _ := sharedEnv(t)
-	a, _ := oauth.NewAuthorizer(cfg)
-	b, _ := oauth.NewAuthorizer(cfg)
+	a := newAuthorizer(t, cfg)
+	b := newAuthorizer(t, cfg)
 	ctx := context.Background()
 	t0 := a.Token(ctx)
 	if b.Token(ctx).AccessToken != t0.AccessToken {
@@ -120,14 +130,12 @@ func TestSharedStoreRefreshAfterRotation(t *testing.T) {
 func TestSharedStoreRefreshRaceLost(t *testing.T) {
 	e, cfg, fs := sharedEnv(t)
 	ctx := context.Background()
-	a, _ := oauth.NewAuthorizer(cfg)
+	a := newAuthorizer(t, cfg)
 	bstore := &staleStore{FileStore: fs}
 	bcfg := cfg
 	bcfg.Store = bstore
-	b, _ := oauth.NewAuthorizer(bcfg)
-	t0 := b.Token(ctx)
-	e.clock.Advance(2 * time.Hour)
-	atA := authorizeToken(t, a, e.endpoint) // A rotates and stores
+	b := newAuthorizer(t, bcfg)
+	t0, atA := rotate(t, e, a, b) // A rotates and stores
 	bstore.mu.Lock()
 	bstore.stale = t0 // B's check before its refresh still sees t0
 	bstore.mu.Unlock()
@@ -171,8 +179,8 @@ func TestSharedStoreConcurrentRefresh(t *testing.T) {
 	ctx := context.Background()
 	var failures atomic.Int32
 	for round := 0; round < 10; round++ {
-		a, _ := oauth.NewAuthorizer(cfg)
-		b, _ := oauth.NewAuthorizer(cfg)
+		a := newAuthorizer(t, cfg)
+		b := newAuthorizer(t, cfg)
 		a.Token(ctx)
 		b.Token(ctx)
 		e.clock.Advance(2 * time.Hour)
@@ -203,11 +211,9 @@ func TestSharedStoreConcurrentRefresh(t *testing.T) {
 func TestSharedStoreLogoutRevokesTheStoredToken(t *testing.T) {
 	e, cfg, _ := sharedEnv(t)
 	ctx := context.Background()
-	a, _ := oauth.NewAuthorizer(cfg)
-	b, _ := oauth.NewAuthorizer(cfg)
-	t0 := b.Token(ctx)
-	e.clock.Advance(2 * time.Hour)
-	authorizeToken(t, a, e.endpoint) // A rotates: t1 in the store
+	a := newAuthorizer(t, cfg)
+	b := newAuthorizer(t, cfg)
+	t0, _ := rotate(t, e, a, b) // A rotates: t1 in the store
 	t1 := a.Token(ctx)
 	if t1.RefreshToken == t0.RefreshToken {
 		t.Fatal("no rotation")

@@ -60,7 +60,7 @@ func TestLogoutRevokes(t *testing.T) {
 				t.Fatalf("token %v", tok)
 			}
 			// A new Authorizer (the next run) logs out from the store.
-			b, _ := oauth.NewAuthorizer(cfg)
+			b := newAuthorizer(t, cfg)
 			rep, err := b.LogoutReport(ctx)
 			if err != nil || !rep.HadToken || !rep.Revoked || rep.RevocationEndpoint != e.as.URL+"/revoke" || rep.Issuer != e.as.URL {
 				t.Fatalf("LogoutReport = %+v, %v", rep, err)
@@ -108,7 +108,7 @@ func TestLogoutWithoutRevocation(t *testing.T) {
 			cfg := e.config()
 			store := &oauth.MemoryStore{}
 			cfg.Store = store
-			a, _ := oauth.NewAuthorizer(cfg)
+			a := newAuthorizer(t, cfg)
 			ctx := context.Background()
 			if err := a.Login(ctx); err != nil {
 				t.Fatal(err)
