@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -108,14 +107,7 @@ func (d *decoder) callerLimits(n ast.Node, f *File) {
 	}
 	dur := func(hi time.Duration, to *time.Duration) setter {
 		return func(v ast.Node, w string) {
-			if t, _, ok := d.duration(v, w, false, func(t time.Duration) error {
-				if t <= 0 {
-					return fmt.Errorf("%v is not more than zero", t)
-				} else if t > hi {
-					return fmt.Errorf("%v is more than %v", t, hi)
-				}
-				return nil
-			}); ok {
+			if t, _, ok := d.duration(v, w, false, func(t time.Duration) error { return checkDurationUpTo(t, hi) }); ok {
 				*to = t
 			}
 		}

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
@@ -68,15 +67,7 @@ func checkSessions(s string) error {
 }
 
 // checkIdleTimeout refuses an idle_timeout outside (0, MaxIdleTimeout].
-func checkIdleTimeout(t time.Duration) error {
-	if t <= 0 {
-		return fmt.Errorf("%v is not more than zero", t)
-	}
-	if t > MaxIdleTimeout {
-		return fmt.Errorf("%v is more than %v", t, MaxIdleTimeout)
-	}
-	return nil
-}
+func checkIdleTimeout(t time.Duration) error { return checkDurationUpTo(t, MaxIdleTimeout) }
 
 // checkUpstreamSessions is what Validate checks of an upstream's session
 // settings (a Config built in code, not decoded).

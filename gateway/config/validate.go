@@ -245,12 +245,16 @@ func checkURL(s string) error {
 	return nil
 }
 
-func checkTimeout(d time.Duration) error {
+// checkTimeout refuses an upstream timeout outside (0, MaxTimeout].
+func checkTimeout(d time.Duration) error { return checkDurationUpTo(d, MaxTimeout) }
+
+// checkDurationUpTo refuses a duration outside (0, hi].
+func checkDurationUpTo(d, hi time.Duration) error {
 	if d <= 0 {
 		return fmt.Errorf("%v is not more than zero", d)
 	}
-	if d > MaxTimeout {
-		return fmt.Errorf("%v is more than %v", d, MaxTimeout)
+	if d > hi {
+		return fmt.Errorf("%v is more than %v", d, hi)
 	}
 	return nil
 }
