@@ -70,23 +70,28 @@ func (r *CallToolResult) sizeHint() int {
 
 // appendTail writes annotations and _meta (when present) and closes the object.
 func appendTail(b []byte, meta Meta, ann *Annotations) ([]byte, error) {
+	var err error
 	if ann != nil {
-		raw, err := json.Marshal(ann)
-		if err != nil {
+		if b, err = appendMarshal(append(b, `,"annotations":`...), ann); err != nil {
 			return nil, err
 		}
-		b = append(b, `,"annotations":`...)
-		b = append(b, raw...)
 	}
 	if len(meta) > 0 {
-		raw, err := json.Marshal(meta)
-		if err != nil {
+		if b, err = appendMarshal(append(b, `,"_meta":`...), meta); err != nil {
 			return nil, err
 		}
-		b = append(b, `,"_meta":`...)
-		b = append(b, raw...)
 	}
 	return append(b, '}'), nil
+}
+
+// appendMarshal appends v as json.Marshal writes it: the way an append
+// encoder writes a value it has no fast path for.
+func appendMarshal(b []byte, v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, raw...), nil
 }
 
 func appendContent(b []byte, c Content) ([]byte, error) {
@@ -102,11 +107,7 @@ func appendContent(b []byte, c Content) ([]byte, error) {
 	case nil:
 		return nil, errors.New("mcp: nil content block")
 	}
-	raw, err := json.Marshal(c)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, raw...), nil
+	return appendMarshal(b, c)
 }
 
 func appendMedia(b []byte, typ string, data []byte, mime string, meta Meta, ann *Annotations) ([]byte, error) {

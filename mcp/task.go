@@ -207,11 +207,7 @@ func (r *CreateTaskResult) AppendEra(b []byte, era Era) ([]byte, error) {
 			Meta Meta     `json:"_meta,omitempty"`
 		}{r.Task.wire(era), r.Meta}
 	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, raw...), nil
+	return appendMarshal(b, v)
 }
 
 // UnmarshalJSON reads either era's shape: {"task": {...}} or the flat task
@@ -309,11 +305,7 @@ func (d *DetailedTask) AppendEra(b []byte, era Era) ([]byte, error) {
 			Meta Meta `json:"_meta,omitempty"`
 		}{d.Task.wire(era), d.Meta}
 	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, raw...), nil
+	return appendMarshal(b, v)
 }
 
 // UnmarshalJSON reads a task result of either era.
