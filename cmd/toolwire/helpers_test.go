@@ -72,6 +72,21 @@ func startProc(t *testing.T, cmd *exec.Cmd) {
 	})
 }
 
+// stdioPipes returns the pipes to cmd's standard input and output, for a
+// client that speaks to it over stdio once it is started.
+func stdioPipes(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser) {
+	t.Helper()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in, out
+}
+
 // exitCode is the exit status of a finished run (err from its Run or
 // Wait); an error that is no exit status fails the test.
 func exitCode(t *testing.T, err error) int {

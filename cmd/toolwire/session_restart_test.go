@@ -9,12 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/transport/streamable"
 )
@@ -105,14 +105,7 @@ func TestTypeScriptSDKSessionSurvivesRestart(t *testing.T) {
 			addr, data := testenv.FreeAddr(t), t.TempDir()
 			url, stop := target.start(t, addr, data)
 			cmd := exec.Command(node, script, url, target.echo)
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
+			stdin, stdout := stdioPipes(t, cmd)
 			var stderr testenv.SyncBuffer
 			cmd.Stderr = &stderr
 			startProc(t, cmd)
@@ -194,8 +187,6 @@ func testwaitExit(t *testing.T, cmd *exec.Cmd) error {
 	return err
 }
 
-var sseIDRE = regexp.MustCompile(`(?m)^id: ?(\S+)$`)
-
 // TestServeSessionSurvivesRestart: over raw HTTP, a session opened on
 // `toolwire serve --data-dir` is served on its id after SIGTERM and a
 // start on the same port and directory (a call, and its GET stream resumed
@@ -210,14 +201,14 @@ func TestServeSessionSurvivesRestart(t *testing.T) {
 	if status, body, _ := rawPost(t, url, sid, echoCallBody("before")); status != http.StatusOK || !strings.Contains(body, "Echo: before") {
 		t.Fatalf("a call before the restart: %d %s", status, body)
 	}
-	getID := restartFirstEventID(t, url, sid)
+	getID := testhttp.FirstEventID(t, nil, url, sid)
 	stop()
 
 	url, stop = target.start(t, addr, data)
 	if status, body, _ := rawPost(t, url, sid, echoCallBody("after")); status != http.StatusOK || !strings.Contains(body, "Echo: after") {
 		t.Fatalf("a call on the old session after the restart: %d %s", status, body)
 	}
-	resp := restartGet(t, url, sid, getID)
+	resp := testhttp.OpenMCPGet(t, nil, url, sid, getID)
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		t.Errorf("the GET stream resumed from its event id of before the restart: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -276,41 +267,4 @@ func restartOpen(t *testing.T, url string) string {
 		t.Fatalf("notifications/initialized: %d %s", status, body)
 	}
 	return sid
-}
-
-// restartGet opens session sid's GET stream, resuming after lastID if set.
-// The caller closes the body.
-func restartGet(t *testing.T, url, sid, lastID string) *http.Response {
-	t.Helper()
-	r, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
-	r.Header.Set("Accept", "text/event-stream")
-	r.Header.Set(streamable.HeaderSessionID, sid)
-	r.Header.Set(streamable.HeaderProtocolVersion, "2025-11-25")
-	if lastID != "" {
-		r.Header.Set(streamable.HeaderLastEventID, lastID)
-	}
-	resp, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
-
-// restartFirstEventID opens sid's GET stream and returns the id of its first
-// event (the priming event), then closes it.
-func restartFirstEventID(t *testing.T, url, sid string) string {
-	t.Helper()
-	resp := restartGet(t, url, sid, "")
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET: %d", resp.StatusCode)
-	}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if m := sseIDRE.FindStringSubmatch(sc.Text()); m != nil {
-			return m[1]
-		}
-	}
-	t.Fatalf("the GET stream ended with no event id: %v", sc.Err())
-	return ""
 }

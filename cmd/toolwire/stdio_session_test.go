@@ -34,14 +34,7 @@ func startStdio(t *testing.T, args ...string) *stdioProc {
 	t.Helper()
 	bin := testenv.Toolwire(t)
 	cmd := exec.Command(bin, append([]string{"serve", "--stdio", "--data-dir", t.TempDir()}, args...)...)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	in, out := stdioPipes(t, cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -43,3 +43,40 @@ func MCPGet(t testing.TB, url, session, lastEventID string) *http.Request {
 	}
 	return req
 }
+
+// OpenMCPGet sends MCPGet with c (http.DefaultClient when nil), for as
+// long as t runs, and returns the response with its body unread, for a
+// test that reads the stream as it arrives; the test closes the body. An
+// error sending it fails t.
+func OpenMCPGet(t testing.TB, c *http.Client, url, session, lastEventID string) *http.Response {
+	t.Helper()
+	if c == nil {
+		c = http.DefaultClient
+	}
+	res, err := c.Do(MCPGet(t, url, session, lastEventID).WithContext(t.Context()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// FirstEventID opens session's SSE stream at url with OpenMCPGet and
+// returns the id of its first event that has one (a 2025-11-25 server's
+// priming event), then closes the stream. A status other than 200, or a
+// stream that ends with no event id, fails t.
+func FirstEventID(t testing.TB, c *http.Client, url, session string) string {
+	t.Helper()
+	res := OpenMCPGet(t, c, url, session, "")
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %d", res.StatusCode)
+	}
+	sr := NewSSEReader(res.Body)
+	for e, ok := sr.Next(); ok; e, ok = sr.Next() {
+		if e.ID != "" {
+			return e.ID
+		}
+	}
+	t.Fatal("the GET stream ended with no event id")
+	return ""
+}

@@ -3,6 +3,8 @@ package testhttp_test
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/toolwire/toolwire/internal/testhttp"
@@ -36,5 +38,27 @@ func TestMCPGet(t *testing.T) {
 	}
 	if r = testhttp.MCPGet(t, "http://127.0.0.1:1/mcp", "s1", "e7"); r.Header.Get("Last-Event-ID") != "e7" {
 		t.Fatalf("resuming request %v", r.Header)
+	}
+}
+
+// FirstEventID sends the session's GET and skips events without an id (a
+// comment, an event with data only) to the first one that has one.
+func TestFirstEventID(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.Header.Get("Mcp-Session-Id") != "s1" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, ": hello\n\ndata: x\n\nid: prime-1\ndata:\n\nid: 2\ndata: y\n\n")
+	}))
+	defer ts.Close()
+	if got := testhttp.FirstEventID(t, nil, ts.URL, "s1"); got != "prime-1" {
+		t.Fatalf("first event id %q, want prime-1", got)
+	}
+	res := testhttp.OpenMCPGet(t, ts.Client(), ts.URL, "s1", "prime-1")
+	defer res.Body.Close()
+	if b, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusOK || !strings.Contains(string(b), "id: 2") {
+		t.Fatalf("stream %d: %s", res.StatusCode, b)
 	}
 }
