@@ -62,6 +62,17 @@ type isoServer struct {
 	release   chan struct{}      // closed to let "release" calls return
 }
 
+// newIsoRig serves newIsoServer's server over Streamable HTTP until the
+// test ends, and returns it with a rig whose requests go there.
+func newIsoRig(t *testing.T) (*isoServer, *rig) {
+	t.Helper()
+	iso, srv := newIsoServer(t)
+	h := streamable.NewHandler(srv)
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); ts.Close() })
+	return iso, &rig{ts: ts, hc: &http.Client{Timeout: waitLimit}}
+}
+
 func newIsoServer(t *testing.T) (*isoServer, *server.Server) {
 	t.Helper()
 	iso := &isoServer{calls: map[string]*served{}, cancelled: make(chan string, 2*clientsPerEra), release: make(chan struct{})}
@@ -499,11 +510,7 @@ func TestCancelNamesExactID(t *testing.T) {
 	})
 
 	t.Run("http-2025-11-25", func(t *testing.T) {
-		iso, srv := newIsoServer(t)
-		h := streamable.NewHandler(srv)
-		ts := httptest.NewServer(h)
-		defer func() { h.Close(); ts.Close() }()
-		r := &rig{ts: ts, hc: &http.Client{Timeout: waitLimit}}
+		iso, r := newIsoRig(t)
 		init := r.post(t, legacyK, http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"s","version":"1"}}}`, nil)
 		r.session = init.header.Get("Mcp-Session-Id")
 		if init.status != http.StatusOK || r.session == "" {
@@ -555,11 +562,7 @@ func TestCancelNamesExactID(t *testing.T) {
 	})
 
 	t.Run("http-2026-07-28", func(t *testing.T) {
-		iso, srv := newIsoServer(t)
-		h := streamable.NewHandler(srv)
-		ts := httptest.NewServer(h)
-		defer func() { h.Close(); ts.Close() }()
-		r := &rig{ts: ts, hc: &http.Client{Timeout: waitLimit}}
+		iso, r := newIsoRig(t)
 		modern := func(req *http.Request) {
 			req.Header.Set("Mcp-Method", "tools/call")
 			req.Header.Set("Mcp-Name", "secret")
