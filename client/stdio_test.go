@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -131,16 +132,9 @@ func toolwireServe(t *testing.T) *client.Command {
 	return &client.Command{Path: testenv.Toolwire(t), Args: []string{"serve", "--stdio", "--log-level", "warn"}}
 }
 
-func connect(t *testing.T, tr client.Transport, opts ...client.Option) *client.Client {
-	t.Helper()
-	ctx := testwait.Context(t)
-	c, err := client.Connect(ctx, tr, opts...)
-	if err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
+// connect connects a client over tr, failing the test if that fails, and
+// closes it when the test ends (testmcp.Connect).
+var connect = testmcp.Connect
 
 func TestStdioToolwireServe(t *testing.T) {
 	for _, era := range []mcp.Era{mcp.EraAuto, mcp.EraModern, mcp.EraLegacy} {
