@@ -23,9 +23,7 @@ func serve(t *testing.T, s *server.Server, opts ...otc.Option) *httptest.Server 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	return ts
+	return newTestServer(t, h)
 }
 
 // reply is an HTTP response, body decoded.
