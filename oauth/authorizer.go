@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/auth"
+	"github.com/toolwire/toolwire/internal/backoff"
 	"github.com/toolwire/toolwire/internal/httpguard"
 )
 
@@ -701,12 +702,8 @@ func (a *Authorizer) refreshShared(ctx context.Context, md *auth.AuthServerMetad
 		if i > 0 && !rotated {
 			break
 		}
-		if d > 0 {
-			select {
-			case <-ctx.Done():
-				return nil, err
-			case <-time.After(d):
-			}
+		if d > 0 && backoff.Sleep(ctx, d) != nil {
+			return nil, err
 		}
 		st := a.storedOther(ctx, cur)
 		if st == nil {
