@@ -150,6 +150,19 @@ func merge(ups []*upstream, naming Naming, prev *catalog, warn func(msg string, 
 		cat.prompDefs[dn] = &def
 	}
 	var later []func()
+	var prevTools, prevPrompts map[string]route
+	if prev != nil {
+		prevTools, prevPrompts = prev.tools, prev.prompts
+	}
+	// claimInTurn claims now, or after every name prev routes is claimed
+	// when prev routes dn to another upstream's item.
+	claimInTurn := func(prevRoutes map[string]route, u *upstream, name, dn string, claim func()) {
+		if r, ok := prevRoutes[dn]; ok && (r.up != u || r.name != name) {
+			later = append(later, claim)
+			return
+		}
+		claim()
+	}
 	for i, u := range ups {
 		for _, t := range snap[i].tools {
 			dn, ok := naming.downstreamName(u.spec.Name, t.Name)
@@ -163,26 +176,14 @@ func merge(ups []*upstream, naming Naming, prev *catalog, warn func(msg string, 
 			if !strictName().MatchString(dn) {
 				warn("tool name breaks ^[a-zA-Z0-9_-]{1,64}$, which some clients enforce", "upstream", u.spec.Name, "tool", t.Name, "name", dn)
 			}
-			if prev != nil {
-				if r, ok := prev.tools[dn]; ok && (r.up != u || r.name != t.Name) {
-					later = append(later, func() { claimTool(u, t, dn) })
-					continue
-				}
-			}
-			claimTool(u, t, dn)
+			claimInTurn(prevTools, u, t.Name, dn, func() { claimTool(u, t, dn) })
 		}
 		for _, p := range snap[i].prompts {
 			dn, ok := naming.downstreamName(u.spec.Name, p.Name)
 			if !ok {
 				continue
 			}
-			if prev != nil {
-				if r, ok := prev.prompts[dn]; ok && (r.up != u || r.name != p.Name) {
-					later = append(later, func() { claimPrompt(u, p, dn) })
-					continue
-				}
-			}
-			claimPrompt(u, p, dn)
+			claimInTurn(prevPrompts, u, p.Name, dn, func() { claimPrompt(u, p, dn) })
 		}
 		for _, r := range snap[i].resources {
 			if other, taken := cat.resources[r.URI]; taken {
