@@ -23,28 +23,59 @@ func addNamed(t *testing.T, s *server.Server, name string) {
 	}
 }
 
+// listAll lists every tool, page by page, in a 2025-11-25 session, or
+// with meta (modernMeta) as 2026-07-28 requests.
 func listAll(t *testing.T, p *peer, meta map[string]any) (names []string, pages int) {
 	t.Helper()
+	era := "2025-11-25"
+	if meta != nil {
+		era = "2026-07-28"
+	}
+	rs := walkPages(t, era, func(method string, params map[string]any) *jsonrpc.Response {
+		if meta != nil {
+			params["_meta"] = meta
+		}
+		return p.call(method, params)
+	}, mcp.MethodListTools)
+	for _, r := range rs {
+		var res mcp.ListToolsResult
+		decodeResult(t, r, &res)
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+	}
+	return names, len(rs)
+}
+
+// walkPages calls a list method with call from the first page to the last,
+// following nextCursor, and returns every page's response in order. Each
+// page must carry ttlMs exactly when era is 2026-07-28, and the pages must
+// end.
+func walkPages(t *testing.T, era string, call func(method string, params map[string]any) *jsonrpc.Response, method string) []*jsonrpc.Response {
+	t.Helper()
+	var pages []*jsonrpc.Response
 	cursor := ""
 	for {
 		params := map[string]any{}
 		if cursor != "" {
 			params["cursor"] = cursor
 		}
-		if meta != nil {
-			params["_meta"] = meta
+		r := call(method, params)
+		pages = append(pages, r)
+		var raw map[string]json.RawMessage
+		decodeResult(t, r, &raw)
+		if _, ok := raw["ttlMs"]; ok != (era == "2026-07-28") {
+			t.Errorf("%s %s: ttlMs present %v: %s", era, method, ok, r.Result)
 		}
-		var res mcp.ListToolsResult
-		decodeResult(t, p.call("tools/list", params), &res)
-		pages++
-		for _, tool := range res.Tools {
-			names = append(names, tool.Name)
+		var page struct {
+			NextCursor string `json:"nextCursor"`
 		}
-		if res.NextCursor == "" {
-			return names, pages
+		decodeResult(t, r, &page)
+		if page.NextCursor == "" {
+			return pages
 		}
-		cursor = res.NextCursor
-		if pages > 100 {
+		cursor = page.NextCursor
+		if len(pages) > 100 {
 			t.Fatal("pagination does not end")
 		}
 	}

@@ -149,44 +149,24 @@ func TestResourceListsPagedBothEras(t *testing.T) {
 	for era, call := range eraPeers(t, s) {
 		for _, method := range []string{mcp.MethodListResources, mcp.MethodListResourceTemplates} {
 			var got []string
-			cursor := ""
-			for pages := 0; ; pages++ {
-				params := map[string]any{}
-				if cursor != "" {
-					params["cursor"] = cursor
-				}
-				r := call(method, params)
-				var raw map[string]json.RawMessage
-				decodeResult(t, r, &raw)
-				if _, ok := raw["ttlMs"]; ok != (era == "2026-07-28") {
-					t.Errorf("%s %s: ttlMs present %v", era, method, ok)
-				}
-				next := ""
+			pages := walkPages(t, era, call, method)
+			for _, r := range pages {
 				if method == mcp.MethodListResources {
 					var res mcp.ListResourcesResult
 					decodeResult(t, r, &res)
 					for _, x := range res.Resources {
 						got = append(got, x.URI)
 					}
-					next = res.NextCursor
 				} else {
 					var res mcp.ListResourceTemplatesResult
 					decodeResult(t, r, &res)
 					for _, x := range res.ResourceTemplates {
 						got = append(got, x.URITemplate)
 					}
-					next = res.NextCursor
 				}
-				if next == "" {
-					if pages != 2 {
-						t.Errorf("%s %s: %d pages", era, method, pages+1)
-					}
-					break
-				}
-				cursor = next
-				if pages > 10 {
-					t.Fatal("pagination does not end")
-				}
+			}
+			if len(pages) != 3 {
+				t.Errorf("%s %s: %d pages", era, method, len(pages))
 			}
 			want := "[a://1 b://2 m://3 y://4 z://5]"
 			if method == mcp.MethodListResourceTemplates {
