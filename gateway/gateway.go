@@ -43,8 +43,7 @@ type Gateway struct {
 	naming  Naming
 	ups     []*upstream // config order
 	closing bool
-	calls   int           // downstream calls being forwarded
-	idle    chan struct{} // closed when calls drops to 0 while closing
+	calls   callCount // downstream calls being forwarded
 	bg      sync.WaitGroup
 	done    chan struct{} // closed by Close: retiring upstreams stop waiting
 
@@ -374,10 +373,9 @@ func (g *Gateway) Close(ctx context.Context) error {
 		return nil
 	}
 	g.closing = true
-	var wait chan struct{}
-	if g.calls > 0 {
-		g.idle = make(chan struct{})
-		wait = g.idle
+	var wait <-chan struct{}
+	if g.calls.n > 0 {
+		wait = g.calls.drained()
 	}
 	ups := g.ups
 	g.mu.Unlock()
@@ -418,16 +416,43 @@ func (g *Gateway) enter() bool {
 	if g.closing {
 		return false
 	}
-	g.calls++
+	g.calls.add()
 	return true
 }
 
 func (g *Gateway) leave() {
 	g.mu.Lock()
-	g.calls--
-	if g.calls == 0 && g.idle != nil {
-		close(g.idle)
-		g.idle = nil
-	}
+	g.calls.done()
 	g.mu.Unlock()
+}
+
+// callCount counts calls in flight, for a Close or a Reload that waits
+// until none is left; the mutex of the gateway or upstream that holds it
+// guards it.
+type callCount struct {
+	n    int
+	idle chan struct{} // closed when n drops to 0 (nil when nobody waits)
+}
+
+func (c *callCount) add() { c.n++ }
+
+func (c *callCount) done() {
+	c.n--
+	if c.n == 0 && c.idle != nil {
+		close(c.idle)
+		c.idle = nil
+	}
+}
+
+// drained returns a channel closed once no call is in flight.
+func (c *callCount) drained() <-chan struct{} {
+	if c.n == 0 {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	if c.idle == nil {
+		c.idle = make(chan struct{})
+	}
+	return c.idle
 }

@@ -228,11 +228,10 @@ func (upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
-	ups := c.g.upstreams()
-	for _, u := range ups {
+	for _, u := range c.g.upstreams() {
 		name := u.spec.Name
 		u.mu.Lock()
-		state, tools, inflight := u.state, len(u.list.tools), u.inflight
+		state, tools, inflight := u.state, len(u.list.tools), u.inflight.n
 		u.mu.Unlock()
 		for _, s := range upstreamStates {
 			v := 0.0

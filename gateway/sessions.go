@@ -623,8 +623,7 @@ func (g *Gateway) setLevel(ctx context.Context, req *jsonrpc.Request, next jsonr
 	}
 	ss := sreq.Session()
 	level := ss.LogLevel()
-	ups := g.upstreams()
-	for _, u := range ups {
+	for _, u := range g.upstreams() {
 		if u.pool == nil {
 			continue
 		}
@@ -714,8 +713,7 @@ func (g *Gateway) readOwn(ctx context.Context, uri string) (res any, ok bool, er
 // new caller, their caller gone, or lost); all zero for a shared or
 // unknown upstream.
 func (g *Gateway) ClientSessions(upstream string) (open int, started, reaped uint64) {
-	ups := g.upstreams()
-	for _, u := range ups {
+	for _, u := range g.upstreams() {
 		if u.spec.Name == upstream && u.pool != nil {
 			return int(u.pool.open.Load()), u.pool.started.Load(), u.pool.reaped.Load()
 		}
@@ -746,8 +744,7 @@ func (sessionCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c sessionCollector) Collect(ch chan<- prometheus.Metric) {
-	ups := c.g.upstreams()
-	for _, u := range ups {
+	for _, u := range c.g.upstreams() {
 		if u.pool == nil {
 			continue
 		}

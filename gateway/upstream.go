@@ -82,10 +82,9 @@ type upstream struct {
 	readyCh  chan struct{}  // closed, and replaced, when a session becomes ready
 	list     listing
 	nextTry  time.Time // when the supervisor connects next (zero: now)
-	inflight int
+	inflight callCount
 	active   map[uint64]*forwarded // downstream tools/call requests in flight (input.go)
 	seq      uint64
-	idle     chan struct{} // closed when inflight drops to 0 (nil when nobody waits)
 }
 
 func newUpstream(g *Gateway, spec Upstream) *upstream {
@@ -206,17 +205,13 @@ func (u *upstream) waitNewSession(ctx context.Context, old *client.Client) (*cli
 // closed only after them (Reload).
 func (u *upstream) begin() {
 	u.mu.Lock()
-	u.inflight++
+	u.inflight.add()
 	u.mu.Unlock()
 }
 
 func (u *upstream) end() {
 	u.mu.Lock()
-	u.inflight--
-	if u.inflight == 0 && u.idle != nil {
-		close(u.idle)
-		u.idle = nil
-	}
+	u.inflight.done()
 	u.mu.Unlock()
 }
 
@@ -224,15 +219,7 @@ func (u *upstream) end() {
 func (u *upstream) drained() <-chan struct{} {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	ch := make(chan struct{})
-	if u.inflight == 0 {
-		close(ch)
-		return ch
-	}
-	if u.idle == nil {
-		u.idle = make(chan struct{})
-	}
-	return u.idle
+	return u.inflight.drained()
 }
 
 // suspect asks the supervisor to check the session (a call failed in
