@@ -22,16 +22,7 @@ import (
 // /readyz shows both ready over sse once more.
 func TestGatewaySSEUpstreamRestart(t *testing.T) {
 	addr, stop := testenv.EverythingHTTPOn(t, "sse", "0")
-	url := "http://" + addr + "/sse"
-	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
-upstreams:
-  ev:
-    url: %s
-    transport: sse
-  auto:
-    url: %s
-`, url, url))
-	g := startGateway(t, "--config", cfg)
+	g := startGateway(t, "--config", sseUpstreamsConfig(t, "http://"+addr+"/sse"))
 	c := connectServe(t, g.url, mcp.EraLegacy)
 	echo := func(up string) error {
 		ctx, cancel := context.WithTimeout(t.Context(), testwait.Limit)

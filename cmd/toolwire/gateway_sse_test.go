@@ -39,6 +39,21 @@ var everythingNoCapabilityTools = map[string]map[string]any{
 	"trigger-long-running-operation": {"duration": 0.2, "steps": 2},
 }
 
+// sseUpstreamsConfig is a gateway config with the HTTP+SSE server at url
+// behind it twice: as ev, named with transport: sse, and as auto, left to
+// be detected.
+func sseUpstreamsConfig(t *testing.T, url string) string {
+	t.Helper()
+	return writeConfig(t, t.TempDir(), fmt.Sprintf(`
+upstreams:
+  ev:
+    url: %s
+    transport: sse
+  auto:
+    url: %s
+`, url, url))
+}
+
 // TestGatewaySSEUpstream: server-everything in its sse mode (the
 // 2024-11-05 HTTP+SSE transport) behind the gateway, once named with
 // transport: sse and once detected (no transport: Streamable HTTP refused,
@@ -56,14 +71,7 @@ func TestGatewaySSEUpstream(t *testing.T) {
 		}
 		proxy.ServeHTTP(w, r)
 	})
-	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
-upstreams:
-  ev:
-    url: %s
-    transport: sse
-  auto:
-    url: %s
-`, via, via))
+	cfg := sseUpstreamsConfig(t, via)
 	g := startGateway(t, "--config", cfg)
 	testwait.WaitFor(t, "the gateway to serve both SSE upstreams", func() bool {
 		names := toolNames(t, g.url, mcp.EraLegacy)
