@@ -35,11 +35,7 @@ func TestEncodeStringIDsAsJSON(t *testing.T) {
 			&Response{ID: id, Error: NewError(CodeMethodNotFound, "method not found")},
 			&Request{ID: id, Method: "ping"},
 		} {
-			b, err := Encode(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, got, derr := Decode(b)
+			b, back, got, derr := reread(t, m)
 			if derr != nil {
 				t.Errorf("%q: %T encoded as %s: %v", s, m, b, derr)
 				continue
@@ -65,6 +61,22 @@ func TestEncodeStringIDsAsJSON(t *testing.T) {
 	}
 }
 
+// reread encodes m and decodes the bytes again, as the peer reads what was
+// sent, returning the bytes and what Decode made of them. Encoding must
+// succeed and write valid JSON, or the test fails.
+func reread(t testing.TB, m Message) ([]byte, Message, ID, *Error) {
+	t.Helper()
+	b, err := Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(b) {
+		t.Fatalf("%T encoded as invalid JSON: %s", m, b)
+	}
+	back, id, derr := Decode(b)
+	return b, back, id, derr
+}
+
 // Method names are JSON strings too: requests and notifications carrying
 // any method read back with that method.
 func TestEncodeMethodsAsJSON(t *testing.T) {
@@ -73,11 +85,7 @@ func TestEncodeMethodsAsJSON(t *testing.T) {
 			continue // an empty method is refused on reading
 		}
 		for _, m := range []Message{&Request{ID: Int64ID(1), Method: s}, &Notification{Method: s}} {
-			b, err := Encode(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, _, derr := Decode(b)
+			b, back, _, derr := reread(t, m)
 			if derr != nil {
 				t.Errorf("%q: %T encoded as %s: %v", s, m, b, derr)
 				continue
@@ -142,11 +150,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 			&Notification{Method: method},
 			&Response{ID: StringID(id), Result: json.RawMessage(`{}`)},
 		} {
-			b, err := Encode(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, gotID, derr := Decode(b)
+			b, back, gotID, derr := reread(t, m)
 			if derr != nil {
 				t.Fatalf("%T encoded as %s: %v", m, b, derr)
 			}

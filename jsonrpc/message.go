@@ -165,19 +165,9 @@ func Append(b []byte, m Message) ([]byte, error) {
 		}
 		b = append(b, `"id":`...)
 		b = m.ID.appendJSON(b)
-		b = append(b, `,"method":`...)
-		b = jsonstr.Append(b, m.Method)
-		if len(m.Params) > 0 {
-			b = append(b, `,"params":`...)
-			b = append(b, m.Params...)
-		}
+		b = appendCall(append(b, ','), m.Method, m.Params)
 	case *Notification:
-		b = append(b, `"method":`...)
-		b = jsonstr.Append(b, m.Method)
-		if len(m.Params) > 0 {
-			b = append(b, `,"params":`...)
-			b = append(b, m.Params...)
-		}
+		b = appendCall(b, m.Method, m.Params)
 	case *Response:
 		b = append(b, `"id":`...)
 		b = m.ID.appendJSON(b)
@@ -200,6 +190,18 @@ func Append(b []byte, m Message) ([]byte, error) {
 		return nil, fmt.Errorf("jsonrpc: cannot encode %T", m)
 	}
 	return append(b, '}'), nil
+}
+
+// appendCall writes the members a request and a notification share: the
+// method and, when there are any, the params.
+func appendCall(b []byte, method string, params json.RawMessage) []byte {
+	b = append(b, `"method":`...)
+	b = jsonstr.Append(b, method)
+	if len(params) > 0 {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return b
 }
 
 // AppendResultHead appends the start of a success response up to its result

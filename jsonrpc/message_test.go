@@ -76,14 +76,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 		&Response{Error: NewError(CodeParseError, "nope")},
 	}
 	for _, m := range msgs {
-		b, err := Encode(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !json.Valid(b) {
-			t.Fatalf("invalid JSON: %s", b)
-		}
-		back, _, derr := Decode(b)
+		b, back, _, derr := reread(t, m)
 		if derr != nil {
 			t.Fatalf("%s: %v", b, derr)
 		}
