@@ -70,10 +70,7 @@ outputs:
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.Flows[0].Run(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := run(t, t.Context(), f)
 	mustPass(t, res)
 	got := res.Outputs["where"].(map[string]any)
 	wantDir, _ := filepath.EvalSymlinks(filepath.Join(dir, "work"))
@@ -126,11 +123,8 @@ outputs:
   rpc: "${{ steps.rpc.result }}"
 `
 	f := parse(t, src)
-	res, err := f.Flows[0].Run(t.Context(), flow.WithInputs(map[string]string{"base": hs.URL}),
+	res := run(t, t.Context(), f, flow.WithInputs(map[string]string{"base": hs.URL}),
 		flow.WithEnv(func(k string) (string, bool) { return "tok-" + k, true }))
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := mustFail(t, res, "ERR_MCP_TRANSPORT")
 	data, _ := e.Data.(map[string]any)
 	if data["status"] != int64(503) || !strings.Contains(data["body"].(string), "down for maintenance") {
@@ -146,7 +140,7 @@ outputs:
 		t.Fatalf("the JSON-RPC error was not caught: %+v", res.Steps)
 	}
 	// The JSON-RPC error's data, as a catch handler sees it.
-	res2, err := parse(t, `clients:
+	res2 := run(t, t.Context(), parse(t, `clients:
   web: {url: "`+hs.URL+`/mcp"}
 steps:
   - try:
@@ -156,10 +150,7 @@ steps:
       - do: [{name: rpc, value: "${{ error.data }}"}]
 outputs:
   rpc: "${{ steps.rpc.result }}"
-`).Flows[0].Run(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+`))
 	mustPass(t, res2)
 	rpcData := res2.Outputs["rpc"].(map[string]any)
 	if _, ok := rpcData["code"].(int64); !ok || rpcData["message"] == "" {
@@ -200,14 +191,6 @@ func TestClientOptions(t *testing.T) {
 	hs := httptest.NewServer(streamable.NewHandler(ts.srv))
 	defer hs.Close()
 	f := parse(t, "clients:\n  web: {url: \""+hs.URL+"/mcp\"}\nsteps:\n  - call: {tool: echo, arguments: {text: x}}\n")
-	res, err := f.Flows[0].Run(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustPass(t, res)
-	res, err = f.Flows[0].Run(t.Context(), flow.WithClientOptions(client.WithTimeout(time.Nanosecond)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustFail(t, res, "ERR_MCP_TRANSPORT")
+	mustPass(t, run(t, t.Context(), f))
+	mustFail(t, run(t, t.Context(), f, flow.WithClientOptions(client.WithTimeout(time.Nanosecond))), "ERR_MCP_TRANSPORT")
 }

@@ -145,7 +145,15 @@ func runFlowCtx(t testing.TB, ctx context.Context, ts *testServer, src string, o
 	f := parse(t, header+src)
 	ctx, cancel := context.WithTimeout(ctx, testwait.Limit) // a hang bound, not a speed check
 	defer cancel()
-	res, err := f.Flows[0].Run(ctx, append([]flow.RunOption{flow.WithClient("srv", ts.connect(t))}, opts...)...)
+	return run(t, ctx, f, append([]flow.RunOption{flow.WithClient("srv", ts.connect(t))}, opts...)...)
+}
+
+// run runs f's first flow under ctx and returns its result; a Run error
+// (inputs or options Run refuses) fails the test, the flow's own failure
+// is the result's Err.
+func run(t testing.TB, ctx context.Context, f *flow.File, opts ...flow.RunOption) *flow.Result {
+	t.Helper()
+	res, err := f.Flows[0].Run(ctx, opts...)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}

@@ -240,10 +240,7 @@ func TestRelativeCommandFromManifestDir(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Limit)
 	defer cancel()
-	res, err := f.Flows[0].Run(ctx) // the test's working directory is not dir
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := run(t, ctx, f) // the test's working directory is not dir
 	if res.Err == nil {
 		t.Fatal("the call passed against a server that exits")
 	}

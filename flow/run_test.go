@@ -466,10 +466,7 @@ steps:
 			t.Errorf("inputs %v: no error", in)
 		}
 	}
-	res, err := f.Flows[0].Run(t.Context(), flow.WithClient("srv", c), flow.WithInputs(map[string]string{"n": "4", "tags": `["a"]`}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := run(t, t.Context(), f, flow.WithClient("srv", c), flow.WithInputs(map[string]string{"n": "4", "tags": `["a"]`}))
 	e := mustFail(t, res, "ERR_EXPRESSION")
 	containsAll(t, e.Message, "index out of bounds")
 }
@@ -488,19 +485,6 @@ steps:
 		return "", false
 	}))
 	mustPass(t, res)
-}
-
-// TestCostLimit: an expression over the CEL cost limit is ERR_EXPRESSION.
-func TestCostLimit(t *testing.T) {
-	f := parse(t, `steps:
-  - value: "${{ [1,2,3,4,5,6,7,8,9,10].map(x, [1,2,3,4,5,6,7,8,9,10].map(y, x * y)) }}"
-`, flow.WithLimits(flow.Limits{MaxCost: 50}))
-	res, err := f.Flows[0].Run(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := mustFail(t, res, "ERR_EXPRESSION")
-	containsAll(t, e.Message, "cost")
 }
 
 // TestObserverEvents: every step starts and ends once, with the flow name.
@@ -522,25 +506,41 @@ steps:
 	}
 }
 
-// TestDefaultCostLimit: without Limits.MaxCost an expression costing more
-// than DefaultCostLimit fails, a cheaper one passes.
-func TestDefaultCostLimit(t *testing.T) {
+// TestCostLimit: an expression over the CEL cost limit is ERR_EXPRESSION,
+// with Limits.MaxCost, and without it over DefaultCostLimit, where a
+// cheaper expression passes.
+func TestCostLimit(t *testing.T) {
 	items := make([]string, 1100)
 	for i := range items {
 		items[i] = "1"
 	}
-	src := "inputs:\n  a: {type: array, default: [" + strings.Join(items, ",") + "]}\nsteps:\n" +
-		"  - value: \"${{ inputs.a.map(x, x + 1).size() }}\"\n" +
-		"  - value: \"${{ inputs.a.map(x, inputs.a.map(y, x * y)).size() }}\"\n"
-	res, err := parse(t, src).Flows[0].Run(t.Context())
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		src  string
+		opts []flow.LoadOption
+		step string // the step that fails
+	}{{
+		name: "MaxCost",
+		src: `steps:
+  - value: "${{ [1,2,3,4,5,6,7,8,9,10].map(x, [1,2,3,4,5,6,7,8,9,10].map(y, x * y)) }}"
+`,
+		opts: []flow.LoadOption{flow.WithLimits(flow.Limits{MaxCost: 50})},
+		step: "steps[0]",
+	}, {
+		name: "DefaultCostLimit",
+		src: "inputs:\n  a: {type: array, default: [" + strings.Join(items, ",") + "]}\nsteps:\n" +
+			"  - value: \"${{ inputs.a.map(x, x + 1).size() }}\"\n" +
+			"  - value: \"${{ inputs.a.map(x, inputs.a.map(y, x * y)).size() }}\"\n",
+		step: "steps[1]",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := mustFail(t, run(t, t.Context(), parse(t, tc.src, tc.opts...)), "ERR_EXPRESSION")
+			if e.Step != tc.step {
+				t.Fatalf("failed at %s, want %s", e.Step, tc.step)
+			}
+			containsAll(t, e.Message, "cost")
+		})
 	}
-	e := mustFail(t, res, "ERR_EXPRESSION")
-	if e.Step != "steps[1]" {
-		t.Fatalf("failed at %s", e.Step)
-	}
-	containsAll(t, e.Message, "cost")
 }
 
 // TestCancelled: a run whose context ends fails with ERR_CANCELLED (in a
@@ -551,9 +551,5 @@ func testCancelled(t *testing.T) {
 	f := parse(t, "steps:\n  - sleep: 10s\n")
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
-	res, err := f.Flows[0].Run(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustFail(t, res, flow.CodeCancelled)
+	mustFail(t, run(t, ctx, f), flow.CodeCancelled)
 }
