@@ -22,6 +22,7 @@ import (
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/gateway/admin"
 	"github.com/toolwire/toolwire/gateway/policy"
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
@@ -84,16 +85,8 @@ func legacyAskUpstream(t *testing.T) string {
 // from the gateway's /metrics.
 func gatewayMetric(t *testing.T, g *gatewayProc, name string) int {
 	t.Helper()
-	resp, err := http.Get(g.admin + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.Lines(string(b)) {
+	_, b := testhttp.Get(t, g.admin+"/metrics")
+	for line := range strings.Lines(b) {
 		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil {

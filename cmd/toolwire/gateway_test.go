@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -100,15 +100,10 @@ func TestGatewayEmbeddedDefault(t *testing.T) {
 	}
 
 	// /metrics counts the two calls above (one per era).
-	resp, err = http.Get(g.admin + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	status, metrics := testhttp.Get(t, g.admin+"/metrics")
 	const want = `toolwire_gateway_calls_total{method="tools/call",outcome="ok",tool="serve__get-sum",upstream="serve"} 2`
-	if err != nil || resp.StatusCode != http.StatusOK || !slices.Contains(strings.Split(string(metrics), "\n"), want) {
-		t.Fatalf("/metrics: %d %v, want the line %s in\n%s", resp.StatusCode, err, want, metrics)
+	if status != http.StatusOK || !slices.Contains(strings.Split(metrics, "\n"), want) {
+		t.Fatalf("/metrics: %d, want the line %s in\n%s", status, want, metrics)
 	}
 
 	if err := g.cmd.Process.Signal(syscall.SIGINT); err != nil {

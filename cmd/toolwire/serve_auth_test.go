@@ -19,6 +19,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/toolwire/toolwire/internal/oauthtest"
+	"github.com/toolwire/toolwire/internal/testhttp"
 )
 
 // authIssuer is an OAuth authorization server on loopback for the binary's
@@ -99,16 +100,8 @@ func mcpPost(t *testing.T, endpoint, body string, hdr ...string) httpReply {
 			req.Header.Set(hdr[i], hdr[i+1])
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return httpReply{resp.StatusCode, resp.Header, string(raw)}
+	resp, raw := testhttp.Do(t, nil, req)
+	return httpReply{resp.StatusCode, resp.Header, raw}
 }
 
 // toggleCall calls toggle-subscriber-updates statelessly (2026-07-28), a
