@@ -20,24 +20,18 @@ func TestCompletion(t *testing.T) {
 	if err := server.AddPrompt(s, &mcp.Prompt{Name: "p", Arguments: []mcp.PromptArgument{{Name: "lang"}, {Name: "ver"}, {Name: "many"}, {Name: "bad"}, {Name: "none"}}}, reviewHandler); err != nil {
 		t.Fatal(err)
 	}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(server.AddPromptCompletion(s, "p", "lang", server.CompleteFromList("Go", "gleam", "Haskell", "göteborg")))
-	must(server.AddPromptCompletion(s, "p", "ver", func(_ context.Context, req *server.CompleteRequest) (*mcp.Completion, error) {
+	must(t, server.AddPromptCompletion(s, "p", "lang", server.CompleteFromList("Go", "gleam", "Haskell", "göteborg")))
+	must(t, server.AddPromptCompletion(s, "p", "ver", func(_ context.Context, req *server.CompleteRequest) (*mcp.Completion, error) {
 		return &mcp.Completion{Values: []string{req.Context["lang"] + "-" + req.Value + "1"}}, nil
 	}))
-	must(server.AddPromptCompletion(s, "p", "many", func(context.Context, *server.CompleteRequest) (*mcp.Completion, error) {
+	must(t, server.AddPromptCompletion(s, "p", "many", func(context.Context, *server.CompleteRequest) (*mcp.Completion, error) {
 		v := make([]string, 250)
 		for i := range v {
 			v[i] = fmt.Sprint(i)
 		}
 		return &mcp.Completion{Values: v}, nil
 	}))
-	must(server.AddPromptCompletion(s, "p", "bad", func(_ context.Context, req *server.CompleteRequest) (*mcp.Completion, error) {
+	must(t, server.AddPromptCompletion(s, "p", "bad", func(_ context.Context, req *server.CompleteRequest) (*mcp.Completion, error) {
 		switch req.Value {
 		case "panic":
 			panic("boom")
@@ -46,7 +40,7 @@ func TestCompletion(t *testing.T) {
 		}
 		return nil, errors.New("backend down")
 	}))
-	must(server.AddTemplateCompletion(s, "test://template/{id}/data", "id", server.CompleteFromList("123", "124", "200")))
+	must(t, server.AddTemplateCompletion(s, "test://template/{id}/data", "id", server.CompleteFromList("123", "124", "200")))
 	var re *server.RegistrationError
 	if err := server.AddPromptCompletion(s, "p", "lang", server.CompleteFromList()); !errors.As(err, &re) || re.Kind != "completion" {
 		t.Errorf("duplicate: %v", err)

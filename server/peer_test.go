@@ -261,6 +261,14 @@ func modernMeta() map[string]any {
 		mcp.MetaClientInfo: map[string]any{"name": "test", "version": "1"}}
 }
 
+// must fails the test on a registration (or any other setup) error.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func decodeResult(t *testing.T, r *jsonrpc.Response, v any) {
 	t.Helper()
 	if r.Error != nil {

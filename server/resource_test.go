@@ -23,19 +23,13 @@ func staticText(text string) server.ResourceFunc {
 func resourceServer(t *testing.T, opts ...server.Option) *server.Server {
 	t.Helper()
 	s := server.New(mcp.Implementation{Name: "s", Version: "1"}, opts...)
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(server.AddResource(s, &mcp.Resource{URI: "test://static-text", Name: "text", Description: "d", MIMEType: "text/plain"},
+	must(t, server.AddResource(s, &mcp.Resource{URI: "test://static-text", Name: "text", Description: "d", MIMEType: "text/plain"},
 		staticText("This is the content of the static text resource.")))
-	must(server.AddResource(s, &mcp.Resource{URI: "test://static-binary", Name: "bin", MIMEType: "image/png"},
+	must(t, server.AddResource(s, &mcp.Resource{URI: "test://static-binary", Name: "bin", MIMEType: "image/png"},
 		func(context.Context, *server.ResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{&mcp.BlobResourceContents{URI: "test://static-binary", MIMEType: "image/png", Blob: []byte{0x89, 'P', 'N', 'G'}}}}, nil
 		}))
-	must(server.AddResourceTemplate(s, &mcp.ResourceTemplate{URITemplate: "test://template/{id}/data", Name: "tmpl", MIMEType: "application/json"},
+	must(t, server.AddResourceTemplate(s, &mcp.ResourceTemplate{URITemplate: "test://template/{id}/data", Name: "tmpl", MIMEType: "application/json"},
 		func(_ context.Context, req *server.ResourceRequest) (*mcp.ReadResourceResult, error) {
 			switch req.Vars["id"] {
 			case "missing":
@@ -54,7 +48,7 @@ func resourceServer(t *testing.T, opts ...server.Option) *server.Server {
 			b, _ := json.Marshal(map[string]any{"id": req.Vars["id"], "templateTest": true, "data": "Data for ID: " + req.Vars["id"]})
 			return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{&mcp.TextResourceContents{MIMEType: "application/json", Text: string(b)}}}, nil
 		}))
-	must(server.AddResourceTemplate(s, &mcp.ResourceTemplate{URITemplate: "x://{a}{b}{c}{d}{e}/{f}", Name: "hostile"},
+	must(t, server.AddResourceTemplate(s, &mcp.ResourceTemplate{URITemplate: "x://{a}{b}{c}{d}{e}/{f}", Name: "hostile"},
 		func(_ context.Context, req *server.ResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{&mcp.TextResourceContents{Text: fmt.Sprintf("a=%d f=%s", len(req.Vars["a"]), req.Vars["f"])}}}, nil
 		}))

@@ -16,25 +16,19 @@ func stampServer(t *testing.T) *server.Server {
 	t.Helper()
 	s := server.New(mcp.Implementation{Name: "stamp", Version: "2"})
 	type none struct{}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(server.AddTool(s, &mcp.Tool{Name: "plain"}, func(context.Context, *server.CallRequest, none) (string, error) { return "x", nil }))
-	must(server.AddTool(s, &mcp.Tool{Name: "with-meta"}, func(context.Context, *server.CallRequest, none) (*mcp.CallToolResult, error) {
+	must(t, server.AddTool(s, &mcp.Tool{Name: "plain"}, func(context.Context, *server.CallRequest, none) (string, error) { return "x", nil }))
+	must(t, server.AddTool(s, &mcp.Tool{Name: "with-meta"}, func(context.Context, *server.CallRequest, none) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "m"}}, Meta: mcp.Meta{"example.com/k": "v"}}, nil
 	}))
-	must(server.AddMethod(s, server.MethodSpec{Name: "example/ask"}, func(context.Context, *server.Request, *none) (*mcp.InputRequiredResult, error) {
+	must(t, server.AddMethod(s, server.MethodSpec{Name: "example/ask"}, func(context.Context, *server.Request, *none) (*mcp.InputRequiredResult, error) {
 		return &mcp.InputRequiredResult{InputRequests: map[string]mcp.InputRequest{"q": {Method: "elicitation/create", Params: json.RawMessage(`{"message":"?"}`)}}, RequestState: "s1"}, nil
 	}))
 	created := time.Date(2026, 11, 23, 5, 0, 0, 0, time.UTC)
 	ttl := time.Minute
-	must(server.AddMethod(s, server.MethodSpec{Name: "example/task"}, func(context.Context, *server.Request, *none) (*mcp.CreateTaskResult, error) {
+	must(t, server.AddMethod(s, server.MethodSpec{Name: "example/task"}, func(context.Context, *server.Request, *none) (*mcp.CreateTaskResult, error) {
 		return &mcp.CreateTaskResult{Task: mcp.Task{TaskID: "t1", Status: mcp.TaskWorking, CreatedAt: created, LastUpdatedAt: created, TTL: &ttl}}, nil
 	}))
-	must(server.AddMethod(s, server.MethodSpec{Name: "example/raw", Cacheable: true}, func(context.Context, *server.Request, *none) (json.RawMessage, error) {
+	must(t, server.AddMethod(s, server.MethodSpec{Name: "example/raw", Cacheable: true}, func(context.Context, *server.Request, *none) (json.RawMessage, error) {
 		return json.RawMessage(`{ "items" : [1], "ttlMs": 5 , "cacheScope":"private"}`), nil
 	}))
 	return s
