@@ -202,15 +202,7 @@ func DecodeContent(data []byte) ([]Content, error) {
 		}
 		return nil, fmt.Errorf(`"content" must be an array of blocks: %w`, err)
 	}
-	out := make([]Content, len(raws))
-	for i, raw := range raws {
-		c, err := DecodeContentBlock(i, raw)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = c
-	}
-	return out, nil
+	return decodeEach(raws, DecodeContentBlock)
 }
 
 // fieldPath renders a JSON Pointer below a block as a dotted field path

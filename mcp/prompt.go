@@ -103,7 +103,7 @@ func (m *PromptMessage) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	*m = *msg
+	*m = msg
 	return nil
 }
 
@@ -134,18 +134,10 @@ func DecodePromptMessages(data []byte) ([]PromptMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf(`"messages" must be an array of messages: %w`, err)
 	}
-	out := make([]PromptMessage, len(raws))
-	for i, raw := range raws {
-		m, err := decodePromptMessage(i, raw)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = *m
-	}
-	return out, nil
+	return decodeEach(raws, decodePromptMessage)
 }
 
-func decodePromptMessage(index int, raw []byte) (*PromptMessage, error) {
+func decodePromptMessage(index int, raw []byte) (PromptMessage, error) {
 	var w struct {
 		Role    *Role           `json:"role"`
 		Content json.RawMessage `json:"content"`
@@ -158,16 +150,16 @@ func decodePromptMessage(index int, raw []byte) (*PromptMessage, error) {
 				pe.Reason = we.Reason
 			}
 		}
-		return nil, pe
+		return PromptMessage{}, pe
 	}
 	if w.Role == nil {
-		return nil, &PromptMessageError{Index: index, Field: "role", Reason: "missing required field"}
+		return PromptMessage{}, &PromptMessageError{Index: index, Field: "role", Reason: "missing required field"}
 	}
 	if *w.Role != RoleUser && *w.Role != RoleAssistant {
-		return nil, &PromptMessageError{Index: index, Field: "role", Reason: fmt.Sprintf(`%q is neither "user" nor "assistant"`, *w.Role)}
+		return PromptMessage{}, &PromptMessageError{Index: index, Field: "role", Reason: fmt.Sprintf(`%q is neither "user" nor "assistant"`, *w.Role)}
 	}
 	if w.Content == nil || string(w.Content) == "null" {
-		return nil, &PromptMessageError{Index: index, Field: "content", Reason: "missing required field"}
+		return PromptMessage{}, &PromptMessageError{Index: index, Field: "content", Reason: "missing required field"}
 	}
 	c, err := DecodeContentBlock(index, w.Content)
 	if err != nil {
@@ -179,9 +171,9 @@ func decodePromptMessage(index int, raw []byte) (*PromptMessage, error) {
 			}
 			pe.Reason = ce.Reason
 		}
-		return nil, pe
+		return PromptMessage{}, pe
 	}
-	return &PromptMessage{Role: *w.Role, Content: c}, nil
+	return PromptMessage{Role: *w.Role, Content: c}, nil
 }
 
 // GetPromptParams are the params of prompts/get.
@@ -270,13 +262,13 @@ func (r *ListPromptsResult) UnmarshalJSON(data []byte) error {
 		return errors.New(`prompts/list result: missing required field "prompts"`)
 	}
 	out := ListPromptsResult(w.alias)
-	out.Prompts = make([]*Prompt, len(w.Prompts))
-	for i, raw := range w.Prompts {
+	var err error
+	out.Prompts, err = decodeEachAt("prompts", w.Prompts, func(raw []byte) (*Prompt, error) {
 		p := new(Prompt)
-		if err := p.UnmarshalJSON(raw); err != nil {
-			return fmt.Errorf("prompts[%d]: %w", i, err)
-		}
-		out.Prompts[i] = p
+		return p, p.UnmarshalJSON(raw)
+	})
+	if err != nil {
+		return err
 	}
 	*r = out
 	return nil

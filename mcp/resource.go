@@ -230,15 +230,11 @@ func (r *ReadResourceResult) UnmarshalJSON(data []byte) error {
 	if w.Contents == nil {
 		return errors.New(`resources/read result: missing required field "contents"`)
 	}
-	out := ReadResourceResult{Contents: make([]ResourceContents, len(w.Contents)), TTLMs: w.TTLMs, CacheScope: w.CacheScope, ResultType: w.ResultType, Meta: w.Meta}
-	for i, raw := range w.Contents {
-		c, err := DecodeResourceContents(raw)
-		if err != nil {
-			return fmt.Errorf("contents[%d]: %w", i, err)
-		}
-		out.Contents[i] = c
+	contents, err := decodeEachAt("contents", w.Contents, DecodeResourceContents)
+	if err != nil {
+		return err
 	}
-	*r = out
+	*r = ReadResourceResult{Contents: contents, TTLMs: w.TTLMs, CacheScope: w.CacheScope, ResultType: w.ResultType, Meta: w.Meta}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/toolwire/toolwire/mcp"
@@ -59,5 +60,23 @@ func TestResourceListPages(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBadElementIsNamed: a bad element of a result's array is refused with
+// an error naming it by its index.
+func TestBadElementIsNamed(t *testing.T) {
+	for in, want := range map[string]struct {
+		into   json.Unmarshaler
+		prefix string
+	}{
+		`{"contents":[{"uri":"a://b","text":"t"},{"uri":"a://c"}]}`:                                                                  {new(mcp.ReadResourceResult), "contents[1]: "},
+		`{"prompts":[{"name":"a"},{"title":"x"}]}`:                                                                                   {new(mcp.ListPromptsResult), "prompts[1]: "},
+		`{"messages":[{"role":"user","content":{"type":"text","text":"a"}},{"role":"system","content":{"type":"text","text":"b"}}]}`: {new(mcp.GetPromptResult), "messages[1]: "},
+	} {
+		err := json.Unmarshal([]byte(in), want.into)
+		if err == nil || !strings.HasPrefix(err.Error(), want.prefix) {
+			t.Errorf("%s: error %v, want one starting %q", in, err, want.prefix)
+		}
 	}
 }

@@ -88,3 +88,30 @@ func checkItems[T any](method, field string, items []*T, valid func(*T) bool, re
 	}
 	return nil
 }
+
+// decodeEach decodes the elements of a JSON array in order with decode,
+// which is given each element's index to name it in an error; the first
+// error ends decoding.
+func decodeEach[R ~[]byte, T any](raws []R, decode func(i int, raw []byte) (T, error)) ([]T, error) {
+	out := make([]T, len(raws))
+	for i, raw := range raws {
+		v, err := decode(i, raw)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// decodeEachAt is decodeEach for an element decoder that does not name the
+// element: its error is prefixed with field[i].
+func decodeEachAt[R ~[]byte, T any](field string, raws []R, decode func(raw []byte) (T, error)) ([]T, error) {
+	return decodeEach(raws, func(i int, raw []byte) (T, error) {
+		v, err := decode(raw)
+		if err != nil {
+			return v, fmt.Errorf("%s[%d]: %w", field, i, err)
+		}
+		return v, nil
+	})
+}
