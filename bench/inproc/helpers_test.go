@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolwire/toolwire/bench/impls"
 	"github.com/toolwire/toolwire/bench/internal/load"
+	"github.com/toolwire/toolwire/bench/tools"
 )
 
 // subtester is *testing.T or *testing.B: a test whose Run takes its own kind.
@@ -85,4 +86,38 @@ func containsAll(body []byte, want [][]byte) bool {
 		}
 	}
 	return true
+}
+
+// checkTools checks a server's tools through its handler in process, in
+// either era: call makes one tools/call and check checks its reply fully
+// (CheckCall, or CheckModernCall for a complete 2026-07-28 result). echo,
+// add and big must give the right results; and, but from the floor (which
+// by design validates nothing), an echo whose message is no string must be
+// refused, with a tool error or a JSON-RPC error (in a 2025-11-25 session
+// one answered with HTTP 200; modern, with any status).
+func checkTools(t *testing.T, impl string, modern bool, call func(id int64, tool string, args []byte) *httptest.ResponseRecorder,
+	check func(rec *httptest.ResponseRecorder, id int64, check load.Check) error) {
+	t.Helper()
+	if err := check(call(1, tools.Echo, load.EchoArgs("hi \"there\"")), 1, load.CheckEcho("hi \"there\"")); err != nil {
+		t.Error("echo:", err)
+	}
+	if err := check(call(2, tools.Add, load.AddArgs(2, 0.5)), 2, load.CheckAdd(2, 0.5)); err != nil {
+		t.Error("add:", err)
+	}
+	if err := check(call(3, tools.Big, []byte(`{}`)), 3, load.CheckBig); err != nil {
+		t.Error("big:", err)
+	}
+	if impl == impls.Floor {
+		return
+	}
+	rec := call(4, tools.Echo, []byte(`{"message":5}`))
+	res, err := load.ParseCallResult(rec.Body.Bytes(), rec.Header().Get("Content-Type"), 4)
+	if err == nil {
+		err = load.CheckRejected(res)
+	} else if (modern || rec.Code == 200) && bytes.Contains(rec.Body.Bytes(), []byte(`"error"`)) {
+		err = nil // refused with a JSON-RPC error
+	}
+	if err != nil {
+		t.Error("invalid echo:", err)
+	}
 }

@@ -1,11 +1,9 @@
 package inproc
 
 import (
-	"bytes"
 	"net/http/httptest"
 	"testing"
 
-	"github.com/toolwire/toolwire/bench/impls"
 	"github.com/toolwire/toolwire/bench/internal/load"
 	"github.com/toolwire/toolwire/bench/tools"
 )
@@ -24,27 +22,8 @@ func BenchmarkToolsCall(b *testing.B) {
 // but the floor (which by design validates nothing).
 func TestToolsCall(t *testing.T) {
 	eachImpl(t, false, func(t *testing.T, impl string, c *Client) {
-		if err := CheckCall(c.Do(load.CallBody(1, tools.Echo, load.EchoArgs("hi \"there\""))), 1, load.CheckEcho("hi \"there\"")); err != nil {
-			t.Error("echo:", err)
-		}
-		if err := CheckCall(c.Do(load.CallBody(2, tools.Add, load.AddArgs(2, 0.5))), 2, load.CheckAdd(2, 0.5)); err != nil {
-			t.Error("add:", err)
-		}
-		if err := CheckCall(c.Do(load.CallBody(3, tools.Big, []byte(`{}`))), 3, load.CheckBig); err != nil {
-			t.Error("big:", err)
-		}
-		if impl == impls.Floor {
-			return
-		}
-		rec := c.Do(load.CallBody(4, tools.Echo, []byte(`{"message":5}`)))
-		res, err := load.ParseCallResult(rec.Body.Bytes(), rec.Header().Get("Content-Type"), 4)
-		if err == nil {
-			err = load.CheckRejected(res)
-		} else if rec.Code == 200 && bytes.Contains(rec.Body.Bytes(), []byte(`"error"`)) {
-			err = nil // refused with a JSON-RPC error
-		}
-		if err != nil {
-			t.Error("invalid echo:", err)
-		}
+		checkTools(t, impl, false, func(id int64, tool string, args []byte) *httptest.ResponseRecorder {
+			return c.Do(load.CallBody(id, tool, args))
+		}, CheckCall)
 	})
 }

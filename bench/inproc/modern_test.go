@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/toolwire/toolwire/bench/impls"
 	"github.com/toolwire/toolwire/bench/internal/load"
 	"github.com/toolwire/toolwire/bench/tools"
 )
@@ -30,34 +29,12 @@ func BenchmarkToolsCall2026(b *testing.B) {
 // floor must do what every correct server does).
 func TestToolsCall2026(t *testing.T) {
 	eachImpl(t, true, func(t *testing.T, impl string, c *Client) {
-		do := func(id int64, tool string, args []byte) *httptest.ResponseRecorder {
+		checkTools(t, impl, true, func(id int64, tool string, args []byte) *httptest.ResponseRecorder {
 			return c.DoModern(load.ModernCallBody(id, tool, args), "tools/call", tool)
-		}
-		if err := CheckModernCall(do(1, tools.Echo, load.EchoArgs("hi \"there\"")), 1, load.CheckEcho("hi \"there\"")); err != nil {
-			t.Error("echo:", err)
-		}
-		if err := CheckModernCall(do(2, tools.Add, load.AddArgs(2, 0.5)), 2, load.CheckAdd(2, 0.5)); err != nil {
-			t.Error("add:", err)
-		}
-		if err := CheckModernCall(do(3, tools.Big, []byte(`{}`)), 3, load.CheckBig); err != nil {
-			t.Error("big:", err)
-		}
+		}, CheckModernCall)
 		rec := c.DoModern(load.ModernCallBody(5, tools.Echo, load.EchoArgs("x")), "tools/call", tools.Add)
 		if rec.Code != http.StatusBadRequest || !bytes.Contains(rec.Body.Bytes(), []byte(`"error"`)) {
 			t.Errorf("Mcp-Name add on a call of echo: HTTP %d %.200s, want 400 with an error", rec.Code, rec.Body)
-		}
-		if impl == impls.Floor {
-			return
-		}
-		rec = do(4, tools.Echo, []byte(`{"message":5}`))
-		res, err := load.ParseCallResult(rec.Body.Bytes(), rec.Header().Get("Content-Type"), 4)
-		if err == nil {
-			err = load.CheckRejected(res)
-		} else if bytes.Contains(rec.Body.Bytes(), []byte(`"error"`)) {
-			err = nil // refused with a JSON-RPC error
-		}
-		if err != nil {
-			t.Error("invalid echo:", err)
 		}
 	})
 }
