@@ -31,6 +31,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -417,7 +418,7 @@ func serveOthers(t *testing.T, g *gateway.Gateway) {
 	if r, err := c.ReadResource(ctx, "mem://ok/doc"); err != nil || len(r.Contents) != 1 {
 		t.Fatalf("reading mem://ok/doc during the hostile call: %+v %v", r, err)
 	}
-	names := strings.Join(toolNames(t, c), ",")
+	names := strings.Join(testmcp.ToolNames(t, c), ",")
 	if !strings.Contains(names, "big__work") || !strings.Contains(names, "ok__echo") {
 		t.Fatalf("tools during the hostile call: %s", names)
 	}
@@ -505,7 +506,7 @@ func TestHostileHugeResult(t *testing.T) {
 			if client.CodeOf(out.err) != client.CodeToolError || out.res == nil || !out.res.IsError {
 				t.Fatalf("the 1 GiB call: %+v %v", out.res, out.err)
 			}
-			msg := text(out.res)
+			msg := testmcp.Text(out.res)
 			if !strings.Contains(msg, `upstream "big"`) || !strings.Contains(msg, fmt.Sprintf("exceeds the %d-byte limit on message size", tc.limit)) {
 				t.Fatalf("the 1 GiB call's error does not name the upstream and the limit: %s", msg)
 			}
@@ -529,8 +530,8 @@ func TestHostileHugeResult(t *testing.T) {
 			// The session is kept (a stdio child is the same process) and
 			// serves the next call.
 			after, err := c.CallTool(ctx, "big__small", nil)
-			if err != nil || after.IsError || text(after) != text(before) {
-				t.Fatalf("big__small after: %+v %v (before: %s)", after, err, text(before))
+			if err != nil || after.IsError || testmcp.Text(after) != testmcp.Text(before) {
+				t.Fatalf("big__small after: %+v %v (before: %s)", after, err, testmcp.Text(before))
 			}
 			if st := stateOf(g, "big"); st.State != gateway.StateReady {
 				t.Fatalf("upstream big after the call: %+v", st)

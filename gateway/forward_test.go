@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 	"github.com/toolwire/toolwire/transport/memory"
@@ -106,7 +107,7 @@ func TestTimeoutIsError(t *testing.T) {
 	c := downstream(t, g)
 	ctx := context.Background()
 	res, err := c.CallTool(ctx, "hang__forever", nil)
-	if client.CodeOf(err) != client.CodeToolError || !res.IsError || !strings.Contains(text(res), `upstream "hang"`) {
+	if client.CodeOf(err) != client.CodeToolError || !res.IsError || !strings.Contains(testmcp.Text(res), `upstream "hang"`) {
 		t.Fatalf("res %+v, err %v", res, err)
 	}
 	if _, err := c.CallTool(ctx, "ok__echo", map[string]any{"text": "x"}); err != nil {
@@ -131,7 +132,7 @@ func TestGarbageReplyIsError(t *testing.T) {
 	c := downstream(t, g)
 	ctx := context.Background()
 	res, err := c.CallTool(ctx, "junk__work", nil)
-	if client.CodeOf(err) != client.CodeToolError || !strings.Contains(text(res), `upstream "junk"`) {
+	if client.CodeOf(err) != client.CodeToolError || !strings.Contains(testmcp.Text(res), `upstream "junk"`) {
 		t.Fatalf("res %+v, err %v", res, err)
 	}
 	if _, err := c.CallTool(ctx, "ok__echo", map[string]any{"text": "x"}); err != nil {
@@ -151,11 +152,11 @@ func TestManyToolsInPages(t *testing.T) {
 	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{{Name: "m", Server: up}}},
 		gateway.WithServerOptions(server.WithLimits(server.Limits{PageSize: 500})))
 	c := downstream(t, g)
-	names := toolNames(t, c)
+	names := testmcp.ToolNames(t, c)
 	if len(names) != n || names[0] != "m__t0000" || names[n-1] != "m__t4999" {
 		t.Fatalf("%d tools listed downstream", len(names))
 	}
-	if res, err := c.CallTool(context.Background(), "m__t4321", nil); err != nil || text(res) != "ok" {
+	if res, err := c.CallTool(context.Background(), "m__t4321", nil); err != nil || testmcp.Text(res) != "ok" {
 		t.Fatal(res, err)
 	}
 }

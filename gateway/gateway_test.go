@@ -16,6 +16,7 @@ import (
 	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -165,29 +166,6 @@ func downstreamAs(t testing.TB, g *gateway.Gateway, p *auth.Principal, opts ...c
 	return c
 }
 
-func toolNames(t *testing.T, c *client.Client) []string {
-	t.Helper()
-	tools, err := c.ListTools(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range tools {
-		names = append(names, tl.Name)
-	}
-	return names
-}
-
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 func stateOf(g *gateway.Gateway, name string) gateway.UpstreamStatus {
 	for _, st := range g.Upstreams() {
 		if st.Name == name {
@@ -203,7 +181,7 @@ func TestNamespacingRenameHide(t *testing.T) {
 		Naming:    gateway.Naming{Rename: map[string]string{"a__echo": "shout"}, Hide: []string{"b__secret"}},
 	})
 	c := downstream(t, g)
-	got := strings.Join(toolNames(t, c), ",")
+	got := strings.Join(testmcp.ToolNames(t, c), ",")
 	if got != "a__secret,b__echo,shout" {
 		t.Fatalf("tools = %s", got)
 	}

@@ -85,7 +85,7 @@ func TestAbandonedRoundsTakeOnlyTheirCallersShare(t *testing.T) {
 				wg.Go(func() {
 					for range jobs {
 						res, err := abandoners[w%sessions].CallTool(t.Context(), "q__ask", nil)
-						if client.CodeOf(err) == client.CodeToolError && strings.Contains(text(res), "limit per caller") {
+						if client.CodeOf(err) == client.CodeToolError && strings.Contains(testmcp.Text(res), "limit per caller") {
 							refused.Add(1)
 						}
 					}
@@ -139,7 +139,7 @@ func TestAbandonedRoundEndsAfterTheInputTimeout(t *testing.T) {
 			c := downstream(t, g, client.WithEra(era), testmcp.NeverAnswer(t, nil))
 			if era == mcp.EraLegacy {
 				res, err := c.CallTool(t.Context(), "q__ask", nil)
-				if client.CodeOf(err) != client.CodeToolError || !strings.Contains(text(res), "did not answer in time") {
+				if client.CodeOf(err) != client.CodeToolError || !strings.Contains(testmcp.Text(res), "did not answer in time") {
 					t.Fatalf("call: %+v %v", res, err)
 				}
 				return

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -240,7 +241,7 @@ func TestInputPendingLimit(t *testing.T) {
 		t.Errorf("metrics while one call is parked:\n%s", rec.Body.String())
 	}
 	res, err := asker(t, g, mcp.EraModern, "bob").CallTool(t.Context(), "q__ask", nil)
-	if client.CodeOf(err) != client.CodeToolError || !strings.Contains(text(res), "the limit") {
+	if client.CodeOf(err) != client.CodeToolError || !strings.Contains(testmcp.Text(res), "the limit") {
 		t.Fatalf("second call: %v", err)
 	}
 	close(release)
@@ -426,7 +427,7 @@ func TestInputOnlyForDeclaredCapabilities(t *testing.T) {
 			}),
 			client.WithRoots(mcp.Root{URI: "file:///ann"}))
 		res, err := c.CallTool(t.Context(), "q__ask", nil)
-		if client.CodeOf(err) != client.CodeToolError || res == nil || !strings.Contains(text(res), "sampling") {
+		if client.CodeOf(err) != client.CodeToolError || res == nil || !strings.Contains(testmcp.Text(res), "sampling") {
 			t.Fatalf("call: %+v %v (want an isError naming the sampling capability)", res, err)
 		}
 		mu.Lock()

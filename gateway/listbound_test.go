@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -109,7 +110,7 @@ func checkBoundedDown(t *testing.T, g *gateway.Gateway, log *testenv.SyncBuffer,
 	if err != nil || res.IsError {
 		t.Fatalf("ok__echo: %+v, %v", res, err)
 	}
-	names := toolNames(t, c)
+	names := testmcp.ToolNames(t, c)
 	if !slices.Contains(names, "ok__echo") || slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "endless__") }) {
 		t.Fatalf("tools %v: want ok's, and none of endless's", names)
 	}
@@ -170,7 +171,7 @@ func TestListGrowsPastBoundOnRefresh(t *testing.T) {
 		{Name: "ok", Server: echoServer("ok")},
 	}}, gateway.WithLimits(gateway.Limits{MaxCrashes: 1000, CrashWindow: testwait.Limit}), logTo(log))
 	c := downstream(t, g)
-	if names := toolNames(t, c); !slices.Contains(names, "endless__work") {
+	if names := testmcp.ToolNames(t, c); !slices.Contains(names, "endless__work") {
 		t.Fatalf("tools %v: want endless__work while its list ends", names)
 	}
 	e.on.Store(true)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -115,7 +116,7 @@ func TestMetrics(t *testing.T) {
 	if _, err := c.CallTool(ctx, "a__fail", nil); err == nil {
 		t.Fatal("a__fail: no error")
 	}
-	if res, err := c.CallTool(ctx, "slow__block", nil); err == nil || !strings.Contains(text(res), "slow") {
+	if res, err := c.CallTool(ctx, "slow__block", nil); err == nil || !strings.Contains(testmcp.Text(res), "slow") {
 		t.Fatalf("slow__block: %+v, %v", res, err)
 	}
 	if _, err := c.CallTool(ctx, "junk__work", nil); err == nil {

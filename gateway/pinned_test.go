@@ -14,6 +14,7 @@ import (
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/gateway/audit/sqlite"
 	"github.com/toolwire/toolwire/gateway/audit/storetest"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -124,7 +125,7 @@ func TestPinnedArgument(t *testing.T) {
 		before = len(rec.seen())
 		for _, args := range []string{`{"repo":"evil/repo","title":"x"}`, `{"repo":"acme/app ","title":"x"}`, `{"re\u0070o":"evil/repo"}`, `{"Repo":"evil/repo","title":"x"}`} {
 			res, err := c.CallTool(ctx, "gh__create_issue", json.RawMessage(args))
-			if client.CodeOf(err) != client.CodeToolError || res == nil || !strings.Contains(text(res), `"repo"`) {
+			if client.CodeOf(err) != client.CodeToolError || res == nil || !strings.Contains(testmcp.Text(res), `"repo"`) {
 				t.Fatalf("%v: conflicting call %s: %+v %v", era, args, res, err)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 )
 
@@ -72,7 +73,7 @@ func TestClosedIdleConnectionNotUsed(t *testing.T) {
 				t.Fatal("no connection was closed; the case under test is a pool of closed ones")
 			}
 			res, err := c.CallTool(testwait.Context(t), "flaky__work", nil)
-			if err != nil || res.IsError || text(res) != "ran 1" {
+			if err != nil || res.IsError || testmcp.Text(res) != "ran 1" {
 				t.Fatalf("a call after the upstream closed its idle connections: %+v, %v; want \"ran 1\"", res, err)
 			}
 			up.mu.Lock()

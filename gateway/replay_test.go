@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -160,7 +161,7 @@ func TestToolCallLostAfterSendNotReplayed(t *testing.T) {
 	if client.CodeOf(err) != client.CodeToolError || res == nil || !res.IsError {
 		t.Fatalf("a call whose connection died after it was sent: %+v, %v; want an isError result", res, err)
 	}
-	if msg := text(res); !strings.Contains(msg, `upstream "flaky"`) || !strings.Contains(msg, "not sent again") {
+	if msg := testmcp.Text(res); !strings.Contains(msg, `upstream "flaky"`) || !strings.Contains(msg, "not sent again") {
 		t.Fatalf("isError text %q: want it to name upstream \"flaky\" and say the call was not sent again", msg)
 	}
 	if n := up.runs.Load(); n != 1 {
@@ -174,7 +175,7 @@ func TestToolCallLostAfterSendNotReplayed(t *testing.T) {
 	}
 
 	res, err = c.CallTool(ctx, "flaky__work", nil)
-	if err != nil || res.IsError || text(res) != "ran 2" {
+	if err != nil || res.IsError || testmcp.Text(res) != "ran 2" {
 		t.Fatalf("the next call: %+v, %v; want \"ran 2\"", res, err)
 	}
 	if _, err := c.CallTool(ctx, "ok__echo", map[string]any{"text": "x"}); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/transport/streamable"
@@ -48,7 +49,7 @@ func TestRollingRestartKeepsToolsListed(t *testing.T) {
 		CrashWindow: gateway.DefaultCrashWindow,
 	}))
 	c := downstream(t, g, client.WithEra(mcp.EraLegacy))
-	testwait.WaitFor(t, "web__echo listed", func() bool { return slices.Contains(toolNames(t, c), "web__echo") })
+	testwait.WaitFor(t, "web__echo listed", func() bool { return slices.Contains(testmcp.ToolNames(t, c), "web__echo") })
 
 	var mu sync.Mutex
 	var ok, failed, guided int
@@ -75,7 +76,7 @@ func TestRollingRestartKeepsToolsListed(t *testing.T) {
 			case err == nil:
 				ok++
 				lastOK = time.Now()
-			case client.CodeOf(err) == client.CodeToolError && res != nil && strings.Contains(text(res), `"web"`):
+			case client.CodeOf(err) == client.CodeToolError && res != nil && strings.Contains(testmcp.Text(res), `"web"`):
 				failed++
 				if g, _ := res.Meta.RetryGuidance(); g != nil && g.CanRetry && g.RetryAfterMs > 0 {
 					guided++

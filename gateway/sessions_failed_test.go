@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/transport/streamable"
@@ -65,21 +66,21 @@ func TestPerClientStartFailureBacksOff(t *testing.T) {
 		return res
 	}
 	if res := call(callers[0]); res.IsError {
-		t.Fatalf("first caller: %s", text(res))
+		t.Fatalf("first caller: %s", testmcp.Text(res))
 	}
 
 	failing.Store(true)
 	before := inits.Load()
-	if res := call(callers[1]); !res.IsError || !strings.Contains(text(res), "503") {
-		t.Fatalf("a refused start: %s", text(res))
+	if res := call(callers[1]); !res.IsError || !strings.Contains(testmcp.Text(res), "503") {
+		t.Fatalf("a refused start: %s", testmcp.Text(res))
 	}
 	if n := inits.Load() - before; n != 1 {
 		t.Fatalf("%d initialize requests for one caller's first call, want 1", n)
 	}
 	for range 3 {
 		res := call(callers[1])
-		if !res.IsError || !strings.Contains(text(res), "next attempt in") || !strings.Contains(text(res), "503") {
-			t.Fatalf("a call within the backoff: %s", text(res))
+		if !res.IsError || !strings.Contains(testmcp.Text(res), "next attempt in") || !strings.Contains(testmcp.Text(res), "503") {
+			t.Fatalf("a call within the backoff: %s", testmcp.Text(res))
 		}
 	}
 	if n := inits.Load() - before; n != 1 {
@@ -89,10 +90,10 @@ func TestPerClientStartFailureBacksOff(t *testing.T) {
 	// Another caller is not held back by the first one's failure.
 	failing.Store(false)
 	if res := call(callers[2]); res.IsError {
-		t.Errorf("another caller after the failure: %s", text(res))
+		t.Errorf("another caller after the failure: %s", testmcp.Text(res))
 	}
-	if res := call(callers[1]); !res.IsError || !strings.Contains(text(res), "next attempt in") {
-		t.Errorf("the failed caller within its backoff: %s", text(res))
+	if res := call(callers[1]); !res.IsError || !strings.Contains(testmcp.Text(res), "next attempt in") {
+		t.Errorf("the failed caller within its backoff: %s", testmcp.Text(res))
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -238,14 +239,14 @@ func TestPerClientEverythingLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `upstream "ev": per-client session limit (max_sessions 2) reached`
-	if !res.IsError || text(res) != want {
-		t.Fatalf("third caller: isError %v, %q; want %q", res.IsError, text(res), want)
+	if !res.IsError || testmcp.Text(res) != want {
+		t.Fatalf("third caller: isError %v, %q; want %q", res.IsError, testmcp.Text(res), want)
 	}
 
 	cancelA()
 	testwait.WaitFor(t, "the third caller served in place of the idle one", func() bool {
 		res, err := callResult(ctx, c, "ev__echo", map[string]any{"message": "third"})
-		return err == nil && !res.IsError && strings.Contains(text(res), "third")
+		return err == nil && !res.IsError && strings.Contains(testmcp.Text(res), "third")
 	})
 	if live, _ := nodeChildren(); live > 2 {
 		t.Errorf("%d node children, max_sessions 2", live)
@@ -320,12 +321,12 @@ func TestPerClientEverythingManyCallers(t *testing.T) {
 		switch {
 		case err != nil:
 			return err
-		case !res.IsError && strings.Contains(text(res), msg):
+		case !res.IsError && strings.Contains(testmcp.Text(res), msg):
 			served.Add(1)
-		case res.IsError && strings.Contains(text(res), "per-client session limit (max_sessions 4) reached"):
+		case res.IsError && strings.Contains(testmcp.Text(res), "per-client session limit (max_sessions 4) reached"):
 			limited.Add(1)
 		default:
-			return fmt.Errorf("caller %d: %s", i, text(res))
+			return fmt.Errorf("caller %d: %s", i, testmcp.Text(res))
 		}
 		return nil
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -88,9 +89,9 @@ func callText(t *testing.T, c *client.Client, tool string, args any) string {
 		t.Fatal(err)
 	}
 	if res.IsError {
-		t.Fatalf("%s: isError: %s", tool, text(res))
+		t.Fatalf("%s: isError: %s", tool, testmcp.Text(res))
 	}
-	return text(res)
+	return testmcp.Text(res)
 }
 
 // field is the value of key=value in s.

@@ -22,6 +22,7 @@ import (
 	"github.com/toolwire/toolwire/gateway/enrich"
 	"github.com/toolwire/toolwire/gateway/policy"
 	"github.com/toolwire/toolwire/gateway/ratelimit"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -140,7 +141,7 @@ func refused(t *testing.T, c *client.Client, name string, args map[string]any) s
 	if client.CodeOf(err) != client.CodeToolError || res == nil || !res.IsError {
 		t.Fatalf("call of %s: %+v %v (want an isError result)", name, res, err)
 	}
-	return text(res)
+	return testmcp.Text(res)
 }
 
 func TestPersonasFilterListsAndDenyCalls(t *testing.T) {
@@ -150,13 +151,13 @@ func TestPersonasFilterListsAndDenyCalls(t *testing.T) {
 			ctx := context.Background()
 			alice, bot, anon := e.as(t, e.aliceKey, version), e.as(t, e.botKey, version), e.as(t, "", version)
 
-			if got := toolNames(t, alice); !slices.Equal(got, []string{"files__echo"}) {
+			if got := testmcp.ToolNames(t, alice); !slices.Equal(got, []string{"files__echo"}) {
 				t.Errorf("alice sees %v", got)
 			}
-			if got := toolNames(t, bot); !slices.Equal(got, []string{"files__echo", "files__secret", "weather__echo", "weather__secret"}) {
+			if got := testmcp.ToolNames(t, bot); !slices.Equal(got, []string{"files__echo", "files__secret", "weather__echo", "weather__secret"}) {
 				t.Errorf("bot sees %v", got)
 			}
-			if got := toolNames(t, anon); len(got) != 0 {
+			if got := testmcp.ToolNames(t, anon); len(got) != 0 {
 				t.Errorf("anonymous, matched by no persona, sees %v", got)
 			}
 			prompts, err := alice.ListPrompts(ctx)
@@ -238,7 +239,7 @@ func TestRateLimitedCallIsRefusedWithGuidanceAndAudited(t *testing.T) {
 		t.Fatalf("first call: %+v %v", res, err)
 	}
 	res, err := bot.CallTool(ctx, "weather__echo", map[string]any{"text": "2"})
-	if client.CodeOf(err) != client.CodeToolError || res == nil || !res.IsError || !strings.Contains(text(res), "rate limited") {
+	if client.CodeOf(err) != client.CodeToolError || res == nil || !res.IsError || !strings.Contains(testmcp.Text(res), "rate limited") {
 		t.Fatalf("second call: %+v %v", res, err)
 	}
 	g, gerr := res.Meta.RetryGuidance()
@@ -322,7 +323,7 @@ func TestPolicyReloadChangesWhatCallersSee(t *testing.T) {
 	if !got {
 		t.Fatal("no tools/list_changed after the personas changed")
 	}
-	if got := toolNames(t, alice); !slices.Equal(got, []string{"files__echo", "files__secret", "weather__echo", "weather__secret"}) {
+	if got := testmcp.ToolNames(t, alice); !slices.Equal(got, []string{"files__echo", "files__secret", "weather__echo", "weather__secret"}) {
 		t.Errorf("after reload alice sees %v", got)
 	}
 }
@@ -344,8 +345,8 @@ func TestEnrichmentAddsContextAndNeverFailsACall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Content) != 2 || text(res) != `{"echo":"{{.caller.identity}}","from":"files"}Owned by the data team (anonymous, )` {
-		t.Errorf("enriched content: %q (%d blocks)", text(res), len(res.Content))
+	if len(res.Content) != 2 || testmcp.Text(res) != `{"echo":"{{.caller.identity}}","from":"files"}Owned by the data team (anonymous, )` {
+		t.Errorf("enriched content: %q (%d blocks)", testmcp.Text(res), len(res.Content))
 	}
 	if !strings.Contains(string(res.StructuredContent), `"owner":"data-team"`) || !strings.Contains(string(res.StructuredContent), `"echo":"{{.caller.identity}}"`) {
 		t.Errorf("enriched structuredContent: %s", res.StructuredContent)

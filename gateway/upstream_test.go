@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
@@ -56,7 +57,7 @@ func TestStdioKilledMidCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := <-done
-	if res == nil || !res.IsError || !strings.Contains(text(res), `upstream "kid"`) {
+	if res == nil || !res.IsError || !strings.Contains(testmcp.Text(res), `upstream "kid"`) {
 		t.Fatalf("result %+v", res)
 	}
 	if _, err := c.CallTool(context.Background(), "ok__echo", map[string]any{"text": "x"}); err != nil {
@@ -87,7 +88,7 @@ func TestCrashLoopGoesDown(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 	c := downstream(t, g)
-	if names := toolNames(t, c); len(names) != 0 {
+	if names := testmcp.ToolNames(t, c); len(names) != 0 {
 		t.Fatalf("tools %v", names)
 	}
 }
@@ -109,7 +110,7 @@ func TestHTTPUpstreamDownThenUp(t *testing.T) {
 	}
 	rec := newRecorder()
 	c := downstream(t, g, client.WithEra(mcp.EraLegacy), client.WithNotificationHandler(rec.handle))
-	if names := toolNames(t, c); slices.Contains(names, "web__echo") || !slices.Contains(names, "ok__echo") {
+	if names := testmcp.ToolNames(t, c); slices.Contains(names, "web__echo") || !slices.Contains(names, "ok__echo") {
 		t.Fatalf("tools %v", names)
 	}
 
@@ -120,7 +121,7 @@ func TestHTTPUpstreamDownThenUp(t *testing.T) {
 	serveHTTPOn(t, ln, echoServer("web"), nil)
 
 	rec.wait(t, mcp.NotificationToolsListChanged)
-	testwait.WaitFor(t, "web__echo listed", func() bool { return slices.Contains(toolNames(t, c), "web__echo") })
+	testwait.WaitFor(t, "web__echo listed", func() bool { return slices.Contains(testmcp.ToolNames(t, c), "web__echo") })
 	res, err := c.CallTool(context.Background(), "web__echo", map[string]any{"text": "up"})
 	if err != nil || !strings.Contains(string(res.StructuredContent), `"from":"web"`) {
 		t.Fatal(res, err)
@@ -158,7 +159,7 @@ func TestReloadWhileCallRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.wait(t, mcp.NotificationToolsListChanged)
-	if names := toolNames(t, c); !slices.Contains(names, "b__echo") || !slices.Contains(names, "a__wait") {
+	if names := testmcp.ToolNames(t, c); !slices.Contains(names, "b__echo") || !slices.Contains(names, "a__wait") {
 		t.Fatalf("after adding b: %v", names)
 	}
 	// An invalid reload keeps the running config.
@@ -173,7 +174,7 @@ func TestReloadWhileCallRuns(t *testing.T) {
 	if err := g.Reload(gateway.Config{Upstreams: []gateway.Upstream{b}}); err != nil {
 		t.Fatal(err)
 	}
-	if names := toolNames(t, c); slices.Contains(names, "a__wait") || !slices.Contains(names, "b__echo") {
+	if names := testmcp.ToolNames(t, c); slices.Contains(names, "a__wait") || !slices.Contains(names, "b__echo") {
 		t.Fatalf("after removing a: %v", names)
 	}
 	close(release)
@@ -228,17 +229,17 @@ func TestRuntimeListChangeAndCollision(t *testing.T) {
 	})
 	rec := newRecorder()
 	c := downstream(t, g, client.WithEra(mcp.EraLegacy), client.WithNotificationHandler(rec.handle))
-	toolNames(t, c)
+	testmcp.ToolNames(t, c)
 	noop := func(context.Context, *server.CallRequest, struct{}) (struct{}, error) { return struct{}{}, nil }
 	must(server.AddTool(a, &mcp.Tool{Name: "late"}, noop))
 	must(server.AddTool(a, &mcp.Tool{Name: "fresh"}, noop))
 	rec.wait(t, mcp.NotificationToolsListChanged)
-	testwait.WaitFor(t, "a__fresh listed", func() bool { return slices.Contains(toolNames(t, c), "a__fresh") })
+	testwait.WaitFor(t, "a__fresh listed", func() bool { return slices.Contains(testmcp.ToolNames(t, c), "a__fresh") })
 	res, err := c.CallTool(context.Background(), "b__echo", map[string]any{"text": "x"})
 	if err != nil || !strings.Contains(string(res.StructuredContent), `"from":"b"`) {
 		t.Fatal(res, err)
 	}
 	// Removing it upstream removes it downstream.
 	a.RemoveTool("fresh")
-	testwait.WaitFor(t, "a__fresh gone", func() bool { return !slices.Contains(toolNames(t, c), "a__fresh") })
+	testwait.WaitFor(t, "a__fresh gone", func() bool { return !slices.Contains(testmcp.ToolNames(t, c), "a__fresh") })
 }

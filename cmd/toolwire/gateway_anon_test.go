@@ -13,6 +13,7 @@ import (
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/oauthtest"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/otc"
 )
@@ -81,7 +82,7 @@ func TestGatewayAPIKeysWithoutPersonas(t *testing.T) {
 		t.Fatalf("with the key: %d %s", status, body)
 	}
 	alice := connectAs(t, g.url, key, mcp.EraModern)
-	if names := listNames(t, alice); !slices.Contains(names, "one__get-env") || !slices.Contains(names, "one__echo") {
+	if names := testmcp.ToolNames(t, alice); !slices.Contains(names, "one__get-env") || !slices.Contains(names, "one__echo") {
 		t.Fatalf("alice sees %v", names)
 	}
 	res, err := alice.CallTool(t.Context(), "one__get-env", map[string]any{})
@@ -100,7 +101,7 @@ personas:
 `
 	reloadAndWait(t, g, dir, withGuest)
 	anon := connectAs(t, g.url, "", mcp.EraModern)
-	if names := listNames(t, anon); !slices.Equal(names, []string{"one__echo"}) {
+	if names := testmcp.ToolNames(t, anon); !slices.Equal(names, []string{"one__echo"}) {
 		t.Fatalf("anonymous with a guest persona sees %v", names)
 	}
 	if res, err := anon.CallTool(t.Context(), "one__get-env", map[string]any{}); client.CodeOf(err) != client.CodeToolError {
@@ -158,10 +159,10 @@ personas:
 	if status != http.StatusUnauthorized || !strings.HasPrefix(challenge, `Bearer resource_metadata="`) {
 		t.Fatalf("without a credential: %d %q", status, challenge)
 	}
-	if names := listNames(t, connectAs(t, g.url, key, mcp.EraModern)); !slices.Contains(names, "one__get-env") {
+	if names := testmcp.ToolNames(t, connectAs(t, g.url, key, mcp.EraModern)); !slices.Contains(names, "one__get-env") {
 		t.Fatalf("API key alice sees %v", names)
 	}
-	if names := listNames(t, connectAs(t, g.url, jwtFor(t, as, "carol", "s3", public), mcp.EraModern)); !slices.Equal(names, []string{"one__echo"}) {
+	if names := testmcp.ToolNames(t, connectAs(t, g.url, jwtFor(t, as, "carol", "s3", public), mcp.EraModern)); !slices.Equal(names, []string{"one__echo"}) {
 		t.Fatalf("oauth:carol sees %v", names)
 	}
 	// No persona admits those subjects: every request is refused (403),

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway/policy"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/otc"
@@ -121,28 +122,12 @@ func inspectingProxy(t *testing.T, target string, serve func(w http.ResponseWrit
 	return hs.URL + u.Path
 }
 
-// listNames lists the tools c may see.
-func listNames(t *testing.T, c *client.Client) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
-	defer cancel()
-	tools, err := c.ListTools(ctx)
-	if err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	var out []string
-	for _, tl := range tools {
-		out = append(out, tl.Name)
-	}
-	return out
-}
-
 // toolNames lists the tools at url in era, in a session of its own.
 func toolNames(t *testing.T, url string, era mcp.Era) []string {
 	t.Helper()
 	c := connectServe(t, url, era)
 	defer c.Close()
-	return listNames(t, c)
+	return testmcp.ToolNames(t, c)
 }
 
 // otcTools lists, by name to id, the tools the gateway's OTC listener at

@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -174,7 +175,7 @@ func TestGatewayInterop(t *testing.T) {
 			ctx := ctxFor(t)
 
 			// tools/list: both upstreams, namespaced, nothing unprefixed.
-			names := listNames(t, c)
+			names := testmcp.ToolNames(t, c)
 			for _, name := range names {
 				if !strings.HasPrefix(name, "everything__") && !strings.HasPrefix(name, "ref__") {
 					t.Errorf("tool %q is served without an upstream prefix", name)

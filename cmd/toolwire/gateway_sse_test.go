@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/internal/testhttp"
+	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -108,7 +109,7 @@ func TestGatewaySSEUpstream(t *testing.T) {
 			c := connectServe(t, g.url, era)
 			ctx, cancel := context.WithTimeout(t.Context(), durableDeadline)
 			defer cancel()
-			names := listNames(t, c)
+			names := testmcp.ToolNames(t, c)
 			for tool := range everythingNoCapabilityTools {
 				for _, up := range []string{"ev", "auto"} {
 					if !slices.Contains(names, up+"__"+tool) {

@@ -195,7 +195,7 @@ upstreams:
 			ctx := t.Context()
 			alice, bob, carol := connectAs(t, g.url, aliceKey, era), connectAs(t, g.url, bobKey, era),
 				connectAs(t, g.url, carolJWT, era)
-			all, mine := listNames(t, bob), listNames(t, alice)
+			all, mine := testmcp.ToolNames(t, bob), testmcp.ToolNames(t, alice)
 			if !slices.Contains(all, "web__get-env") || !slices.Contains(all, "local__echo") || len(mine) >= len(all) {
 				t.Fatalf("bob sees %v, alice %v", all, mine)
 			}
@@ -204,7 +204,7 @@ upstreams:
 					t.Errorf("alice sees %s", n)
 				}
 			}
-			if got := listNames(t, carol); !slices.Equal(got, mine) {
+			if got := testmcp.ToolNames(t, carol); !slices.Equal(got, mine) {
 				t.Errorf("carol (OAuth, persona analyst) sees %v, alice %v", got, mine)
 			}
 			// No persona admits callers without credentials: 401.

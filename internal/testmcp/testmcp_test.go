@@ -2,6 +2,7 @@ package testmcp_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/toolwire/toolwire/client"
@@ -27,5 +28,22 @@ func TestConnectHTTP(t *testing.T) {
 		if got := res.Content[0].(*mcp.TextContent).Text; got != "pong" {
 			t.Fatalf("%s: %q", era, got)
 		}
+	}
+}
+
+// ToolNames lists every tool by name.
+func TestToolNames(t *testing.T) {
+	s := server.New(mcp.Implementation{Name: "testmcp", Version: "1"})
+	for _, name := range []string{"b", "a"} {
+		if err := server.AddTool(s, &mcp.Tool{Name: name}, func(context.Context, *server.CallRequest, struct{}) (string, error) {
+			return name, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := testmcp.ToolNames(t, testmcp.ConnectHTTP(t, s))
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("tools %v, want a and b", got)
 	}
 }
