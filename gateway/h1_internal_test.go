@@ -22,6 +22,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testwait"
 )
 
@@ -411,12 +412,7 @@ func TestH1ProxyFallback(t *testing.T) {
 // the request body.
 func TestH1DialFailure(t *testing.T) {
 	h1Leaks(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testenv.FreeAddr(t)
 	tr := newTestH1(t, 4)
 	body := &closeCounter{Reader: strings.NewReader("x")}
 	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/", body)

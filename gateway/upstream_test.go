@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
@@ -94,12 +95,7 @@ func TestCrashLoopGoesDown(t *testing.T) {
 }
 
 func TestHTTPUpstreamDownThenUp(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there yet
+	addr := testenv.FreeAddr(t) // nothing listens there yet
 
 	g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{
 		{Name: "web", URL: "http://" + addr + "/mcp"},
@@ -114,7 +110,7 @@ func TestHTTPUpstreamDownThenUp(t *testing.T) {
 		t.Fatalf("tools %v", names)
 	}
 
-	ln, err = net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Skipf("cannot listen on %s again: %v", addr, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"net/url"
 	"strings"
 	"syscall"
@@ -64,12 +63,7 @@ func TestOpenOptions(t *testing.T) {
 // Open fails, without hanging, on a URL it cannot use and on a server that
 // is not there or does not answer.
 func TestOpenFails(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedAddr := l.Addr().String()
-	l.Close()
+	closedAddr := testenv.FreeAddr(t)
 	for _, u := range []string{"", "localhost:6379", "unix:///tmp/redis.sock", "http://" + closedAddr, "redis://" + closedAddr + "/x"} {
 		if c, err := Open(context.Background(), u); err == nil {
 			c.Close()
@@ -125,12 +119,7 @@ func TestPasswordNeverShown(t *testing.T) {
 		}
 	}
 	requirePass()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedAddr := l.Addr().String()
-	l.Close()
+	closedAddr := testenv.FreeAddr(t)
 	pw := testPassword
 	for _, u := range []string{
 		"redis://user:" + pw + "@" + srv.Addr + "/0",     // wrong user

@@ -83,12 +83,7 @@ func TestCallOverOTC(t *testing.T) {
 }
 
 func TestCallOverOTCUnreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testenv.FreeAddr(t)
 	r := runCLI(t, "call", "--otc", "http://"+addr, "Calculator.Add", "a=1")
 	if r.code != 3 || !strings.Contains(r.stderr, "ERR_OTC_TRANSPORT") {
 		t.Errorf("code %d stderr %q", r.code, r.stderr)
