@@ -32,13 +32,10 @@ func TestCompletion(t *testing.T) {
 		return &mcp.Completion{Values: v}, nil
 	}))
 	must(t, server.AddPromptCompletion(s, "p", "bad", func(_ context.Context, req *server.CompleteRequest) (*mcp.Completion, error) {
-		switch req.Value {
-		case "panic":
-			panic("boom")
-		case "rpc":
-			return nil, jsonrpc.NewError(-32001, "custom")
+		if err := failAs(req.Value); err != nil {
+			return nil, err
 		}
-		return nil, errors.New("backend down")
+		return nil, errors.New("backend down") // every other value fails plainly
 	}))
 	must(t, server.AddTemplateCompletion(s, "test://template/{id}/data", "id", server.CompleteFromList("123", "124", "200")))
 	var re *server.RegistrationError
@@ -102,7 +99,7 @@ func TestCompletion(t *testing.T) {
 			{map[string]any{"argument": map[string]any{"name": "x", "value": ""}}, jsonrpc.CodeInvalidParams, `"ref" is required`},
 			{map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "p"}}, jsonrpc.CodeInvalidParams, `"argument.name" is required`},
 			{prompt("bad", "panic", nil), jsonrpc.CodeInternalError, "internal error"},
-			{prompt("bad", "rpc", nil), -32001, "custom"},
+			{prompt("bad", "jsonrpc", nil), -32001, "custom"},
 			{prompt("bad", "x", nil), jsonrpc.CodeInternalError, "backend down"},
 		}
 		for _, c := range errs {

@@ -22,22 +22,35 @@ func reviewHandler(_ context.Context, req *server.PromptRequest, args map[string
 	switch args["style"] {
 	case "bad":
 		return nil, &server.PromptArgumentError{Argument: "style", Reason: `"bad" is no style`}
-	case "jsonrpc":
-		return nil, jsonrpc.NewError(-32001, "custom")
-	case "fail":
-		return nil, errors.New("backend down")
-	case "panic":
-		panic("boom")
 	case "badrole":
 		return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: "system", Content: &mcp.TextContent{Text: "x"}}}}, nil
 	case "nil":
 		return nil, nil
+	}
+	if err := failAs(args["style"]); err != nil {
+		return nil, err
 	}
 	return &mcp.GetPromptResult{Description: "review of " + req.Name, Messages: []mcp.PromptMessage{
 		{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: "Review " + args["code"] + " in style " + args["style"]}},
 		{Role: mcp.RoleAssistant, Content: &mcp.ImageContent{Data: []byte("PNG"), MIMEType: "image/png"}},
 		{Role: mcp.RoleUser, Content: &mcp.EmbeddedResource{Resource: &mcp.TextResourceContents{URI: "file:///a.go", Text: "package a"}}},
 	}}, nil
+}
+
+// failAs is how a test handler fails when its input names a failure mode:
+// "jsonrpc" with a *jsonrpc.Error of its own (-32001 "custom"), "fail" with
+// a plain error ("backend down"), "panic" with a panic; any other mode is
+// no failure (nil).
+func failAs(mode string) error {
+	switch mode {
+	case "jsonrpc":
+		return jsonrpc.NewError(-32001, "custom")
+	case "fail":
+		return errors.New("backend down")
+	case "panic":
+		panic("boom")
+	}
+	return nil
 }
 
 func promptServer(t *testing.T, opts ...server.Option) *server.Server {

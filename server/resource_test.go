@@ -34,16 +34,13 @@ func resourceServer(t *testing.T, opts ...server.Option) *server.Server {
 			switch req.Vars["id"] {
 			case "missing":
 				return nil, fmt.Errorf("lookup: %w", server.ErrResourceNotFound)
-			case "jsonrpc":
-				return nil, jsonrpc.NewError(-32001, "custom")
-			case "fail":
-				return nil, errors.New("backend down")
-			case "panic":
-				panic("boom")
 			case "empty":
 				return &mcp.ReadResourceResult{}, nil
 			case "nilcontent":
 				return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{(*mcp.TextResourceContents)(nil)}}, nil
+			}
+			if err := failAs(req.Vars["id"]); err != nil {
+				return nil, err
 			}
 			b, _ := json.Marshal(map[string]any{"id": req.Vars["id"], "templateTest": true, "data": "Data for ID: " + req.Vars["id"]})
 			return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{&mcp.TextResourceContents{MIMEType: "application/json", Text: string(b)}}}, nil
