@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"github.com/toolwire/toolwire/auth"
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
+	"github.com/toolwire/toolwire/internal/testenv"
 	"github.com/toolwire/toolwire/internal/testmcp"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -62,18 +62,7 @@ func stdioServer() *server.Server {
 }
 
 func garbage() {
-	in := bufio.NewScanner(os.Stdin)
-	out := bufio.NewWriter(os.Stdout)
-	send := func(s string) { out.WriteString(s + "\n"); out.Flush() }
-	for in.Scan() {
-		msg, _, err := jsonrpc.Decode(in.Bytes())
-		if err != nil {
-			continue
-		}
-		m, ok := msg.(*jsonrpc.Request)
-		if !ok {
-			continue
-		}
+	testenv.ServeStdio(func(m *jsonrpc.Request, send func(string)) {
 		switch m.Method {
 		case "initialize":
 			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"junk","version":"1"}}}`, m.ID))
@@ -86,7 +75,7 @@ func garbage() {
 		default:
 			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no %s here"}}`, m.ID, m.Method))
 		}
-	}
+	})
 }
 
 func must(err error) {

@@ -1,8 +1,8 @@
 package testenv
 
 import (
-	"bufio"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -23,16 +23,7 @@ func ServeStrictLegacy() {
 	if mode == "" {
 		return
 	}
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<20), 1<<20)
-	out := bufio.NewWriter(os.Stdout)
-	send := func(s string) { out.WriteString(s + "\n"); out.Flush() }
-	for in.Scan() {
-		msg, _, err := jsonrpc.Decode(in.Bytes())
-		m, ok := msg.(*jsonrpc.Request)
-		if err != nil || !ok {
-			continue
-		}
+	ServeStdio(func(m *jsonrpc.Request, send func(string)) {
 		switch m.Method {
 		case "initialize":
 			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"strict","version":"1"}}}`, m.ID))
@@ -44,12 +35,11 @@ func ServeStrictLegacy() {
 			fmt.Fprintf(os.Stderr, "strict server: unknown method %s\n", m.Method)
 			if mode == "close" {
 				os.Stdout.Close()
-				for in.Scan() {
-				}
+				_, _ = io.Copy(io.Discard, os.Stdin)
 				os.Exit(0)
 			}
 			os.Exit(1)
 		}
-	}
+	})
 	os.Exit(0)
 }
