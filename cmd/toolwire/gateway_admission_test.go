@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testhttp"
 )
 
 // TestGatewaySessionOnlyForAPersona: a key holder that no persona matches
@@ -24,7 +25,7 @@ personas:
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	open := func(key string) (int, string, string) {
 		resp := scalePost(t, g.url, "", "", initialize, http.Header{"Authorization": {"Bearer " + key}})
-		return resp.StatusCode, scaleReadAll(t, resp), resp.Header.Get("Mcp-Session-Id")
+		return resp.StatusCode, testhttp.ReadBody(t, resp), resp.Header.Get("Mcp-Session-Id")
 	}
 	if status, body, sid := open(bob); status != http.StatusForbidden || sid != "" || !strings.Contains(body, "no persona admits api_key:bob") {
 		t.Errorf("bob (no persona): %d %q session %q", status, body, sid)

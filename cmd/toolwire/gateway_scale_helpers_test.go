@@ -353,22 +353,12 @@ func (b *cancelBody) Close() error {
 	return err
 }
 
-func scaleReadAll(t *testing.T, resp *http.Response) string {
-	t.Helper()
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("reading %s: %v", resp.Request.URL, err)
-	}
-	return string(b)
-}
-
 // scaleReply reads the response to a request, JSON or SSE, with the
 // notifications before it.
 func scaleReply(t *testing.T, resp *http.Response) (scaleMsg, []scaleMsg) {
 	t.Helper()
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		body := scaleReadAll(t, resp)
+		body := testhttp.ReadBody(t, resp)
 		var m scaleMsg
 		if err := json.Unmarshal([]byte(body), &m); err != nil {
 			t.Fatalf("status %d, reply not JSON: %v: %q", resp.StatusCode, err, body)
@@ -398,14 +388,14 @@ const scaleInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"prot
 func scaleOpen(t *testing.T, url, pin string) (string, string) {
 	t.Helper()
 	resp := scalePost(t, url, pin, "", scaleInit, nil)
-	body := scaleReadAll(t, resp)
+	body := testhttp.ReadBody(t, resp)
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if resp.StatusCode != http.StatusOK || sid == "" {
 		t.Fatalf("initialize: status %d, session %q: %s", resp.StatusCode, sid, body)
 	}
 	served := resp.Header.Get(scaleServed)
 	resp = scalePost(t, url, pin, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil)
-	if scaleReadAll(t, resp); resp.StatusCode != http.StatusAccepted {
+	if testhttp.ReadBody(t, resp); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("notifications/initialized: status %d", resp.StatusCode)
 	}
 	return sid, served
@@ -431,7 +421,7 @@ func scaleCall(t *testing.T, url, pin, sid string, id any, name string, args any
 	resp := scalePost(t, url, pin, sid, scaleCallBody(t, id, name, args, nil, nil), nil)
 	served := resp.Header.Get(scaleServed)
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("tools/call %s: status %d: %s", name, resp.StatusCode, scaleReadAll(t, resp))
+		t.Fatalf("tools/call %s: status %d: %s", name, resp.StatusCode, testhttp.ReadBody(t, resp))
 	}
 	m, _ := scaleReply(t, resp)
 	if m.Error != nil {
@@ -459,7 +449,7 @@ func scaleModern(t *testing.T, url, pin string, id any, name string, args any) (
 	resp := scalePost(t, url, pin, "", scaleCallBody(t, id, name, args, meta, nil), h)
 	served := resp.Header.Get(scaleServed)
 	if resp.StatusCode != http.StatusOK {
-		return resp.StatusCode, scaleMsg{}, scaleReadAll(t, resp)
+		return resp.StatusCode, scaleMsg{}, testhttp.ReadBody(t, resp)
 	}
 	m, _ := scaleReply(t, resp)
 	return resp.StatusCode, m, served

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolwire/toolwire/gateway/audit"
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -109,7 +110,7 @@ store:
 		answered(served, "s1-round-robin", audit.OutcomeOK)
 		// A session no replica opened is not found anywhere.
 		resp := scalePost(t, gb.url, "", "never-opened", scaleCallBody(t, 5, "ref__echo", map[string]any{"message": "x"}, nil, nil), nil)
-		if scaleReadAll(t, resp); resp.StatusCode != http.StatusNotFound {
+		if testhttp.ReadBody(t, resp); resp.StatusCode != http.StatusNotFound {
 			t.Fatalf("an unknown session on B: status %d, want 404", resp.StatusCode)
 		}
 		t.Logf("session %s: initialize answered by A; tools/call answered by B (through the proxy and on B's URL) and by %s (round robin), one initialize in all", sid, served)
@@ -145,7 +146,7 @@ store:
 
 		rb := scaleGet(t, gb.url, "", sid, last)
 		if rb.StatusCode != http.StatusOK {
-			t.Fatalf("resume on B: status %d: %s", rb.StatusCode, scaleReadAll(t, rb))
+			t.Fatalf("resume on B: status %d: %s", rb.StatusCode, testhttp.ReadBody(t, rb))
 		}
 		sb := newScaleStream(t, rb)
 		defer sb.close()
@@ -202,7 +203,7 @@ store:
 		args := map[string]any{"duration": 1, "steps": 2}
 		resp := scalePost(t, ga.url, "", sid, scaleCallBody(t, 11, "ref__trigger-long-running-operation", args, nil, map[string]any{"ttl": 60000}), nil)
 		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("task call on A: status %d: %s", resp.StatusCode, scaleReadAll(t, resp))
+			t.Fatalf("task call on A: status %d: %s", resp.StatusCode, testhttp.ReadBody(t, resp))
 		}
 		m, _ := scaleReply(t, resp)
 		created := scaleDecode(t, m)
@@ -215,7 +216,7 @@ store:
 		for {
 			resp := scalePost(t, gb.url, "", sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":12,"method":"tasks/get","params":{"taskId":%q}}`, id), nil)
 			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("tasks/get on B: status %d: %s", resp.StatusCode, scaleReadAll(t, resp))
+				t.Fatalf("tasks/get on B: status %d: %s", resp.StatusCode, testhttp.ReadBody(t, resp))
 			}
 			m, _ := scaleReply(t, resp)
 			got := scaleDecode(t, m)
@@ -252,7 +253,7 @@ store:
 		args := map[string]any{"duration": 20.5, "steps": steps}
 		resp := scalePost(t, ga.url, "", sid, scaleCallBody(t, "slow-1", "ref__trigger-long-running-operation", args, map[string]any{"progressToken": "p-cancel"}, nil), nil)
 		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("long call on A: status %d: %s", resp.StatusCode, scaleReadAll(t, resp))
+			t.Fatalf("long call on A: status %d: %s", resp.StatusCode, testhttp.ReadBody(t, resp))
 		}
 		sa := newScaleStream(t, resp)
 		defer sa.close()
@@ -267,7 +268,7 @@ store:
 			}
 		}
 		c := scalePost(t, gb.url, "", sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1","reason":"scale test"}}`, nil)
-		if scaleReadAll(t, c); c.StatusCode != http.StatusAccepted {
+		if testhttp.ReadBody(t, c); c.StatusCode != http.StatusAccepted {
 			t.Fatalf("notifications/cancelled on B: status %d", c.StatusCode)
 		}
 		var after []scaleEvent
@@ -394,7 +395,7 @@ store:
 
 		rb := scaleGet(t, proxy.url, "", sid, last)
 		if rb.StatusCode != http.StatusOK || rb.Header.Get(scaleServed) != "B" {
-			t.Fatalf("resume through the proxy: status %d, served by %q: %s", rb.StatusCode, rb.Header.Get(scaleServed), scaleReadAll(t, rb))
+			t.Fatalf("resume through the proxy: status %d, served by %q: %s", rb.StatusCode, rb.Header.Get(scaleServed), testhttp.ReadBody(t, rb))
 		}
 		sb := newScaleStream(t, rb)
 		var replay []scaleEvent
@@ -461,7 +462,7 @@ store:
 
 		rds.Stop()
 		resp := scalePost(t, proxy.url, "", "", scaleInit, nil)
-		body := scaleReadAll(t, resp)
+		body := testhttp.ReadBody(t, resp)
 		if resp.StatusCode != http.StatusServiceUnavailable {
 			t.Fatalf("initialize with Redis down: status %d: %s", resp.StatusCode, body)
 		}
@@ -494,7 +495,7 @@ store:
 		deadline := started.Add(scaleHang)
 		for {
 			resp := scalePost(t, proxy.url, "", "", scaleInit, nil)
-			scaleReadAll(t, resp)
+			testhttp.ReadBody(t, resp)
 			if resp.StatusCode == http.StatusOK && resp.Header.Get("Mcp-Session-Id") != "" {
 				break
 			}
@@ -508,7 +509,7 @@ store:
 		// Redis came back empty (nothing is saved): the session B held is
 		// gone there too.
 		resp = scalePost(t, gb.url, "", held, scaleCallBody(t, 4, "ref__echo", map[string]any{"message": "s7-gone"}, nil, nil), nil)
-		if scaleReadAll(t, resp); resp.StatusCode != http.StatusNotFound {
+		if testhttp.ReadBody(t, resp); resp.StatusCode != http.StatusNotFound {
 			t.Fatalf("B's session after Redis restarted empty: status %d, want 404", resp.StatusCode)
 		}
 		sid, _ := scaleOpen(t, proxy.url, "")

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolwire/toolwire/gateway/audit"
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -208,10 +209,10 @@ upstreams:
 	initialize := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	resp := scalePost(t, g.url, "", "", initialize, auth)
 	sid := resp.Header.Get("Mcp-Session-Id")
-	if body := scaleReadAll(t, resp); resp.StatusCode != http.StatusOK || sid == "" {
+	if body := testhttp.ReadBody(t, resp); resp.StatusCode != http.StatusOK || sid == "" {
 		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
 	}
-	scaleReadAll(t, scalePost(t, g.url, "", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, auth))
+	testhttp.ReadBody(t, scalePost(t, g.url, "", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, auth))
 
 	modernMeta := fmt.Sprintf(`,"_meta":{%q:%q,%q:{}}`, mcp.MetaProtocolVersion, mcp.Version20260728, mcp.MetaClientCapabilities)
 	ran := map[string]int{} // what the upstream ran, by downstream name
@@ -230,7 +231,7 @@ upstreams:
 			}
 			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, s.method, fmt.Sprintf(s.params, meta))
 			resp := scalePost(t, g.url, "", session, body, hdr)
-			answer := sseData(scaleReadAll(t, resp))
+			answer := sseData(testhttp.ReadBody(t, resp))
 			for _, r := range up.take() {
 				if deniedAtUpstream[r] {
 					t.Errorf("%s %s: the denied %q ran upstream (answer %s)", era, s.name, r, answer)
@@ -247,7 +248,7 @@ upstreams:
 			hdr.Set("MCP-Protocol-Version", mcp.Version20260728)
 		}
 		resp := scalePost(t, g.url, "", session, batch, hdr)
-		if answer := scaleReadAll(t, resp); resp.StatusCode == http.StatusOK && !strings.Contains(answer, `"error"`) {
+		if answer := testhttp.ReadBody(t, resp); resp.StatusCode == http.StatusOK && !strings.Contains(answer, `"error"`) {
 			t.Errorf("%s batch answered %d %s", era, resp.StatusCode, answer)
 		}
 		if got := up.take(); len(got) > 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolwire/toolwire/internal/testenv"
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/internal/testwait"
 )
 
@@ -17,7 +18,7 @@ import (
 func rawPost(t *testing.T, url, sid, body string) (int, string, string) {
 	t.Helper()
 	resp := scalePost(t, url, "", sid, body, nil)
-	return resp.StatusCode, scaleReadAll(t, resp), resp.Header.Get("Mcp-Session-Id")
+	return resp.StatusCode, testhttp.ReadBody(t, resp), resp.Header.Get("Mcp-Session-Id")
 }
 
 // TestServeReplicasShareSessions: two `toolwire serve --redis` processes on

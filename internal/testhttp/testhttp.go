@@ -25,12 +25,22 @@ func Do(t testing.TB, c *http.Client, req *http.Request) (*http.Response, string
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res, ReadBody(t, res)
+}
+
+// ReadBody reads res's body whole and closes it; an error reading it
+// (a body cut short) fails t, naming the request when res has one.
+func ReadBody(t testing.TB, res *http.Response) string {
+	t.Helper()
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
+		if res.Request != nil {
+			t.Fatalf("reading the reply to %s %s: %v", res.Request.Method, res.Request.URL, err)
+		}
 		t.Fatal(err)
 	}
-	return res, string(b)
+	return string(b)
 }
 
 // Get is Do of a GET of url with http.DefaultClient, for the status and

@@ -28,3 +28,24 @@ func TestDoAndGet(t *testing.T) {
 		t.Fatalf("GET: %d %q", code, body)
 	}
 }
+
+// ReadBody returns a response's whole body, read as the server streams it,
+// and closes it.
+func TestReadBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("first "))
+		w.(http.Flusher).Flush()
+		_, _ = w.Write([]byte("second"))
+	}))
+	defer srv.Close()
+	res, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := testhttp.ReadBody(t, res); body != "first second" {
+		t.Fatalf("body %q", body)
+	}
+	if _, err := res.Body.Read(make([]byte, 1)); err == nil {
+		t.Fatal("the body is still open")
+	}
+}

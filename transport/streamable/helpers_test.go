@@ -220,14 +220,10 @@ func doAsync(r *http.Request) <-chan *http.Response {
 	return replies
 }
 
+// readAll reads resp's body whole and closes it (testhttp.ReadBody).
 func readAll(t *testing.T, resp *http.Response) string {
 	t.Helper()
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return testhttp.ReadBody(t, resp)
 }
 
 // wantReconnectResumed reads resp, a stream resumed after the priming event
