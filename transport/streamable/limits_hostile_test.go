@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/toolwire/toolwire/internal/testhttp"
 	"github.com/toolwire/toolwire/internal/testwait"
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -323,19 +324,11 @@ func TestSessionCyclesLeaveNothing(t *testing.T) {
 	var sid string // of the last reply that named one
 	call := func(r *http.Request) (int, string) {
 		t.Helper()
-		resp, err := client.Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp, body := testhttp.Do(t, client, r)
 		if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
 			sid = s
 		}
-		return resp.StatusCode, string(b)
+		return resp.StatusCode, body
 	}
 	cycle := func(i int) {
 		status, body := call(legacyRequest(t, ts.URL, "", initializeBody))
