@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/toolwire/toolwire/internal/jsonscan"
 	"github.com/toolwire/toolwire/internal/wirejson"
@@ -143,18 +142,17 @@ type sessionLogs struct {
 }
 
 // requestLog is the logging state of one request, made when it first logs.
-// Sends happen under mu, and end takes mu, so every message a request sends
-// goes out ahead of its response and none after.
+// Its messages go out ahead of the request's response and none after
+// (untilAnswered; end closes it).
 type requestLog struct {
-	mu    sync.Mutex
-	done  bool
+	untilAnswered
 	read  bool             // level has been read from _meta (2026-07-28)
 	level mcp.LoggingLevel // the request's _meta level; "" for none
 }
 
 // answeredLog stands for the logging state of a request answered before it
 // ever logged: nothing more is sent for it.
-var answeredLog = &requestLog{done: true}
+var answeredLog = &requestLog{untilAnswered: untilAnswered{done: true}}
 
 // endLogsLocked is called under the session's mu as the request is
 // answered: it returns the request's logging state, for end, and makes sure
@@ -174,9 +172,7 @@ func (lg *requestLog) end() {
 	if lg == nil {
 		return
 	}
-	lg.mu.Lock()
-	lg.done = true
-	lg.mu.Unlock()
+	lg.close()
 }
 
 // logState returns the request's logging state, made on first use, or nil

@@ -20,12 +20,28 @@ var (
 
 // progress sends notifications/progress for one request.
 type progress struct {
-	mu    sync.Mutex
+	untilAnswered
 	token mcp.ProgressToken
 	w     jsonrpc.Sender
 	last  float64
 	sent  bool
-	done  bool
+}
+
+// untilAnswered keeps what a request sends of its own (progress, log
+// messages) ahead of its response: every send holds mu and is refused once
+// done is set, and close, called before the response is sent, takes mu and
+// sets done, so nothing goes out after the response.
+type untilAnswered struct {
+	mu   sync.Mutex
+	done bool
+}
+
+// close marks the request answered: what it would send from now on is
+// refused.
+func (u *untilAnswered) close() {
+	u.mu.Lock()
+	u.done = true
+	u.mu.Unlock()
 }
 
 // HasProgress reports whether the caller asked for progress (sent a
@@ -77,7 +93,5 @@ func (p *progress) finish() {
 	if p == nil {
 		return
 	}
-	p.mu.Lock()
-	p.done = true
-	p.mu.Unlock()
+	p.close()
 }
