@@ -244,36 +244,23 @@ func (w *walker) container(p *plan, t typeSet, got string) *plan {
 
 func (w *walker) object(p *plan, depth int) *decodeError {
 	p = w.container(p, tObject, "object")
-	w.pos++ // {
-	w.space()
 	base := len(w.names)
 	defer func() { w.names = w.names[:base] }()
 	var many map[string]bool // the names past maxLinearNames
 	members := 0
 	var additional []string
-	if w.pos < len(w.data) && w.data[w.pos] == '}' {
-		w.pos++
+	if w.open('}') {
 		return w.objectEnd(p, base, many, 0, nil, w.pos-1)
 	}
 	for {
-		w.space()
-		if w.pos >= len(w.data) || w.data[w.pos] != '"' {
-			return w.fail("want an object key")
-		}
 		keyAt := w.pos
-		raw, name, err := w.strSpan()
+		raw, name, err := w.memberName()
 		if err != nil {
 			return err
 		}
 		if len(name) != len(raw)-2 {
 			name = slices.Clone(name) // unescaped into scratch: keep a copy
 		}
-		w.space()
-		if w.pos >= len(w.data) || w.data[w.pos] != ':' {
-			return w.fail("want ':' after an object key")
-		}
-		w.pos++
-		w.space()
 		var mp *plan
 		if p != nil {
 			if sp, ok := p.props[string(name)]; ok {
@@ -294,18 +281,12 @@ func (w *walker) object(p *plan, depth int) *decodeError {
 			return (&decodeError{offset: keyAt, reason: "duplicate member name " + strconv.Quote(string(name))}).at(string(name))
 		}
 		members++
-		w.space()
-		if w.pos >= len(w.data) {
-			return w.fail("unexpected end of input in an object")
+		more, err := w.more('}', "an object")
+		if err != nil {
+			return err
 		}
-		switch w.data[w.pos] {
-		case ',':
-			w.pos++
-		case '}':
-			w.pos++
+		if !more {
 			return w.objectEnd(p, base, many, members, additional, w.pos-1)
-		default:
-			return w.fail("want ',' or '}' in an object")
 		}
 	}
 }
@@ -466,16 +447,12 @@ func (w *walker) array(p *plan, depth int) *decodeError {
 	if p != nil {
 		ip = p.items
 	}
-	w.pos++ // [
-	w.space()
 	n := 0
-	if w.pos < len(w.data) && w.data[w.pos] == ']' {
-		w.pos++
+	if w.open(']') {
 		w.arrayEnd(p, 0)
 		return nil
 	}
 	for {
-		w.space()
 		w.path = append(w.path, pathToken{index: n, isIndex: true})
 		err := w.value(ip, depth+1)
 		w.path = w.path[:len(w.path)-1]
@@ -483,19 +460,13 @@ func (w *walker) array(p *plan, depth int) *decodeError {
 			return err.at(strconv.Itoa(n))
 		}
 		n++
-		w.space()
-		if w.pos >= len(w.data) {
-			return w.fail("unexpected end of input in an array")
+		more, err := w.more(']', "an array")
+		if err != nil {
+			return err
 		}
-		switch w.data[w.pos] {
-		case ',':
-			w.pos++
-		case ']':
-			w.pos++
+		if !more {
 			w.arrayEnd(p, n)
 			return nil
-		default:
-			return w.fail("want ',' or ']' in an array")
 		}
 	}
 }

@@ -153,29 +153,17 @@ func (d *valueDecoder) literal(word string) *decodeError {
 }
 
 func (d *valueDecoder) object(depth int) (any, *decodeError) {
-	d.pos++ // {
 	m := map[string]any{}
-	d.space()
-	if d.pos < len(d.data) && d.data[d.pos] == '}' {
-		d.pos++
+	if d.open('}') {
 		return m, nil
 	}
 	for {
-		d.space()
-		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
-			return nil, d.fail("want an object key")
-		}
 		keyAt := d.pos
-		k, err := d.str()
+		_, name, err := d.memberName()
 		if err != nil {
 			return nil, err
 		}
-		d.space()
-		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
-			return nil, d.fail("want ':' after an object key")
-		}
-		d.pos++
-		d.space()
+		k := string(name)
 		v, err := d.value(depth + 1)
 		if err != nil {
 			return nil, err.at(k)
@@ -184,51 +172,90 @@ func (d *valueDecoder) object(depth int) (any, *decodeError) {
 		if m[k] = v; len(m) == n {
 			return nil, (&decodeError{offset: keyAt, reason: fmt.Sprintf("duplicate member name %q", k)}).at(k)
 		}
-		d.space()
-		if d.pos >= len(d.data) {
-			return nil, d.fail("unexpected end of input in an object")
+		more, err := d.more('}', "an object")
+		if err != nil {
+			return nil, err
 		}
-		switch d.data[d.pos] {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
+		if !more {
 			return m, nil
-		default:
-			return nil, d.fail("want ',' or '}' in an object")
 		}
 	}
 }
 
 func (d *valueDecoder) array(depth int) (any, *decodeError) {
-	d.pos++ // [
 	a := []any{}
-	d.space()
-	if d.pos < len(d.data) && d.data[d.pos] == ']' {
-		d.pos++
+	if d.open(']') {
 		return a, nil
 	}
 	for {
-		d.space()
 		v, err := d.value(depth + 1)
 		if err != nil {
 			return nil, err.at(strconv.Itoa(len(a)))
 		}
 		a = append(a, v)
-		d.space()
-		if d.pos >= len(d.data) {
-			return nil, d.fail("unexpected end of input in an array")
+		more, err := d.more(']', "an array")
+		if err != nil {
+			return nil, err
 		}
-		switch d.data[d.pos] {
-		case ',':
-			d.pos++
-		case ']':
-			d.pos++
+		if !more {
 			return a, nil
-		default:
-			return nil, d.fail("want ',' or ']' in an array")
 		}
 	}
+}
+
+// open passes over the '{' or '[' at d.pos and the white space after it,
+// and reports whether closing (its '}' or ']') follows at once, passing over
+// that too: the container is empty. Otherwise d is at its first member or
+// element.
+func (d *valueDecoder) open(closing byte) (empty bool) {
+	d.pos++
+	d.space()
+	if d.pos < len(d.data) && d.data[d.pos] == closing {
+		d.pos++
+		return true
+	}
+	return false
+}
+
+// memberName reads an object member's name and the colon after it, white
+// space around them included, leaving d at the member's value. raw and name
+// are as strSpan returns them.
+func (d *valueDecoder) memberName() (raw, name []byte, _ *decodeError) {
+	if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+		return nil, nil, d.fail("want an object key")
+	}
+	raw, name, err := d.strSpan()
+	if err != nil {
+		return nil, nil, err
+	}
+	d.space()
+	if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+		return nil, nil, d.fail("want ':' after an object key")
+	}
+	d.pos++
+	d.space()
+	return raw, name, nil
+}
+
+// more reads what follows a member of an object or an element of an array
+// (what names which, for errors), white space first: a ',' (more is true,
+// and d is at the next member or element) or closing, its '}' or ']' (more
+// is false). Anything else is an error, with more false.
+func (d *valueDecoder) more(closing byte, what string) (more bool, _ *decodeError) {
+	d.space()
+	if d.pos >= len(d.data) {
+		return false, d.fail("unexpected end of input in %s", what)
+	}
+	switch d.data[d.pos] {
+	case ',':
+		d.pos++
+		d.space()
+		return true, nil
+	case closing:
+		d.pos++
+		return false, nil
+	}
+	return false, d.fail("want ',' or '%c' in %s", closing, what)
 }
 
 // str reads a string.
