@@ -1,7 +1,6 @@
 package sqlitestore
 
 import (
-	"bufio"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -65,33 +64,9 @@ var eventIDRE = regexp.MustCompile(`(?m)^id: ?(\S+)$`)
 // response's body is closed when the test ends.
 func get(t *testing.T, hc *http.Client, url, sid, lastID string) *http.Response {
 	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
-	r := testhttp.MCPGet(t, url, sid, lastID).WithContext(ctx)
-	resp, err := hc.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); resp.Body.Close() })
+	resp := testhttp.OpenMCPGet(t, hc, url, sid, lastID)
+	t.Cleanup(func() { resp.Body.Close() })
 	return resp
-}
-
-// firstEventID opens sid's GET stream and returns the id of its first
-// event (the priming event), then closes it.
-func firstEventID(t *testing.T, hc *http.Client, url, sid string) string {
-	t.Helper()
-	resp := get(t, hc, url, sid, "")
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET: %d", resp.StatusCode)
-	}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if m := eventIDRE.FindStringSubmatch(sc.Text()); m != nil {
-			return m[1]
-		}
-	}
-	t.Fatalf("the GET stream ended with no event id: %v", sc.Err())
-	return ""
 }
 
 // TestSessionSurvivesRestart: a session opened on one handler and store
@@ -126,7 +101,7 @@ func TestSessionSurvivesRestart(t *testing.T) {
 	}
 	// An event id of the GET stream, and one of a POST stream (a call
 	// that logs, at the default level, answers on SSE).
-	getID := firstEventID(t, hc, url, sid)
+	getID := testhttp.FirstEventID(t, hc, url, sid)
 	status, b, _ := post(t, hc, url, sid, logBody)
 	postID := eventIDRE.FindStringSubmatch(b)
 	if status != http.StatusOK || !strings.Contains(b, "notifications/message") || postID == nil {
