@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/toolwire/toolwire/internal/jsonscan"
 )
 
 // MaxDepth bounds nesting: at most this many objects and arrays may be open
@@ -103,16 +105,7 @@ func (d *valueDecoder) fail(format string, args ...any) *decodeError {
 	return &decodeError{offset: d.pos, reason: fmt.Sprintf(format, args...)}
 }
 
-func (d *valueDecoder) space() {
-	for d.pos < len(d.data) {
-		switch d.data[d.pos] {
-		case ' ', '\t', '\n', '\r':
-			d.pos++
-		default:
-			return
-		}
-	}
-}
+func (d *valueDecoder) space() { d.pos = jsonscan.SkipSpace(d.data, d.pos) }
 
 // value reads one value; depth is the number of objects and arrays open
 // around it.

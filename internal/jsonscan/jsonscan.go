@@ -159,15 +159,22 @@ type Scanner struct {
 }
 
 // Space skips white space.
-func (s *Scanner) Space() {
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
+func (s *Scanner) Space() { s.pos = SkipSpace(s.data, s.pos) }
+
+// SkipSpace returns the offset of the first byte of data at or after pos
+// that is not JSON white space (RFC 8259: space, tab, line feed, carriage
+// return), len(data) if there is none. It is the white-space rule of every
+// hand-written JSON reader here.
+func SkipSpace(data []byte, pos int) int {
+	for pos < len(data) {
+		switch data[pos] {
 		case ' ', '\t', '\n', '\r':
-			s.pos++
+			pos++
 		default:
-			return
+			return pos
 		}
 	}
+	return pos
 }
 
 // Eat consumes c if it is next.
@@ -238,27 +245,17 @@ func (s *Scanner) Skip(depth int) bool {
 // opening bracket: its members' names and values, or its elements, each
 // one level deeper than depth.
 func (s *Scanner) skipContainer(depth int, object bool) bool {
-	end := byte(']')
-	if object {
-		end = '}'
-	}
+	end := closer(object)
 	s.pos++
 	s.Space()
 	if s.Eat(end) {
 		return true
 	}
 	for {
-		s.Space()
-		if object {
-			if !s.skipString() {
-				return false
-			}
-			s.Space()
-			if !s.Eat(':') {
-				return false
-			}
-			s.Space()
+		if object && !s.memberName() {
+			return false
 		}
+		s.Space()
 		if !s.Skip(depth + 1) {
 			return false
 		}
@@ -267,6 +264,25 @@ func (s *Scanner) skipContainer(depth int, object bool) bool {
 			return s.Eat(end)
 		}
 	}
+}
+
+// closer is the byte that closes an object (object set) or an array.
+func closer(object bool) byte {
+	if object {
+		return '}'
+	}
+	return ']'
+}
+
+// memberName passes over white space, a member's name, white space and
+// the colon, stopping before the white space ahead of the member's value.
+func (s *Scanner) memberName() bool {
+	s.Space()
+	if !s.skipString() {
+		return false
+	}
+	s.Space()
+	return s.Eat(':')
 }
 
 func (s *Scanner) word(w string) bool {
@@ -448,14 +464,6 @@ func Nested(data []byte, pos int) (end, depth int, ok bool) {
 		level++
 		depth = max(depth, level)
 	}
-	member := func() bool { // a name and its colon, before a member's value
-		s.Space()
-		if !s.skipString() {
-			return false
-		}
-		s.Space()
-		return s.Eat(':')
-	}
 	for {
 		// A value starts here.
 		s.Space()
@@ -463,25 +471,16 @@ func Nested(data []byte, pos int) (end, depth int, ok bool) {
 			return s.pos, depth, false
 		}
 		switch c := s.data[s.pos]; {
-		case c == '{':
+		case c == '{' || c == '[':
 			s.pos++
-			push(true)
+			push(c == '{')
 			s.Space()
-			if s.Eat('}') {
+			if s.Eat(closer(c == '{')) {
 				level--
 				break
 			}
-			if !member() {
+			if c == '{' && !s.memberName() {
 				return s.pos, depth, false
-			}
-			continue
-		case c == '[':
-			s.pos++
-			push(false)
-			s.Space()
-			if s.Eat(']') {
-				level--
-				break
 			}
 			continue
 		case c == '"':
@@ -514,16 +513,12 @@ func Nested(data []byte, pos int) (end, depth int, ok bool) {
 			}
 			s.Space()
 			if s.Eat(',') {
-				if isObject() && !member() {
+				if isObject() && !s.memberName() {
 					return s.pos, depth, false
 				}
 				break
 			}
-			closing := byte(']')
-			if isObject() {
-				closing = '}'
-			}
-			if !s.Eat(closing) {
+			if !s.Eat(closer(isObject())) {
 				return s.pos, depth, false
 			}
 			level--

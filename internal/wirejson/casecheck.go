@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/toolwire/toolwire/internal/jsonscan"
 )
 
 // The case check. After a successful decode, checkCase walks the JSON again
@@ -212,10 +214,7 @@ func (w *walker) value(p *plan, depth int) *Error {
 			w.skip()
 			return nil
 		}
-		w.pos++
-		w.space()
-		if w.data[w.pos] == ']' {
-			w.pos++
+		if w.open(']') {
 			return nil
 		}
 		for i := 0; ; i++ {
@@ -224,10 +223,7 @@ func (w *walker) value(p *plan, depth int) *Error {
 				err.Pointer = "/" + strconv.Itoa(i) + err.Pointer
 				return err
 			}
-			w.space()
-			c := w.data[w.pos]
-			w.pos++
-			if c == ']' {
+			if !w.more(']') {
 				return nil
 			}
 		}
@@ -237,10 +233,7 @@ func (w *walker) value(p *plan, depth int) *Error {
 }
 
 func (w *walker) object(p *plan, depth int) *Error {
-	w.pos++ // {
-	w.space()
-	if w.data[w.pos] == '}' {
-		w.pos++
+	if w.open('}') {
 		return nil
 	}
 	var buf [64]byte
@@ -266,13 +259,32 @@ func (w *walker) object(p *plan, depth int) *Error {
 			err.Pointer = "/" + escapeToken(string(name)) + err.Pointer
 			return err
 		}
-		w.space()
-		c := w.data[w.pos]
-		w.pos++
-		if c == '}' {
+		if !w.more('}') {
 			return nil
 		}
 	}
+}
+
+// open passes over the '{' or '[' at w.pos and the white space after it,
+// and reports whether closing (its '}' or ']') follows at once, passing over
+// that too: the container is empty.
+func (w *walker) open(closing byte) (empty bool) {
+	w.pos++
+	w.space()
+	if w.data[w.pos] == closing {
+		w.pos++
+		return true
+	}
+	return false
+}
+
+// more passes over the ',' or closing (the '}' or ']' of the container)
+// after a member or an element, and reports whether it was a ','.
+func (w *walker) more(closing byte) bool {
+	w.space()
+	c := w.data[w.pos]
+	w.pos++
+	return c != closing
 }
 
 // caseVariant refuses name when it differs from one of names only by case.
@@ -304,16 +316,7 @@ func (w *walker) name(buf []byte) []byte {
 	return out
 }
 
-func (w *walker) space() {
-	for w.pos < len(w.data) {
-		switch w.data[w.pos] {
-		case ' ', '\t', '\n', '\r':
-			w.pos++
-		default:
-			return
-		}
-	}
-}
+func (w *walker) space() { w.pos = jsonscan.SkipSpace(w.data, w.pos) }
 
 // skip passes over one value.
 func (w *walker) skip() {
