@@ -10,6 +10,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // Checked is a JSON value checked against a schema by Check.
@@ -537,7 +539,7 @@ func (w *walker) pathString() string {
 		if t.isIndex {
 			b.WriteString(strconv.Itoa(t.index))
 		} else {
-			b.WriteString(escape(string(t.name)))
+			b.WriteString(wirejson.PointerToken(string(t.name)))
 		}
 	}
 	return b.String()

@@ -93,12 +93,8 @@ func (e *decodeError) at(token string) *decodeError {
 }
 
 func (e *decodeError) done() *DecodeError {
-	var b strings.Builder
-	for _, t := range slices.Backward(e.tokens) {
-		b.WriteByte('/')
-		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
-	}
-	return &DecodeError{Path: b.String(), Offset: e.offset, Reason: e.reason}
+	slices.Reverse(e.tokens)
+	return &DecodeError{Path: pointer(e.tokens), Offset: e.offset, Reason: e.reason}
 }
 
 func (d *valueDecoder) fail(format string, args ...any) *decodeError {

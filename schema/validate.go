@@ -12,6 +12,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // Dialect URIs toolwire validates with. A schema without "$schema" is 2020-12.
@@ -232,7 +234,7 @@ func leaf(path string, k jsonschema.ErrorKind, out *[]Violation) {
 	switch k := k.(type) {
 	case *kind.Required:
 		for _, m := range k.Missing {
-			*out = append(*out, Violation{Path: path + "/" + escape(m), Message: "required property is missing"})
+			*out = append(*out, Violation{Path: path + "/" + wirejson.PointerToken(m), Message: "required property is missing"})
 		}
 		return
 	case *kind.Type:
@@ -246,13 +248,9 @@ func pointer(tokens []string) string {
 	var b strings.Builder
 	for _, t := range tokens {
 		b.WriteByte('/')
-		b.WriteString(escape(t))
+		b.WriteString(wirejson.PointerToken(t))
 	}
 	return b.String()
-}
-
-func escape(t string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
 }
 
 func jsonType(v any) string {

@@ -256,7 +256,7 @@ func (w *walker) object(p *plan, depth int) *Error {
 			next = p.elem
 		}
 		if err := w.value(next, depth+1); err != nil {
-			err.Pointer = "/" + escapeToken(string(name)) + err.Pointer
+			err.Pointer = "/" + PointerToken(string(name)) + err.Pointer
 			return err
 		}
 		if !w.more('}') {
@@ -292,7 +292,7 @@ func caseVariant(name string, names []string) *Error {
 	for _, known := range names {
 		if strings.EqualFold(name, known) {
 			return &Error{
-				Pointer: "/" + escapeToken(name),
+				Pointer: "/" + PointerToken(name),
 				Reason:  fmt.Sprintf("unknown member %q: member names are case-sensitive (did you mean %q?)", name, known),
 			}
 		}
@@ -375,8 +375,10 @@ func (w *walker) skipString() {
 	}
 }
 
-// escapeToken escapes a JSON Pointer reference token (RFC 6901).
-func escapeToken(s string) string {
+// PointerToken escapes s as one reference token of a JSON Pointer (RFC
+// 6901: "~" as "~0", "/" as "~1"), the form every error and violation path
+// here takes.
+func PointerToken(s string) string {
 	if !strings.ContainsAny(s, "~/") {
 		return s
 	}
