@@ -50,18 +50,14 @@ func (r *renderer) block(w io.Writer, i int, c mcp.Content) error {
 		fmt.Fprintln(w, b.Text)
 		ann = b.Annotations
 	case *mcp.ImageContent:
-		path, err := r.save(i, b.MIMEType, b.Data)
-		if err != nil {
+		if err := r.saveBlock(w, i, "image "+b.MIMEType, b.MIMEType, b.Data); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "[image %s, %d bytes] saved to %s\n", b.MIMEType, len(b.Data), path)
 		ann = b.Annotations
 	case *mcp.AudioContent:
-		path, err := r.save(i, b.MIMEType, b.Data)
-		if err != nil {
+		if err := r.saveBlock(w, i, "audio "+b.MIMEType, b.MIMEType, b.Data); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "[audio %s, %d bytes] saved to %s\n", b.MIMEType, len(b.Data), path)
 		ann = b.Annotations
 	case *mcp.ResourceLink:
 		line := "[resource link] "
@@ -87,11 +83,9 @@ func (r *renderer) block(w io.Writer, i int, c mcp.Content) error {
 		case *mcp.TextResourceContents:
 			fmt.Fprintf(w, "[resource %s%s]\n%s\n", rc.URI, prefixed(" ", rc.MIMEType), rc.Text)
 		case *mcp.BlobResourceContents:
-			path, err := r.save(i, rc.MIMEType, rc.Blob)
-			if err != nil {
+			if err := r.saveBlock(w, i, "resource "+rc.URI+prefixed(" ", rc.MIMEType), rc.MIMEType, rc.Blob); err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "[resource %s%s, %d bytes] saved to %s\n", rc.URI, prefixed(" ", rc.MIMEType), len(rc.Blob), path)
 		}
 		ann = b.Annotations
 	default:
@@ -100,6 +94,17 @@ func (r *renderer) block(w io.Writer, i int, c mcp.Content) error {
 	if s := annotations(ann); s != "" {
 		fmt.Fprintf(w, "  (%s)\n", s)
 	}
+	return nil
+}
+
+// saveBlock saves the data of block i (an image, audio or a blob) to a file
+// and prints what it was (label), its size and the file's path.
+func (r *renderer) saveBlock(w io.Writer, i int, label, mimeType string, data []byte) error {
+	path, err := r.save(i, mimeType, data)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "[%s, %d bytes] saved to %s\n", label, len(data), path)
 	return nil
 }
 
