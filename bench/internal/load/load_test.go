@@ -11,11 +11,34 @@ import (
 	"github.com/toolwire/toolwire/bench/tools"
 )
 
-// fakeServer answers initialize, accepts the initialized notification, and
-// answers every tools/call with reply(body) as JSON or as one SSE event.
+// fakeServer serves fakeHandler(sse, reply) until the test ends.
 func fakeServer(t *testing.T, sse bool, reply func(body string) string) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return serve(t, fakeHandler(sse, reply))
+}
+
+// serve serves h on a loopback test server, closed when the test ends.
+func serve(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// withID is a fakeServer reply: reply with each %ID% replaced by the id of
+// the request it answers.
+func withID(reply string) func(body string) string {
+	return func(body string) string {
+		id := body[strings.Index(body, `"id":`)+5 : strings.Index(body, `,"method"`)]
+		return strings.ReplaceAll(reply, "%ID%", id)
+	}
+}
+
+// fakeHandler is a 2025-11-25 server with one session, s1: it answers
+// initialize, accepts the initialized notification, and answers every
+// tools/call in the session with reply(body) as JSON or as one SSE event.
+func fakeHandler(sse bool, reply func(body string) string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		body := string(b)
 		switch {
@@ -40,9 +63,7 @@ func fakeServer(t *testing.T, sse bool, reply func(body string) string) *httptes
 		}
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	}
 }
 
 func TestChecks(t *testing.T) {
@@ -75,10 +96,7 @@ func TestChecks(t *testing.T) {
 				name += " (SSE)"
 			}
 			t.Run(name, func(t *testing.T) {
-				srv := fakeServer(t, sse, func(body string) string {
-					id := body[strings.Index(body, `"id":`)+5 : strings.Index(body, `,"method"`)]
-					return strings.ReplaceAll(tc.reply, "%ID%", id)
-				})
+				srv := fakeServer(t, sse, withID(tc.reply))
 				ctx := context.Background()
 				s, err := Open(ctx, NewHTTPClient(1), srv.URL)
 				if err != nil {
@@ -115,10 +133,7 @@ func TestCallRejected(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":%ID%,"error":{"code":-32602,"message":"bad"}}`, true},
 		{`{"jsonrpc":"2.0","id":%ID%,"result":{"content":[{"type":"text","text":"5"}]}}`, false},
 	} {
-		srv := fakeServer(t, false, func(body string) string {
-			id := body[strings.Index(body, `"id":`)+5 : strings.Index(body, `,"method"`)]
-			return strings.ReplaceAll(tc.reply, "%ID%", id)
-		})
+		srv := fakeServer(t, false, withID(tc.reply))
 		s, err := Open(context.Background(), NewHTTPClient(1), srv.URL)
 		if err != nil {
 			t.Fatal(err)

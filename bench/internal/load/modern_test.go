@@ -10,12 +10,22 @@ import (
 	"testing"
 )
 
-// fakeModernServer checks that each request is a well-formed stateless
-// 2026-07-28 tools/call (headers, _meta, no session) and answers it with
-// status and reply(id), as JSON.
+// serverInfoMeta is the _meta member of a 2026-07-28 result naming the
+// server, which the checks want in every such result.
+const serverInfoMeta = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"f","version":"1"}}`
+
+// fakeModernServer serves fakeModernHandler(t, status, reply) until the
+// test ends.
 func fakeModernServer(t *testing.T, status int, reply string) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return serve(t, fakeModernHandler(t, status, reply))
+}
+
+// fakeModernHandler checks that each request is a well-formed stateless
+// 2026-07-28 tools/call (headers, _meta, no session) and answers it with
+// status and reply, each %ID% in it replaced by the request's id, as JSON.
+func fakeModernHandler(t *testing.T, status int, reply string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		var req struct {
 			ID     json.RawMessage `json:"id"`
@@ -43,24 +53,21 @@ func fakeModernServer(t *testing.T, status int, reply string) *httptest.Server {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		io.WriteString(w, strings.ReplaceAll(reply, "%ID%", string(req.ID)))
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	}
 }
 
 func TestModernChecks(t *testing.T) {
-	const si = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"f","version":"1"}}`
 	for _, tc := range []struct {
 		name   string
 		status int
 		reply  string
 		wantOK bool
 	}{
-		{"complete", 200, `{"jsonrpc":"2.0","id":%ID%,"result":{"content":[{"type":"text","text":"hi"}],"resultType":"complete",` + si + `}}`, true},
-		{"no resultType", 200, `{"jsonrpc":"2.0","id":%ID%,"result":{"content":[{"type":"text","text":"hi"}],` + si + `}}`, false},
-		{"input_required", 200, `{"jsonrpc":"2.0","id":%ID%,"result":{"content":[{"type":"text","text":"hi"}],"resultType":"input_required",` + si + `}}`, false},
+		{"complete", 200, `{"jsonrpc":"2.0","id":%ID%,"result":{"content":[{"type":"text","text":"hi"}],"resultType":"complete",` + serverInfoMeta + `}}`, true},
+		{"no resultType", 200, `{"jsonrpc":"2.0","id":%ID%,"result":{"content":[{"type":"text","text":"hi"}],` + serverInfoMeta + `}}`, false},
+		{"input_required", 200, `{"jsonrpc":"2.0","id":%ID%,"result":{"content":[{"type":"text","text":"hi"}],"resultType":"input_required",` + serverInfoMeta + `}}`, false},
 		{"no serverInfo", 200, `{"jsonrpc":"2.0","id":%ID%,"result":{"content":[{"type":"text","text":"hi"}],"resultType":"complete"}}`, false},
-		{"wrong text", 200, `{"jsonrpc":"2.0","id":%ID%,"result":{"content":[{"type":"text","text":"ho"}],"resultType":"complete",` + si + `}}`, false},
+		{"wrong text", 200, `{"jsonrpc":"2.0","id":%ID%,"result":{"content":[{"type":"text","text":"ho"}],"resultType":"complete",` + serverInfoMeta + `}}`, false},
 		{"400 error", 400, `{"jsonrpc":"2.0","id":%ID%,"error":{"code":-32020,"message":"Header mismatch"}}`, false},
 		{"500", 500, `oops`, false},
 	} {
