@@ -539,11 +539,9 @@ func main() {
 		authHeader = http.Header{"Authorization": {"Bearer " + benchKey}}
 	}
 	began := time.Now()
-	bin := *binFlag
-	if bin == "" {
-		if bin, err = procs.Build(dir); err != nil {
-			procs.Fatalf("%v", err)
-		}
+	bin, err := procs.Binary(*binFlag, dir)
+	if err != nil {
+		procs.Fatalf("%v", err)
 	}
 	ps, err := startAll(bin, dir)
 	if err != nil {

@@ -261,11 +261,9 @@ func main() {
 	procs.ExitOnSignal()
 	defer procs.Cleanup()
 
-	bin := *binFlag
-	if bin == "" {
-		if bin, err = procs.Build(dir); err != nil {
-			procs.Fatalf("%v", err)
-		}
+	bin, err := procs.Binary(*binFlag, dir)
+	if err != nil {
+		procs.Fatalf("%v", err)
 	}
 	gw, err := startAll(bin, dir)
 	if err != nil {

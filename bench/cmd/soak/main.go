@@ -53,10 +53,8 @@ func main() {
 	// written (-csv) before the server is stopped.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	if *bin == "" {
-		if *bin, err = procs.Build(dir); err != nil {
-			procs.Fatalf("building toolwire: %v", err)
-		}
+	if *bin, err = procs.Binary(*bin, dir); err != nil {
+		procs.Fatalf("building toolwire: %v", err)
 	}
 	srv, err := start(*bin)
 	if err != nil {

@@ -24,3 +24,12 @@ func Build(dir string) (string, error) {
 	}
 	return bin, nil
 }
+
+// Binary is the toolwire binary a program runs: bin (its -bin flag) when
+// set, else one Build makes in dir.
+func Binary(bin, dir string) (string, error) {
+	if bin != "" {
+		return bin, nil
+	}
+	return Build(dir)
+}
