@@ -145,6 +145,28 @@ func volume(d *appsv1.Deployment, name string) *corev1.Volume {
 	return nil
 }
 
+// renderDeployment renders the chart with the values file (relative to the
+// chart), checks what every rendering must have (checkCommon), and returns
+// the rendering and its Deployment.
+func renderDeployment(t *testing.T, values string) (*manifests, *appsv1.Deployment) {
+	t.Helper()
+	m, err := render(t, []string{values}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	m.one(t, "Deployment", &d)
+	checkCommon(t, &d)
+	return m, &d
+}
+
+// fromSecret reports whether e takes its value from the key of the Secret
+// named secret.
+func fromSecret(e corev1.EnvVar, secret, key string) bool {
+	return e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil &&
+		e.ValueFrom.SecretKeyRef.Name == secret && e.ValueFrom.SecretKeyRef.Key == key
+}
+
 // checkCommon asserts what every rendering must have: the probes on the
 // admin port, the non-root read-only security context, resources, the
 // config mounted, scrape annotations.
@@ -208,20 +230,14 @@ func checkCommon(t *testing.T, d *appsv1.Deployment) {
 }
 
 func TestChartSingleReplicaSQLite(t *testing.T) {
-	m, err := render(t, []string{"ci/sqlite-values.yaml"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d appsv1.Deployment
-	m.one(t, "Deployment", &d)
-	checkCommon(t, &d)
+	m, d := renderDeployment(t, "ci/sqlite-values.yaml")
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
 		t.Errorf("replicas %v, want 1", d.Spec.Replicas)
 	}
 	if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 		t.Errorf("strategy %q: one pod holds the volume at a time, want Recreate", d.Spec.Strategy.Type)
 	}
-	v := volume(&d, "data")
+	v := volume(d, "data")
 	if v == nil || v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "tw-toolwire-gateway" {
 		t.Fatalf("data volume %+v: want the claim tw-toolwire-gateway", v)
 	}
@@ -249,26 +265,20 @@ func TestChartSingleReplicaSQLite(t *testing.T) {
 	if a, _ := cfg["audit"].(map[string]any); a["store"] != "sqlite" || a["retention"] != "30d" {
 		t.Errorf("config audit %v, want sqlite, 30d", cfg["audit"])
 	}
-	if env := envNames(gatewayContainer(t, &d)); len(env) != 0 {
+	if env := envNames(gatewayContainer(t, d)); len(env) != 0 {
 		t.Errorf("environment %v: want none", env)
 	}
 }
 
 func TestChartScaleOut(t *testing.T) {
-	m, err := render(t, []string{"ci/scaleout-values.yaml"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d appsv1.Deployment
-	m.one(t, "Deployment", &d)
-	checkCommon(t, &d)
+	m, d := renderDeployment(t, "ci/scaleout-values.yaml")
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 3 {
 		t.Errorf("replicas %v, want 3", d.Spec.Replicas)
 	}
 	if d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
 		t.Errorf("strategy %q, want RollingUpdate", d.Spec.Strategy.Type)
 	}
-	if v := volume(&d, "data"); v == nil || v.EmptyDir == nil {
+	if v := volume(d, "data"); v == nil || v.EmptyDir == nil {
 		t.Errorf("data volume %+v: with replicas, want an emptyDir (state is in Redis)", v)
 	}
 	if n := m.count("PersistentVolumeClaim"); n != 0 {
@@ -288,11 +298,10 @@ func TestChartScaleOut(t *testing.T) {
 	if m.count("ServiceMonitor") != 1 {
 		t.Errorf("want a ServiceMonitor, rendered %d", m.count("ServiceMonitor"))
 	}
-	env := envNames(gatewayContainer(t, &d))
+	env := envNames(gatewayContainer(t, d))
 	for name, secret := range map[string]string{"REDIS_URL": "toolwire-redis", "DATABASE_URL": "toolwire-postgres"} {
 		e, ok := env[name]
-		if !ok || e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
-			e.ValueFrom.SecretKeyRef.Name != secret || e.ValueFrom.SecretKeyRef.Key != "url" {
+		if !ok || e.Value != "" || !fromSecret(e, secret, "url") {
 			t.Errorf("%s: %+v, want it from the Secret %s, key url", name, e, secret)
 		}
 	}
@@ -306,26 +315,20 @@ func TestChartScaleOut(t *testing.T) {
 	if audit["store"] != "postgres" || audit["postgres"] != "${DATABASE_URL}" || audit["key_file"] != "/etc/toolwire/audit/audit.key" {
 		t.Errorf("config audit %v: want postgres ${DATABASE_URL} with the key file", cfg["audit"])
 	}
-	if v := volume(&d, "audit-key"); v == nil || v.Secret == nil || v.Secret.SecretName != "toolwire-audit-key" {
+	if v := volume(d, "audit-key"); v == nil || v.Secret == nil || v.Secret.SecretName != "toolwire-audit-key" {
 		t.Errorf("audit key volume %+v, want the Secret toolwire-audit-key", v)
 	}
 }
 
 func TestChartOAuthAndSecrets(t *testing.T) {
-	m, err := render(t, []string{"ci/oauth-values.yaml"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d appsv1.Deployment
-	m.one(t, "Deployment", &d)
-	checkCommon(t, &d)
-	env := envNames(gatewayContainer(t, &d))
+	m, d := renderDeployment(t, "ci/oauth-values.yaml")
+	env := envNames(gatewayContainer(t, d))
 	for name, ref := range map[string][2]string{
 		"TOOLWIRE_ADMIN_KEY_HASH": {"toolwire-admin", "key-hash"},
 		"TOOLWIRE_API_KEY_CI_BOT": {"toolwire-api-keys", "ci-bot"},
 	} {
 		e := env[name]
-		if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != ref[0] || e.ValueFrom.SecretKeyRef.Key != ref[1] {
+		if !fromSecret(e, ref[0], ref[1]) {
 			t.Errorf("%s: %+v, want the Secret %s, key %s", name, e, ref[0], ref[1])
 		}
 	}
