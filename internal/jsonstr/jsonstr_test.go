@@ -2,24 +2,12 @@ package jsonstr
 
 import (
 	"bytes"
-	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
-)
 
-// stdString is encoding/json's spelling of s, without HTML escaping.
-func stdString(t testing.TB, s string) string {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSuffix(buf.String(), "\n")
-}
+	"github.com/toolwire/toolwire/internal/jsontest"
+)
 
 var samples = []string{
 	"", "ping", "tools/call", "req-7f3a9c21",
@@ -35,7 +23,7 @@ func TestAppendMatchesEncodingJSON(t *testing.T) {
 		all = append(all, string(rune(c)), "x"+string([]byte{byte(c)})+"y")
 	}
 	for _, s := range all {
-		if got, want := string(Append(nil, s)), stdString(t, s); got != want {
+		if got, want := string(Append(nil, s)), jsontest.String(s); got != want {
 			t.Errorf("%q: got %s, want %s", s, got, want)
 		}
 	}
@@ -81,7 +69,7 @@ func FuzzAppend(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := string(Append(nil, s)), stdString(t, s); got != want {
+		if got, want := string(Append(nil, s)), jsontest.String(s); got != want {
 			t.Fatalf("%q: got %s, want %s", s, got, want)
 		}
 		checkRoundTrip(t, s)
