@@ -160,6 +160,17 @@ func renderDeployment(t *testing.T, values string) (*manifests, *appsv1.Deployme
 	return m, &d
 }
 
+// checkReplicas asserts the Deployment's replica count and update strategy.
+func checkReplicas(t *testing.T, d *appsv1.Deployment, replicas int32, strategy appsv1.DeploymentStrategyType) {
+	t.Helper()
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != replicas {
+		t.Errorf("replicas %v, want %d", d.Spec.Replicas, replicas)
+	}
+	if d.Spec.Strategy.Type != strategy {
+		t.Errorf("strategy %q, want %s", d.Spec.Strategy.Type, strategy)
+	}
+}
+
 // fromSecret reports whether e takes its value from the key of the Secret
 // named secret.
 func fromSecret(e corev1.EnvVar, secret, key string) bool {
@@ -231,12 +242,8 @@ func checkCommon(t *testing.T, d *appsv1.Deployment) {
 
 func TestChartSingleReplicaSQLite(t *testing.T) {
 	m, d := renderDeployment(t, "ci/sqlite-values.yaml")
-	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
-		t.Errorf("replicas %v, want 1", d.Spec.Replicas)
-	}
-	if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
-		t.Errorf("strategy %q: one pod holds the volume at a time, want Recreate", d.Spec.Strategy.Type)
-	}
+	// One pod holds the volume at a time: Recreate, not RollingUpdate.
+	checkReplicas(t, d, 1, appsv1.RecreateDeploymentStrategyType)
 	v := volume(d, "data")
 	if v == nil || v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "tw-toolwire-gateway" {
 		t.Fatalf("data volume %+v: want the claim tw-toolwire-gateway", v)
@@ -272,12 +279,7 @@ func TestChartSingleReplicaSQLite(t *testing.T) {
 
 func TestChartScaleOut(t *testing.T) {
 	m, d := renderDeployment(t, "ci/scaleout-values.yaml")
-	if d.Spec.Replicas == nil || *d.Spec.Replicas != 3 {
-		t.Errorf("replicas %v, want 3", d.Spec.Replicas)
-	}
-	if d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
-		t.Errorf("strategy %q, want RollingUpdate", d.Spec.Strategy.Type)
-	}
+	checkReplicas(t, d, 3, appsv1.RollingUpdateDeploymentStrategyType)
 	if v := volume(d, "data"); v == nil || v.EmptyDir == nil {
 		t.Errorf("data volume %+v: with replicas, want an emptyDir (state is in Redis)", v)
 	}
