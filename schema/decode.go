@@ -315,40 +315,14 @@ func (d *valueDecoder) number() (any, *decodeError) {
 	return json.Number(raw), nil
 }
 
-// numberSpan reads a number, checking JSON's grammar, and returns its text:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+// numberSpan reads a number, checking JSON's grammar (jsonscan.Number),
+// and returns its text.
 func (d *valueDecoder) numberSpan() ([]byte, *decodeError) {
 	start := d.pos
-	if d.data[d.pos] == '-' {
-		d.pos++
+	end, why := jsonscan.Number(d.data, d.pos)
+	d.pos = end
+	if why != "" {
+		return nil, d.fail("%s", why)
 	}
-	digits := func() int {
-		n := 0
-		for d.pos < len(d.data) && d.data[d.pos] >= '0' && d.data[d.pos] <= '9' {
-			d.pos++
-			n++
-		}
-		return n
-	}
-	if d.pos < len(d.data) && d.data[d.pos] == '0' {
-		d.pos++
-	} else if digits() == 0 {
-		return nil, d.fail("invalid number")
-	}
-	if d.pos < len(d.data) && d.data[d.pos] == '.' {
-		d.pos++
-		if digits() == 0 {
-			return nil, d.fail("invalid number: no digits after '.'")
-		}
-	}
-	if d.pos < len(d.data) && (d.data[d.pos] == 'e' || d.data[d.pos] == 'E') {
-		d.pos++
-		if d.pos < len(d.data) && (d.data[d.pos] == '+' || d.data[d.pos] == '-') {
-			d.pos++
-		}
-		if digits() == 0 {
-			return nil, d.fail("invalid number: no digits in the exponent")
-		}
-	}
-	return d.data[start:d.pos], nil
+	return d.data[start:end], nil
 }

@@ -372,6 +372,17 @@ func (s *Scanner) hex4() (rune, bool) {
 }
 
 func (s *Scanner) skipNumber() bool {
+	end, why := Number(s.data, s.pos)
+	s.pos = end
+	return why == ""
+}
+
+// Number passes over the JSON number that starts at data[pos], checking
+// RFC 8259's grammar, -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, and
+// returns the offset just after it with why "". Where the text stops being
+// a number, end is that offset and why says what is missing.
+func Number(data []byte, pos int) (end int, why string) {
+	s := Scanner{data: data, pos: pos}
 	s.Eat('-')
 	digits := func() int {
 		n := 0
@@ -382,10 +393,10 @@ func (s *Scanner) skipNumber() bool {
 		return n
 	}
 	if !s.Eat('0') && digits() == 0 {
-		return false
+		return s.pos, "invalid number"
 	}
 	if s.Eat('.') && digits() == 0 {
-		return false
+		return s.pos, "invalid number: no digits after '.'"
 	}
 	if s.pos < len(s.data) && (s.data[s.pos] == 'e' || s.data[s.pos] == 'E') {
 		s.pos++
@@ -393,10 +404,10 @@ func (s *Scanner) skipNumber() bool {
 			s.Eat('-')
 		}
 		if digits() == 0 {
-			return false
+			return s.pos, "invalid number: no digits in the exponent"
 		}
 	}
-	return true
+	return s.pos, ""
 }
 
 // foldEqual is strings.EqualFold(string(name), k) without the conversion,
