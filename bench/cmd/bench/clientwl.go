@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolwire/toolwire/bench/impls"
 	"github.com/toolwire/toolwire/bench/internal/climain"
+	"github.com/toolwire/toolwire/bench/internal/procs"
 )
 
 // c1 is the client workload: the caller varies, the server is fixed (a
@@ -32,7 +33,7 @@ func (c *config) c1(ctx context.Context, client string, rep int) (sample, error)
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, c.bins["cli-"+client], args...)
-		stderr := &syncBuffer{}
+		stderr := &procs.LogBuffer{}
 		cmd.Stderr = stderr
 		out, err := cmd.Output()
 		if err != nil {

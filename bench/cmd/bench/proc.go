@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,10 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/toolwire/toolwire/bench/internal/load"
+	"github.com/toolwire/toolwire/bench/internal/procs"
 	"github.com/toolwire/toolwire/bench/internal/srvmain"
 )
 
@@ -25,7 +24,7 @@ type proc struct {
 	stdin  io.WriteCloser
 	url    string // the MCP endpoint
 	base   string // scheme://host
-	stderr *syncBuffer
+	stderr *procs.LogBuffer
 	done   chan error
 	hcs    []*http.Client
 }
@@ -45,30 +44,10 @@ func (p *proc) closeClients() {
 	p.hcs = nil
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.b.Len() < 64<<10 {
-		s.b.Write(p)
-	}
-	return len(p), nil
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startHTTP starts a server binary and waits for its LISTEN line.
 func startHTTP(impl, bin string, args ...string) (*proc, error) {
 	cmd := exec.Command(bin, args...)
-	p := &proc{impl: impl, cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	p := &proc{impl: impl, cmd: cmd, stderr: &procs.LogBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = p.stderr
 	var out io.ReadCloser
 	var err error

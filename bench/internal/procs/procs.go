@@ -24,7 +24,7 @@ var Verbose bool
 // readyTimeout bounds the wait for a process's ready lines.
 const readyTimeout = 30 * time.Second
 
-// logLimit bounds the log a Proc keeps (its first lines) for error
+// logLimit bounds the log a LogBuffer keeps (its start) for error
 // messages.
 const logLimit = 64 << 10
 
@@ -50,7 +50,7 @@ type Proc struct {
 	Name  string
 	Cmd   *exec.Cmd
 	Found map[string]string // the first group of each Cmd.Ready pattern
-	log   logBuf
+	log   LogBuffer
 	done  chan struct{}
 }
 
@@ -64,21 +64,27 @@ func (p *Proc) Log() string { return p.log.String() }
 // Done is closed once the process exited and its log was read to the end.
 func (p *Proc) Done() <-chan struct{} { return p.done }
 
-// logBuf keeps the first logLimit bytes of a log.
-type logBuf struct {
+// LogBuffer keeps the start of a process's log, its first 64 KiB, to quote
+// in error messages: a child's stderr can be written to it directly (it is
+// safe for concurrent use), and the child never blocks on it.
+type LogBuffer struct {
 	mu sync.Mutex
 	b  strings.Builder
 }
 
-func (l *logBuf) add(s string) {
+// Write keeps p while less than the limit is kept, and reports all of p
+// written either way.
+func (l *LogBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.b.Len() < logLimit {
-		l.b.WriteString(s + "\n")
+		l.b.Write(p)
 	}
+	return len(p), nil
 }
 
-func (l *logBuf) String() string {
+// String is the log kept.
+func (l *LogBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
@@ -113,7 +119,7 @@ func Start(c Cmd) (*Proc, error) {
 			if c.Line != nil && !c.Line(line) {
 				continue
 			}
-			p.log.add(line)
+			fmt.Fprintln(&p.log, line)
 			if Verbose {
 				fmt.Fprintf(os.Stderr, "[%s] %s\n", c.Name, line)
 			}
