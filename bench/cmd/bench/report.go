@@ -15,6 +15,7 @@ import (
 	"github.com/toolwire/toolwire/bench/clients"
 	"github.com/toolwire/toolwire/bench/impls"
 	"github.com/toolwire/toolwire/bench/internal/load"
+	"github.com/toolwire/toolwire/bench/internal/stat"
 )
 
 // results: workload -> server -> figure -> one value per repetition.
@@ -138,37 +139,13 @@ func fig(w, m string) figure {
 	panic("no figure " + w + " " + m)
 }
 
-func num(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case math.IsNaN(v):
-		return "–"
-	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 10:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.2f", v)
-	}
-}
-
-func cell(v []float64) string {
-	if len(v) == 0 {
-		return "–"
-	}
-	if len(v) == 1 {
-		return num(v[0])
-	}
-	return fmt.Sprintf("%s (%s–%s)", num(median(v)), num(slices.Min(v)), num(slices.Max(v)))
-}
-
 // med is the median of one figure of one subject, NaN when not measured.
 func (r results) med(w, subject, m string) float64 {
 	v := r.get(w, subject, m)
 	if len(v) == 0 {
 		return math.NaN()
 	}
-	return median(v)
+	return stat.Median(v)
 }
 
 // ratio is subject's median over base's: how many times base's throughput
@@ -216,7 +193,7 @@ func tables(w io.Writer, c *config, title, ratioTitle string, figs []figure, sub
 	for _, f := range shown {
 		row := []string{f.label}
 		for _, n := range subjects {
-			row = append(row, cell(r.get(f.w, n, f.m)))
+			row = append(row, stat.Cell(r.get(f.w, n, f.m)))
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
@@ -237,7 +214,7 @@ func tables(w io.Writer, c *config, title, ratioTitle string, figs []figure, sub
 		}
 		row := []string{f.label}
 		for _, n := range others {
-			row = append(row, num(ratio(r, f, n, base)))
+			row = append(row, stat.Num(ratio(r, f, n, base)))
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}

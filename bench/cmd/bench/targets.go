@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolwire/toolwire/bench/clients"
 	"github.com/toolwire/toolwire/bench/impls"
+	"github.com/toolwire/toolwire/bench/internal/stat"
 )
 
 // target is one line of a targets table: a value of each subject (a ratio
@@ -77,7 +78,7 @@ func targetTable(w io.Writer, title string, ts []target, r results) {
 		case t.atMost && tw <= t.goal, !t.atMost && tw >= t.goal:
 			met = "yes"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", t.label, num(t.value(r, impls.GoSDK)), num(t.value(r, impls.MCPGo)), num(tw), t.show, met)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", t.label, stat.Num(t.value(r, impls.GoSDK)), stat.Num(t.value(r, impls.MCPGo)), stat.Num(tw), t.show, met)
 	}
 }
 
@@ -132,6 +133,6 @@ func clientTargets(w io.Writer, r results) {
 		case ok:
 			met = "yes"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", label, num(val(clients.Bare)), num(gs), num(mg), num(tw), show, met)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", label, stat.Num(val(clients.Bare)), stat.Num(gs), stat.Num(mg), stat.Num(tw), show, met)
 	}
 }

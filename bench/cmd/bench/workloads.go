@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -322,16 +321,4 @@ func (c *config) inproc(ctx context.Context, impl, w, bench string, rep int) (sa
 		return sample{"ns": ns, "bytes": bop, "allocs": allocs}, nil
 	}
 	return nil, fmt.Errorf("in-process benchmark printed no result for %s:\n%s", impl, out)
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

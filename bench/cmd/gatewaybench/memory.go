@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolwire/toolwire/bench/internal/load"
 	"github.com/toolwire/toolwire/bench/internal/procs"
+	"github.com/toolwire/toolwire/bench/internal/stat"
 )
 
 // memory is what the kernel says a process holds: VmRSS, its resident
@@ -118,7 +119,7 @@ func memoryTable(w io.Writer) {
 		}
 		a, af := "–", "–"
 		if len(after) > 0 {
-			a, af = cell(after), num(median(anon))+" / "+num(median(file))
+			a, af = stat.Cell(after), stat.Num(stat.Median(anon))+" / "+stat.Num(stat.Median(file))
 		}
 		fmt.Fprintf(w, "| %s | %.1f | %.1f / %.1f | %s | %s | %.1f |\n", t, mib(id.rss), mib(id.anon), mib(id.file), a, af, mib(mem.end[t].hwm))
 	}

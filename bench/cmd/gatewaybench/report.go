@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/bench/internal/load"
+	"github.com/toolwire/toolwire/bench/internal/stat"
 )
 
 // Targets of the gateway issue.
@@ -36,38 +37,6 @@ var versus = [][2]string{
 	{gatewayTrust, gatewayHTTP},
 	{trustNoFsync, trustNoAudit},
 	{gatewayTrust, trustNoFsync},
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-func num(v float64) string {
-	switch {
-	case v >= 100 || v <= -100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10 || v <= -10:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.2f", v)
-	}
-}
-
-// cell is "median (min–max)".
-func cell(v []float64) string {
-	if len(v) == 1 {
-		return num(v[0])
-	}
-	return fmt.Sprintf("%s (%s–%s)", num(median(v)), num(slices.Min(v)), num(slices.Max(v)))
 }
 
 func field(ms []measurement, f func(measurement) float64) []float64 {
@@ -131,7 +100,7 @@ func report(w io.Writer, eras []string, callerCounts []int, res map[key][]measur
 		for _, n := range callerCounts {
 			for _, t := range targets {
 				ms := res[key{era, n, t}]
-				fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s |\n", era, n, t, cell(field(ms, p50)), cell(field(ms, p99)), cell(field(ms, cps)), cell(field(ms, cpu)))
+				fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s |\n", era, n, t, stat.Cell(field(ms, p50)), stat.Cell(field(ms, p99)), stat.Cell(field(ms, cps)), stat.Cell(field(ms, cpu)))
 			}
 		}
 	}
@@ -144,7 +113,7 @@ func report(w io.Writer, eras []string, callerCounts []int, res map[key][]measur
 			for _, t := range targets[1:] {
 				gw := res[key{era, n, t}]
 				fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s |\n", era, n, t,
-					cell(paired(gw, dir, p50, sub)), cell(paired(gw, dir, p99, sub)), cell(paired(gw, dir, cps, div)))
+					stat.Cell(paired(gw, dir, p50, sub)), stat.Cell(paired(gw, dir, p99, sub)), stat.Cell(paired(gw, dir, cps, div)))
 			}
 		}
 	}
@@ -163,7 +132,7 @@ func report(w io.Writer, eras []string, callerCounts []int, res map[key][]measur
 				for _, v := range vs {
 					a, b := res[key{era, n, v[0]}], res[key{era, n, v[1]}]
 					fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", era, n, v[0], v[1],
-						cell(paired(a, b, p50, sub)), cell(paired(a, b, p99, sub)), cell(paired(a, b, cps, div)), cell(paired(a, b, cpu, div)))
+						stat.Cell(paired(a, b, p50, sub)), stat.Cell(paired(a, b, p99, sub)), stat.Cell(paired(a, b, cps, div)), stat.Cell(paired(a, b, cpu, div)))
 				}
 			}
 		}
@@ -181,15 +150,15 @@ func report(w io.Writer, eras []string, callerCounts []int, res map[key][]measur
 		dir64 := res[key{era, ratioCallers, direct}]
 		for _, t := range targets[1:] {
 			if len(dir1) > 0 {
-				a := median(paired(res[key{era, 1, t}], dir1, p50, sub))
+				a := stat.Median(paired(res[key{era, 1, t}], dir1, p50, sub))
 				if t == gatewayHTTP {
-					fmt.Fprintf(w, "- %s, %s: added p50 at 1 caller %s µs (target ≤ %.0f µs): %s\n", era, t, num(a), maxAddedP50, verdict(a <= maxAddedP50))
+					fmt.Fprintf(w, "- %s, %s: added p50 at 1 caller %s µs (target ≤ %.0f µs): %s\n", era, t, stat.Num(a), maxAddedP50, verdict(a <= maxAddedP50))
 				} else {
-					fmt.Fprintf(w, "- %s, %s: added p50 at 1 caller %s µs (no target; for comparison)\n", era, t, num(a))
+					fmt.Fprintf(w, "- %s, %s: added p50 at 1 caller %s µs (no target; for comparison)\n", era, t, stat.Num(a))
 				}
 			}
 			if len(dir64) > 0 {
-				r := median(paired(res[key{era, ratioCallers, t}], dir64, cps, div))
+				r := stat.Median(paired(res[key{era, ratioCallers, t}], dir64, cps, div))
 				if strings.HasPrefix(t, "proxy-") {
 					fmt.Fprintf(w, "- %s, %s: calls/s target/direct at %d callers %.2f (no target; for comparison)\n", era, t, ratioCallers, r)
 				} else {
@@ -229,15 +198,15 @@ func floorLinesOf(w io.Writer, floor string, eras []string, callerCounts []int, 
 				continue
 			}
 			dir, fl, gw := res[key{era, n, direct}], res[key{era, n, floor}], res[key{era, n, gatewayHTTP}]
-			hop := median(paired(fl, dir, p50, sub))
-			fr := median(paired(fl, dir, cps, div))
-			fcpu := median(field(fl, cpu))
+			hop := stat.Median(paired(fl, dir, p50, sub))
+			fr := stat.Median(paired(fl, dir, cps, div))
+			fcpu := stat.Median(field(fl, cpu))
 			if n == 1 {
 				reach := "within reach of the floor"
 				if hop > maxAddedP50 {
 					reach = "**out of reach even of the floor** (" + floor + " misses it on this machine)"
 				}
-				fmt.Fprintf(w, "- %s, 1 caller: %s adds %s µs at p50 over direct; the target ≤ %.0f µs is %s\n", era, floor, num(hop), maxAddedP50, reach)
+				fmt.Fprintf(w, "- %s, 1 caller: %s adds %s µs at p50 over direct; the target ≤ %.0f µs is %s\n", era, floor, stat.Num(hop), maxAddedP50, reach)
 			} else {
 				reach := "within reach of the floor"
 				if fr < minRatio64 {
@@ -248,12 +217,12 @@ func floorLinesOf(w io.Writer, floor string, eras []string, callerCounts []int, 
 			if len(gw) == 0 {
 				continue
 			}
-			all := median(paired(gw, dir, p50, sub))
-			own := median(paired(gw, fl, p50, sub))
-			gr := median(paired(gw, fl, cps, div))
-			gcpu := median(field(gw, cpu))
+			all := stat.Median(paired(gw, dir, p50, sub))
+			own := stat.Median(paired(gw, fl, p50, sub))
+			gr := stat.Median(paired(gw, fl, cps, div))
+			gcpu := stat.Median(field(gw, cpu))
 			fmt.Fprintf(w, "- %s, %d %s: gateway-http adds %s µs at p50 over direct: %s µs over %s (the gateway's own work) and %s µs the hop (%s over direct); calls/s gateway-http/%s %.2f; CPU µs/call gateway-http %s, %s %s (%.1fx)\n",
-				era, n, plural(n, "caller"), num(all), num(own), floor, num(hop), floor, floor, gr, num(gcpu), floor, num(fcpu), gcpu/fcpu)
+				era, n, plural(n, "caller"), stat.Num(all), stat.Num(own), floor, stat.Num(hop), floor, floor, gr, stat.Num(gcpu), floor, stat.Num(fcpu), gcpu/fcpu)
 		}
 	}
 }
@@ -277,14 +246,14 @@ func trustLines(w io.Writer, eras []string, callerCounts []int, res map[key][]me
 		for _, t := range ts {
 			for _, n := range callerCounts {
 				a, b := res[key{era, n, t}], res[key{era, n, gatewayHTTP}]
-				d := median(paired(a, b, p50, sub))
-				r := median(paired(a, b, cps, div))
-				dc := median(paired(a, b, cpu, sub))
+				d := stat.Median(paired(a, b, p50, sub))
+				r := stat.Median(paired(a, b, cps, div))
+				dc := stat.Median(paired(a, b, cpu, sub))
 				v := "no target; for comparison"
 				if n == 1 {
 					v = fmt.Sprintf("target ≤ %.0f µs: %s", maxTrustP50, verdict(d <= maxTrustP50))
 				}
-				fmt.Fprintf(w, "- %s, %s, %d %s: added p50 %s µs (%s); calls/s %.2f of gateway-http; CPU µs/call %s more\n", era, t, n, plural(n, "caller"), num(d), v, r, num(dc))
+				fmt.Fprintf(w, "- %s, %s, %d %s: added p50 %s µs (%s); calls/s %.2f of gateway-http; CPU µs/call %s more\n", era, t, n, plural(n, "caller"), stat.Num(d), v, r, stat.Num(dc))
 			}
 		}
 	}

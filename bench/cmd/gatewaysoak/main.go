@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/bench/internal/procs"
+	"github.com/toolwire/toolwire/bench/internal/stat"
 )
 
 var (
@@ -364,7 +365,7 @@ func verdict(samples []sample) bool {
 		{"downstream sessions", func(s sample) int64 { return s.sessions }, 1, sessionSlack, count},
 		{"pending inputs", func(s sample) int64 { return s.inputs }, 1, inputSlack, count},
 	} {
-		base, end := median(first, m.get), median(last, m.get)
+		base, end := stat.MedianOf(first, m.get), stat.MedianOf(last, m.get)
 		limit := int64(float64(base)*m.ratio) + m.slack
 		state := "flat"
 		if end > limit {
@@ -374,14 +375,4 @@ func verdict(samples []sample) bool {
 	}
 	fmt.Println()
 	return ok
-}
-
-// median of the values get finds in s (not empty).
-func median(s []sample, get func(sample) int64) int64 {
-	v := make([]int64, len(s))
-	for i := range s {
-		v[i] = get(s[i])
-	}
-	slices.Sort(v)
-	return v[len(v)/2]
 }

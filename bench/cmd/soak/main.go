@@ -20,7 +20,6 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +28,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/bench/internal/procs"
+	"github.com/toolwire/toolwire/bench/internal/stat"
 )
 
 func main() {
@@ -246,7 +246,7 @@ func verdict(samples []sample, warmup time.Duration) bool {
 		{"file descriptors", func(s sample) int64 { return s.fds }, 1, 16, count},
 		{"goroutines", func(s sample) int64 { return s.goroutines }, 1, 32, count},
 	} {
-		base, last := median(after[:3], m.get), median(after[len(after)-3:], m.get)
+		base, last := stat.MedianOf(after[:3], m.get), stat.MedianOf(after[len(after)-3:], m.get)
 		limit := int64(float64(base)*m.ratio) + m.slack
 		state := "flat"
 		if last > limit {
@@ -255,15 +255,6 @@ func verdict(samples []sample, warmup time.Duration) bool {
 		fmt.Printf("%-17s %10s after warm-up, %10s at the end (allowed %10s): %s\n", m.name, m.formatted(base), m.formatted(last), m.formatted(limit), state)
 	}
 	return ok
-}
-
-func median(s []sample, get func(sample) int64) int64 {
-	v := make([]int64, len(s))
-	for i := range s {
-		v[i] = get(s[i])
-	}
-	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
-	return v[len(v)/2]
 }
 
 func writeCSV(path string, samples []sample) error {
