@@ -87,23 +87,11 @@ func run(ctx context.Context, scenario, url string, logger *slog.Logger) error {
 		}
 		return ignoreToolError(err)
 	case "tools_call":
-		if _, err := c.ListTools(ctx); err != nil {
-			return err
-		}
-		_, err := c.CallTool(ctx, "add_numbers", map[string]any{"a": 5, "b": 3})
-		return err
+		return listThenCall(ctx, c, "add_numbers", map[string]any{"a": 5, "b": 3})
 	case "sse-retry":
-		if _, err := c.ListTools(ctx); err != nil {
-			return err
-		}
-		_, err := c.CallTool(ctx, "test_reconnection", map[string]any{})
-		return err
+		return listThenCall(ctx, c, "test_reconnection", map[string]any{})
 	case "elicitation-sep1034-client-defaults":
-		if _, err := c.ListTools(ctx); err != nil {
-			return err
-		}
-		_, err := c.CallTool(ctx, "test_client_elicitation_defaults", map[string]any{})
-		return ignoreToolError(err)
+		return ignoreToolError(listThenCall(ctx, c, "test_client_elicitation_defaults", map[string]any{}))
 	case "request-metadata", "json-schema-ref-no-deref":
 		_, err := c.ListTools(ctx)
 		return err
@@ -121,18 +109,38 @@ func run(ctx context.Context, scenario, url string, logger *slog.Logger) error {
 		// Scenarios this client has no special part for (auth/*, and the
 		// skills extension, which it does not implement): connect, list
 		// and call a tool, as a plain client would.
-		tools, err := c.ListTools(ctx)
-		if err != nil {
+		t, err := listedTool(ctx, c, "test-tool")
+		if err != nil || t == nil {
 			return err
 		}
-		for _, t := range tools {
-			if t.Name == "test-tool" {
-				_, err := c.CallTool(ctx, t.Name, map[string]any{})
-				return ignoreToolError(err)
-			}
-		}
-		return nil
+		_, err = c.CallTool(ctx, t.Name, map[string]any{})
+		return ignoreToolError(err)
 	}
+}
+
+// listThenCall lists the tools, as a client does before it calls one,
+// and calls name with args.
+func listThenCall(ctx context.Context, c *client.Client, name string, args any) error {
+	if _, err := c.ListTools(ctx); err != nil {
+		return err
+	}
+	_, err := c.CallTool(ctx, name, args)
+	return err
+}
+
+// listedTool lists the tools and returns the one named name, nil when the
+// server does not list it.
+func listedTool(ctx context.Context, c *client.Client, name string) (*mcp.Tool, error) {
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tools {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	return nil, nil
 }
 
 // ignoreToolError: a tool that reports failure still counts as called.
@@ -271,18 +279,16 @@ func customHeaders(ctx context.Context, c *client.Client) error {
 // echoSchema sends json_schema_2020_12_tool's inputSchema, exactly as
 // listed, back through json_schema_echo.
 func echoSchema(ctx context.Context, c *client.Client) error {
-	tools, err := c.ListTools(ctx)
+	t, err := listedTool(ctx, c, "json_schema_2020_12_tool")
 	if err != nil {
 		return err
 	}
-	for _, t := range tools {
-		if t.Name == "json_schema_2020_12_tool" {
-			args := json.RawMessage(`{"schema":` + string(t.InputSchema) + `}`)
-			_, err := c.CallTool(ctx, "json_schema_echo", args)
-			return ignoreToolError(err)
-		}
+	if t == nil {
+		return errors.New("json_schema_2020_12_tool is not listed")
 	}
-	return errors.New("json_schema_2020_12_tool is not listed")
+	args := json.RawMessage(`{"schema":` + string(t.InputSchema) + `}`)
+	_, err = c.CallTool(ctx, "json_schema_echo", args)
+	return ignoreToolError(err)
 }
 
 // elicitWithDefaults accepts an elicitation, filling every field from its
