@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/toolwire/toolwire/internal/jsonscan"
+	"github.com/toolwire/toolwire/internal/wirejson"
 )
 
 // MaxDepth bounds nesting: at most this many objects and arrays may be open
@@ -36,17 +37,8 @@ func (e *DecodeError) Error() string {
 	if e.Path == "" {
 		return fmt.Sprintf("invalid JSON at offset %d: %s", e.Offset, e.Reason)
 	}
-	p := e.Path
-	if len(p) > maxPathShown {
-		// A path into deeply nested input is as long as the nesting
-		// (20,000 characters at MaxDepth); its start locates.
-		p = p[:maxPathShown] + "…"
-	}
-	return fmt.Sprintf("invalid JSON at %s (offset %d): %s", p, e.Offset, e.Reason)
+	return fmt.Sprintf("invalid JSON at %s (offset %d): %s", wirejson.PointerShown(e.Path), e.Offset, e.Reason)
 }
-
-// maxPathShown bounds the path an error message shows; Path keeps it whole.
-const maxPathShown = 200
 
 // DecodeValue decodes JSON the way the validator expects: objects as
 // map[string]any, arrays as []any, numbers as json.Number (exact), strings,

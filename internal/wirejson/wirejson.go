@@ -76,17 +76,21 @@ func (e *Error) Error() string {
 	if e.Pointer == "" {
 		return e.Reason
 	}
-	p := e.Pointer
-	if len(p) > maxPointerShown {
-		// A pointer into deeply nested input is as long as the nesting
-		// (20,000 characters at the decoder's limit); its start locates.
-		p = p[:maxPointerShown] + "…"
-	}
-	return fmt.Sprintf("at %s: %s", p, e.Reason)
+	return fmt.Sprintf("at %s: %s", PointerShown(e.Pointer), e.Reason)
 }
 
-// maxPointerShown bounds the pointer an Error message shows; Pointer keeps
-// it whole.
+// PointerShown is a JSON Pointer as an error message shows it: its first
+// 200 bytes and "…" when it is longer. A pointer into deeply nested input
+// is as long as the nesting (20,000 characters at MaxDepth); its start
+// locates, and the error keeps the whole pointer for a caller that wants it.
+func PointerShown(p string) string {
+	if len(p) > maxPointerShown {
+		return p[:maxPointerShown] + "…"
+	}
+	return p
+}
+
+// maxPointerShown bounds the pointer an error message shows.
 const maxPointerShown = 200
 
 // MaxDepth is how deeply objects and arrays may nest in the JSON Unmarshal
