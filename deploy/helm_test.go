@@ -171,11 +171,28 @@ func checkReplicas(t *testing.T, d *appsv1.Deployment, replicas int32, strategy 
 	}
 }
 
-// fromSecret reports whether e takes its value from the key of the Secret
-// named secret.
-func fromSecret(e corev1.EnvVar, secret, key string) bool {
-	return e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil &&
-		e.ValueFrom.SecretKeyRef.Name == secret && e.ValueFrom.SecretKeyRef.Key == key
+// checkFromSecrets asserts that the gateway container has each variable
+// of want, taken from a Secret's key (want's {secret, key}) and from
+// nothing else.
+func checkFromSecrets(t *testing.T, d *appsv1.Deployment, want map[string][2]string) {
+	t.Helper()
+	env := envNames(gatewayContainer(t, d))
+	for name, ref := range want {
+		e, ok := env[name]
+		if !ok || e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
+			e.ValueFrom.SecretKeyRef.Name != ref[0] || e.ValueFrom.SecretKeyRef.Key != ref[1] {
+			t.Errorf("%s: %+v, want it from the Secret %s, key %s", name, e, ref[0], ref[1])
+		}
+	}
+}
+
+// section is the mapping at path in a decoded config, nil when there is
+// none.
+func section(cfg map[string]any, path ...string) map[string]any {
+	for _, k := range path {
+		cfg, _ = cfg[k].(map[string]any)
+	}
+	return cfg
 }
 
 // checkCommon asserts what every rendering must have: the probes on the
@@ -269,7 +286,7 @@ func TestChartSingleReplicaSQLite(t *testing.T) {
 			t.Errorf("config allowed_hosts %v: want the Service name %s", hosts, want)
 		}
 	}
-	if a, _ := cfg["audit"].(map[string]any); a["store"] != "sqlite" || a["retention"] != "30d" {
+	if a := section(cfg, "audit"); a["store"] != "sqlite" || a["retention"] != "30d" {
 		t.Errorf("config audit %v, want sqlite, 30d", cfg["audit"])
 	}
 	if env := envNames(gatewayContainer(t, d)); len(env) != 0 {
@@ -300,21 +317,15 @@ func TestChartScaleOut(t *testing.T) {
 	if m.count("ServiceMonitor") != 1 {
 		t.Errorf("want a ServiceMonitor, rendered %d", m.count("ServiceMonitor"))
 	}
-	env := envNames(gatewayContainer(t, d))
-	for name, secret := range map[string]string{"REDIS_URL": "toolwire-redis", "DATABASE_URL": "toolwire-postgres"} {
-		e, ok := env[name]
-		if !ok || e.Value != "" || !fromSecret(e, secret, "url") {
-			t.Errorf("%s: %+v, want it from the Secret %s, key url", name, e, secret)
-		}
-	}
+	checkFromSecrets(t, d, map[string][2]string{
+		"REDIS_URL":    {"toolwire-redis", "url"},
+		"DATABASE_URL": {"toolwire-postgres", "url"},
+	})
 	cfg := m.gatewayConfig(t)
-	store, _ := cfg["store"].(map[string]any)
-	redis, _ := store["redis"].(map[string]any)
-	if redis["url"] != "${REDIS_URL}" || redis["prefix"] != "prod:" {
+	if redis := section(cfg, "store", "redis"); redis["url"] != "${REDIS_URL}" || redis["prefix"] != "prod:" {
 		t.Errorf("config store %v: want redis ${REDIS_URL}, prefix prod:", cfg["store"])
 	}
-	audit, _ := cfg["audit"].(map[string]any)
-	if audit["store"] != "postgres" || audit["postgres"] != "${DATABASE_URL}" || audit["key_file"] != "/etc/toolwire/audit/audit.key" {
+	if audit := section(cfg, "audit"); audit["store"] != "postgres" || audit["postgres"] != "${DATABASE_URL}" || audit["key_file"] != "/etc/toolwire/audit/audit.key" {
 		t.Errorf("config audit %v: want postgres ${DATABASE_URL} with the key file", cfg["audit"])
 	}
 	if v := volume(d, "audit-key"); v == nil || v.Secret == nil || v.Secret.SecretName != "toolwire-audit-key" {
@@ -324,33 +335,24 @@ func TestChartScaleOut(t *testing.T) {
 
 func TestChartOAuthAndSecrets(t *testing.T) {
 	m, d := renderDeployment(t, "ci/oauth-values.yaml")
-	env := envNames(gatewayContainer(t, d))
-	for name, ref := range map[string][2]string{
+	checkFromSecrets(t, d, map[string][2]string{
 		"TOOLWIRE_ADMIN_KEY_HASH": {"toolwire-admin", "key-hash"},
 		"TOOLWIRE_API_KEY_CI_BOT": {"toolwire-api-keys", "ci-bot"},
-	} {
-		e := env[name]
-		if !fromSecret(e, ref[0], ref[1]) {
-			t.Errorf("%s: %+v, want the Secret %s, key %s", name, e, ref[0], ref[1])
-		}
-	}
+	})
 	cfg := m.gatewayConfig(t)
-	auth, _ := cfg["auth"].(map[string]any)
-	oauth, _ := auth["oauth"].(map[string]any)
-	if oauth["issuer"] != "https://issuer.example.com" || oauth["audience"] != "https://mcp.example.com/mcp" {
-		t.Errorf("config auth.oauth %v", auth["oauth"])
+	if oauth := section(cfg, "auth", "oauth"); oauth["issuer"] != "https://issuer.example.com" || oauth["audience"] != "https://mcp.example.com/mcp" {
+		t.Errorf("config auth.oauth %v", oauth)
 	}
-	keys, _ := auth["api_keys"].(map[string]any)
-	if keys["ci-bot"] != "${TOOLWIRE_API_KEY_CI_BOT}" || !strings.HasPrefix(fmt.Sprint(keys["alice"]), "sha256:") {
+	if keys := section(cfg, "auth", "api_keys"); keys["ci-bot"] != "${TOOLWIRE_API_KEY_CI_BOT}" || !strings.HasPrefix(fmt.Sprint(keys["alice"]), "sha256:") {
 		t.Errorf("config auth.api_keys %v: want ci-bot from the environment, alice inline", keys)
 	}
-	if admin, _ := cfg["admin"].(map[string]any); admin["key_hash"] != "${TOOLWIRE_ADMIN_KEY_HASH}" {
+	if admin := section(cfg, "admin"); admin["key_hash"] != "${TOOLWIRE_ADMIN_KEY_HASH}" {
 		t.Errorf("config admin %v: want the key hash from the environment", cfg["admin"])
 	}
 	if cfg["public_url"] != "https://mcp.example.com/mcp" {
 		t.Errorf("config public_url %v", cfg["public_url"])
 	}
-	if _, ok := cfg["personas"].(map[string]any)["ci"]; !ok {
+	if _, ok := section(cfg, "personas")["ci"]; !ok {
 		t.Errorf("config personas %v: want ci", cfg["personas"])
 	}
 }
