@@ -160,44 +160,45 @@ func (r *Reader) Scalar(n ast.Node, what string) (string, bool) {
 // Mapping is n as a mapping; null (a key with no value) or an empty
 // mapping is nil with ok true.
 func (r *Reader) Mapping(n ast.Node, what string) (*ast.MappingNode, bool) {
-	if n == nil {
-		return nil, true
+	m, ok := collection[*ast.MappingNode](r, n, what, "mapping")
+	if m == nil || len(m.Values) == 0 {
+		return nil, ok
 	}
-	if !r.Supported(n) {
-		return nil, false
-	}
-	switch n := n.(type) {
-	case *ast.MappingNode:
-		if len(n.Values) == 0 {
-			return nil, true
-		}
-		return n, true
-	case *ast.NullNode:
-		return nil, true
-	}
-	r.Errorf(n, "%s: want a mapping, not a %s", what, Kind(n))
-	return nil, false
+	return m, true
 }
 
 // List is n's items; null (or nothing) is nil with ok true, and an empty
 // list an empty slice.
 func (r *Reader) List(n ast.Node, what string) ([]ast.Node, bool) {
+	l, ok := collection[*ast.SequenceNode](r, n, what, "list")
+	if l == nil {
+		return nil, ok
+	}
+	if l.Values == nil {
+		return []ast.Node{}, true
+	}
+	return l.Values, true
+}
+
+// collection is n as the node type T of a mapping or a list (want names
+// it in a problem); nothing or null is a nil T with ok true.
+func collection[T interface {
+	*ast.MappingNode | *ast.SequenceNode
+	ast.Node
+}](r *Reader, n ast.Node, what, want string) (T, bool) {
 	if n == nil {
 		return nil, true
 	}
 	if !r.Supported(n) {
 		return nil, false
 	}
-	switch n := n.(type) {
-	case *ast.SequenceNode:
-		if n.Values == nil {
-			return []ast.Node{}, true
-		}
-		return n.Values, true
+	switch c := n.(type) {
+	case T:
+		return c, true
 	case *ast.NullNode:
 		return nil, true
 	}
-	r.Errorf(n, "%s: want a list, not a %s", what, Kind(n))
+	r.Errorf(n, "%s: want a %s, not a %s", what, want, Kind(n))
 	return nil, false
 }
 
