@@ -229,10 +229,9 @@ func relayMain(args []string) {
 	mine := *u
 	mine.Host = ln.Addr().String()
 	fmt.Fprintf(os.Stderr, "tcprelay serving url=%s upstream=%s\n", mine.String(), u.Host)
-	if err := floorproxy.Relay(ln, u.Host); err != nil {
-		fmt.Fprintf(os.Stderr, "tcprelay: %v\n", err)
-		os.Exit(1)
-	}
+	// Relay returns only once accepting fails, with that error.
+	fmt.Fprintf(os.Stderr, "tcprelay: %v\n", floorproxy.Relay(ln, u.Host))
+	os.Exit(1)
 }
 
 // floorMain is the proxy-floor process: this program re-run as

@@ -132,7 +132,8 @@ func (f flushWriter) Write(p []byte) (int, error) {
 // closes. It parses nothing, not even HTTP, so a keep-alive client's
 // requests, sessions included, pass through as they are; what it adds to a
 // call is the least any proxy in a process of its own can add: one more
-// pair of socket reads and writes and the wake-ups they cost.
+// pair of socket reads and writes and the wake-ups they cost. It returns
+// only when accepting fails, with that error.
 func Relay(ln net.Listener, upstream string) error {
 	for {
 		c, err := ln.Accept()
