@@ -34,16 +34,27 @@ import (
 //     lock rather than failing at once;
 //   - writes go through a single connection and read-modify-writes run in
 //     BEGIN IMMEDIATE transactions; reads use a small pool of read-only
-//     connections.
+//     connections;
+//   - a Sweep before any task can have expired runs no statement: the
+//     store knows the earliest expiry it wrote since the table was last
+//     read, so an idle server's periodic sweep costs nothing.
 //
 // Several processes may open the same file; each then bounds its own
-// writes, and SQLite serialises them.
+// writes, and SQLite serialises them. The expired tasks another process
+// wrote are swept by this one's next sweep that runs, or when the table is
+// full; reads never return them meanwhile.
 type Store struct {
 	cfg  taskstore.Settings
 	path string
 	db   *sqlitedb.DB
 	w    *sql.DB // one connection: this process's only writer
 	r    *sql.DB // read-only connections
+
+	// wmu orders this process's writes with its sweeps, so that earliest
+	// is never later than a row's expiry when a sweep reads it.
+	wmu      sync.Mutex
+	earliest int64 // unix ns: no row expires before it, as far as this process wrote or read
+	sweeps   int   // DELETE statements Sweep ran
 
 	closeOnce sync.Once
 	closeErr  error
@@ -65,8 +76,30 @@ func Open(path string, opts ...taskstore.Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{cfg: taskstore.Resolve(opts...), path: db.Path, db: db, w: db.W, r: db.R}, nil
+	s := &Store{cfg: taskstore.Resolve(opts...), path: db.Path, db: db, w: db.W, r: db.R}
+	if s.earliest, err = s.earliestExpiry(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("taskstore: %w", err)
+	}
+	return s, nil
 }
+
+// earliestExpiry is when the first task in the table expires
+// (math.MaxInt64: none does).
+func (s *Store) earliestExpiry(ctx context.Context) (int64, error) {
+	var first sql.NullInt64
+	if err := s.w.QueryRowContext(ctx, `SELECT min(expires_ns) FROM tasks`).Scan(&first); err != nil {
+		return 0, err
+	}
+	if !first.Valid {
+		return math.MaxInt64, nil
+	}
+	return first.Int64, nil
+}
+
+// wrote lowers earliest to a task's expiry, before its row is written
+// (s.wmu held).
+func (s *Store) wrote(r *taskstore.Record) { s.earliest = min(s.earliest, r.ExpiryNanos()) }
 
 // migrations bring the schema from version i to i+1. Append only: never
 // edit one that has shipped.
@@ -163,6 +196,8 @@ func (s *Store) Create(ctx context.Context, r *taskstore.Record) error {
 		return err
 	}
 	for attempt := 0; ; attempt++ {
+		s.wmu.Lock()
+		s.wrote(c)
 		res, err := s.w.ExecContext(ctx, `INSERT INTO tasks (`+columns+`, expires_ns)
 			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 			WHERE (SELECT n FROM task_count) < ?`,
@@ -170,6 +205,7 @@ func (s *Store) Create(ctx context.Context, r *taskstore.Record) error {
 			int64(c.TTL), int64(c.PollInterval), c.ProtocolVersion, c.Method,
 			blob(c.Params), blob(c.Result), blob(c.Error), blob(c.InputRequests), expires(c),
 			s.cfg.Limits.MaxTasks)
+		s.wmu.Unlock()
 		if err != nil {
 			if isConstraint(err) {
 				return taskstore.ErrExists
@@ -185,7 +221,7 @@ func (s *Store) Create(ctx context.Context, r *taskstore.Record) error {
 		if attempt > 0 {
 			return taskstore.ErrFull
 		}
-		if swept, err := s.Sweep(ctx, now); err != nil {
+		if swept, err := s.sweep(ctx, now, true); err != nil {
 			return err
 		} else if swept == 0 {
 			return taskstore.ErrFull
@@ -211,6 +247,8 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*taskstore.Record, e
 // Update implements taskstore.Store. It runs in a BEGIN IMMEDIATE transaction on the
 // store's only writing connection, so fn must not call the store.
 func (s *Store) Update(ctx context.Context, id string, fn func(*taskstore.Record) error) (_ *taskstore.Record, err error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("taskstore: update: %w", err)
@@ -233,6 +271,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*taskstore.Record
 	if err != nil {
 		return nil, err
 	}
+	s.wrote(n)
 	if _, err := tx.ExecContext(ctx, `UPDATE tasks SET status = ?, status_message = ?, updated_ns = ?,
 		ttl_ns = ?, expires_ns = ?, poll_ns = ?, protocol_version = ?, method = ?,
 		params = ?, result = ?, error = ?, input_requests = ? WHERE id = ?`,
@@ -282,14 +321,34 @@ func (s *Store) List(ctx context.Context, owner, cursor string, limit int) (task
 	return p, nil
 }
 
-// Sweep implements taskstore.Store.
+// Sweep implements taskstore.Store. It runs no statement before the
+// earliest expiry the store knows of.
 func (s *Store) Sweep(ctx context.Context, now time.Time) (int, error) {
+	return s.sweep(ctx, now, false)
+}
+
+// sweep deletes the expired tasks; always, or only once earliest has
+// passed.
+func (s *Store) sweep(ctx context.Context, now time.Time, always bool) (int, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if !always && now.UnixNano() < s.earliest {
+		return 0, nil
+	}
+	s.sweeps++
 	res, err := s.w.ExecContext(ctx, `DELETE FROM tasks WHERE expires_ns <= ?`, now.UnixNano())
 	if err != nil {
 		return 0, fmt.Errorf("taskstore: sweep: %w", err)
 	}
 	n, err := res.RowsAffected()
-	return int(n), err
+	if err != nil {
+		return 0, fmt.Errorf("taskstore: sweep: %w", err)
+	}
+	if s.earliest, err = s.earliestExpiry(ctx); err != nil {
+		s.earliest = math.MinInt64 // unknown: the next sweep runs
+		return int(n), fmt.Errorf("taskstore: sweep: %w", err)
+	}
+	return int(n), nil
 }
 
 // Recover implements taskstore.Store.
