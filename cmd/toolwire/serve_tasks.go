@@ -19,7 +19,7 @@ import (
 // dataDirHelp documents --data-dir.
 const dataDirHelp = "directory where tasks (tools run as MCP tasks) are kept, in an SQLite database tasks.db, so that they " +
 	"survive a restart (tasks still running then are marked failed), and, without --redis, 2025-11-25 HTTP sessions " +
-	"(sessions.db), so that clients go on with theirs; created with mode 0700. Default: toolwire under " +
+	"(sessions.log), so that clients go on with theirs; created with mode 0700. Default: toolwire under " +
 	"the user's state directory, $XDG_STATE_HOME if set to an absolute path, else ~/.local/state " +
 	"(macOS: ~/Library/Application Support; Windows: %LocalAppData%). --data-dir \"\" keeps tasks and sessions in memory, lost with the process; " +
 	"so does a data directory another toolwire serve is using (a warning says so)"

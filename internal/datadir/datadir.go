@@ -21,7 +21,7 @@ import (
 	"github.com/toolwire/toolwire/taskstore"
 	tasksqlite "github.com/toolwire/toolwire/taskstore/sqlite"
 	"github.com/toolwire/toolwire/transport/streamable"
-	"github.com/toolwire/toolwire/transport/streamable/sqlitestore"
+	"github.com/toolwire/toolwire/transport/streamable/filestore"
 )
 
 // Files in a data directory.
@@ -32,8 +32,8 @@ const (
 	// per task database, since a server starting on a store marks every
 	// task still running in it failed.
 	LockFile = "tasks.lock"
-	// SessionsFile is the 2025-era session database.
-	SessionsFile = "sessions.db"
+	// SessionsFile is the 2025-era sessions' file.
+	SessionsFile = "sessions.log"
 )
 
 // ErrBusy is Lock's answer for a file another process holds.
@@ -103,7 +103,7 @@ func (t *Tasks) Close(logger *slog.Logger) {
 // A nil *Shared keeps them in memory.
 type Shared struct {
 	rc       *redisstore.Client // nil without Redis
-	sessions *sqlitestore.Store // the data directory's sessions, without Redis
+	sessions *filestore.Store   // the data directory's sessions, without Redis
 	logger   *slog.Logger
 }
 
@@ -116,11 +116,11 @@ func OpenSessions(dir string, logger *slog.Logger) (*Shared, error) {
 		return nil, nil
 	}
 	path := filepath.Join(dir, SessionsFile)
-	st, err := sqlitestore.Open(path)
+	st, err := filestore.Open(path, filestore.WithLogger(logger))
 	if err != nil {
 		return nil, fmt.Errorf("sessions: %w", err)
 	}
-	logger.Info("keeping 2025-era sessions on disk: their clients go on with them after a restart", "db", path)
+	logger.Info("keeping 2025-era sessions on disk: their clients go on with them after a restart", "file", path)
 	return &Shared{sessions: st, logger: logger}, nil
 }
 
@@ -155,7 +155,7 @@ func (s *Shared) HandlerOptions(events ...streamable.MemoryEventStoreOption) []s
 	}
 	if s.rc == nil {
 		return []streamable.HandlerOption{streamable.WithSessionStore(s.sessions),
-			streamable.WithEventStore(sqlitestore.NewEventStore(streamable.NewMemoryEventStore(events...)))}
+			streamable.WithEventStore(filestore.NewEventStore(streamable.NewMemoryEventStore(events...)))}
 	}
 	return []streamable.HandlerOption{
 		streamable.WithSessionStore(s.rc.SessionStore()),
@@ -189,14 +189,14 @@ func (s *Shared) Tasks() (*Tasks, error) {
 	return &Tasks{Store: ts, Unlock: func() {}}, nil
 }
 
-// Close disconnects from Redis, or closes the session database.
+// Close disconnects from Redis, or closes the sessions' file.
 func (s *Shared) Close() {
 	if s == nil {
 		return
 	}
 	if s.sessions != nil {
 		if err := s.sessions.Close(); err != nil {
-			s.logger.Warn("closing the session database", "error", err)
+			s.logger.Warn("closing the sessions' file", "error", err)
 		}
 	}
 	if s.rc != nil {

@@ -64,6 +64,7 @@ targets=(
   "./server FuzzResumeSession"
   "./redisstore FuzzEventID"
   "./redisstore FuzzLimiterReply"
+  "./transport/streamable/filestore FuzzOpen"
 )
 
 # Every fuzz target in the module (bench/ is a module of its own) must be listed.

@@ -1,4 +1,4 @@
-package sqlitestore
+package filestore
 
 import (
 	"net/http"
@@ -10,16 +10,16 @@ import (
 	"github.com/toolwire/toolwire/transport/streamable"
 )
 
-// BenchmarkSessionStore is what keeping 2025-era sessions in SQLite costs:
+// BenchmarkSessionStore is what keeping 2025-era sessions in a file costs:
 // W1 (sequential tools/call of an echo tool on an open session) and open
 // (initialize and notifications/initialized), over HTTP on loopback,
 // against the same endpoint with sessions in memory only (none), and with
 // the in-memory SessionStore (memstore: the handler's work for a store,
-// without SQLite's). sqlite-ops/op counts the SQLite statements of one
+// without the file's). records/op counts the records written by one
 // operation:
-// go test -run '^$' -bench SessionStore -benchtime 2000x ./transport/streamable/sqlitestore/
+// go test -run '^$' -bench SessionStore -benchtime 2000x ./transport/streamable/filestore/
 func BenchmarkSessionStore(b *testing.B) {
-	for _, store := range []string{"none", "memstore", "sqlite"} {
+	for _, store := range []string{"none", "memstore", "file"} {
 		// Each run gets an endpoint of its own: an endpoint admits a few
 		// thousand anonymous sessions.
 		setup := func(b *testing.B) (url string, ops func() int64) {
@@ -28,9 +28,9 @@ func BenchmarkSessionStore(b *testing.B) {
 			switch store {
 			case "memstore":
 				opts = []streamable.HandlerOption{streamable.WithSessionStore(streamable.NewMemorySessionStore())}
-			case "sqlite":
+			case "file":
 				var err error
-				if st, err = Open(filepath.Join(b.TempDir(), "sessions.db")); err != nil {
+				if st, err = Open(filepath.Join(b.TempDir(), "sessions.log")); err != nil {
 					b.Fatal(err)
 				}
 				b.Cleanup(func() { st.Close() })
@@ -47,7 +47,7 @@ func BenchmarkSessionStore(b *testing.B) {
 		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 		report := func(b *testing.B, ops func() int64, before int64) {
 			if before >= 0 {
-				b.ReportMetric(float64(ops()-before)/float64(b.N), "sqlite-ops/op")
+				b.ReportMetric(float64(ops()-before)/float64(b.N), "records/op")
 			}
 		}
 		b.Run(store+"/W1", func(b *testing.B) {
@@ -94,12 +94,12 @@ func benchPost(b *testing.B, hc *http.Client, url, sid, body string) string {
 }
 
 // BenchmarkStore is the store's own cost per operation, without HTTP:
-// Touch of an established session (in memory, no statement), Update (one
-// UPDATE) and Create (one INSERT):
-// go test -run '^$' -bench 'Store$' ./transport/streamable/sqlitestore/
+// Touch of an established session (in memory, no record), Update and
+// Create (one record each):
+// go test -run '^$' -bench '^BenchmarkStore$' ./transport/streamable/filestore/
 func BenchmarkStore(b *testing.B) {
 	ctx := b.Context()
-	st, err := Open(filepath.Join(b.TempDir(), "sessions.db"))
+	st, err := Open(filepath.Join(b.TempDir(), "sessions.log"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package sqlitestore
+package filestore
 
 import (
 	"fmt"
@@ -60,7 +60,7 @@ func parse(id string) (stream, epoch, inner string, ok bool) {
 // Append implements streamable.EventStore.
 func (s *EventStore) Append(session, stream string, data []byte) (string, error) {
 	if strings.Contains(stream, "_") {
-		return "", fmt.Errorf("sqlitestore: stream id %q holds the separator _", stream)
+		return "", fmt.Errorf("filestore: stream id %q holds the separator _", stream)
 	}
 	id, err := s.inner.Append(session, stream, data)
 	if err != nil {

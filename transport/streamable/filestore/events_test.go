@@ -1,4 +1,4 @@
-package sqlitestore
+package filestore
 
 import (
 	"errors"

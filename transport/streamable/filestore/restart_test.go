@@ -1,4 +1,4 @@
-package sqlitestore
+package filestore
 
 import (
 	"context"
@@ -76,7 +76,7 @@ func get(t *testing.T, hc *http.Client, url, sid, lastID string) *http.Response 
 // event id of before the restart; once deleted it stays gone through the
 // next restart.
 func TestSessionSurvivesRestart(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sessions.db")
+	path := filepath.Join(t.TempDir(), "sessions.log")
 	hc := &http.Client{}
 	start := func() (string, func()) {
 		st, err := Open(path)

@@ -1,5 +1,5 @@
 // Package sessionstoretest is the behaviour suite of
-// streamable.SessionStore, so that every store (the memory one, SQLite's,
+// streamable.SessionStore, so that every store (the memory one, the file's,
 // Redis's) is held to the same contract the handler relies on.
 package sessionstoretest
 
