@@ -30,18 +30,20 @@ func TestSweepRunsOnlyOnceATaskExpired(t *testing.T) {
 		return s
 	}
 	s := open()
-	sweep := func(s *Store) (deleted, statements int) {
+	// sweep sweeps s now and checks what it deleted and whether it ran
+	// its statement.
+	sweep := func(s *Store, when string, want int, runs bool) {
 		t.Helper()
 		before := s.sweeps
 		n, err := s.Sweep(ctx, clk.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		return n, s.sweeps - before
+		if ran := s.sweeps > before; n != want || ran != runs {
+			t.Errorf("sweeping %s: %d deleted, statement run %v; want %d, %v", when, n, ran, want, runs)
+		}
 	}
-	if n, st := sweep(s); n != 0 || st != 0 {
-		t.Errorf("sweeping an empty store: %d deleted, %d statements; want none", n, st)
-	}
+	sweep(s, "an empty store", 0, false)
 	forever := task("forever", "alice")
 	if err := s.Create(ctx, forever); err != nil {
 		t.Fatal(err)
@@ -52,16 +54,10 @@ func TestSweepRunsOnlyOnceATaskExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Advance(59 * time.Second)
-	if n, st := sweep(s); n != 0 || st != 0 {
-		t.Errorf("sweeping before the expiry: %d deleted, %d statements; want none", n, st)
-	}
+	sweep(s, "before the expiry", 0, false)
 	clk.Advance(2 * time.Second)
-	if n, st := sweep(s); n != 1 || st != 1 {
-		t.Errorf("sweeping past the expiry: %d deleted, %d statements; want 1 and 1", n, st)
-	}
-	if n, st := sweep(s); n != 0 || st != 0 {
-		t.Errorf("sweeping again: %d deleted, %d statements; want none", n, st)
-	}
+	sweep(s, "past the expiry", 1, true)
+	sweep(s, "again", 0, false)
 	// An update that gives a task an expiry (from its creation, 61 s
 	// ago) is known too.
 	if _, err := s.Update(ctx, "forever", func(r *taskstore.Record) error { r.TTL = 2 * time.Minute; return nil }); err != nil {
@@ -70,13 +66,9 @@ func TestSweepRunsOnlyOnceATaskExpired(t *testing.T) {
 	s.Close()
 	s = open(taskstore.WithLimits(taskstore.Limits{MaxTasks: 2}))
 	clk.Advance(58 * time.Second)
-	if n, st := sweep(s); n != 0 || st != 0 {
-		t.Errorf("reopened, before the expiry: %d deleted, %d statements; want none", n, st)
-	}
+	sweep(s, "reopened, before the expiry", 0, false)
 	clk.Advance(2 * time.Second)
-	if n, st := sweep(s); n != 1 || st != 1 {
-		t.Errorf("reopened, past the expiry: %d deleted, %d statements; want 1 and 1", n, st)
-	}
+	sweep(s, "reopened, past the expiry", 1, true)
 
 	// Another process's tasks, expired, fill the table.
 	other := open()
