@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -191,7 +192,7 @@ func (s *Store) load() error {
 		return nil
 	}
 	head := make([]byte, len(magic))
-	if n, _ := f.Read(head); n != len(head) || string(head) != magic {
+	if _, err := io.ReadFull(f, head); err != nil || string(head) != magic {
 		return errors.New("not a toolwire session file (its first bytes are not the header)")
 	}
 	end, damage := replay(f, st.Size(), s.apply)
@@ -488,11 +489,13 @@ func (s *Store) Delete(_ context.Context, id string) error {
 // otherwise still hold live at now.
 func (s *Store) forgetLocked(gone []*entry, now int64) error {
 	var recs []record
+	s.mu.Lock()
 	for _, e := range gone {
 		if e.disk > now {
 			recs = append(recs, record{op: opDelete, id: e.rec.ID})
 		}
 	}
+	s.mu.Unlock()
 	if len(recs) > 0 {
 		if err := s.writeLocked(recs...); err != nil {
 			return err
