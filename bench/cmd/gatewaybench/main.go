@@ -81,6 +81,7 @@ var (
 	binFlag  = flag.String("bin", "", "toolwire binary to run (default: built from the root module's work tree)")
 	baseBin  = flag.String("base", "", `another toolwire binary: adds the target "gateway-http-base", its gateway with the same HTTP upstream, interleaved with the others (an A/B comparison)`)
 	noStdio  = flag.Bool("no-stdio", false, "leave out the gateway-stdio target")
+	baseData = flag.Bool("base-data", false, `give "gateway-http-base" a data directory of its own, so that it keeps its tasks and 2025-era sessions there as gateway-http does (by default it finds gateway-http's held and keeps them in memory)`)
 	trust    = flag.Bool("trust", false, `adds the targets "gateway-trust" (the HTTP-upstream gateway with an API key, a persona and a synchronous SQLite audit with fsync), "gateway-trust-nofsync" (the same, audit without fsync) and "gateway-trust-noaudit" (the key and persona alone)`)
 	trustDir = flag.String("trust-dir", "", "directory for the trust gateways' data_dir (their audit database; default: in the temp dir)")
 	targetsF = flag.String("targets", "", "targets to run, comma-separated, of "+strings.Join(allTargets, ", ")+
@@ -327,6 +328,9 @@ func startAll(bin, dir string) (map[string]*procs.Proc, error) {
 			cfg = cfgStdio
 		case gatewayBase:
 			b = baseCopy
+			if *baseData {
+				cfg = "data_dir: " + strconv.Quote(filepath.Join(dir, "base-data")) + "\n" + cfgHTTP
+			}
 		case gatewayTrust, trustNoFsync, trustNoAudit:
 			base := *trustDir
 			if base == "" {

@@ -128,7 +128,7 @@ func memoryTable(w io.Writer) {
 // stateNotes says, for the report, where each gateway keeps its tasks and
 // 2025-era sessions: the gateways without a data_dir of their own start in
 // this program's directory with the default one, which one process at a
-// time holds (SQLite stores); the others keep them in memory. The two cost
+// time holds; the others keep them in memory. The two cost
 // different memory, so the memory table says which is which.
 var stateNotes = map[string]string{}
 
@@ -145,7 +145,7 @@ func noteState(ps map[string]*procs.Proc) {
 		if strings.Contains(ps[t].Log(), heldDataDir) {
 			stateNotes[t] = "in memory (its data directory was held by another gateway)"
 		} else {
-			stateNotes[t] = "in SQLite in its data directory"
+			stateNotes[t] = "in its data directory"
 		}
 	}
 }
