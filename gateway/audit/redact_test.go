@@ -127,8 +127,12 @@ func FuzzRedact(f *testing.F) {
 		if !json.Valid(out) {
 			t.Fatalf("invalid output %q for %q", out, in)
 		}
+		// Numbers are kept as written, so one past float64's range
+		// (1E700) is valid output: read them as json.Number.
+		d := json.NewDecoder(bytes.NewReader(out))
+		d.UseNumber()
 		var v any
-		if err := json.Unmarshal(out, &v); err != nil {
+		if err := d.Decode(&v); err != nil {
 			t.Fatal(err)
 		}
 		checkRedacted(t, v, keys)
