@@ -355,7 +355,7 @@ func (s *Store) Create(_ context.Context, rec *streamable.SessionRecord, ttl tim
 			return err
 		}
 	}
-	if err := s.evictLocked(); err != nil {
+	if err := s.evictLocked(now); err != nil {
 		return err
 	}
 	// An expired session of the same id was dropped by the sweep, or is
@@ -534,7 +534,7 @@ func (s *Store) sweepLocked(now int64) error {
 
 // evictLocked makes room for one more session under the bound: it drops
 // those unused longest, a sixty-fourth of the bound more than that.
-func (s *Store) evictLocked() error {
+func (s *Store) evictLocked(now int64) error {
 	s.mu.Lock()
 	over := len(s.cache) - s.cfg.maxSessions + 1
 	var gone []*entry
@@ -542,21 +542,9 @@ func (s *Store) evictLocked() error {
 		gone = s.oldest(over + s.cfg.maxSessions/64)
 	}
 	s.mu.Unlock()
-	if len(gone) == 0 {
-		return nil
-	}
-	var recs []record
-	for _, e := range gone {
-		recs = append(recs, record{op: opDelete, id: e.rec.ID})
-	}
-	if err := s.writeLocked(recs...); err != nil {
+	if err := s.forgetLocked(gone, now); err != nil {
 		return fmt.Errorf("filestore: dropping sessions past the cap: %w", err)
 	}
-	s.mu.Lock()
-	for _, e := range gone {
-		delete(s.cache, e.rec.ID)
-	}
-	s.mu.Unlock()
 	return nil
 }
 
