@@ -20,14 +20,32 @@ type checker struct {
 	visible map[string]bool
 	log     []string // names made visible, in order, for undo
 	clients map[string]*ClientSpec
-	typed   *typedEnv            // results typed, for the check only
-	maybe   map[string]string    // steps that may not have run, and why
-	facts   facts                // what the guards around this point tell
-	items   map[string]item      // for_each variables over typed lists
-	checked map[exprAt]*narrower // typed checks done, for guards and asserts
+	typed   *typedEnv              // results typed, for the check only
+	maybe   map[string]string      // steps that may not have run, and why
+	facts   facts                  // what the guards around this point tell
+	items   map[string]item        // for_each variables over typed lists
+	checked map[exprAt]*narrower   // typed checks done, for guards and asserts
+	given   map[string][]*cel.Type // the types of the values each variable is given
 }
 
+// check runs the static check of fl, again after each change to its
+// variables' types (retype); the problems of the last check stand.
 func (p *parser) check(fl *Flow) {
+	fl.varType = nil
+	state := map[string]varState{}
+	for {
+		n := p.Count()
+		c := p.checkOnce(fl)
+		if c == nil || !c.retype(state) {
+			return
+		}
+		p.Rewind(n)
+	}
+}
+
+// checkOnce checks fl with its variables typed as fl.varType says; nil
+// when the flow's CEL environment cannot be made.
+func (p *parser) checkOnce(fl *Flow) *checker {
 	c := &checker{p: p, fl: fl, named: map[string]*Step{}, visible: map[string]bool{}, clients: map[string]*ClientSpec{}}
 	for _, cs := range fl.Clients {
 		c.clients[cs.Name] = cs
@@ -47,12 +65,12 @@ func (p *parser) check(fl *Flow) {
 	env, err := newExprEnv(fl, types, p.cfg)
 	if err != nil {
 		p.errAt(fl.Pos, "CEL environment: %v", err)
-		return
+		return nil
 	}
 	c.env, fl.env = env, env
 	if c.typed, err = newTypedEnv(fl, c.named, p.structured); err != nil {
 		p.errAt(fl.Pos, "CEL environment: %v", err)
-		return
+		return nil
 	}
 	c.maybe = map[string]string{}
 	top := &scopeCtx{visible: map[string]bool{}}
@@ -72,6 +90,7 @@ func (p *parser) check(fl *Flow) {
 	for _, o := range fl.Outputs {
 		c.compile(o.val, &scopeCtx{visible: c.visible}, "")
 	}
+	return c
 }
 
 // walkSteps calls fn for every step of the tree, parents first.
@@ -107,19 +126,8 @@ func resultType(s *Step) *cel.Type {
 		return cel.IntType
 	case "value":
 		if s.val != nil && s.val.kind == vLit {
-			switch s.val.lit.(type) {
-			case string:
-				return cel.StringType
-			case int64:
-				return cel.IntType
-			case float64:
-				return cel.DoubleType
-			case bool:
-				return cel.BoolType
-			case []any:
-				return cel.ListType(cel.DynType)
-			case map[string]any:
-				return cel.MapType(cel.StringType, cel.DynType)
+			if t := litType(s.val.lit); t != nil {
+				return t
 			}
 		}
 		if s.val != nil && s.val.kind == vInterp {
@@ -162,6 +170,7 @@ func (c *checker) compile(v *value, sc *scopeCtx, want string) {
 	}
 	switch v.kind {
 	case vExpr:
+		v.prog = nil // an earlier check's program does not stand for this one
 		pt := v.parts[0]
 		if ds := c.typedCheck(pt.src, v.exprPos(pt.off), v.indent(), sc).diags; len(ds) > 0 {
 			report(ds)
@@ -176,6 +185,7 @@ func (c *checker) compile(v *value, sc *scopeCtx, want string) {
 			if pt.text != "" {
 				continue
 			}
+			pt.prog = nil
 			if ds := c.typedCheck(pt.src, v.exprPos(pt.off), v.indent(), sc).diags; len(ds) > 0 {
 				report(ds)
 				continue

@@ -72,6 +72,7 @@ type part struct {
 // program is one compiled expression with its place, for error messages.
 type program struct {
 	prg cel.Program
+	typ *cel.Type // the checked type of the result
 	src string
 	pos Pos
 }
@@ -327,7 +328,7 @@ func (e *exprEnv) compile(src string, pos Pos, indent int, sc *scopeCtx, want st
 	if err != nil {
 		return nil, []exprDiag{{pos, "CEL: " + err.Error()}}
 	}
-	return &program{prg: prg, src: src, pos: pos}, nil
+	return &program{prg: prg, typ: t, src: src, pos: pos}, nil
 }
 
 // issueDiags places CEL's issues in the file: pos is where the expression

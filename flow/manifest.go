@@ -3,6 +3,8 @@ package flow
 import (
 	"time"
 
+	"cel.dev/cel-go/cel"
+
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -32,7 +34,8 @@ type Flow struct {
 	// Outputs are the declared outputs, in file order.
 	Outputs []*Output
 
-	vars    []assignment // vars: the flow variables, in file order
+	vars    []assignment         // vars: the flow variables, in file order
+	varType map[string]*cel.Type // the check's type of each variable; dyn where absent
 	file    *File
 	cfg     *loadConfig
 	env     *exprEnv // CEL declarations of this flow

@@ -23,6 +23,7 @@ func FuzzParse(f *testing.F) {
 		"steps:\n  - retry: {attempts: 2, backoff: 1ms}\n    timeout: 1s\n    assert: {that: [1], count: 1}\n---\nsteps: [{value: x}]\n",
 		"steps:\n  - value: |\n      ${{ 1 +\n        2 }}\n",
 		"a: &a [1]\nsteps: [{value: *a}]\n",
+		"inputs: {k: {type: integer, default: 1}}\nvars:\n  a: \"${{ inputs.k }}\"\n  b: \"${{ vars.a * 2 }}\"\n  c: null\nsteps:\n  - set: {c: \"${{ vars.b > 1 ? 'x' : null }}\", a: \"${{ vars.a + 1 }}\"}\n  - value: \"${{ vars.c }}\"\n",
 		"steps: [{value: {{{{",
 		"\xff\x00",
 	}

@@ -9,6 +9,7 @@ import (
 
 	"cel.dev/cel-go/cel"
 	celast "cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/types"
 	"github.com/goccy/go-yaml/ast"
 )
 
@@ -60,14 +61,185 @@ func (p *parser) assignments(n ast.Node, what string, depth int) []assignment {
 	return out
 }
 
-// varDecls declares vars.<name> for each flow variable. Their type is
-// dyn: a set step may give a variable a value of another type.
+// varDecls declares vars.<name> for each flow variable, with the type the
+// check found for it (retype), dyn where it found none.
 func varDecls(fl *Flow) []cel.EnvOption {
 	var out []cel.EnvOption
 	for _, v := range fl.vars {
-		out = append(out, cel.Variable("vars."+v.name, cel.DynType))
+		t := fl.varType[v.name]
+		if t == nil {
+			t = cel.DynType
+		}
+		out = append(out, cel.Variable("vars."+v.name, t))
 	}
 	return out
+}
+
+// A variable's type. The check declares vars.<name> with one type when
+// every value the variable is given has it: its vars: value and the value
+// of each set step naming it, typed as checked (a literal's type, text
+// with expressions in it a string, one expression its result's type). A
+// variable given a dyn value, or values of types that do not fit one
+// another, stays dyn, as a set step may change what it holds. The types
+// are found by checking the flow again after each change: a variable typed
+// from one check's values is checked with that type in the next, which
+// takes the type back if a value then disagrees. Each variable changes at
+// most twice (to typed, then to dyn), so the checks end.
+
+// varState is where a variable's typing stands between two checks.
+type varState uint8
+
+const (
+	varUnknown varState = iota // declared dyn; typed once its values agree
+	varTyped                   // declared with Flow.varType
+	varDyn                     // its values disagree: dyn from now on
+)
+
+// retype updates the flow's variable types from the values this check
+// gave them, and reports whether any changed (the flow is then checked
+// again).
+func (c *checker) retype(state map[string]varState) bool {
+	changed := false
+	for _, a := range c.fl.vars {
+		name, given := a.name, c.given[a.name]
+		switch state[name] {
+		case varTyped:
+			if !allFit(c.fl.varType[name], given) {
+				state[name] = varDyn
+				delete(c.fl.varType, name)
+				changed = true
+			}
+		case varUnknown:
+			if t := commonType(given); t != nil {
+				if c.fl.varType == nil {
+					c.fl.varType = map[string]*cel.Type{}
+				}
+				c.fl.varType[name] = t
+				state[name] = varTyped
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+// give records that a value of type t (nil: one that did not compile) is
+// assigned to the variable name.
+func (c *checker) give(name string, t *cel.Type) {
+	if c.given == nil {
+		c.given = map[string][]*cel.Type{}
+	}
+	c.given[name] = append(c.given[name], t)
+}
+
+// commonType is the one type all of ts fit (a list or string-keyed map of
+// differing elements widened to dyn ones); nil when there is none, or
+// when one of them is dyn or unknown.
+func commonType(ts []*cel.Type) *cel.Type {
+	if len(ts) == 0 || !fits(ts[0], ts[0]) {
+		return nil
+	}
+	t := ts[0]
+	for _, u := range ts[1:] {
+		switch {
+		case fits(t, u):
+		case fits(u, t):
+			t = u
+		case isList(t) && isList(u):
+			t = anyList
+		case isObject(t) && isObject(u):
+			t = anyObject
+		default:
+			return nil
+		}
+	}
+	return t
+}
+
+// allFit reports whether every one of ts fits t.
+func allFit(t *cel.Type, ts []*cel.Type) bool {
+	for _, u := range ts {
+		if !fits(t, u) {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	anyList   = cel.ListType(cel.DynType)
+	anyObject = cel.MapType(cel.StringType, cel.DynType)
+)
+
+// fits reports whether a value of static type u may be held by a variable
+// declared t: the same type, or any list for list(dyn) and any
+// string-keyed map for map(string, dyn). Nothing fits from dyn or from an
+// expression that did not compile.
+func fits(t, u *cel.Type) bool {
+	if t == nil || u == nil || u.IsExactType(cel.DynType) {
+		return false
+	}
+	switch {
+	case u.IsExactType(t):
+		return true
+	case t.IsExactType(anyList):
+		return isList(u)
+	case t.IsExactType(anyObject):
+		return isObject(u)
+	}
+	return false
+}
+
+func isList(t *cel.Type) bool { return t.Kind() == types.ListKind }
+
+func isObject(t *cel.Type) bool {
+	return t.Kind() == types.MapKind && len(t.Parameters()) == 2 && t.Parameters()[0].IsExactType(cel.StringType)
+}
+
+// staticType is the type of the value v gives, as checked: a literal's
+// type, a string for text with expressions in it, one expression's result
+// type; nil for an expression that did not compile or a literal CEL has
+// no type for.
+func staticType(v *value) *cel.Type {
+	switch v.kind {
+	case vLit:
+		if v.lit == nil {
+			return cel.NullType
+		}
+		return litType(v.lit)
+	case vInterp:
+		return cel.StringType
+	case vExpr:
+		if v.prog == nil {
+			return nil
+		}
+		return v.prog.typ
+	case vList:
+		return anyList
+	case vMap:
+		return anyObject
+	}
+	return nil
+}
+
+// litType is the CEL type of a literal value of a flow; nil for one it
+// has none for.
+func litType(x any) *cel.Type {
+	switch x.(type) {
+	case string:
+		return cel.StringType
+	case int64:
+		return cel.IntType
+	case float64:
+		return cel.DoubleType
+	case bool:
+		return cel.BoolType
+	case []any:
+		return anyList
+	case map[string]any:
+		return anyObject
+	}
+	return nil
 }
 
 // initVars computes the variables' first values, in file order: each may
@@ -123,6 +295,7 @@ func (c *checker) checkVars(sc *scopeCtx) {
 			c.p.errAt(a.pos, "vars: %q is declared twice (at %d:%d and %d:%d)", a.name, first.Line, first.Column, a.pos.Line, a.pos.Column)
 		}
 		c.compile(a.val, sc, "")
+		c.give(a.name, staticType(a.val))
 		seen[a.name] = a.pos
 	}
 }
@@ -151,6 +324,7 @@ func (c *checker) setStep(s *Step, sc *scopeCtx) {
 			c.p.errAt(a.pos, "%s", msg)
 		}
 		c.compile(a.val, sc, "")
+		c.give(a.name, staticType(a.val))
 	}
 }
 

@@ -47,6 +47,14 @@ func (r *Reader) SyntaxError(err error) {
 // compares it before and after to know whether that part was sound.
 func (r *Reader) Count() int { return len(r.problems) }
 
+// Rewind drops the problems recorded after the first n (a Count taken
+// before), for a reader that tries a reading and then does it again.
+func (r *Reader) Rewind(n int) {
+	if n >= 0 && n < len(r.problems) {
+		r.problems = r.problems[:n]
+	}
+}
+
 // Problems returns what was recorded, in the order of the file (those at
 // the same place in the order recorded).
 func (r *Reader) Problems() []Problem {

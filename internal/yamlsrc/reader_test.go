@@ -85,3 +85,22 @@ lit: |
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestRewind: Rewind drops what was recorded after a count and keeps what
+// was before it; a count past the end or below zero changes nothing.
+func TestRewind(t *testing.T) {
+	var r Reader
+	r.ErrorAt(1, 1, "first")
+	n := r.Count()
+	r.ErrorAt(2, 1, "second")
+	r.ErrorAt(3, 1, "third")
+	r.Rewind(5)
+	r.Rewind(-1)
+	if r.Count() != 3 {
+		t.Fatalf("Rewind past the end or below zero dropped problems: %d left, want 3", r.Count())
+	}
+	r.Rewind(n)
+	if ps := r.Problems(); len(ps) != 1 || ps[0].Msg != "first" {
+		t.Fatalf("after Rewind(%d): %v, want only the first problem", n, ps)
+	}
+}
