@@ -45,18 +45,15 @@ func (ss *Session) HandleRequest(ctx context.Context, req *jsonrpc.Request, w js
 		ss.mu.Unlock()
 		return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session is closed")}
 	}
-	if ss.inflight == nil {
-		ss.inflight = map[jsonrpc.ID]*call{}
-	}
-	if _, dup := ss.inflight[req.ID]; dup {
+	if _, dup := ss.inflight.Get(req.ID); dup {
 		ss.mu.Unlock()
 		return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "request id %s is already in use by a request in flight", req.ID)}
 	}
-	ss.inflight[req.ID] = r
+	ss.inflight.Put(r)
 	ss.mu.Unlock()
 	defer func() {
 		ss.mu.Lock()
-		delete(ss.inflight, req.ID)
+		ss.inflight.Delete(req.ID)
 		logs := r.endLogsLocked()
 		ss.mu.Unlock()
 		logs.end() // no log message after the response (logging.go)
@@ -95,6 +92,10 @@ type call struct {
 	listen bool                    // a subscription: answered gracefully on Close
 	m      *method                 // set once routed
 }
+
+// Key is the request's id, which names it among the session's requests
+// in flight.
+func (c *call) Key() jsonrpc.ID { return c.ID }
 
 func callFrom(ctx context.Context) *call {
 	c, _ := ctx.Value(requestKey{}).(*call)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/smallmap"
 	"github.com/toolwire/toolwire/internal/wirejson"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
@@ -31,7 +32,7 @@ type Session struct {
 	version     string
 	clientInfo  mcp.Implementation
 	clientCaps  *mcp.ClientCapabilities // nil when the client declared none
-	inflight    map[jsonrpc.ID]*call
+	inflight    smallmap.Map[jsonrpc.ID, *call]
 	listeners   map[*listener]struct{}
 	calls       *jsonrpc.Peer // requests this server sent the client
 	closing     chan struct{}
@@ -132,7 +133,7 @@ func (ss *Session) HandleNotification(ctx context.Context, n *jsonrpc.Notificati
 			return
 		}
 		ss.mu.Lock()
-		f := ss.inflight[*p.RequestID]
+		f, _ := ss.inflight.Get(*p.RequestID)
 		ss.mu.Unlock()
 		if f != nil {
 			f.cancel(errPeerCancelled)
@@ -261,8 +262,8 @@ func (ss *Session) Close() {
 	if ss.closing != nil {
 		close(ss.closing)
 	}
-	cancels := make([]context.CancelCauseFunc, 0, len(ss.inflight))
-	for _, f := range ss.inflight {
+	cancels := make([]context.CancelCauseFunc, 0, ss.inflight.Len())
+	for _, f := range ss.inflight.All() {
 		if !f.listen {
 			cancels = append(cancels, f.cancel)
 		}

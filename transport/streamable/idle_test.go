@@ -13,10 +13,11 @@ import (
 )
 
 // TestIdleSessionsStaySmall opens 1,000 2025-11-25 sessions (initialize,
-// then notifications/initialized, as a client that only calls tools does)
-// and bounds the live heap each one holds at 1 KiB: an idle session makes
-// no GET stream, no end-of-session channel and no state for shared stores
-// until something needs them.
+// then notifications/initialized and one tools/list, as a client that
+// only calls tools does) and bounds the live heap each one holds at 1 KiB
+// once idle: a session makes no GET stream, no end-of-session channel and
+// no state for shared stores until something needs them, and keeps no
+// table of its requests or their streams once they are answered.
 func TestIdleSessionsStaySmall(t *testing.T) {
 	f := newFixture(t)
 	h := NewHandler(f.srv)
@@ -30,6 +31,9 @@ func TestIdleSessionsStaySmall(t *testing.T) {
 		}
 		if w := post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); w.Code != http.StatusAccepted {
 			t.Fatalf("initialized: status %d", w.Code)
+		}
+		if w := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"progress"`) {
+			t.Fatalf("tools/list: status %d: %s", w.Code, w.Body)
 		}
 		return sid
 	}
@@ -51,9 +55,9 @@ func TestIdleSessionsStaySmall(t *testing.T) {
 	ls := h.lookup(ids[n-1])
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	if ls.standalone != nil || ls.done != nil || ls.shared != nil || ls.streams != nil {
+	if ls.standalone != nil || ls.done != nil || ls.shared != nil || ls.streams.Len() != 0 {
 		t.Errorf("an idle session holds state it never needed: GET stream %v, end channel %v, shared part %v, POST streams %v",
-			ls.standalone != nil, ls.done != nil, ls.shared != nil, ls.streams != nil)
+			ls.standalone != nil, ls.done != nil, ls.shared != nil, ls.streams.Len() != 0)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/smallmap"
 	"github.com/toolwire/toolwire/jsonrpc"
 )
 
@@ -33,11 +34,11 @@ type legacySession struct {
 	inFlight   int32       // requests running, for WithMaxInFlightPerSession
 	lastActive time.Time
 	// The GET stream and the channel closed when the session ends are
-	// made when first needed, and the POST stream map on the first POST,
-	// so an idle session stays small (BENCHMARKS.md measures it).
+	// made when first needed, and POST streams answered one at a time need
+	// no map, so an idle session stays small (BENCHMARKS.md measures it).
 	standalone *stream
 	done       chan struct{}
-	streams    map[string]*stream
+	streams    smallmap.Map[string, *stream]
 	retired    []string // streams answered live, kept for a late resume
 
 	// What a SessionStore or a SessionBus needs, made on first use.
@@ -230,10 +231,7 @@ func (ls *legacySession) addStream(c *conn, reqID jsonrpc.ID) *stream {
 	st.c = c
 	st.reqID = reqID
 	st.prime = ls.prime
-	if ls.streams == nil {
-		ls.streams = map[string]*stream{}
-	}
-	ls.streams[st.id] = st
+	ls.streams.Put(st)
 	ls.busy++
 	ls.lastActive = ls.h.now()
 	return st
@@ -269,7 +267,7 @@ func (ls *legacySession) resume(c *conn, last string) (*stream, int, *jsonrpc.Er
 		return nil, http.StatusBadRequest, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "cannot resume after event %q: %v", last, err)
 	}
 	ls.mu.Lock()
-	st := ls.streams[streamID]
+	st, _ := ls.streams.Get(streamID)
 	if streamID == standaloneStream {
 		st = ls.standaloneLocked()
 	}
@@ -349,7 +347,7 @@ func (ls *legacySession) dropStream(id string, stored bool) {
 		return
 	}
 	ls.mu.Lock()
-	delete(ls.streams, id)
+	ls.streams.Delete(id)
 	closed := ls.closed
 	ls.mu.Unlock()
 	if !closed && stored {
@@ -404,14 +402,14 @@ func (ls *legacySession) closeLocal(forget bool) {
 		return
 	}
 	ls.closed = true
-	streams := make([]*stream, 0, len(ls.streams)+1)
+	streams := make([]*stream, 0, ls.streams.Len()+1)
 	if ls.standalone != nil {
 		streams = append(streams, ls.standalone)
 	}
-	for _, st := range ls.streams {
+	for _, st := range ls.streams.All() {
 		streams = append(streams, st)
 	}
-	ls.streams = nil
+	ls.streams = smallmap.Map[string, *stream]{}
 	done := ls.done
 	ls.mu.Unlock()
 	// Unanswered POSTs get their "session ended" error before the requests

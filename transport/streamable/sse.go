@@ -263,6 +263,9 @@ type stream struct {
 var errStreamFinished = errors.New("streamable: the request has already been answered")
 
 // attached reports whether a connection carries the stream now.
+// Key is the stream's id, which names it among its session's streams.
+func (st *stream) Key() string { return st.id }
+
 func (st *stream) attached() bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()

@@ -209,7 +209,7 @@ func TestAnsweredStreamsAreBounded(t *testing.T) {
 	}
 	ls := h.lookup(sid)
 	ls.mu.Lock()
-	n := len(ls.streams)
+	n := ls.streams.Len()
 	ls.mu.Unlock()
 	if n != retainedStreams { // the standalone stream is kept apart
 		t.Fatalf("session holds %d streams, want %d", n, retainedStreams)

@@ -135,7 +135,7 @@ func TestResumeAfterClientDrop(t *testing.T) {
 	ls := h.lookup(sid)
 	ls.mu.Lock()
 	var st *stream
-	for id, s := range ls.streams {
+	for id, s := range ls.streams.All() {
 		if id != standaloneStream {
 			st = s
 		}
