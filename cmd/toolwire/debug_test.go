@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -52,16 +53,54 @@ func TestGatewayDebugAddr(t *testing.T) {
 }
 
 // checkGoroutineProfile fetches the goroutine profile from the debug
-// address addr.
+// address addr, and the heap profile, which must be sampled (its rate,
+// "@ heap/N", not 0).
 func checkGoroutineProfile(t *testing.T, addr string) {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
-	if err != nil {
-		t.Fatal(err)
+	get := func(path string) string {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: status %d: %.80q", path, resp.StatusCode, body)
+		}
+		return string(body)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), "goroutine profile: total ") {
-		t.Fatalf("goroutine profile: %d %.80q", resp.StatusCode, body)
+	if body := get("/debug/pprof/goroutine?debug=1"); !strings.HasPrefix(body, "goroutine profile: total ") {
+		t.Fatalf("goroutine profile: %.80q", body)
+	}
+	first, _, _ := strings.Cut(get("/debug/pprof/heap?debug=1"), "\n")
+	if !strings.Contains(first, "@ heap/") || strings.HasSuffix(first, "@ heap/0") {
+		t.Fatalf("heap profile not sampled with --debug-addr: %q", first)
+	}
+}
+
+// TestSampleHeap: heap profile sampling stays on where --debug-addr serves
+// the profile or GODEBUG=memprofilerate sets it, and is turned off
+// otherwise, since nothing would read it.
+func TestSampleHeap(t *testing.T) {
+	saved := runtime.MemProfileRate
+	t.Cleanup(func() { runtime.MemProfileRate = saved })
+	cases := []struct {
+		name, debugAddr, godebug string
+		on                       bool
+	}{
+		{"no profile served", "", "", false},
+		{"other GODEBUG settings", "", "http2client=0,madvdontneed=1", false},
+		{"--debug-addr", "127.0.0.1:0", "", true},
+		{"GODEBUG=memprofilerate", "", "http2client=0, memprofilerate=4096", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("GODEBUG", c.godebug)
+			runtime.MemProfileRate = 512 << 10
+			sampleHeap(c.debugAddr)
+			if on := runtime.MemProfileRate != 0; on != c.on {
+				t.Errorf("sampling on: %v, want %v (MemProfileRate %d)", on, c.on, runtime.MemProfileRate)
+			}
+		})
 	}
 }

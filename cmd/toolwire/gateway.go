@@ -92,7 +92,7 @@ to HTTP upstreams in the traceparent header.`,
 	fl.Var(units.Duration(&f.watchInterval, 2*time.Second), "watch-interval", "how often the config file is checked for changes, which reload it like SIGHUP (0: only on SIGHUP)")
 	fl.Var(units.Duration(&f.reloadSettle, daemon.DefaultReloadSettle), "reload-settle", "a reload applies the config file only once two reads this far apart agree, so that a file being written is never applied half-written")
 	fl.Var(units.Duration(&f.startTimeout, daemon.DefaultStartTimeout), "start-timeout", "how long the first connection to each upstream may take before the gateway serves without it")
-	fl.StringVar(&f.debugAddr, "debug-addr", "", "serve Go runtime profiles (/debug/pprof/) on this address, loopback only (default: off)")
+	fl.StringVar(&f.debugAddr, "debug-addr", "", "serve Go runtime profiles (/debug/pprof/) on this address, loopback only; without it the heap profile is not sampled (default: off)")
 	fl.BoolVar(&f.keepStartup, "keep-startup-pages", false, "keep resident the pages of this binary that only start-up touched (by default, on Linux, they are given back to the kernel once the gateway serves)")
 	cmd.AddCommand(newHashKeyCmd(), newExplainCmd())
 	return cmd
@@ -171,6 +171,7 @@ func defaultGatewayConfig(ctx context.Context) (*config.File, error) {
 // runGateway is the gateway command: the flags applied to the config,
 // then daemon.Run (or, with --check, daemon.Build and the report).
 func runGateway(cmd *cobra.Command, f *gatewayFlags) error {
+	sampleHeap(f.debugAddr)
 	ctx := cmd.Context()
 	file, data, err := loadGatewayConfig(ctx, f)
 	if err != nil {

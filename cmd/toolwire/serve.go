@@ -93,6 +93,7 @@ func newServeCmd() *cobra.Command {
 			"Logs go to stderr.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			sampleHeap(f.debugAddr)
 			logger, err := newLogger(f.logLevel)
 			if err != nil {
 				return err
@@ -220,7 +221,7 @@ func newServeCmd() *cobra.Command {
 	fl.Var(units.Duration(&f.shutdownTimeout, streamable.DefaultShutdownTimeout), "shutdown-timeout", "HTTP: on SIGINT/SIGTERM, how long calls in flight may finish")
 	defDataDir, _ := defaultDataDir()
 	fl.StringVar(&f.dataDir, "data-dir", defDataDir, dataDirHelp)
-	fl.StringVar(&f.debugAddr, "debug-addr", "", "serve Go runtime profiles (/debug/pprof/) on this address, loopback only (default: off)")
+	fl.StringVar(&f.debugAddr, "debug-addr", "", "serve Go runtime profiles (/debug/pprof/) on this address, loopback only; without it the heap profile is not sampled (default: off)")
 	fl.StringSliceVar(&f.envAllow, "env-allow", nil, "get-env: also show these variables, by NAME or PREFIX*; repeatable or comma-separated (secret-looking names stay redacted)")
 	fl.StringVar(&f.files, "files", "", "gzip-file-as-resource: directory whose regular files it may read (default: none, data: URIs only)")
 	fl.Var(units.Size(&f.gzipMaxBytes, reference.DefaultGzipMaxBytes, units.MaxSize), "gzip-max-bytes", "gzip-file-as-resource: most bytes of input it reads")
