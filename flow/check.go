@@ -119,9 +119,9 @@ func children(s *Step) [][]*Step {
 func resultType(s *Step) *cel.Type {
 	switch s.Kind {
 	case "call", "read", "prompt":
-		return cel.MapType(cel.StringType, cel.DynType)
+		return anyObject
 	case "list", "for_each":
-		return cel.ListType(cel.DynType)
+		return anyList
 	case "while":
 		return cel.IntType
 	case "value":
@@ -329,7 +329,7 @@ func (c *checker) step(s *Step, sc *scopeCtx) {
 				}
 			}
 			m := c.mark()
-			c.steps(h.steps, sc.with(extraVar{"error", cel.MapType(cel.StringType, cel.DynType)}))
+			c.steps(h.steps, sc.with(extraVar{"error", anyObject}))
 			seen = append(seen, c.undo(m)...)
 		}
 		c.steps(s.finally, sc.with(extraVar{"error", cel.DynType}))

@@ -225,6 +225,13 @@ func flowDecls(fl *Flow, stepTypes map[string]*cel.Type) []cel.EnvOption {
 	return append(decls, varDecls(fl)...)
 }
 
+// anyList and anyObject are the CEL types of a list and a JSON object
+// whose elements' types are not known.
+var (
+	anyList   = cel.ListType(cel.DynType)
+	anyObject = cel.MapType(cel.StringType, cel.DynType)
+)
+
 func inputCELType(t string) *cel.Type {
 	switch t {
 	case "string":
@@ -236,9 +243,9 @@ func inputCELType(t string) *cel.Type {
 	case "boolean":
 		return cel.BoolType
 	case "object":
-		return cel.MapType(cel.StringType, cel.DynType)
+		return anyObject
 	case "array":
-		return cel.ListType(cel.DynType)
+		return anyList
 	}
 	return cel.DynType
 }

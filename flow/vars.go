@@ -166,11 +166,6 @@ func allFit(t *cel.Type, ts []*cel.Type) bool {
 	return true
 }
 
-var (
-	anyList   = cel.ListType(cel.DynType)
-	anyObject = cel.MapType(cel.StringType, cel.DynType)
-)
-
 // fits reports whether a value of static type u may be held by a variable
 // declared t: the same type, or any list for list(dyn) and any
 // string-keyed map for map(string, dyn). Nothing fits from dyn or from an
