@@ -10,6 +10,7 @@ import (
 	"github.com/toolwire/toolwire/client"
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/internal/testwait"
+	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/server"
 )
@@ -25,8 +26,8 @@ type taskServer struct {
 	cancelled chan string
 }
 
-func newTaskServer(t *testing.T) *taskServer {
-	ts := &taskServer{Server: server.New(mcp.Implementation{Name: "jobs", Version: "1"}),
+func newTaskServer(t *testing.T, opts ...server.Option) *taskServer {
+	ts := &taskServer{Server: server.New(mcp.Implementation{Name: "jobs", Version: "1"}, opts...),
 		release: make(chan struct{}), cancelled: make(chan string, 10)}
 	must(server.AddTool(ts.Server, &mcp.Tool{Name: "slow"}, func(ctx context.Context, req *server.CallRequest, in echoIn) (echoOut, error) {
 		id := req.TaskID()
@@ -111,6 +112,55 @@ func TestTaskAcrossTheHop(t *testing.T) {
 				t.Fatalf("cancelled upstream task %q, want %q", id, second)
 			}
 			got, err = c.GetTask(ctx, st.Task.TaskID)
+			if err != nil || got.Status != mcp.TaskCancelled {
+				t.Fatalf("tasks/get after cancel: %+v, %v", got, err)
+			}
+		})
+	}
+}
+
+// TestTaskCancelledBeforeUpstreamAnswers: a gateway task cancelled while
+// the upstream has made its task but not yet answered with the task's id
+// still cancels the upstream's task once that answer comes, instead of
+// leaving it to run until it expires. Both eras.
+func TestTaskCancelledBeforeUpstreamAnswers(t *testing.T) {
+	for _, era := range []mcp.Era{mcp.EraLegacy, mcp.EraModern} {
+		t.Run(era.String(), func(t *testing.T) {
+			answer := make(chan struct{})
+			// The upstream's answer to tools/call (its task's id) waits
+			// until the test lets it go, as one still on the wire would.
+			holdAnswer := func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
+				return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+					res, err := next(ctx, req)
+					if req.Method == mcp.MethodCallTool {
+						<-answer
+					}
+					return res, err
+				}
+			}
+			ts := newTaskServer(t, server.WithMiddleware(holdAnswer))
+			g := newGateway(t, gateway.Config{Upstreams: []gateway.Upstream{{Name: "j", Server: ts.Server}}})
+			c := downstream(t, g, client.WithEra(era))
+			ctx := t.Context()
+			if _, err := c.ListTools(ctx); err != nil {
+				t.Fatal(err)
+			}
+			st, err := c.CallToolTask(ctx, "j__slow", map[string]any{"text": "never"})
+			if err != nil || st.Task == nil {
+				t.Fatalf("CallToolTask: %+v, %v", st, err)
+			}
+			testwait.WaitFor(t, "the upstream task", func() bool { ts.mu.Lock(); defer ts.mu.Unlock(); return len(ts.upTasks) == 1 })
+			if err := c.CancelTask(ctx, st.Task.TaskID); err != nil {
+				t.Fatal(err)
+			}
+			close(answer)
+			ts.mu.Lock()
+			up := ts.upTasks[0]
+			ts.mu.Unlock()
+			if id := testwait.Recv(t, ts.cancelled, "the upstream task's cancellation"); id != up || id == "" {
+				t.Fatalf("cancelled upstream task %q, want %q", id, up)
+			}
+			got, err := c.GetTask(ctx, st.Task.TaskID)
 			if err != nil || got.Status != mcp.TaskCancelled {
 				t.Fatalf("tasks/get after cancel: %+v, %v", got, err)
 			}
