@@ -99,7 +99,10 @@ func (s *TaskStart) Wait(ctx context.Context, opts ...CallOption) (*mcp.CallTool
 // decides: the result is the created task or, when it answered at once,
 // the result itself, checked as CallTool checks it (an isError result is
 // returned in the TaskStart together with a *ToolError). input_required
-// rounds before the task is created are answered as for CallTool.
+// rounds before the task is created are answered as for CallTool. If ctx
+// ends before the server answers, CallToolTask returns ctx's error at once
+// but leaves the request standing, as the protocol cancels tasks with
+// tasks/cancel only: a task the server then answers with is cancelled.
 func (c *Client) CallToolTask(ctx context.Context, name string, args any, opts ...CallOption) (*TaskStart, error) {
 	tc, err := c.newToolCall(ctx, name, args, opts)
 	if err != nil {
@@ -126,7 +129,7 @@ func (c *Client) CallToolTask(ctx context.Context, name string, args any, opts .
 			tc.cc.onToken = func(t string) { token = t }
 		}
 	}
-	raw, err := c.call(ctx, tc.out, tc.cc, true)
+	raw, err := c.createTask(ctx, name, tc)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +148,44 @@ func (c *Client) CallToolTask(ctx context.Context, name string, args any, opts .
 		return nil, err
 	}
 	return &TaskStart{Tool: name, Result: res, c: c}, err
+}
+
+// createTask sends a tools/call that asks for a task. The protocol cancels
+// a task with tasks/cancel, never with notifications/cancelled, and needs
+// the task's id to do so: the request is therefore not cancelled with ctx.
+// When ctx ends first, createTask returns ctx's error at once, and a task
+// the server answers with afterwards is cancelled, instead of running on
+// until it expires.
+func (c *Client) createTask(ctx context.Context, name string, tc *toolCall) (json.RawMessage, error) {
+	if ctx.Done() == nil {
+		return c.call(ctx, tc.out, tc.cc, true)
+	}
+	type answer struct {
+		raw json.RawMessage
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		raw, err := c.call(context.WithoutCancel(ctx), tc.out, tc.cc, true)
+		done <- answer{raw, err}
+	}()
+	select {
+	case a := <-done:
+		return a.raw, a.err
+	case <-ctx.Done():
+		go func() {
+			a := <-done
+			if a.err != nil {
+				return
+			}
+			if task, isTask, err := decodeTaskAnswer(toolOp(name), a.raw); err == nil && isTask && !task.Status.Terminal() {
+				if err := c.CancelTask(c.bg, task.TaskID); err != nil {
+					c.cfg.logger.Debug("cannot cancel a task created after its call was cancelled", "task", task.TaskID, "error", err)
+				}
+			}
+		}()
+		return nil, &TransportError{Op: mcp.MethodCallTool, Err: ctxErr(ctx)}
+	}
 }
 
 // CallToolTaskAs runs a tool as a task (CallToolTask), waits for its result

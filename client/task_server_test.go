@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -127,6 +128,68 @@ func TestCancelTaskAgainstToolwireServer(t *testing.T) {
 			if !errors.As(err, &ce) {
 				t.Errorf("wait: %v", err)
 			}
+		})
+	}
+}
+
+// TestCallToolTaskCancelledBeforeTheAnswer: when CallToolTask's context
+// ends after the server made the task but before its answer arrived, the
+// call returns at once with the context's error, the request itself is
+// not cancelled (a task is cancelled with tasks/cancel, never with
+// notifications/cancelled), and the task is cancelled once its id comes.
+// Both eras, over HTTP and in memory.
+func TestCallToolTaskCancelledBeforeTheAnswer(t *testing.T) {
+	created := make(chan string, 1)
+	proceed := make(chan struct{})
+	cancelledOnTheWire := make(chan error, 1)
+	// The server's answer to tools/call waits until the test lets it go,
+	// as one still on its way would.
+	hold := func(next jsonrpc.MethodHandler) jsonrpc.MethodHandler {
+		return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			res, err := next(ctx, req)
+			if req.Method != mcp.MethodCallTool {
+				return res, err
+			}
+			b, _ := json.Marshal(res)
+			var made struct {
+				Task struct {
+					TaskID string `json:"taskId"`
+				} `json:"task"`
+			}
+			_ = json.Unmarshal(b, &made)
+			created <- made.Task.TaskID
+			<-proceed
+			cancelledOnTheWire <- ctx.Err()
+			return res, err
+		}
+	}
+	s := server.New(mcp.Implementation{Name: "tasks", Version: "1"}, server.WithMiddleware(hold))
+	testtools.AddTaskTools(t, s, make(chan struct{})) // "slow" runs until cancelled
+	for name, c := range promptTransports(t, s) {
+		t.Run(name, func(t *testing.T) {
+			ctx := testwait.Context(t)
+			callCtx, cancel := context.WithCancel(ctx)
+			errc := make(chan error, 1)
+			go func() {
+				_, err := c.CallToolTask(callCtx, "slow", nil)
+				errc <- err
+			}()
+			id := testwait.Recv(t, created, "the server to make the task")
+			if id == "" {
+				t.Fatal("the server answered tools/call without a task")
+			}
+			cancel()
+			if err := testwait.Recv(t, errc, "CallToolTask to return"); !errors.Is(err, context.Canceled) {
+				t.Fatalf("CallToolTask after its context ended: %v, want context.Canceled", err)
+			}
+			proceed <- struct{}{}
+			if err := testwait.Recv(t, cancelledOnTheWire, "the answer to leave"); err != nil {
+				t.Errorf("the tools/call that made a task was cancelled on the wire (%v): a task is cancelled with tasks/cancel", err)
+			}
+			testwait.WaitFor(t, "the task to be cancelled", func() bool {
+				got, err := c.GetTask(ctx, id)
+				return err == nil && got.Status == mcp.TaskCancelled
+			})
 		})
 	}
 }

@@ -57,17 +57,12 @@ func (g *Gateway) callTask(ctx context.Context, req *server.CallRequest, r route
 	}
 	var res *mcp.CallToolResult
 	err := g.forward(ctx, r.up, func(ctx context.Context, c *client.Client) error {
-		// The upstream's answer, its task's id, is awaited even if the
-		// gateway's task ends meanwhile: without that id the upstream's
-		// task could not be cancelled and would run on until it expires.
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.up.timeout())
-		st, err := c.CallToolTask(actx, r.name, args, client.WithOutputValidation(false), client.WithTimeout(r.up.timeout()),
+		st, err := c.CallToolTask(ctx, r.name, args, client.WithOutputValidation(false), client.WithTimeout(r.up.timeout()),
 			client.WithTaskStatus(func(t mcp.Task) {
 				if t.StatusMessage != "" {
 					req.SetTaskStatus(t.StatusMessage)
 				}
 			}))
-		cancel()
 		if errors.Is(err, client.ErrTasksUnsupported) {
 			// The upstream lists the tool as task-capable but its session
 			// does not take tasks: a plain call does the work.
@@ -81,11 +76,7 @@ func (g *Gateway) callTask(ctx context.Context, req *server.CallRequest, r route
 		if err != nil {
 			return err
 		}
-		if ctx.Err() == nil {
-			res, err = st.Wait(ctx, client.WithOutputValidation(false))
-		} else {
-			res, err = nil, ctx.Err()
-		}
+		res, err = st.Wait(ctx, client.WithOutputValidation(false))
 		if err != nil && st.Task != nil && ctx.Err() != nil {
 			// The gateway's task was cancelled or expired: so is the upstream's.
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.up.timeout())
