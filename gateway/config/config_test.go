@@ -317,25 +317,34 @@ func TestErrors(t *testing.T) {
 		{up + "naming:\n  hide: web__x\n", `g.yaml:7:9: naming: hide: want a list, not a string`},
 		{up + "naming:\n  rename: [web__x]\n", `g.yaml:7:11: naming: rename: want a mapping, not a list`},
 	} {
-		_, err := Parse([]byte(c.src), "g.yaml", testEnv)
-		if err == nil {
-			t.Errorf("%q: no error, want %q", c.src, c.want)
-			continue
-		}
-		if c.want == "" { // syntax errors: only the position form is checked
-			if !strings.HasPrefix(err.Error(), "g.yaml:") {
-				t.Errorf("%q: error %q has no position", c.src, err)
-			}
-			continue
-		}
-		if err.Error() != c.want {
-			t.Errorf("%q:\n got %s\nwant %s", c.src, err, c.want)
-		}
-		var e *Error
-		if !errors.As(err, &e) {
-			t.Errorf("%q: %T is not an *Error", c.src, err)
-		}
+		rejected(t, c.src, c.want)
 	}
+}
+
+// rejected parses src, which must fail with an *Error saying want to the
+// letter; an empty want (a YAML syntax error) asks only for a position in
+// front. It returns the error, nil when there was none.
+func rejected(t *testing.T, src, want string) error {
+	t.Helper()
+	_, err := Parse([]byte(src), "g.yaml", testEnv)
+	if err == nil {
+		t.Errorf("%q: no error, want %q", src, want)
+		return nil
+	}
+	if want == "" {
+		if !strings.HasPrefix(err.Error(), "g.yaml:") {
+			t.Errorf("%q: error %q has no position", src, err)
+		}
+		return err
+	}
+	if err.Error() != want {
+		t.Errorf("%q:\n got %s\nwant %s", src, err, want)
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Errorf("%q: %T is not an *Error", src, err)
+	}
+	return err
 }
 
 func TestLimits(t *testing.T) {

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -133,14 +132,7 @@ func TestUpstreamOAuth(t *testing.T) {
 		{"upstreams:\n  cmd:\n    command: [x]\n    oauth: {client_id: a, client_secret: b}\n", `g.yaml:4:5: upstream "cmd": oauth applies to url upstreams only`},
 		{head + "    oauth: [x]\n", `g.yaml:4:12: upstream "crm": oauth: want a mapping, not a list`},
 	} {
-		_, err := Parse([]byte(c.src), "g.yaml")
-		if err == nil || err.Error() != c.want {
-			t.Errorf("%q:\n got %v\nwant %s", c.src, err, c.want)
-		}
-		var e *Error
-		if err != nil && !errors.As(err, &e) {
-			t.Errorf("%T is not an *Error", err)
-		}
+		rejected(t, c.src, c.want)
 	}
 }
 
